@@ -69,6 +69,7 @@ CommandRun add_eval_command(CLI::App& app) {
     auto t0 = std::chrono::steady_clock::now();
     Config cfg = load_config(o->config);
     if (!o->reward.empty()) cfg.reward_preset = o->reward;
+    require_sandbox(cfg);  // fail closed, before anything is graded
     RewardPreset preset = load_reward_preset(cfg.reward_preset);
     GradeOptions opt;
     opt.problem = o->problem;

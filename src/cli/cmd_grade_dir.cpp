@@ -235,6 +235,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
     try {
       Config cfg = load_config(o->config);
       if (!o->reward.empty()) cfg.reward_preset = o->reward;
+      require_sandbox(cfg);  // fail closed, before anything is graded
       RewardPreset preset = load_reward_preset(cfg.reward_preset);
       fs::path dir = o->dir;
       std::string out = o->out.empty() ? (dir / "kernrl-traces.jsonl").string() : o->out;

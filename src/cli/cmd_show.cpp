@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/grade.h"
+#include "contract/contract.h"
 #include "core/paths.h"
 #include "core/problem.h"
 #include "record/trace_file.h"
@@ -94,39 +96,24 @@ std::string kernel_template(const ProblemSpec& p) {
   return o.str();
 }
 
-std::string contract_summary() {
-  return R"(The kernel-file contract (kernrl v1):
-- Device code only: __global__ kernels and __device__ helpers, compiled by NVRTC for the grading GPU
-  (sm_90a on H100/H200) with -std=c++17. You may include cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h,
-  cooperative_groups.h, cuda/std/... and CUB block/warp headers. No host code runs; no main().
-  int8_t..uint64_t, INFINITY, NAN, FLT_MAX and M_PI are predefined.
-- One block comment starting with `/* kernrl` holds YAML saying how to launch your kernels:
-    launches:                       # run in order on one stream
-      - kernel: name                # a __global__ function (or "name<T, 4>" for a template)
-        grid: [expr, ...]           # 1-3 integer expressions over the problem's sizes and num_sms
-        block: [expr, ...]
-        shared_bytes: expr          # optional dynamic shared memory
-        args: [tensor, size, ...]   # tensor names -> device pointers; sizes/expressions -> int;
-                                    # scalars and literals like 0.5 -> float (by the parameter's width)
-        repeat: {count: expr, var: i}   # optional, repeats the launch with i = 0..count-1
-    scratch:                        # optional zeroed device buffers usable as args
-      buf: {dtype: float32, count: expr}
-  Expressions: + - * / % ( ), cdiv(a, b), min(a, b), max(a, b).
-- Tensors are contiguous and row-major. Every output element must be written on every call; inputs
-  must not be modified. Correctness is checked on fresh random inputs at several sizes (including odd
-  ones), so handle any size; then the kernel is timed against PyTorch at the bench size.
-)";
-}
-
 CommandRun add_show_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("show", "Show a problem: description, sizes, tensors, tolerance, PyTorch code, kernel template.");
   auto id = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   auto prompt = std::make_shared<bool>(false);
-  cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)")->required();
+  auto contract = std::make_shared<bool>(false);
+  auto headers = std::make_shared<bool>(false);
+  cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)");
+  cmd->add_flag("--contract", *contract, "Print the kernel-file contract as a model's prompt states it (no ID needed)");
+  cmd->add_flag("--headers", *headers, "Print every header a kernel file may include, as a Markdown table (no ID needed)");
   cmd->add_flag("--json", *as_json, "The specification as one JSON object (with the template)");
   cmd->add_flag("--prompt", *prompt, "A complete task prompt for a model: problem, kernel-file contract, template");
   return [=]() {
+    if (*contract || *headers) {
+      std::cout << (*contract ? contract_summary() : headers_table_markdown());
+      return kExitOk;
+    }
+    if (id->empty()) throw UsageError("show needs a problem ID (or --contract, --headers)");
     ProblemSpec p = load_problem(find_problem_dir(problems_dir(), *id));
     if (*as_json) {
       auto j = p.to_json();

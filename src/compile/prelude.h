@@ -1,28 +1,28 @@
 // The header kernrl pre-includes in every kernel file (documented in docs/kernel-format.md), so code
-// written for nvcc compiles under NVRTC without host headers.
+// written for nvcc compiles under NVRTC without host headers. Its types are declared exactly as
+// CCCL's <cuda/std/cstdint> declares them under NVRTC, so that every CUDA and CCCL header can be
+// included after it without a clash. INFINITY and NAN are constants rather than macros so that
+// libcu++'s <cuda/std/cmath>, which defines them as macros, takes over without a redefinition.
 #pragma once
 
 namespace kernrl {
 
 inline const char* kPreludeName = "kernrl_prelude.h";
 inline const char* kPrelude = R"(#pragma once
-typedef signed char int8_t;
-typedef unsigned char uint8_t;
-typedef short int16_t;
-typedef unsigned short uint16_t;
-typedef int int32_t;
-typedef unsigned int uint32_t;
-typedef long long int64_t;
-typedef unsigned long long uint64_t;
-typedef unsigned long size_t;
-typedef long ptrdiff_t;
-typedef unsigned long uintptr_t;
-#ifndef INFINITY
-#define INFINITY __int_as_float(0x7f800000)
-#endif
-#ifndef NAN
-#define NAN __int_as_float(0x7fffffff)
-#endif
+using int8_t = signed char;
+using int16_t = signed short;
+using int32_t = signed int;
+using int64_t = signed long long;
+using uint8_t = unsigned char;
+using uint16_t = unsigned short;
+using uint32_t = unsigned int;
+using uint64_t = unsigned long long;
+using intptr_t = int64_t;
+using uintptr_t = uint64_t;
+using size_t = decltype(sizeof(0));
+using ptrdiff_t = decltype((int*)0 - (int*)0);
+constexpr float INFINITY = __builtin_bit_cast(float, 0x7f800000u);
+constexpr float NAN = __builtin_bit_cast(float, 0x7fc00000u);
 #ifndef FLT_MAX
 #define FLT_MAX 3.402823466e+38F
 #endif

@@ -33,7 +33,7 @@ void Config::merge_file(const fs::path& file) {
       {"correctness", {"trials"}},
       {"timing", {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets", "flush_l2"}},
       {"timeouts", {"compile_s", "run_s"}},
-      {"compile", {"arch", "fallback_arch", "memory_limit_mb", "cache_dir"}},
+      {"compile", {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
       {"tolerance_overrides", {}},
       {"reward", {"preset"}}};
   for (const auto& kv : root) {
@@ -62,6 +62,8 @@ void Config::merge_file(const fs::path& file) {
   get(c, "fallback_arch", fallback_arch);
   get(c, "memory_limit_mb", compile_memory_limit_mb);
   get(c, "cache_dir", cache_dir);
+  get(c, "cache_max_mb", cache_max_mb);
+  get(c, "sandbox", compile_sandbox);
   get(root["reward"], "preset", reward_preset);
   if (auto o = root["tolerance_overrides"]; o && o.IsMap()) {
     for (const auto& kv : o) {
@@ -95,6 +97,7 @@ nlohmann::json Config::to_json() const {
           {"compile_timeout_s", compile_timeout_s}, {"run_timeout_s", run_timeout_s},
           {"arch", arch},               {"fallback_arch", fallback_arch},
           {"compile_memory_limit_mb", compile_memory_limit_mb}, {"cache_dir", cache_dir},
+          {"cache_max_mb", cache_max_mb}, {"compile_sandbox", compile_sandbox},
           {"tolerance_overrides", ov},  {"reward_preset", reward_preset}};
 }
 
@@ -114,6 +117,8 @@ Config Config::from_json(const nlohmann::json& j) {
   c.fallback_arch = j.value("fallback_arch", c.fallback_arch);
   c.compile_memory_limit_mb = j.value("compile_memory_limit_mb", c.compile_memory_limit_mb);
   c.cache_dir = j.value("cache_dir", c.cache_dir);
+  c.cache_max_mb = j.value("cache_max_mb", c.cache_max_mb);
+  c.compile_sandbox = j.value("compile_sandbox", c.compile_sandbox);
   c.reward_preset = j.value("reward_preset", c.reward_preset);
   if (j.contains("tolerance_overrides"))
     for (const auto& [id, t] : j["tolerance_overrides"].items())

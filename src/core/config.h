@@ -26,6 +26,8 @@ struct Config {
   std::string fallback_arch = "sm_90a";
   int compile_memory_limit_mb = 8192;
   std::string cache_dir;
+  int cache_max_mb = 4096;       // the compile cache is trimmed (oldest first) to stay under this
+  bool compile_sandbox = true;   // refuse to compile unless the compiler's OS sandbox holds
   std::map<std::string, Tolerance> tolerance_overrides;
   std::string reward_preset = "kernrl";
 

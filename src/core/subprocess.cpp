@@ -18,6 +18,7 @@ namespace kernrl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxLineBytes = size_t{256} << 20;  // longest line accepted from a line-protocol child
 
 double seconds_left(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
@@ -26,6 +27,7 @@ double seconds_left(Clock::time_point deadline) {
 // fork + exec with stdin/stdout pipes. The child gets its own process group so a kill takes
 // everything it started with it.
 pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* to_child, int* from_child) {
+  static char* opt_no_env[] = {nullptr};
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   std::vector<char*> args;
@@ -34,8 +36,8 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* 
   // The child's environment is built before fork: after fork only async-signal-safe calls.
   std::vector<std::string> env_store;
   std::vector<char*> envp;
-  if (!opt.env.empty()) {
-    for (char** e = environ; *e; ++e) {
+  if (!opt.env.empty() || opt.clear_env) {
+    for (char** e = opt.clear_env ? &opt_no_env[0] : environ; *e; ++e) {
       std::string kv = *e;
       bool overridden = false;
       for (const auto& o : opt.env) overridden |= kv.compare(0, o.find('=') + 1, o, 0, o.find('=') + 1) == 0;
@@ -60,6 +62,11 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* 
       rlimit lim{};
       lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(opt.address_space_limit_mb) << 20;
       setrlimit(RLIMIT_AS, &lim);
+    }
+    if (opt.no_files) {
+      rlimit zero{};
+      setrlimit(RLIMIT_FSIZE, &zero);
+      setrlimit(RLIMIT_CORE, &zero);
     }
     if (envp.empty()) execv(args[0], args.data());
     else execve(args[0], args.data(), envp.data());
@@ -107,7 +114,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     fcntl(to, F_SETFL, O_NONBLOCK);
   }
   std::string out;
-  bool timed_out = false;
+  bool timed_out = false, overflow = false;
   char buf[65536];
   while (from >= 0) {
     double left = seconds_left(deadline);
@@ -129,17 +136,24 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t r = read(from, buf, sizeof buf);
-      if (r > 0) out.append(buf, static_cast<size_t>(r));
-      else if (r == 0 || errno != EINTR) {
+      if (r > 0) {
+        out.append(buf, static_cast<size_t>(r));
+        if (opt.max_output_bytes && out.size() > opt.max_output_bytes) {
+          out.resize(opt.max_output_bytes);
+          overflow = true;
+          break;
+        }
+      } else if (r == 0 || errno != EINTR) {
         close(from);
         from = -1;
       }
     }
   }
-  if (timed_out) kill_group(pid);
+  if (timed_out || overflow) kill_group(pid);
   if (to >= 0) close(to);
   if (from >= 0) close(from);
   ProcessResult res = wait_status(pid, timed_out);
+  res.output_overflow = overflow;
   res.out = std::move(out);
   return res;
 }
@@ -194,6 +208,11 @@ std::optional<std::string> LineProcess::read_line(double timeout_s) {
     ssize_t r = read(from_child_, buf, sizeof buf);
     if (r > 0) {
       buffer_.append(buf, static_cast<size_t>(r));
+      if (buffer_.size() > kMaxLineBytes) {  // a runaway child: treat as gone
+        buffer_.clear();
+        close(from_child_);
+        from_child_ = -1;
+      }
     } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
       close(from_child_);
       from_child_ = -1;

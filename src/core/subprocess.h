@@ -15,14 +15,18 @@ struct ProcessResult {
   int exit_code = -1;       // valid when !signaled && !timed_out
   int signal = 0;           // the signal that ended it, if any
   bool timed_out = false;   // killed by us at the deadline
-  std::string out;          // everything it wrote to stdout
+  bool output_overflow = false;  // killed by us for writing more than max_output_bytes
+  std::string out;          // everything it wrote to stdout (at most max_output_bytes)
 };
 
 struct SpawnOptions {
   std::string stderr_file;           // empty: inherit
   long address_space_limit_mb = 0;   // 0: unlimited (RLIMIT_AS in the child)
   std::vector<std::string> env;      // KEY=VALUE entries set in the child's environment
+  bool clear_env = false;            // start from an empty environment (then only `env`)
   std::string cwd;                   // empty: inherit
+  size_t max_output_bytes = 0;       // run_process: kill the child once stdout exceeds this (0: no limit)
+  bool no_files = false;             // RLIMIT_FSIZE 0, RLIMIT_CORE 0: the child can grow no file
 };
 
 // Runs argv, writes `input` to its stdin, collects stdout; kills it after `timeout_s`.

@@ -1,0 +1,27 @@
+// The compiler's sandbox, applied by kernrl-nvrtc to itself before it reads a single header: what
+// a kernel file makes the preprocessor open is decided by the operating system, not by reading
+// the file. After enter_sandbox() succeeds the process
+//   - can open for reading only files under the given directories (CUDA's include tree),
+//   - can create, write, truncate, rename or delete no file anywhere (Landlock),
+//   - can make no TCP connection (Landlock) and create no socket of any kind, cannot execute
+//     programs, trace or read other processes (seccomp),
+//   - cannot gain privileges (no_new_privs).
+// Its environment is already empty (kernrl starts it so) and it runs in an empty directory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kernrl {
+
+struct SandboxStatus {
+  bool ok = false;
+  int landlock_abi = 0;
+  std::string error;        // why it could not be set up (when !ok)
+  std::string description;  // what is in force, for records and messages
+};
+
+// Restricts this process for good. Libraries it will need later must be loaded before the call.
+SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs);
+
+}  // namespace kernrl
