@@ -37,15 +37,17 @@ python3 - "$WORK" "$TRACE" "$rc" "${EXTRA[*]:-}" <<'PY'
 import json, os, sys
 work, trace, rc, extra = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 compile_only = "--compile-only" in extra
-expected = {}
+expected, forbidden = {}, {}
 for root, _, files in os.walk(work):
     for f in files:
         if f.endswith(".cu"):
             p = os.path.join(root, f)
             with open(p, errors="replace") as fh:
-                first = fh.readline()
+                first, second = fh.readline(), fh.readline()
             if first.startswith("// expect:"):
                 expected[p] = first.split(":", 1)[1].strip().split("|")
+            if second.startswith("// forbid:"):  # text of a file of the machine that must not reach the record
+                forbidden[p] = second.split(":", 1)[1].strip()
 records = {}
 for line in open(trace):
     try:
@@ -62,6 +64,8 @@ for p, want in sorted(expected.items()):
     if compile_only and not set(want) & {"format_error", "compile_error"}:
         ok_want = ["compiled"]  # nothing runs: only the CPU stages can be judged
     ok = got in ok_want
+    if r and p in forbidden and forbidden[p] in json.dumps(r):
+        ok, got = False, got + " (leaked: " + forbidden[p] + ")"
     bad += not ok
     rows.append((os.path.basename(p)[:-3], os.path.basename(os.path.dirname(p)), "|".join(ok_want), got, "yes" if r else "NO", "ok" if ok else "FAIL"))
 w = [max(len(x[i]) for x in rows + [("attack", "problem", "expected", "got", "went on", "")]) for i in range(6)]

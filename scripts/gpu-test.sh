@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [solutions] [adversarial] [bench] [speed]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [bench] [speed] [batch]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit solutions adversarial bench speed batch)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial bench speed batch)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -46,7 +46,13 @@ K="$BUILD/kernrl"
 
 if want unit; then
   log "CPU test suites (unit, problems) against this libtorch"
-  (cd "$BUILD" && ctest -R 'unit|problems' --output-on-failure) >"$OUT/ctest.log" 2>&1 && log "ctest ok" || { log "ctest FAILED"; tail -30 "$OUT/ctest.log"; }
+  (cd "$BUILD" && ctest -R 'unit|problems|sandbox|header' -j "$(nproc)" --output-on-failure) >"$OUT/ctest.log" 2>&1 && log "ctest ok" || { log "ctest FAILED"; grep -E "Failed|\*\*\*" "$OUT/ctest.log" | head -30; }
+fi
+
+if want acceptance; then
+  log "acceptance corpus (answers written from the prompt alone)"
+  scripts/acceptance.sh --build "$BUILD" --out "$OUT" >"$OUT/acceptance.md" 2>&1; tail -1 "$OUT/acceptance.md"
+  grep -F ' **' "$OUT/acceptance.md" | head -20
 fi
 
 if want solutions; then

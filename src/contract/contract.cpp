@@ -49,7 +49,8 @@ std::string headers_paragraph() {
       "- Includes: CUDA's device headers (" + join(cuda_names) +
       ") and these standard headers, which kernrl provides for device code (std:: names are libcu++'s "
       "cuda::std): " + join(std_names) +
-      ". Nothing else can be included. No host code runs; no main(). Predefined without any include: "
+      ". Other headers of CUDA's include tree may work but are not promised; the machine's own headers "
+      "(/usr/include) cannot be opened. No host code runs; no main(). Predefined without any include: "
       "int8_t..uint64_t, intptr_t, uintptr_t, size_t, ptrdiff_t, INFINITY, NAN, FLT_MAX, FLT_MIN, DBL_MAX, M_PI, M_E.";
   return wrap(text, 100, "  ");
 }
