@@ -17,12 +17,12 @@ TEST_CASE("every header the list serves from memory has a text, and every text i
     CHECK_MESSAGE(!h.probe.empty(), h.name);
     if (h.builtin) {
       listed.insert(h.name);
-      CHECK_MESSAGE(texts.count(h.name), h.name + " is listed as built in but has no text");
+      CHECK_MESSAGE(texts.count(h.name), (h.name + " is listed as built in but has no text"));
     }
   }
   for (const auto& name : texts) {
     if (name == "kernrl_prelude.h" || name.rfind("kernrl/", 0) == 0) continue;
-    CHECK_MESSAGE(listed.count(name), name + " is served but not in src/compile/headers.txt");
+    CHECK_MESSAGE(listed.count(name), (name + " is served but not in src/compile/headers.txt"));
   }
   CHECK(supported_headers().size() >= 60);
 }
