@@ -8,17 +8,35 @@
 namespace kernrl {
 namespace {
 
-// std:: names resolve to cuda::std: under NVRTC namespace std holds nothing else.
-const char* kStdAlias = R"(#pragma once
-namespace cuda { namespace std {} }
-namespace std { using namespace ::cuda::std; }
-)";
-
-std::string wrap(const std::vector<std::string>& includes, const std::string& extra = "", bool alias = true) {
+// A header that declares `names` of libcu++ in namespace std, after including `includes`. Names are
+// brought in one by one (never with a using-directive), so that std:: holds what a host standard
+// library would hold and nothing else: `using namespace std;` then stays unambiguous.
+std::string wrap(const std::vector<std::string>& includes, const std::vector<std::string>& names = {},
+                 const std::string& extra = "") {
   std::string s = "#pragma once\n";
   for (const auto& i : includes) s += "#include <" + i + ">\n";
-  if (alias) s += "#include <kernrl/std_alias.h>\n";
+  if (!names.empty()) {
+    s += "namespace std {\n";
+    for (const auto& n : names) s += "using ::cuda::std::" + n + ";\n";
+    s += "}\n";
+  }
   return s + extra;
+}
+
+// <cmath> and <math.h>: std:: math is the global CUDA math library (as the host library's std::sqrt
+// is ::sqrt), so unqualified and std:: calls resolve to the same functions.
+std::string math_header() {
+  static const char* const kNames[] = {
+      "abs",      "fabs",      "fmod",    "remainder", "remquo",     "fma",      "fmax",     "fmin",     "fdim",
+      "exp",      "exp2",      "expm1",   "log",       "log10",      "log2",     "log1p",    "pow",      "sqrt",
+      "cbrt",     "hypot",     "sin",     "cos",       "tan",        "asin",     "acos",     "atan",     "atan2",
+      "sinh",     "cosh",      "tanh",    "asinh",     "acosh",      "atanh",    "erf",      "erfc",     "tgamma",
+      "lgamma",   "ceil",      "floor",   "trunc",     "round",      "lround",   "llround",  "nearbyint", "rint",
+      "lrint",    "llrint",    "frexp",   "ldexp",     "modf",       "scalbn",   "scalbln",  "ilogb",    "logb",
+      "nextafter", "copysign", "isfinite", "isinf",    "isnan",      "signbit",  "nan",      "labs",     "llabs"};
+  std::string s = "#pragma once\nnamespace std {\n";
+  for (const char* n : kNames) s += std::string("using ::") + n + ";\n";
+  return s + "}\n";
 }
 
 const char* kFloatMacros = R"(#ifndef FLT_RADIX
@@ -125,44 +143,65 @@ std::string cub_umbrella() {
 }
 
 std::vector<BuiltinHeader> make_builtins() {
-  // <cmath> takes libcu++'s definitions of INFINITY and NAN in place of the prelude's.
-  std::string cmath = "#pragma once\n#undef INFINITY\n#undef NAN\n#include <cuda/std/cmath>\n"
-                      "#include <kernrl/std_alias.h>\n" + std::string(kMathMacros);
+  const std::vector<std::string> ints = {"int8_t",        "int16_t",      "int32_t",       "int64_t",
+                                         "uint8_t",       "uint16_t",     "uint32_t",      "uint64_t",
+                                         "intptr_t",      "uintptr_t",    "intmax_t",      "uintmax_t",
+                                         "int_least8_t",  "int_fast32_t"};
+  const std::vector<std::string> traits = {
+      "integral_constant", "bool_constant", "true_type", "false_type", "is_same", "is_same_v", "enable_if",
+      "enable_if_t", "conditional", "conditional_t", "is_void", "is_void_v", "is_integral", "is_integral_v",
+      "is_floating_point", "is_floating_point_v", "is_arithmetic", "is_arithmetic_v", "is_signed", "is_signed_v",
+      "is_unsigned", "is_unsigned_v", "is_pointer", "is_pointer_v", "is_reference", "is_const", "is_const_v",
+      "is_trivially_copyable", "is_convertible", "is_convertible_v", "is_base_of", "remove_cv", "remove_cv_t",
+      "remove_const", "remove_const_t", "remove_reference", "remove_reference_t", "remove_pointer",
+      "remove_pointer_t", "add_const", "add_pointer", "decay", "decay_t", "make_signed", "make_signed_t",
+      "make_unsigned", "make_unsigned_t", "underlying_type", "underlying_type_t", "common_type", "common_type_t",
+      "is_empty", "alignment_of", "aligned_storage", "void_t", "remove_cvref", "remove_cvref_t",
+      "is_constant_evaluated", "invoke_result", "invoke_result_t", "is_invocable"};
+  const std::vector<std::string> utility = {"swap", "pair", "make_pair", "move", "forward", "declval", "exchange",
+                                            "integer_sequence", "index_sequence", "make_index_sequence",
+                                            "make_integer_sequence", "as_const"};
+  std::string math = math_header() + kMathMacros;
   std::vector<BuiltinHeader> h = {
       {kPreludeName, kPrelude},
-      {"kernrl/std_alias.h", kStdAlias},
-      {"cstdint", wrap({"cuda/std/cstdint"})},
+      {"cstdint", wrap({"cuda/std/cstdint"}, ints)},
       {"stdint.h", wrap({"cuda/std/cstdint"})},
-      {"cstddef", wrap({"cuda/std/cstddef"})},
+      {"cstddef", wrap({"cuda/std/cstddef"}, {"size_t", "ptrdiff_t", "nullptr_t", "max_align_t", "byte"})},
       {"stddef.h", wrap({"cuda/std/cstddef"})},
-      {"climits", wrap({"cuda/std/climits"}, "", false)},
-      {"limits.h", wrap({"cuda/std/climits"}, "", false)},
-      {"cfloat", wrap({}, kFloatMacros, false)},
-      {"float.h", wrap({}, kFloatMacros, false)},
-      {"limits", wrap({"cuda/std/limits"})},
-      {"cmath", cmath},
-      {"math.h", cmath},
-      {"cstdlib", wrap({"cuda/std/cstdlib"})},
-      {"stdlib.h", wrap({"cuda/std/cstdlib"})},
+      {"climits", wrap({"cuda/std/climits"})},
+      {"limits.h", wrap({"cuda/std/climits"})},
+      {"cfloat", wrap({}, {}, kFloatMacros)},
+      {"float.h", wrap({}, {}, kFloatMacros)},
+      {"limits", wrap({"cuda/std/limits"}, {"numeric_limits"})},
+      {"cmath", math},
+      {"math.h", math},
+      {"cstdlib", wrap({"cuda/std/cstdlib"}, {"div", "ldiv", "lldiv", "div_t"}, math_header())},
+      {"stdlib.h", wrap({}, {}, math_header())},
       {"cassert", kAssert},
       {"assert.h", kAssert},
       // printf, memcpy and memset are built into NVRTC's device code.
-      {"cstdio", wrap({}, "namespace std { using ::printf; }\n", false)},
+      {"cstdio", wrap({}, {}, "namespace std { using ::printf; }\n")},
       {"stdio.h", "#pragma once\n"},
-      {"cstring", wrap({}, "namespace std { using ::memcpy; using ::memset; }\n", false)},
+      {"cstring", wrap({}, {}, "namespace std { using ::memcpy; using ::memset; }\n")},
       {"string.h", "#pragma once\n"},
-      {"type_traits", wrap({"cuda/std/type_traits"})},
-      {"utility", wrap({"cuda/std/utility"})},
-      {"algorithm", wrap({"cuda/std/utility", "cuda/std/__algorithm/min.h", "cuda/std/__algorithm/max.h",
-                          "cuda/std/__algorithm/clamp.h", "cuda/std/__algorithm/minmax.h",
-                          "cuda/std/__algorithm/fill.h", "cuda/std/__algorithm/fill_n.h",
-                          "cuda/std/__algorithm/copy.h", "cuda/std/__algorithm/copy_n.h"})},
-      {"array", wrap({"cuda/std/array"})},
-      {"tuple", wrap({"cuda/std/tuple"})},
-      {"functional", wrap({"cuda/std/functional"})},
-      {"bit", wrap({"cuda/std/bit"})},
-      {"numeric", wrap({"cuda/std/numeric"})},
-      {"complex", wrap({"cuda/std/complex"})},
+      {"type_traits", wrap({"cuda/std/type_traits"}, traits)},
+      {"utility", wrap({"cuda/std/utility"}, utility)},
+      // std::min and std::max are the prelude's (they must not be declared twice).
+      {"algorithm", wrap({"cuda/std/utility", "cuda/std/__algorithm/clamp.h", "cuda/std/__algorithm/minmax.h",
+                          "cuda/std/__algorithm/fill.h", "cuda/std/__algorithm/fill_n.h", "cuda/std/__algorithm/copy.h",
+                          "cuda/std/__algorithm/copy_n.h"},
+                         {"clamp", "minmax", "fill", "fill_n", "copy", "copy_n", "swap"})},
+      {"array", wrap({"cuda/std/array"}, {"array"})},
+      {"tuple", wrap({"cuda/std/tuple"}, {"tuple", "make_tuple", "get", "tie", "forward_as_tuple", "apply"})},
+      {"functional", wrap({"cuda/std/functional"},
+                          {"plus", "minus", "multiplies", "divides", "modulus", "negate", "less", "greater",
+                           "less_equal", "greater_equal", "equal_to", "not_equal_to", "bit_and", "bit_or",
+                           "bit_xor", "logical_and", "logical_or", "invoke"})},
+      {"bit", wrap({"cuda/std/bit"}, {"bit_cast", "popcount", "countl_zero", "countr_zero", "countl_one", "countr_one",
+                                      "has_single_bit", "bit_width", "bit_ceil", "bit_floor", "rotl", "rotr", "endian"})},
+      {"numeric", wrap({"cuda/std/numeric"}, {"gcd", "lcm", "iota", "accumulate", "inner_product", "partial_sum",
+                                              "midpoint"})},
+      {"complex", wrap({"cuda/std/complex"}, {"complex", "real", "imag", "arg", "norm", "conj", "polar", "proj", "abs"})},
       {"cuda.h", kCudaH},
       {"cub/cub.cuh", cub_umbrella()},
   };

@@ -23,6 +23,15 @@ using size_t = decltype(sizeof(0));
 using ptrdiff_t = decltype((int*)0 - (int*)0);
 constexpr float INFINITY = __builtin_bit_cast(float, 0x7f800000u);
 constexpr float NAN = __builtin_bit_cast(float, 0x7fc00000u);
+// std::min and std::max without any include, as nvcc's implicit headers give them; non-template
+// overloads of CUDA's ::min/::max stay preferred for unqualified calls.
+namespace kernrl_std {
+template <class T> constexpr const T& min(const T& a, const T& b) { return b < a ? b : a; }
+template <class T, class C> constexpr const T& min(const T& a, const T& b, C less) { return less(b, a) ? b : a; }
+template <class T> constexpr const T& max(const T& a, const T& b) { return a < b ? b : a; }
+template <class T, class C> constexpr const T& max(const T& a, const T& b, C less) { return less(a, b) ? b : a; }
+}
+namespace std { using ::kernrl_std::min; using ::kernrl_std::max; }
 #ifndef FLT_MAX
 #define FLT_MAX 3.402823466e+38F
 #endif
