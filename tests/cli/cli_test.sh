@@ -207,6 +207,8 @@ if [ ${#RUNAS[@]} -gt 0 ] || [ "$(id -u)" != 0 ]; then
   chmod 000 "$G/locked"
   check "unreadable folder: exit 1" 1 "${RUNAS[@]}" "$KERNRL" grade-dir "$G" --compile-only --quiet --out "$TMP/locked.jsonl"
   has "unreadable folder named" "cannot read the folder .*locked" "$TMP/err"
+  check "unreadable DIR itself: exit 2" 2 "${RUNAS[@]}" "$KERNRL" grade-dir "$G/locked" --compile-only --quiet --out "$TMP/locked2.jsonl"
+  has "unreadable DIR named" "cannot read .*locked: Permission denied" "$TMP/err"
   chmod 755 "$G/locked"
 fi
 check "kernelbench-json under a file: exit 2 before grading" 2 "$KERNRL" grade-dir "$G" --compile-only --quiet --out "$TMP/kb1.jsonl" --kernelbench-json "$TMP/latin1.cu/kb.json"
