@@ -100,6 +100,8 @@ check "unreadable file: a record and exit 2" 2 "$KERNRL" eval "$TMP/missing.cu" 
 jq_py "unreadable record" "r['status']=='format_error' and r['problem'] is None and r['problem_unknown']['reason']=='unreadable' and r['source_sha256'] is None and 'No such file' in r['error']['message']" "$TMP/out"
 has "unreadable: reason on stderr" "cannot read" "$TMP/err"
 has "unreadable: appended with --trace" '"reason":"unreadable"' "$TMP/t.jsonl"
+check "unreadable file, human summary" 2 "$KERNRL" eval "$TMP/missing.cu"
+has "summary names why there is no problem" "(no problem: unreadable)" "$TMP/out"
 check "unknown --problem: a record and exit 2" 2 "$KERNRL" eval "$SOL" --problem L9_999 --json
 jq_py "unknown --problem record" "r['problem'] is None and r['problem_unknown']=={'reason':'unknown_problem','named':'L9_999','from':'option'} and len(r['source_sha256'])==64" "$TMP/out"
 sed 's/problem: L1_23_Softmax/problem: L9_999_Nope/' "$SOL" >"$TMP/unknown_block.cu"
