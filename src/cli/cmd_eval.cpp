@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/grade.h"
 #include "record/record.h"
+#include "record/safe_text.h"
 #include "record/trace_file.h"
 #include "run/worker_client.h"
 #include "time/baselines.h"
@@ -40,17 +41,23 @@ uint64_t fresh_seed() {
 CommandRun add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Grade one kernel file: compile, check on fresh random inputs, time against PyTorch.");
   cmd->footer(
-      "FILE is a .cu kernel file or a model's raw answer (.md/.txt: the last fenced code block holding a /* kernrl\n"
-      "launch block is used). The problem comes from --problem, else the launch block's `problem:`, else the\n"
-      "file's folder or name. Without a GPU (or with --compile-only) only extraction, parsing and compilation\n"
+      "FILE is a .cu kernel file or a model's raw answer (.md/.txt: the last fenced code block "
+      "holding a /* kernrl\n"
+      "launch block is used). The problem comes from --problem, else the launch block's "
+      "`problem:`, else the\n"
+      "file's folder or name. Without a GPU (or with --compile-only) only extraction, parsing and "
+      "compilation\n"
       "run, and the record says \"ran\": false.\n"
-      "Exit: 0 correct (or compiled, when nothing ran), 1 graded and not correct, 2 usage or config error.");
+      "Exit: 0 correct (or compiled, when nothing ran), 1 graded and not correct, 2 usage or "
+      "config error\n"
+      "(an unreadable FILE or an unknown --problem still prints a record with --json and appends "
+      "it with --trace).");
   struct Opts {
     std::string file, problem, trace, config, baselines, reward;
     int gpu = 0;
     bool json = false, compile_only = false, feedback = false;
     std::vector<std::string> sizes;
-    std::optional<uint64_t> seed;
+    std::string seed;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("FILE", o->file, "Kernel file (.cu) or model answer (.md/.txt)")->required();
@@ -61,7 +68,9 @@ CommandRun add_eval_command(CLI::App& app) {
   cmd->add_flag("--compile-only", o->compile_only, "Extract, parse and compile only; nothing runs");
   cmd->add_flag("--feedback", o->feedback, "Print only the feedback text meant for the model's next turn");
   cmd->add_option("--size", o->sizes, "Override a size, NAME=VALUE (repeatable); these sizes replace all size sets");
-  cmd->add_option("--seed", o->seed, "Run seed for the random inputs (default: a fresh random seed, recorded)");
+  cmd->add_option(
+      "--seed", o->seed,
+      "Run seed for the random inputs, 0 to 2^64-1 (default: a fresh random seed, recorded)");
   cmd->add_option("--config", o->config, "Config file over configs/default.yaml");
   cmd->add_option("--baselines", o->baselines, "Baseline file from `kernrl bench --baselines` (default: baselines/<gpu>.json if present)");
   cmd->add_option("--reward", o->reward, "Reward preset (configs/rewards/NAME.yaml or a path); default from the config");
@@ -73,9 +82,18 @@ CommandRun add_eval_command(CLI::App& app) {
     RewardPreset preset = load_reward_preset(cfg.reward_preset);
     GradeOptions opt;
     opt.problem = o->problem;
-    opt.seed = o->seed ? *o->seed : fresh_seed();
     opt.compile_only = o->compile_only;
     try {
+      opt.seed = o->seed.empty() ? fresh_seed() : parse_seed(o->seed);
+      // Fail before grading when the trace cannot be written.
+      std::unique_ptr<TraceWriter> trace;
+      if (!o->trace.empty()) {
+        try {
+          trace = std::make_unique<TraceWriter>(o->trace);
+        } catch (const std::runtime_error& e) {
+          throw UsageError(std::string("--trace: ") + e.what());
+        }
+      }
       if (!o->sizes.empty()) opt.sizes = parse_size_overrides(o->sizes);
 
       // The worker loads libtorch while we extract, parse and compile for the likely arch.
@@ -92,7 +110,7 @@ CommandRun add_eval_command(CLI::App& app) {
         int64_t sms = worker.device().value("sms", guess_sms);
         if (arch != guess || sms != guess_sms) prep = prepare_file(o->file, opt, cfg, arch, sms);
       }
-      if (opt.sizes && !prep.problem.id.empty())
+      if (opt.sizes && !prep.problem.id.empty() && prep.usage_error.empty())
         for (const auto& [k, v] : *opt.sizes)
           if (!prep.problem.bench.count(k)) throw UsageError("--size " + k + ": " + prep.problem.id + " has no size named " + k);
 
@@ -117,10 +135,15 @@ CommandRun add_eval_command(CLI::App& app) {
       }
       json& rec = prep.record;
       rec["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (!o->trace.empty()) TraceWriter(o->trace).append(rec);
+      if (trace) trace->append(rec);
       if (o->feedback) std::cout << rec["feedback"].get<std::string>() << "\n";
       else if (o->json) std::cout << json_line(rec) << "\n";
       else std::cout << human_summary(rec, use_color());
+      if (!prep.usage_error.empty()) {
+        // The record says what happened; the exit code says it was kernrl's input, not the kernel.
+        std::cerr << "kernrl eval: " << escape_invalid_utf8(prep.usage_error) << "\n";
+        return kExitUsage;
+      }
       return exit_code_for(rec["status"]);
     } catch (const UsageError& e) {
       std::cerr << "kernrl eval: " << e.what() << "\n";

@@ -1,11 +1,15 @@
 // kernrl grade-dir: grade a directory of generations. Compiles run on a CPU thread pool while one
 // worker per GPU grades; every record is appended and flushed as soon as it is known.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -17,11 +21,13 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/discover.h"
 #include "cli/grade.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "extract/extract.h"
 #include "record/record.h"
+#include "record/safe_text.h"
 #include "record/trace_file.h"
 #include "report/kernelbench.h"
 #include "report/report.h"
@@ -35,60 +41,6 @@ using nlohmann::json;
 uint64_t fresh_seed();
 
 namespace {
-
-struct Sample {
-  std::string file;
-  std::string problem;  // known from the path, or empty (then from the launch block)
-  int sample = 0;
-};
-
-// The files of DIR in a fixed order, with problems and sample numbers from the layout.
-std::vector<Sample> discover(const fs::path& dir, const std::string& out_file) {
-  static const std::regex kb(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.(cu|md|txt)$)");
-  std::vector<std::string> files;
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied);
-       it != fs::recursive_directory_iterator(); ++it) {
-    std::string name = it->path().filename().string();
-    if (name.size() && name[0] == '.') {
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
-    }
-    if (!it->is_regular_file()) continue;
-    auto ext = it->path().extension().string();
-    if (ext != ".cu" && ext != ".md" && ext != ".txt") continue;
-    if (fs::absolute(it->path()) == fs::absolute(out_file)) continue;
-    files.push_back(it->path().string());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<Sample> out;
-  std::map<std::string, int> per_folder;
-  for (const auto& f : files) {
-    Sample s{f, "", 0};
-    std::smatch m;
-    std::string name = fs::path(f).filename().string();
-    if (std::regex_search(name, m, kb)) {
-      s.problem = "L" + m[1].str() + "_" + m[2].str();
-      s.sample = std::stoi(m[3].str());
-    } else {
-      std::string folder = fs::path(f).parent_path().filename().string();
-      try {
-        s.problem = problem_id_of_dir(find_problem_dir(problems_dir(), folder));
-        s.sample = per_folder[fs::path(f).parent_path().string()]++;
-      } catch (const SpecError&) {
-        s.sample = per_folder[fs::path(f).parent_path().string()]++;
-      }
-    }
-    if (!s.problem.empty()) {
-      try {
-        s.problem = problem_id_of_dir(find_problem_dir(problems_dir(), s.problem));
-      } catch (const SpecError&) {
-        // Left for the record: the file says it is for a problem kernrl does not have.
-      }
-    }
-    out.push_back(s);
-  }
-  return out;
-}
 
 // A queue between the compile pool and the GPU threads.
 template <typename T>
@@ -200,37 +152,125 @@ std::vector<int> visible_gpus() {
 
 }  // namespace
 
+namespace {
+
+std::string text_field(const json& r, const char* key) {
+  auto it = r.find(key);
+  return it != r.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// What --resume matches on: the run, the file (absolute and normalised, so DIR may be spelled
+// differently; escaped as a record writes it), the hash of its bytes ("" when it could not be
+// read).
+std::string resume_key(const std::string& run, const std::string& file, const std::string& sha) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(file, ec);
+  std::string path = ec ? file : abs.lexically_normal().string();
+  return run + '\x1f' + escape_invalid_utf8(path) + '\x1f' + sha;
+}
+
+// The parent folder of an output file, created if missing. Throws UsageError naming the option.
+void make_parent(const std::string& option, const std::string& path) {
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec)
+    throw UsageError(option + " " + path + ": cannot create the folder " + parent.string() + ": " +
+                     ec.message());
+}
+
+// Writes `text` to `path` whole or reports why not: a regular file through a temporary file
+// renamed over it (never half a file); anything else (/dev/stdout, a pipe) directly.
+bool write_whole_file(const std::string& path, const std::string& text, std::string* error) {
+  struct stat st {};
+  bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  std::string target = special ? path : path + ".tmp." + std::to_string(getpid());
+  int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  const char* p = text.data();
+  size_t n = text.size();
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      *error = std::strerror(errno);
+      ::close(fd);
+      if (!special) ::unlink(target.c_str());
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  if (!special && ::fsync(fd) != 0) {
+    *error = std::strerror(errno);
+    ::close(fd);
+    ::unlink(target.c_str());
+    return false;
+  }
+  if (::close(fd) != 0) {
+    *error = std::strerror(errno);
+    if (!special) ::unlink(target.c_str());
+    return false;
+  }
+  if (!special && ::rename(target.c_str(), path.c_str()) != 0) {
+    *error = std::strerror(errno);
+    ::unlink(target.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 CommandRun add_grade_dir_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("grade-dir", "Grade every kernel file in a directory (KernelBench layout, folder per problem, or files naming their problem).");
   cmd->footer(
-      "Layouts (docs/grade-dir.md): level_{L}_problem_{P}_sample_{S}_kernel.{cu,md,txt} -> problem L{L}_{P}_*;\n"
-      "DIR/<problem id>/<anything>.{cu,md,txt} (samples numbered in name order); any file whose launch block\n"
-      "names its problem. Records are appended to --out as they finish; with --resume (default) a rerun skips\n"
-      "samples already graded (same path and source hash). Exit 0 when the run completed, whatever the kernels did.");
+      "Layouts (docs/grade-dir.md): level_{L}_problem_{P}_sample_{S}_kernel.{cu,md,txt} -> problem "
+      "L{L}_{P}_*;\n"
+      "DIR/<problem id>/<anything>.{cu,md,txt} (samples numbered in name order); any file whose "
+      "launch block\n"
+      "names its problem. Records are appended to --out as they finish; with --resume (default) a "
+      "rerun skips\n"
+      "samples already graded (same run, path and source hash). Exit 0 when the run completed, "
+      "whatever the\n"
+      "kernels did; 1 when it completed but some of DIR could not be read or a file hit an "
+      "internal error (each\n"
+      "named on stderr); 2 when it could not run or an output could not be written.");
   struct Opts {
-    std::string dir, out, run, gpus, shard, config, level_problem, kernelbench_json, baselines, reward;
+    std::string dir, out, run, gpus, shard, config, level_problem, kernelbench_json, baselines,
+        reward, seed;
     int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     int level = 0;
     bool resume = true, compile_only = false, quiet = false;
-    std::optional<uint64_t> seed;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("DIR", o->dir, "Directory of generations")->required()->check(CLI::ExistingDirectory);
-  cmd->add_option("--out", o->out, "Trace file (JSONL) to append to (default DIR/kernrl-traces.jsonl)");
+  cmd->add_option(
+      "--out", o->out,
+      "Trace file (JSONL) to append to (default DIR/kernrl-traces.jsonl; its folder is created)");
   cmd->add_option("--run", o->run, "Run name written into every record (default: the folder name)");
   cmd->add_option("--gpus", o->gpus, "GPU indices to use, e.g. 0,1 (default: all visible)");
-  cmd->add_option("--jobs,-j", o->jobs, "Parallel compiles (default: number of cores)")->check(CLI::PositiveNumber);
+  cmd->add_option("--jobs,-j", o->jobs, "Parallel compiles (default: number of cores)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--level", o->level, "Only problems of this level")->check(CLI::Range(1, 10));
   cmd->add_option("--problem", o->level_problem, "Only this problem (id or unique prefix)");
   cmd->add_option("--shard", o->shard, "I/N: grade only the I-th (0-based) of N deterministic slices");
-  cmd->add_flag("--resume,!--no-resume", o->resume, "Skip samples already in --out with the same source hash (default on)");
+  cmd->add_flag(
+      "--resume,!--no-resume", o->resume,
+      "Skip samples already in --out for this run with the same path and source hash (default on)");
   cmd->add_flag("--compile-only", o->compile_only, "Extract, parse and compile only");
   cmd->add_flag("--quiet,-q", o->quiet, "No progress output");
-  cmd->add_option("--seed", o->seed, "Run seed (default: fresh, recorded in every record)");
+  cmd->add_option("--seed", o->seed,
+                  "Run seed, 0 to 2^64-1 (default: fresh, recorded in every record)");
   cmd->add_option("--config", o->config, "Config file over configs/default.yaml");
   cmd->add_option("--baselines", o->baselines, "Baseline file (default: baselines/<gpu>.json if present)");
   cmd->add_option("--reward", o->reward, "Reward preset (default from the config)");
-  cmd->add_option("--kernelbench-json", o->kernelbench_json, "Also write KernelBench's eval_results.json shape here");
+  cmd->add_option("--kernelbench-json", o->kernelbench_json,
+                  "Also write KernelBench's eval_results.json shape here (its folder is created)");
   return [o]() {
     try {
       Config cfg = load_config(o->config);
@@ -241,49 +281,99 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       std::string out = o->out.empty() ? (dir / "kernrl-traces.jsonl").string() : o->out;
       std::string run = o->run.empty() ? fs::absolute(dir).lexically_normal().filename().string() : o->run;
       if (run.empty()) run = fs::absolute(dir).parent_path().filename().string();
+      run = escape_invalid_utf8(run);  // as every record writes it
       int shard_i = 0, shard_n = 1;
       if (!o->shard.empty()) {
-        if (std::sscanf(o->shard.c_str(), "%d/%d", &shard_i, &shard_n) != 2 || shard_n < 1 || shard_i < 0 || shard_i >= shard_n)
+        char tail = 0;
+        if (std::sscanf(o->shard.c_str(), "%d/%d%c", &shard_i, &shard_n, &tail) != 2 ||
+            shard_n < 1 || shard_i < 0 || shard_i >= shard_n)
           throw UsageError("--shard expects I/N with 0 <= I < N, got '" + o->shard + "'");
       }
+      std::optional<uint64_t> seed_option;
+      if (!o->seed.empty()) seed_option = parse_seed(o->seed);
       std::string only_problem;
       if (!o->level_problem.empty()) only_problem = problem_id_of_dir(find_problem_dir(problems_dir(), o->level_problem));
 
-      // What to grade: discovered files, this shard, minus what --resume finds already graded.
-      std::vector<Sample> all = discover(dir, out), todo;
-      std::set<std::pair<std::string, std::string>> graded;
+      // The outputs first: an unwritable one stops the run before anything is graded.
+      make_parent("--out", out);
+      std::unique_ptr<TraceWriter> writer;
+      try {
+        writer = std::make_unique<TraceWriter>(out);
+      } catch (const std::runtime_error& e) {
+        throw UsageError(std::string("--out: ") + e.what());
+      }
+      if (!o->kernelbench_json.empty()) {
+        make_parent("--kernelbench-json", o->kernelbench_json);
+        struct stat st {};
+        fs::path kb_dir = fs::path(o->kernelbench_json).parent_path();
+        if (kb_dir.empty()) kb_dir = ".";
+        bool exists = ::stat(o->kernelbench_json.c_str(), &st) == 0;
+        if (exists && S_ISDIR(st.st_mode))
+          throw UsageError("--kernelbench-json " + o->kernelbench_json + ": is a folder");
+        if (exists ? ::access(o->kernelbench_json.c_str(), W_OK) != 0
+                   : ::access(kb_dir.c_str(), W_OK) != 0)
+          throw UsageError("--kernelbench-json " + o->kernelbench_json +
+                           ": cannot write there: " + std::strerror(errno));
+      }
+
+      // What to grade: discovered files (never kernrl's own outputs), this shard, minus what
+      // --resume finds already graded.
+      Discovery found;
+      try {
+        found = discover_files(dir, {out, o->kernelbench_json});
+      } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
+      }
+      for (const auto& w : found.warnings)
+        std::fprintf(stderr, "kernrl grade-dir: %s\n", w.c_str());
+      const std::vector<DiscoveredFile>& all = found.files;
+      std::vector<DiscoveredFile> todo;
+      std::set<std::string> graded;
       std::optional<uint64_t> resumed_seed;  // a resumed run keeps its seed, so its records match an uninterrupted run
-      if (o->resume && fs::exists(out))
+      if (o->resume)
         for (const auto& r : read_trace(out, nullptr)) {
-          graded.insert({r.value("file", ""), r.value("source_sha256", "")});
-          if (r.value("run", json(nullptr)) == json(run) && r.contains("run_seed")) resumed_seed = r["run_seed"].get<uint64_t>();
+          if (r.value("run", json(nullptr)) != json(run)) continue;
+          graded.insert(resume_key(run, text_field(r, "file"), text_field(r, "source_sha256")));
+          auto rs = r.find("run_seed");
+          if (rs != r.end() && rs->is_number_unsigned())
+            resumed_seed = rs->get<uint64_t>();
+          else if (rs != r.end() && rs->is_number_integer() && rs->get<int64_t>() >= 0)
+            resumed_seed = rs->get<int64_t>();
         }
       size_t skipped = 0;
       for (const auto& s : all) {
         // The same slices on every machine and build: a fixed hash of the path relative to DIR.
-        if (shard_n > 1 && derive_seed(0, fs::relative(s.file, dir).string()) % shard_n != static_cast<uint64_t>(shard_i)) continue;
+        if (shard_n > 1 && derive_seed(0, s.rel) % shard_n != static_cast<uint64_t>(shard_i))
+          continue;
         if (!s.problem.empty()) {
           if (!only_problem.empty() && s.problem != only_problem) continue;
           if (o->level && s.problem.rfind("L" + std::to_string(o->level) + "_", 0) != 0) continue;
         }
         if (!graded.empty()) {
           std::string sha;
-          try {
-            sha = sha256_hex(read_file(s.file));
-          } catch (...) {
+          struct stat st {};
+          if (::stat(s.file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            try {
+              sha = sha256_hex(read_file(s.file));
+            } catch (const std::exception&) {
+              // Unreadable: matches the record of an unreadable file (no hash).
+            }
           }
-          if (graded.count({s.file, sha})) {
+          if (graded.count(resume_key(run, s.file, sha))) {
             ++skipped;
             continue;
           }
         }
         todo.push_back(s);
       }
-      uint64_t seed = o->seed ? *o->seed : resumed_seed ? *resumed_seed : fresh_seed();
+      uint64_t seed = seed_option ? *seed_option : resumed_seed ? *resumed_seed : fresh_seed();
       bool tty = isatty(2);
       if (!o->quiet)
-        std::fprintf(stderr, "kernrl grade-dir: %zu files found, %zu to grade (%zu already graded), run '%s', out %s\n",
-                     all.size(), todo.size(), skipped, run.c_str(), out.c_str());
+        std::fprintf(stderr,
+                     "kernrl grade-dir: %zu files found, %zu to grade (%zu already graded), run "
+                     "'%s', out %s\n",
+                     all.size(), todo.size(), skipped, run.c_str(),
+                     escape_invalid_utf8(out).c_str());
 
       // GPU workers: started first, so libtorch loads while the first files compile.
       std::vector<int> gpus = o->compile_only ? std::vector<int>{} : (o->gpus.empty() ? visible_gpus() : parse_gpus(o->gpus));
@@ -307,16 +397,38 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       baselines.configure(o->baselines);
       if (!ready.empty()) baselines.load_for(ready[0]->device(), ready[0]->versions());
 
-      TraceWriter writer(out);
       Progress progress(todo.size(), tty, o->quiet, use_color());
+      std::atomic<size_t> internal_errors{0};
+      std::mutex stderr_mu;
+      // A file the grader itself failed on (not the kernel): said on stderr, no record, so a
+      // --resume run retries it.
+      auto internal_error = [&](const std::string& file, const std::string& what) {
+        ++internal_errors;
+        std::lock_guard<std::mutex> l(stderr_mu);
+        std::fprintf(stderr,
+                     "kernrl grade-dir: %s: internal error, no record written (a --resume run "
+                     "retries it): %s\n",
+                     escape_invalid_utf8(file).c_str(), escape_invalid_utf8(what).c_str());
+      };
+      // Every record is appended (and flushed) as soon as it is known. A write that fails (disk
+      // full) stops the run: later records would be lost too.
+      std::atomic<bool> write_failed{false};
+      std::string write_error;
       auto emit = [&](json& rec, std::chrono::steady_clock::time_point t0) {
         rec["run_seed"] = seed;
         rec["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        writer.append(rec);
+        try {
+          writer->append(rec);
+        } catch (const std::runtime_error& e) {
+          std::lock_guard<std::mutex> l(stderr_mu);
+          if (!write_failed.exchange(true)) write_error = e.what();
+          return;
+        }
         progress.done(rec);
       };
 
-      // Compile pool -> queue -> GPU threads.
+      // Compile pool -> queue -> GPU threads. No exception leaves a thread: a file the grader
+      // fails on is reported and left for --resume, and the run goes on.
       struct Item {
         Prepared prep;
         GradeOptions opt;
@@ -327,60 +439,67 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       std::mutex baseline_mu;
       std::map<std::pair<int, std::string>, json> baseline_cache;  // (gpu, problem) -> timing, once per GPU per run
       auto compile_worker = [&]() {
-        for (size_t i; (i = next++) < todo.size();) {
-          auto t0 = std::chrono::steady_clock::now();
-          GradeOptions opt;
-          opt.problem = todo[i].problem;
-          opt.seed = derive_seed(seed, fs::relative(todo[i].file, dir).string()) >> 1;
-          opt.compile_only = ready.empty();
-          opt.run = run;
-          opt.sample = todo[i].sample;
-          Prepared p;
+        for (size_t i; !write_failed && (i = next++) < todo.size();) {
+          const DiscoveredFile& f = todo[i];
           try {
-            p = prepare_file(todo[i].file, opt, cfg, arch, sms);
+            auto t0 = std::chrono::steady_clock::now();
+            GradeOptions opt;
+            opt.problem = f.problem;
+            opt.problem_from_path = true;
+            opt.regular_files_only = true;
+            opt.seed = derive_seed(seed, f.rel) >> 1;
+            opt.compile_only = ready.empty();
+            opt.run = run;
+            opt.sample = f.sample;
+            Prepared p = prepare_file(f.file, opt, cfg, arch, sms);
+            bool filtered = (!only_problem.empty() && p.problem.id != only_problem) ||
+                            (o->level && p.problem.level != o->level);
+            if (filtered && f.problem.empty() && !p.problem.id.empty()) {
+              progress.done(
+                  json{{"status", "skipped"}, {"problem", p.problem.id}, {"file", f.file}});
+              continue;  // its launch block names a problem outside the selection
+            }
+            if (p.done || ready.empty()) {
+              complete_record(p, nullptr, nullptr, json::object(), preset, baselines.ceilings(),
+                              no_gpu);
+              emit(p.record, t0);
+            } else {
+              ready_q.push(Item{std::move(p), opt, t0});
+            }
           } catch (const std::exception& e) {
-            p.record = {{"schema", kTraceSchema}, {"run", run}, {"sample", todo[i].sample}, {"file", todo[i].file},
-                        {"problem", nullptr}, {"level", nullptr}, {"status", "format_error"}, {"ran", false},
-                        {"error", {{"category", "format_error"}, {"message", e.what()}}}, {"seed", opt.seed},
-                        {"timestamp", now_iso8601()}};
-            p.done = true;
-          }
-          bool filtered = (!only_problem.empty() && p.problem.id != only_problem) ||
-                          (o->level && p.problem.level != o->level);
-          if (filtered && todo[i].problem.empty() && !p.problem.id.empty()) {
-            progress.done(json{{"status", "skipped"}, {"problem", p.problem.id}, {"file", todo[i].file}});
-            continue;  // its launch block names a problem outside the selection
-          }
-          if (p.done || ready.empty()) {
-            complete_record(p, nullptr, nullptr, json::object(), preset, baselines.ceilings(), no_gpu);
-            emit(p.record, t0);
-          } else {
-            ready_q.push(Item{std::move(p), opt, t0});
+            internal_error(f.file, e.what());
           }
         }
       };
       auto gpu_thread = [&](WorkerClient* w) {
         Item it;
         while (ready_q.pop(&it)) {
-          json bench = json::object();
-          for (const auto& n : it.prep.problem.size_names) bench[n] = it.prep.problem.bench.at(n);
-          std::optional<json> base = baselines.baseline(it.prep.problem.id, bench);
-          std::string base_source = base ? baselines.source() : "reused";
-          if (!base) {
-            std::lock_guard<std::mutex> l(baseline_mu);
-            auto f = baseline_cache.find({w->gpu(), it.prep.problem.id});
-            if (f != baseline_cache.end()) base = f->second;
+          if (write_failed) continue;  // drain the queue
+          try {
+            json bench = json::object();
+            for (const auto& n : it.prep.problem.size_names) bench[n] = it.prep.problem.bench.at(n);
+            std::optional<json> base = baselines.baseline(it.prep.problem.id, bench);
+            std::string base_source = base ? baselines.source() : "reused";
+            if (!base) {
+              std::lock_guard<std::mutex> l(baseline_mu);
+              auto f = baseline_cache.find({w->gpu(), it.prep.problem.id});
+              if (f != baseline_cache.end()) base = f->second;
+            }
+            json answer = w->request(eval_request(it.prep, it.opt, cfg, base), cfg.run_timeout_s);
+            if (answer.contains("timing") && answer["timing"].contains("baseline")) {
+              if (base) answer["timing"]["baseline_source"] = base_source;
+              std::lock_guard<std::mutex> l(baseline_mu);
+              baseline_cache.emplace(std::make_pair(w->gpu(), it.prep.problem.id),
+                                     answer["timing"]["baseline"]);
+            }
+            json device = w->device();
+            device["gpu_index"] = w->gpu();
+            complete_record(it.prep, &answer, device, w->versions(), preset, baselines.ceilings(),
+                            "");
+            emit(it.prep.record, it.t0);
+          } catch (const std::exception& e) {
+            internal_error(it.prep.record.value("file", std::string("?")), e.what());
           }
-          json answer = w->request(eval_request(it.prep, it.opt, cfg, base), cfg.run_timeout_s);
-          if (answer.contains("timing") && answer["timing"].contains("baseline")) {
-            if (base) answer["timing"]["baseline_source"] = base_source;
-            std::lock_guard<std::mutex> l(baseline_mu);
-            baseline_cache.emplace(std::make_pair(w->gpu(), it.prep.problem.id), answer["timing"]["baseline"]);
-          }
-          json device = w->device();
-          device["gpu_index"] = w->gpu();
-          complete_record(it.prep, &answer, device, w->versions(), preset, baselines.ceilings(), "");
-          emit(it.prep.record, it.t0);
         }
       };
       std::vector<std::thread> compilers, gpu_threads;
@@ -389,6 +508,13 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       for (auto& t : compilers) t.join();
       ready_q.close();
       for (auto& t : gpu_threads) t.join();
+      if (write_failed) {
+        std::fprintf(stderr,
+                     "kernrl grade-dir: %s; the run stopped (a --resume run goes on from the "
+                     "records written)\n",
+                     escape_invalid_utf8(write_error).c_str());
+        return kExitUsage;
+      }
 
       // The run's summary, as `kernrl report` prints it.
       std::vector<TraceProblem> bad;
@@ -396,16 +522,33 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       std::vector<json> mine;
       for (auto& r : records)
         if (r.value("run", json(nullptr)) == json(run)) mine.push_back(r);
+      int rc = kExitOk;
       if (!o->kernelbench_json.empty()) {
-        std::ofstream kb(o->kernelbench_json);
-        kb << kernelbench_results(mine).dump(2) << "\n";
+        std::string err;
+        std::string text =
+            kernelbench_results(mine).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+        if (!write_whole_file(o->kernelbench_json, text, &err)) {
+          std::fprintf(
+              stderr,
+              "kernrl grade-dir: --kernelbench-json %s: cannot write: %s (the records are in %s)\n",
+              escape_invalid_utf8(o->kernelbench_json).c_str(), err.c_str(),
+              escape_invalid_utf8(out).c_str());
+          rc = kExitUsage;
+        }
       }
       if (!o->quiet) {
         ReportOptions ro;
         ro.run = run;
         std::cout << render(aggregate(mine, ro), ro);
       }
-      return kExitOk;
+      if (rc == kExitOk && (found.unreadable_folders || internal_errors)) {
+        std::fprintf(stderr,
+                     "kernrl grade-dir: the run completed, but %zu folder(s) could not be read and "
+                     "%zu file(s) hit an internal error (named above)\n",
+                     found.unreadable_folders, internal_errors.load());
+        rc = kExitFail;
+      }
+      return rc;
     } catch (const UsageError& e) {
       std::cerr << "kernrl grade-dir: " << e.what() << "\n";
       return kExitUsage;

@@ -2,81 +2,284 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <set>
 
 #include "core/paths.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
 
+namespace {
+
+constexpr size_t kMaxConfigBytes = 1 << 20;
+
+// The key checks of one config text. Every error is "ORIGIN:LINE: section.key: why (got 'text')".
+class Reader {
+ public:
+  explicit Reader(const std::string& origin) : origin_(origin) {}
+
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& why) const {
+    std::string where = origin_;
+    if (n.IsDefined() && n.Mark().line >= 0) where += ":" + std::to_string(n.Mark().line + 1);
+    throw SpecError(where + ": " + why);
+  }
+  [[noreturn]] void fail_at(int line, const std::string& why) const {
+    throw SpecError(origin_ + (line >= 0 ? ":" + std::to_string(line + 1) : "") + ": " + why);
+  }
+
+  static std::string shown(const YAML::Node& n) {
+    if (!n.IsScalar()) return n.IsNull() ? "nothing" : n.IsSequence() ? "a list" : "a mapping";
+    std::string s = n.Scalar();
+    if (s.size() > 40) s = s.substr(0, 40) + "...";
+    return "'" + s + "'";
+  }
+
+  // An integer in [lo, hi].
+  void integer(const YAML::Node& sec, const std::string& name, const char* key, int64_t lo,
+               int64_t hi, int64_t& out) const {
+    YAML::Node n = sec[key];
+    if (!n) return;
+    int64_t v = 0;
+    if (!n.IsScalar()) fail(n, name + ": expected an integer, got " + shown(n));
+    try {
+      v = n.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      fail(n, name + ": expected an integer from " + std::to_string(lo) + " to " +
+                  std::to_string(hi) + ", got " + shown(n));
+    }
+    if (v < lo || v > hi)
+      fail(n, name + ": must be from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                  " (got " + n.Scalar() + ")");
+    out = v;
+  }
+  void integer(const YAML::Node& sec, const std::string& name, const char* key, int64_t lo,
+               int64_t hi, int& out) const {
+    int64_t v = out;
+    integer(sec, name, key, lo, hi, v);
+    out = static_cast<int>(v);
+  }
+
+  // A finite number in (lo, hi] (lo_open) or [lo, hi]. NaN and infinities never pass.
+  void number(const YAML::Node& sec, const std::string& name, const char* key, double lo,
+              bool lo_open, double hi, double& out) const {
+    YAML::Node n = sec[key];
+    if (!n) return;
+    std::string range =
+        std::string(lo_open ? "greater than " : "at least ") + fmt(lo) + " and at most " + fmt(hi);
+    if (!n.IsScalar()) fail(n, name + ": expected a number " + range + ", got " + shown(n));
+    double v = 0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(n, name + ": expected a number " + range + ", got " + shown(n));
+    }
+    if (!std::isfinite(v) || (lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi))
+      fail(n, name + ": must be a number " + range + " (got " + n.Scalar() + ")");
+    out = v;
+  }
+
+  void boolean(const YAML::Node& sec, const std::string& name, const char* key, bool& out) const {
+    YAML::Node n = sec[key];
+    if (!n) return;
+    try {
+      if (!n.IsScalar()) throw YAML::Exception(YAML::Mark::null_mark(), "");
+      out = n.as<bool>();
+    } catch (const YAML::Exception&) {
+      fail(n, name + ": expected true or false, got " + shown(n));
+    }
+  }
+
+  // A string of at most 4096 bytes without NUL; `null_is_empty`: a missing value reads as "".
+  void text(const YAML::Node& sec, const std::string& name, const char* key, bool null_is_empty,
+            std::string& out) const {
+    YAML::Node n = sec[key];
+    if (!n) return;
+    if (n.IsNull() && null_is_empty) {
+      out.clear();
+      return;
+    }
+    if (!n.IsScalar()) fail(n, name + ": expected a string, got " + shown(n));
+    const std::string& s = n.Scalar();
+    if (s.size() > 4096 || s.find('\0') != std::string::npos)
+      fail(n, name + ": expected a string of at most 4096 bytes without NUL");
+    out = s;
+  }
+
+ private:
+  static std::string fmt(double v) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
+  }
+  std::string origin_;
+};
+
+bool arch_name(const std::string& s) {
+  static const std::regex re("(sm|compute)_[0-9]{2,3}[a-z]?");
+  return std::regex_match(s, re);
+}
+
+}  // namespace
+
 void Config::merge_file(const fs::path& file) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    if (fs::exists(file, ec))
+      throw SpecError(file.string() + ": cannot read config file: not a regular file");
+    throw SpecError(file.string() + ": cannot read config file: no such file");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw SpecError(file.string() + ": cannot read config file: " + std::strerror(errno));
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes)
+      throw SpecError(file.string() + ": config file larger than 1 MiB");
+  }
+  if (in.bad()) throw SpecError(file.string() + ": cannot read config file");
+  merge_text(text, file.string());
+}
+
+Config Config::from_yaml_text(const std::string& text, const std::string& origin) {
+  Config c;
+  c.merge_text(text, origin);
+  return c;
+}
+
+void Config::merge_text(const std::string& text, const std::string& origin) {
+  if (text.size() > kMaxConfigBytes) throw SpecError(origin + ": config larger than 1 MiB");
+  Reader rd(origin);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    throw SpecError(file.string() + ": cannot read config file");
-  } catch (const YAML::ParserException& e) {
-    throw SpecError(file.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    rd.fail_at(e.mark.line, e.msg);
   }
-  auto fail = [&](const YAML::Node& n, const std::string& why) {
-    throw SpecError(file.string() + ":" + std::to_string(n.Mark().line + 1) + ": " + why);
-  };
-  auto get = [&](const YAML::Node& sec, const char* key, auto& out) {
-    if (!sec[key]) return;
-    try {
-      out = sec[key].as<std::decay_t<decltype(out)>>();
-    } catch (const YAML::Exception&) {
-      fail(sec[key], std::string("'") + key + "' has the wrong type");
+  // Everything is checked on a copy first: a rejected file changes nothing.
+  Config next = *this;
+  try {
+    if (root.IsNull()) return;
+    if (!root.IsMap())
+      rd.fail(root, "a config is a mapping of sections (correctness, timing, ...), got " +
+                        Reader::shown(root));
+    static const std::map<std::string, std::vector<std::string>> known = {
+        {"correctness", {"trials"}},
+        {"timing",
+         {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets",
+          "flush_l2"}},
+        {"timeouts", {"compile_s", "run_s"}},
+        {"compile",
+         {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
+        {"tolerance_overrides", {}},
+        {"reward", {"preset"}},
+        {"records", {"compile_log_bytes", "worker_log_bytes", "message_bytes"}}};
+    std::set<std::string> sections;
+    for (const auto& kv : root) {
+      if (!kv.first.IsScalar()) rd.fail(kv.first, "a section name must be a plain word");
+      const std::string& name = kv.first.Scalar();
+      auto it = known.find(name);
+      if (it == known.end()) rd.fail(kv.first, "unknown config section '" + name + "'");
+      if (!sections.insert(name).second) rd.fail(kv.first, "section '" + name + "' appears twice");
+      if (kv.second.IsNull()) continue;
+      if (!kv.second.IsMap())
+        rd.fail(kv.second, name + ": expected a mapping of keys, got " + Reader::shown(kv.second));
+      if (name == "tolerance_overrides") continue;
+      std::set<std::string> keys;
+      for (const auto& k : kv.second) {
+        std::string key = k.first.IsScalar() ? k.first.Scalar() : "?";
+        if (std::find(it->second.begin(), it->second.end(), key) == it->second.end())
+          rd.fail(k.first, "unknown key '" + key + "' in " + name);
+        if (!keys.insert(key).second) rd.fail(k.first, name + "." + key + " appears twice");
+      }
     }
-  };
-  static const std::map<std::string, std::vector<std::string>> known = {
-      {"correctness", {"trials"}},
-      {"timing", {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets", "flush_l2"}},
-      {"timeouts", {"compile_s", "run_s"}},
-      {"compile", {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
-      {"tolerance_overrides", {}},
-      {"reward", {"preset"}}};
-  for (const auto& kv : root) {
-    auto it = known.find(kv.first.Scalar());
-    if (it == known.end()) fail(kv.first, "unknown config section '" + kv.first.Scalar() + "'");
-    if (it->first == "tolerance_overrides") continue;
-    for (const auto& k : kv.second) {
-      const auto& keys = it->second;
-      if (std::find(keys.begin(), keys.end(), k.first.Scalar()) == keys.end())
-        fail(k.first, "unknown key '" + k.first.Scalar() + "' in " + it->first);
+    const YAML::Node& croot = root;  // const: lookups never add keys
+    const YAML::Node none;           // an absent section reads as empty
+    auto sec = [&](const char* name) -> const YAML::Node {
+      return croot[name] && croot[name].IsMap() ? croot[name] : none;
+    };
+
+    const YAML::Node c = sec("correctness");
+    rd.integer(c, "correctness.trials", "trials", 1, 1000, next.trials);
+    const YAML::Node t = sec("timing");
+    rd.integer(t, "timing.warmup", "warmup", 0, 10000, next.warmup);
+    rd.integer(t, "timing.min_samples", "min_samples", 1, 1000000, next.min_samples);
+    rd.integer(t, "timing.max_samples", "max_samples", 1, 1000000, next.max_samples);
+    rd.number(t, "timing.target_rel_stderr", "target_rel_stderr", 0, true, 1,
+              next.target_rel_stderr);
+    rd.number(t, "timing.time_cap_s", "time_cap_s", 0, true, 3600, next.time_cap_s);
+    rd.integer(t, "timing.input_sets", "input_sets", 1, 64, next.input_sets);
+    rd.boolean(t, "timing.flush_l2", "flush_l2", next.flush_l2);
+    if (next.max_samples < next.min_samples) {
+      const YAML::Node at = t["max_samples"] ? t["max_samples"] : t["min_samples"];
+      std::string why = "timing.max_samples (" + std::to_string(next.max_samples) +
+                        ") is below timing.min_samples (" + std::to_string(next.min_samples) + ")";
+      if (at) rd.fail(at, why);
+      rd.fail_at(-1, why);
     }
-  }
-  get(root["correctness"], "trials", trials);
-  auto t = root["timing"];
-  get(t, "warmup", warmup);
-  get(t, "min_samples", min_samples);
-  get(t, "max_samples", max_samples);
-  get(t, "target_rel_stderr", target_rel_stderr);
-  get(t, "time_cap_s", time_cap_s);
-  get(t, "input_sets", input_sets);
-  get(t, "flush_l2", flush_l2);
-  get(root["timeouts"], "compile_s", compile_timeout_s);
-  get(root["timeouts"], "run_s", run_timeout_s);
-  auto c = root["compile"];
-  get(c, "arch", arch);
-  get(c, "fallback_arch", fallback_arch);
-  get(c, "memory_limit_mb", compile_memory_limit_mb);
-  get(c, "cache_dir", cache_dir);
-  get(c, "cache_max_mb", cache_max_mb);
-  get(c, "sandbox", compile_sandbox);
-  get(root["reward"], "preset", reward_preset);
-  if (auto o = root["tolerance_overrides"]; o && o.IsMap()) {
+    const YAML::Node to = sec("timeouts");
+    rd.number(to, "timeouts.compile_s", "compile_s", 0, true, 86400, next.compile_timeout_s);
+    rd.number(to, "timeouts.run_s", "run_s", 0, true, 86400, next.run_timeout_s);
+    const YAML::Node co = sec("compile");
+    rd.text(co, "compile.arch", "arch", false, next.arch);
+    if (co["arch"] && next.arch != "auto" && !arch_name(next.arch))
+      rd.fail(co["arch"], "compile.arch: expected auto or a GPU architecture like sm_90a, got '" +
+                              next.arch + "'");
+    rd.text(co, "compile.fallback_arch", "fallback_arch", false, next.fallback_arch);
+    if (co["fallback_arch"] && !arch_name(next.fallback_arch))
+      rd.fail(co["fallback_arch"],
+              "compile.fallback_arch: expected a GPU architecture like sm_90a, got '" +
+                  next.fallback_arch + "'");
+    rd.integer(co, "compile.memory_limit_mb", "memory_limit_mb", 256, 1 << 20,
+               next.compile_memory_limit_mb);
+    rd.text(co, "compile.cache_dir", "cache_dir", true, next.cache_dir);
+    rd.integer(co, "compile.cache_max_mb", "cache_max_mb", 1, 1 << 22, next.cache_max_mb);
+    rd.boolean(co, "compile.sandbox", "sandbox", next.compile_sandbox);
+    rd.text(sec("reward"), "reward.preset", "preset", false, next.reward_preset);
+    if (next.reward_preset.empty())
+      rd.fail(sec("reward")["preset"], "reward.preset: must name a preset");
+    const YAML::Node rec = sec("records");
+    rd.integer(rec, "records.compile_log_bytes", "compile_log_bytes", 256, 64 << 20,
+               next.record_compile_log_bytes);
+    rd.integer(rec, "records.worker_log_bytes", "worker_log_bytes", 256, 64 << 20,
+               next.record_worker_log_bytes);
+    rd.integer(rec, "records.message_bytes", "message_bytes", 256, 64 << 20,
+               next.record_message_bytes);
+
+    const YAML::Node o = sec("tolerance_overrides");
+    std::set<std::string> ids;
     for (const auto& kv : o) {
+      if (!kv.first.IsScalar() || kv.first.Scalar().empty() || kv.first.Scalar().size() > 200)
+        rd.fail(kv.first, "tolerance_overrides: keys are problem ids");
+      std::string id = kv.first.Scalar();
+      std::string name = "tolerance_overrides." + id;
+      if (!ids.insert(id).second) rd.fail(kv.first, name + " appears twice");
+      if (!kv.second.IsMap())
+        rd.fail(kv.second,
+                name + ": expected {atol, rtol, rel_l2}, got " + Reader::shown(kv.second));
+      for (const auto& k : kv.second) {
+        std::string key = k.first.IsScalar() ? k.first.Scalar() : "?";
+        if (key != "atol" && key != "rtol" && key != "rel_l2")
+          rd.fail(k.first, name + ": unknown key '" + key + "' (atol, rtol, rel_l2)");
+      }
       Tolerance tol;
-      get(kv.second, "atol", tol.atol);
-      get(kv.second, "rtol", tol.rtol);
-      get(kv.second, "rel_l2", tol.rel_l2);
-      tolerance_overrides[kv.first.Scalar()] = tol;
+      rd.number(kv.second, name + ".atol", "atol", 0, false, 1e30, tol.atol);
+      rd.number(kv.second, name + ".rtol", "rtol", 0, false, 1e30, tol.rtol);
+      rd.number(kv.second, name + ".rel_l2", "rel_l2", 0, false, 1e30, tol.rel_l2);
+      next.tolerance_overrides[id] = tol;
     }
+  } catch (const YAML::Exception& e) {
+    rd.fail_at(e.mark.line, e.msg);
   }
-  if (trials < 1) throw SpecError(file.string() + ": correctness.trials must be at least 1");
-  if (input_sets < 1 || min_samples < 1 || max_samples < min_samples)
-    throw SpecError(file.string() + ": timing settings are inconsistent");
+  *this = std::move(next);
 }
 
 fs::path Config::resolved_cache_dir() const {
@@ -90,15 +293,27 @@ fs::path Config::resolved_cache_dir() const {
 nlohmann::json Config::to_json() const {
   nlohmann::json ov = nlohmann::json::object();
   for (const auto& [id, t] : tolerance_overrides) ov[id] = {{"atol", t.atol}, {"rtol", t.rtol}, {"rel_l2", t.rel_l2}};
-  return {{"trials", trials},           {"warmup", warmup},
-          {"min_samples", min_samples}, {"max_samples", max_samples},
-          {"target_rel_stderr", target_rel_stderr}, {"time_cap_s", time_cap_s},
-          {"input_sets", input_sets},   {"flush_l2", flush_l2},
-          {"compile_timeout_s", compile_timeout_s}, {"run_timeout_s", run_timeout_s},
-          {"arch", arch},               {"fallback_arch", fallback_arch},
-          {"compile_memory_limit_mb", compile_memory_limit_mb}, {"cache_dir", cache_dir},
-          {"cache_max_mb", cache_max_mb}, {"compile_sandbox", compile_sandbox},
-          {"tolerance_overrides", ov},  {"reward_preset", reward_preset}};
+  return {{"trials", trials},
+          {"warmup", warmup},
+          {"min_samples", min_samples},
+          {"max_samples", max_samples},
+          {"target_rel_stderr", target_rel_stderr},
+          {"time_cap_s", time_cap_s},
+          {"input_sets", input_sets},
+          {"flush_l2", flush_l2},
+          {"compile_timeout_s", compile_timeout_s},
+          {"run_timeout_s", run_timeout_s},
+          {"arch", arch},
+          {"fallback_arch", fallback_arch},
+          {"compile_memory_limit_mb", compile_memory_limit_mb},
+          {"cache_dir", cache_dir},
+          {"cache_max_mb", cache_max_mb},
+          {"compile_sandbox", compile_sandbox},
+          {"tolerance_overrides", ov},
+          {"reward_preset", reward_preset},
+          {"record_compile_log_bytes", record_compile_log_bytes},
+          {"record_worker_log_bytes", record_worker_log_bytes},
+          {"record_message_bytes", record_message_bytes}};
 }
 
 Config Config::from_json(const nlohmann::json& j) {
@@ -120,6 +335,9 @@ Config Config::from_json(const nlohmann::json& j) {
   c.cache_max_mb = j.value("cache_max_mb", c.cache_max_mb);
   c.compile_sandbox = j.value("compile_sandbox", c.compile_sandbox);
   c.reward_preset = j.value("reward_preset", c.reward_preset);
+  c.record_compile_log_bytes = j.value("record_compile_log_bytes", c.record_compile_log_bytes);
+  c.record_worker_log_bytes = j.value("record_worker_log_bytes", c.record_worker_log_bytes);
+  c.record_message_bytes = j.value("record_message_bytes", c.record_message_bytes);
   if (j.contains("tolerance_overrides"))
     for (const auto& [id, t] : j["tolerance_overrides"].items())
       c.tolerance_overrides[id] = Tolerance{t.value("atol", 1e-4), t.value("rtol", 1e-4), t.value("rel_l2", 1e-2)};

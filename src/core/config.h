@@ -26,13 +26,22 @@ struct Config {
   std::string fallback_arch = "sm_90a";
   int compile_memory_limit_mb = 8192;
   std::string cache_dir;
-  int cache_max_mb = 4096;       // the compile cache is trimmed (oldest first) to stay under this
-  bool compile_sandbox = true;   // refuse to compile unless the compiler's OS sandbox holds
+  int cache_max_mb = 4096;      // the compile cache is trimmed (oldest first) to stay under this
+  bool compile_sandbox = true;  // refuse to compile unless the compiler's OS sandbox holds
   std::map<std::string, Tolerance> tolerance_overrides;
   std::string reward_preset = "kernrl";
+  // Caps on the free text of a trace record (docs/trace-format.md, "Bounded outputs").
+  int64_t record_compile_log_bytes = 16384;
+  int64_t record_worker_log_bytes = 16384;
+  int64_t record_message_bytes = 4096;
 
-  // Applies the keys present in a YAML file over the current values; throws SpecError.
+  // Applies the keys present in a YAML file over the current values. Every value is type- and
+  // range-checked; throws SpecError "FILE:LINE: section.key ..." naming the offending key.
   void merge_file(const std::filesystem::path& file);
+  // The same for YAML text; `origin` names it in errors. Throws only SpecError, whatever the text.
+  void merge_text(const std::string& text, const std::string& origin);
+  // The defaults (not configs/default.yaml) with `text` over them: the entry point for fuzzing.
+  static Config from_yaml_text(const std::string& text, const std::string& origin);
   std::filesystem::path resolved_cache_dir() const;
   nlohmann::json to_json() const;
   static Config from_json(const nlohmann::json& j);

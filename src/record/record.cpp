@@ -74,8 +74,19 @@ std::string human_summary(const json& rec, bool color) {
   const char* c = "";
   const char* reset = color ? "\033[0m" : "";
   if (color) c = status == "correct" ? "\033[32m" : status == "compiled" ? "\033[36m" : "\033[31m";
-  std::string s = std::string(c) + status + reset + "  " + rec.value("problem", std::string("?")) + "  " +
-                  rec.value("file", std::string("")) + "\n";
+  // Fields read by type: a null problem (unattributed) or an odd record never throws here.
+  auto str = [&](const char* key, const std::string& otherwise) {
+    auto it = rec.find(key);
+    return it != rec.end() && it->is_string() ? it->get<std::string>() : otherwise;
+  };
+  std::string problem = str("problem", "");
+  if (problem.empty()) {
+    auto pu = rec.find("problem_unknown");
+    problem = pu != rec.end() && pu->is_object() && pu->contains("reason") && (*pu)["reason"].is_string()
+                  ? "(no problem: " + (*pu)["reason"].get<std::string>() + ")"
+                  : "(no problem)";
+  }
+  std::string s = std::string(c) + status + reset + "  " + problem + "  " + str("file", "") + "\n";
   if (rec.contains("compile") && rec["compile"].is_object()) {
     char b[160];
     std::snprintf(b, sizeof b, "  compile  %.0f ms for %s%s\n", rec["compile"].value("ms", 0.0),

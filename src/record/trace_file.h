@@ -1,7 +1,12 @@
-// JSONL trace files: one record per line, appended and flushed as soon as it is known.
+// JSONL trace files: one record per line, appended as soon as it is known.
+//
+// A trace file may be shared: the threads of one grade-dir, several grade-dir shards with the same
+// --out and `eval --trace` calls all append to it at once. Each record is one write(2) on an
+// O_APPEND descriptor made while holding an exclusive flock(2) on the file, so records never
+// interleave and none is lost; the repair of a cut-off last line (a killed run) happens under the
+// same lock.
 #pragma once
 
-#include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,12 +16,21 @@ namespace kernrl {
 
 class TraceWriter {
  public:
-  explicit TraceWriter(const std::string& path);  // throws std::runtime_error naming the file
+  // Opens (creating it, and its missing parent folders) `path` for appending. Throws
+  // std::runtime_error naming the file and the reason.
+  explicit TraceWriter(const std::string& path);
   ~TraceWriter();
-  void append(const nlohmann::json& rec);          // thread-safe; one line, flushed
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // Appends one record as one line (thread-safe, safe across processes). Throws std::runtime_error
+  // when the line cannot be written whole; the file is then left as it was.
+  void append(const nlohmann::json& rec);
+  const std::string& path() const { return path_; }
 
  private:
-  FILE* f_ = nullptr;
+  std::string path_;
+  int fd_ = -1;
   std::mutex mu_;
 };
 
@@ -29,7 +43,8 @@ struct TraceProblem {
 // Reads every valid record of a JSONL file; malformed lines are listed in *problems and skipped.
 std::vector<nlohmann::json> read_trace(const std::string& path, std::vector<TraceProblem>* problems);
 
-// One line of JSON, never throwing on odd bytes in strings.
+// One line of JSON, always valid UTF-8: bytes of invalid UTF-8 in any string are written as `\xNN`
+// (record/safe_text.h). Never throws on odd bytes.
 std::string json_line(const nlohmann::json& j);
 
 }  // namespace kernrl

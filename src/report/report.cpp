@@ -536,6 +536,11 @@ std::string render_md(const json& a) {
   if (!a["malformed_lines"].empty()) out += ", " + std::to_string(a["malformed_lines"].size()) + " malformed line(s) skipped";
   if (a["reward_preset"].is_string()) out += "; rewards rescored with preset '" + a["reward_preset"].get<std::string>() + "'";
   out += ".\n\n";
+  const json& un = a["unattributed"];
+  if (un.is_object() && un.value("records", 0) > 0)
+    out +=
+        count(un["records"]) +
+        " unattributed record(s) (no known problem) are not counted below; see Unattributed.\n\n";
 
   // One row per metrics object: identity columns, then the shared metric columns.
   auto table = [&](const json& rows, const std::vector<std::string>& ids, bool ranked) {
@@ -572,6 +577,23 @@ std::string render_md(const json& a) {
     rows.push_back(c);
   }
   out += md_table(head, rows);
+
+  if (un.is_object() && un.value("records", 0) > 0) {
+    out +=
+        "\n## Unattributed\n\nRecords whose problem is unknown: outside samples, pass@k, fast_p "
+        "and every other "
+        "metric above.\n\n";
+    std::vector<std::vector<std::string>> urows;
+    for (const auto& [run, g] : un["runs"].items()) {
+      std::string reasons, statuses;
+      for (const auto& [k, v] : g["reasons"].items())
+        reasons += (reasons.empty() ? "" : ", ") + k + " " + count(v);
+      for (const auto& [k, v] : g["status_counts"].items())
+        statuses += (statuses.empty() ? "" : ", ") + k + " " + count(v);
+      urows.push_back({run, count(g["records"]), reasons, statuses});
+    }
+    out += md_table({"run", "records", "why", "statuses"}, urows, 1);
+  }
 
   if (a["comparison"].is_object()) {
     const json& cmp = a["comparison"];
@@ -676,6 +698,28 @@ std::string render_csv(const json& a) {
   return out;
 }
 
+// Records with no known problem (unreadable files, an unknown or missing `problem:`): how many,
+// per run, why (their `problem_unknown.reason`, "unknown" for records without one) and with
+// which status.
+json unattributed_json(const std::vector<json>& recs) {
+  json runs = json::object();
+  for (const json& r : recs) {
+    json& g = runs[run_of(r)];
+    if (g.is_null())
+      g = {{"records", 0}, {"reasons", json::object()}, {"status_counts", json::object()}};
+    g["records"] = g["records"].get<size_t>() + 1;
+    std::string reason = "unknown";
+    auto pu = r.find("problem_unknown");
+    if (pu != r.end() && pu->is_object() && pu->contains("reason") && (*pu)["reason"].is_string())
+      reason = (*pu)["reason"].get<std::string>();
+    g["reasons"][reason] = g["reasons"].value(reason, 0) + 1;
+    std::string st = text(r, "status");
+    if (st.empty()) st = "(unknown)";
+    g["status_counts"][st] = g["status_counts"].value(st, 0) + 1;
+  }
+  return {{"records", recs.size()}, {"runs", runs}};
+}
+
 }  // namespace
 
 // ---- public API ----
@@ -716,7 +760,10 @@ json aggregate(const std::vector<json>& records, const ReportOptions& opt) {
 json aggregate(const std::vector<json>& records, const ReportOptions& opt, const std::vector<json>& baseline_records) {
   Settings s = settings_of(opt);
   size_t dropped = 0;
-  std::vector<json> recs = prepare(records, opt, true, &dropped);
+  std::vector<json> recs;
+  std::vector<json> unattributed;  // no known problem: outside every metric, listed on their own
+  for (json& r : prepare(records, opt, true, &dropped))
+    (problem_of(r) ? recs : unattributed).push_back(std::move(r));
 
   std::map<std::string, json> run_metrics;
   for (const Group& g : group_records(recs, "run", {})) run_metrics[g.run] = group_json(g, s);
@@ -734,6 +781,7 @@ json aggregate(const std::vector<json>& records, const ReportOptions& opt, const
   a["malformed_lines"] = json::array();  // filled by run_report
   a["records"] = recs.size();
   a["duplicates"] = dropped;
+  a["unattributed"] = unattributed_json(unattributed);
   a["runs"] = json::array();
   for (const auto& name : order) a["runs"].push_back(run_metrics[name]);
   a["groups"] = json::array();
@@ -756,7 +804,10 @@ json aggregate(const std::vector<json>& records, const ReportOptions& opt, const
   a["comparison"] = nullptr;
   if (!opt.baseline.empty()) {
     size_t base_dropped = 0;
-    a["comparison"] = compare(recs, prepare(baseline_records, opt, false, &base_dropped), s, opt);
+    std::vector<json> base;
+    for (json& r : prepare(baseline_records, opt, false, &base_dropped))
+      if (problem_of(r)) base.push_back(std::move(r));
+    a["comparison"] = compare(recs, base, s, opt);
   }
   return a;
 }

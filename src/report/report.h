@@ -23,7 +23,7 @@ struct ReportOptions {
 };
 
 // The JSON output's schema name; bumped only when a key is removed or changes meaning.
-constexpr const char* kReportSchema = "kernrl.report.v1";
+constexpr const char* kReportSchema = "kernrl.report.v2";
 
 // Unbiased pass@k estimator 1 - C(n-c, k) / C(n, k), computed as a stable product.
 // Throws std::invalid_argument unless 1 <= k <= n and 0 <= c <= n.

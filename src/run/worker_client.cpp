@@ -65,9 +65,18 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
 }
 
 std::string WorkerClient::log_tail() const {
-  std::ifstream in(log_file_);
-  std::string all((std::istreambuf_iterator<char>(in)), {});
-  if (all.size() > 1500) all = all.substr(all.size() - 1500);
+  // Only the end is read: a kernel that printf's in a loop may have written megabytes.
+  std::ifstream in(log_file_, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  std::streamoff size = in.tellg();
+  std::streamoff from = size > kLogTailBytes ? size - kLogTailBytes : 0;
+  in.seekg(from);
+  std::string all(static_cast<size_t>(size - from), '\0');
+  in.read(all.data(), static_cast<std::streamsize>(all.size()));
+  all.resize(static_cast<size_t>(in.gcount()));
+  if (from > 0)
+    all = "[... " + std::to_string(from) +
+          " earlier bytes of the worker's output not shown ...]\n" + all;
   while (!all.empty() && (all.back() == '\n' || all.back() == ' ')) all.pop_back();
   return all;
 }
@@ -76,7 +85,12 @@ json WorkerClient::request(const json& req, double timeout_s) {
   std::string err;
   if (!ready_ && !wait_ready(&err))
     return {{"status", "runtime_error"}, {"error", {{"category", "runtime_error"}, {"message", err}}}};
-  if (!proc_.send_line(req.dump())) {
+  // The log holds this request's output only (the worker appends to it: O_APPEND), so it stays
+  // small and a crash report shows what this kernel printed.
+  if (!log_file_.empty() && ::truncate(log_file_.c_str(), 0) != 0) {
+    // Not fatal: the tail is still read from the end of the file.
+  }
+  if (!proc_.send_line(req.dump(-1, ' ', false, json::error_handler_t::replace))) {
     ready_ = false;
     ++restarts_;
     proc_.kill_and_reap();

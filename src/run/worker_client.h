@@ -28,7 +28,10 @@ class WorkerClient {
   int restarts() const { return restarts_; }
 
  private:
+  // The last kLogTailBytes of the worker's output (stderr, where device printf output lands too)
+  // while grading the current request; the record caps it further (records.worker_log_bytes).
   std::string log_tail() const;
+  static constexpr long kLogTailBytes = 64 * 1024;
   int gpu_;
   LineProcess proc_;
   bool ready_ = false;

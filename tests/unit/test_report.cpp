@@ -128,7 +128,7 @@ TEST_CASE("shards merge by run name; duplicates keep the last; a cut-off line is
   REQUIRE(res.code == 0);
   CHECK(res.err.find("shard_b.jsonl:4: ") != std::string::npos);
   json a = json::parse(res.out);
-  CHECK(a["schema"] == "kernrl.report.v1");
+  CHECK(a["schema"] == "kernrl.report.v2");
   CHECK(a["files"].size() == 2);
   REQUIRE(a["malformed_lines"].size() == 1);
   CHECK(a["malformed_lines"][0]["line"] == 4);
@@ -347,4 +347,50 @@ TEST_CASE("KernelBench eval_results.json shape") {
   CHECK(levels[1].contains("1"));
   CHECK(levels[1].contains("2"));
   CHECK(levels[2].contains("1"));
+}
+
+TEST_CASE("unattributed records: outside every metric, listed on their own") {
+  auto rec = [](const std::string& file, json problem, const std::string& status, json reason) {
+    json r = {{"schema", "kernrl.trace.v1"},
+              {"run", "u"},
+              {"file", file},
+              {"problem", problem},
+              {"status", status},
+              {"source_sha256", "h" + file},
+              {"speedup", status == "correct" ? json(2.0) : json(nullptr)}};
+    if (problem.is_null() && !reason.is_null())
+      r["problem_unknown"] = {{"reason", reason}, {"named", nullptr}, {"from", nullptr}};
+    if (!problem.is_null()) r["level"] = 1;
+    return r;
+  };
+  std::vector<json> recs = {
+      rec("a.cu", "L1_1_A", "correct", nullptr), rec("b.cu", "L1_1_A", "incorrect", nullptr),
+      rec("c.cu", nullptr, "format_error", "unknown_problem"),
+      rec("d.cu", nullptr, "format_error", "unreadable"),
+      rec("e.cu", nullptr, "format_error", nullptr)};  // an old record without a reason
+  ReportOptions opt;
+  opt.ks = {1};
+  json a = kernrl::aggregate(recs, opt);
+  const json& r = run_row(a, "u");
+  // Only the two attributed samples count: 1 of 2 correct, fast_1 = 1/2 (not 1/5).
+  CHECK(a["records"] == 2);
+  CHECK(r["samples"] == 2);
+  CHECK(r["format_rate"] == 1.0);
+  CHECK(r["correct_rate"] == 0.5);
+  CHECK(r["fast_p"]["1"] == 0.5);
+  CHECK(r["pass_at_k"]["1"]["value"] == 0.5);
+  CHECK(r["status_counts"]["format_error"] == 0);
+  CHECK(a["unattributed"]["records"] == 3);
+  const json& u = a["unattributed"]["runs"]["u"];
+  CHECK(u["reasons"]["unknown_problem"] == 1);
+  CHECK(u["reasons"]["unreadable"] == 1);
+  CHECK(u["reasons"]["unknown"] == 1);
+  CHECK(u["status_counts"]["format_error"] == 3);
+  std::string md = kernrl::render(a, opt);
+  CHECK(md.find("3 unattributed record(s)") != std::string::npos);
+  CHECK(md.find("## Unattributed") != std::string::npos);
+  // A run with no attributed record at all still shows up, under unattributed.
+  json only = kernrl::aggregate({recs[2]}, opt);
+  CHECK(only["runs"].empty());
+  CHECK(only["unattributed"]["records"] == 1);
 }
