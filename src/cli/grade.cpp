@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <regex>
 
 #include "core/hash.h"
 #include "core/paths.h"
@@ -49,10 +48,8 @@ std::string resolve_problem_id(const std::string& file, const std::string& optio
   fs::path p = fs::absolute(file);
   std::vector<std::string> candidates = {p.parent_path().filename().string(), problem_id_of_dir(p.parent_path()),
                                          p.stem().string()};
-  static const std::regex kb(R"(level_(\d+)_problem_(\d+)_)");
-  std::smatch m;
-  std::string name = p.filename().string();
-  if (std::regex_search(name, m, kb)) candidates.insert(candidates.begin(), "L" + m[1].str() + "_" + m[2].str());
+  if (std::string kb = kernelbench_problem_id(p.filename().string()); !kb.empty())
+    candidates.insert(candidates.begin(), kb);
   for (const auto& c : candidates)
     if (!c.empty() && c[0] == 'L' && problem_exists(c)) return c;
   return "";
@@ -116,6 +113,8 @@ Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Co
                   plan.line, "");
   try {
     check_plan(plan, out.problem, num_sms);
+  } catch (const LaunchConfigError& e) {
+    return finish("launch_error", e.what(), e.line, "");
   } catch (const FormatError& e) {
     return finish("format_error", e.what(), e.line, "");
   }
