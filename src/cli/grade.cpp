@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 
 #include "core/hash.h"
 #include "core/paths.h"
@@ -58,10 +57,8 @@ std::string problem_from_path(const std::string& file) {
   fs::path p = fs::absolute(file);
   std::vector<std::string> candidates = {p.parent_path().filename().string(), problem_id_of_dir(p.parent_path()),
                                          p.stem().string()};
-  static const std::regex kb(R"(level_(\d+)_problem_(\d+)_)");
-  std::smatch m;
-  std::string name = p.filename().string();
-  if (std::regex_search(name, m, kb)) candidates.insert(candidates.begin(), "L" + m[1].str() + "_" + m[2].str());
+  if (std::string kb = kernelbench_problem_id(p.filename().string()); !kb.empty())
+    candidates.insert(candidates.begin(), kb);
   for (const auto& c : candidates)
     if (!c.empty() && c.size() < 256 && c[0] == 'L' && problem_exists(c)) return c;
   return "";
@@ -258,6 +255,8 @@ Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Co
   }
   try {
     check_plan(plan, out.problem, num_sms);
+  } catch (const LaunchConfigError& e) {
+    return finish("launch_error", e.what(), e.line, "");
   } catch (const FormatError& e) {
     return finish("format_error", e.what(), e.line, "");
   }

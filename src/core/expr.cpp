@@ -12,15 +12,38 @@ class Parser {
       : s_(text), vars_(vars), names_(names) {}
 
   int64_t parse() {
+    if (s_.size() > kMaxExprChars)
+      throw ExprError("expression of " + std::to_string(s_.size()) + " characters; the limit is " +
+                      std::to_string(kMaxExprChars));
+    for (char c : s_)
+      if (static_cast<unsigned char>(c) < 0x20 && c != ' ' && c != '\t' && c != '\n')
+        throw ExprError("expression contains a control character (byte " +
+                        std::to_string(static_cast<unsigned char>(c)) + ")");
     int64_t v = sum();
     skip();
-    if (pos_ != s_.size()) fail("unexpected '" + std::string(1, s_[pos_]) + "'");
+    if (pos_ != s_.size()) fail("unexpected " + show(s_[pos_]));
     return v;
   }
 
  private:
+  // Every recursive step (a parenthesis, a call, a unary sign) goes through one Nest.
+  struct Nest {
+    explicit Nest(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxExprDepth)
+        p_.fail("nested more than " + std::to_string(kMaxExprDepth) + " levels deep");
+    }
+    ~Nest() { --p_.depth_; }
+    Parser& p_;
+  };
+
   [[noreturn]] void fail(const std::string& why) const {
     throw ExprError("in expression \"" + s_ + "\": " + why);
+  }
+  static std::string show(char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return "'" + std::string(1, c) + "'";
+    static const char* hex = "0123456789abcdef";
+    return std::string("byte 0x") + hex[u >> 4] + hex[u & 15];
   }
   void skip() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -75,8 +98,14 @@ class Parser {
     }
   }
   int64_t unary() {
-    if (eat('-')) return sub(0, unary());
-    if (eat('+')) return unary();
+    if (eat('-')) {
+      Nest nest(*this);
+      return sub(0, unary());
+    }
+    if (eat('+')) {
+      Nest nest(*this);
+      return unary();
+    }
     return primary();
   }
   int64_t primary() {
@@ -84,6 +113,7 @@ class Parser {
     if (pos_ >= s_.size()) fail("unexpected end");
     char c = s_[pos_];
     if (c == '(') {
+      Nest nest(*this);
       ++pos_;
       int64_t v = sum();
       if (!eat(')')) fail("missing ')'");
@@ -109,10 +139,11 @@ class Parser {
       if (it == vars_->end()) fail("unknown name '" + name + "'");
       return it->second;
     }
-    fail("unexpected '" + std::string(1, c) + "'");
+    fail("unexpected " + show(c));
   }
   int64_t call(const std::string& fn) {
     if (fn != "cdiv" && fn != "min" && fn != "max") fail("unknown function '" + fn + "'");
+    Nest nest(*this);
     int64_t a = sum();
     if (!eat(',')) fail(fn + "() takes two arguments");
     int64_t b = sum();
@@ -131,6 +162,7 @@ class Parser {
   const Vars* vars_;
   std::vector<std::string>* names_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

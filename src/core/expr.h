@@ -10,12 +10,17 @@
 
 namespace kernrl {
 
-// Thrown for syntax errors, unknown names, division by zero and 64-bit overflow.
+// Thrown for syntax errors, unknown names, division by zero, 64-bit overflow, and expressions
+// longer than kMaxExprChars or nested deeper than kMaxExprDepth.
 struct ExprError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
 using Vars = std::map<std::string, int64_t>;
+
+// Longer or deeper expressions are errors (ExprError), never a stack overflow.
+constexpr size_t kMaxExprChars = 4096;
+constexpr int kMaxExprDepth = 200;
 
 // Evaluates `text` with the variables in `vars`. Division truncates toward zero as in C.
 int64_t eval_expr(const std::string& text, const Vars& vars);

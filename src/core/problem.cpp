@@ -3,7 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
 #include <set>
+#include <sstream>
+
+#include "core/yaml_guard.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
@@ -27,10 +33,10 @@ namespace {
 // Reads one problem.yaml, turning every mistake into "file:line: what".
 class SpecReader {
  public:
-  explicit SpecReader(fs::path file) : file_(std::move(file)) {}
+  SpecReader(std::string name, const std::string& text) : file_(std::move(name)), text_(text) {}
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& why) const {
-    std::string where = file_.string();
+    std::string where = file_;
     if (at.IsDefined() && at.Mark().line >= 0) where += ":" + std::to_string(at.Mark().line + 1);
     throw SpecError(where + ": " + why);
   }
@@ -47,6 +53,24 @@ class SpecReader {
     } catch (const YAML::Exception&) {
       fail(n, std::string("'") + what + "' has the wrong type");
     }
+  }
+  // A number that must be finite and within [lo, hi].
+  double number(const YAML::Node& n, const char* what, double lo, double hi) const {
+    double v = as<double>(n, what);
+    if (!std::isfinite(v) || v < lo || v > hi)
+      fail(n, std::string("'") + what + "' is " + n.Scalar() +
+                  "; it must be a finite number from " + fmt(lo) + " to " + fmt(hi));
+    return v;
+  }
+  static std::string fmt(double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+  }
+  int64_t size_value(const YAML::Node& n) const {
+    auto v = as<int64_t>(n, "size");
+    if (v < 0 || v > kMaxSize) fail(n, "size " + n.Scalar() + " is out of range (0 to 2^40)");
+    return v;
   }
   // Integer expressions may be written as YAML numbers or strings.
   std::string expr(const YAML::Node& n, const char* what) const {
@@ -67,9 +91,9 @@ class SpecReader {
     if (!n.IsMap()) fail(n, "tolerance must be a mapping {atol, rtol, rel_l2}");
     for (const auto& kv : n) {
       auto k = kv.first.Scalar();
-      if (k == "atol") base.atol = as<double>(kv.second, "atol");
-      else if (k == "rtol") base.rtol = as<double>(kv.second, "rtol");
-      else if (k == "rel_l2") base.rel_l2 = as<double>(kv.second, "rel_l2");
+      if (k == "atol") base.atol = number(kv.second, "atol", 0, 1e30);
+      else if (k == "rtol") base.rtol = number(kv.second, "rtol", 0, 1e30);
+      else if (k == "rel_l2") base.rel_l2 = number(kv.second, "rel_l2", 0, 1e30);
       else fail(kv.first, "unknown tolerance key '" + k + "'");
     }
     return base;
@@ -133,7 +157,8 @@ class SpecReader {
         s.fan_in = expr(v, "fan_in");
         check_expr(v, s.fan_in, sizes);
       } else {
-        s.params[key] = as<double>(v, key.c_str());
+        double lo = key == "std" ? 0 : key == "p" ? 0 : -1e30, hi = key == "p" ? 1 : 1e30;
+        s.params[key] = number(v, key.c_str(), lo, hi);
       }
     }
     if (s.kind == "randint" && s.params["high"] <= s.params["low"]) fail(kv.second, "randint needs low < high");
@@ -143,17 +168,20 @@ class SpecReader {
   ProblemSpec read() {
     YAML::Node root;
     try {
-      root = YAML::LoadFile(file_.string());
-    } catch (const YAML::BadFile&) {
-      throw SpecError(file_.string() + ": cannot read file");
+      check_yaml_shape(text_, YamlLimits{32, 100000});
+      root = YAML::Load(text_);
+    } catch (const YamlShapeError& e) {
+      throw SpecError(file_ + ":" + std::to_string(e.line + 1) + ": " + e.what());
     } catch (const YAML::ParserException& e) {
-      throw SpecError(file_.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+      throw SpecError(file_ + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }
+    if (!root.IsMap()) throw SpecError(file_ + ": a problem spec is a YAML mapping");
     static const std::set<std::string> keys = {"id", "level", "name", "description", "sizes", "inputs",
                                                "parameters", "scalars", "outputs", "tolerance", "compare",
                                                "flops", "bytes", "torch"};
     for (const auto& kv : root)
-      if (!keys.count(kv.first.Scalar())) fail(kv.first, "unknown key '" + kv.first.Scalar() + "'");
+      if (!kv.first.IsScalar() || !keys.count(kv.first.Scalar()))
+        fail(kv.first, "unknown key '" + kv.first.Scalar() + "'");
 
     ProblemSpec p;
     p.id = as<std::string>(need(root, "id"), "id");
@@ -171,27 +199,40 @@ class SpecReader {
     if (!bench.IsMap() || bench.size() == 0) fail(bench, "sizes.bench must be a non-empty mapping");
     for (const auto& kv : bench) {
       p.size_names.push_back(kv.first.Scalar());
-      p.bench[kv.first.Scalar()] = as<int64_t>(kv.second, "size");
+      if (!kv.first.IsScalar() || kv.first.Scalar().empty() || kv.first.Scalar().size() > 64)
+        fail(kv.first, "a size needs a name");
+      if (p.bench.count(kv.first.Scalar()))
+        fail(kv.first, "size '" + kv.first.Scalar() + "' is given twice");
+      p.bench[kv.first.Scalar()] = size_value(kv.second);
     }
     std::set<std::string> names(p.size_names.begin(), p.size_names.end());
     auto tests = need(sizes, "test");
     if (!tests.IsSequence() || tests.size() < 2) fail(tests, "sizes.test needs at least two size sets");
     for (const auto& t : tests) {
+      if (!t.IsMap()) fail(t, "each test size set is a mapping of sizes");
       Vars v;
       for (const auto& kv : t) {
         if (!names.count(kv.first.Scalar())) fail(kv.first, "size '" + kv.first.Scalar() + "' is not in sizes.bench");
-        v[kv.first.Scalar()] = as<int64_t>(kv.second, "size");
+        v[kv.first.Scalar()] = size_value(kv.second);
       }
       if (v.size() != names.size()) fail(t, "every test size set must define all sizes of sizes.bench");
       p.tests.push_back(v);
     }
+    if (!sizes.IsMap()) fail(sizes, "sizes must be a mapping with bench and test");
     for (const auto& kv : sizes)
       if (kv.first.Scalar() != "bench" && kv.first.Scalar() != "test") fail(kv.first, "sizes has only bench and test");
 
-    for (const auto& n : need(root, "inputs")) p.inputs.push_back(tensor(n, false, p, names));
+    auto list = [&](const YAML::Node& n, const char* what) {
+      if (!n.IsSequence()) fail(n, std::string("'") + what + "' must be a list of tensors");
+      return n;
+    };
+    for (const auto& n : list(need(root, "inputs"), "inputs"))
+      p.inputs.push_back(tensor(n, false, p, names));
     if (root["parameters"])
-      for (const auto& n : root["parameters"]) p.parameters.push_back(tensor(n, false, p, names));
-    for (const auto& n : need(root, "outputs")) p.outputs.push_back(tensor(n, true, p, names));
+      for (const auto& n : list(root["parameters"], "parameters"))
+        p.parameters.push_back(tensor(n, false, p, names));
+    for (const auto& n : list(need(root, "outputs"), "outputs"))
+      p.outputs.push_back(tensor(n, true, p, names));
     if (p.outputs.empty()) fail(root["outputs"], "a problem needs at least one output");
     if (root["scalars"]) {
       auto sc = root["scalars"];
@@ -202,7 +243,7 @@ class SpecReader {
         s.dtype = as<std::string>(need(kv.second, "dtype"), "dtype");
         if (s.dtype != "float32" && s.dtype != "float64" && s.dtype != "int32" && s.dtype != "int64")
           fail(kv.second, "scalar dtype must be float32, float64, int32 or int64");
-        s.value = as<double>(need(kv.second, "value"), "value");
+        s.value = number(need(kv.second, "value"), "value", -1e300, 1e300);
         p.scalars.push_back(s);
       }
     }
@@ -226,11 +267,32 @@ class SpecReader {
       if (!c || c->dtype.is_float || &*c == &t)
         fail(root["outputs"], "output '" + t.name + "' has count '" + t.count + "', which is not an integer output");
     }
+    // Every expression evaluates at every size set: no division by zero, no overflow, no
+    // negative dimension, tensors and work that fit 64 bits.
+    std::vector<Vars> sets = p.tests;
+    sets.push_back(p.bench);
+    for (const auto& v : sets) {
+      try {
+        for (const auto* l : {&p.inputs, &p.parameters, &p.outputs})
+          for (const auto& t : *l) {
+            p.numel_of(t, v);
+            if (!t.init.fan_in.empty()) eval_expr(t.init.fan_in, v);
+          }
+        p.flops_at(v);
+        p.bytes_at(v);
+      } catch (const ExprError& e) {
+        std::string at;
+        for (const auto& n : p.size_names)
+          at += (at.empty() ? "" : " ") + n + "=" + std::to_string(v.at(n));
+        throw SpecError(file_ + ": at " + at + ": " + e.what());
+      }
+    }
     return p;
   }
 
  private:
-  fs::path file_;
+  std::string file_;
+  const std::string& text_;
 };
 
 }  // namespace
@@ -278,7 +340,12 @@ int64_t ProblemSpec::bytes_at(const Vars& sizes) const {
   if (bytes != "auto") return eval_expr(bytes, sizes);
   int64_t total = 0;
   for (const auto* list : {&inputs, &parameters, &outputs})
-    for (const auto& t : *list) total += numel_of(t, sizes) * t.dtype.bytes;
+    for (const auto& t : *list) {
+      int64_t b;
+      if (__builtin_mul_overflow(numel_of(t, sizes), int64_t{t.dtype.bytes}, &b) ||
+          __builtin_add_overflow(total, b, &total))
+        throw ExprError("the problem's bytes overflow 64 bits");
+    }
   return total;
 }
 
@@ -335,15 +402,42 @@ nlohmann::json ProblemSpec::to_json() const {
           {"torch", torch}};
 }
 
+std::string kernelbench_problem_id(const std::string& name) {
+  // level_<L>_problem_<N>_ anywhere in the name, found by plain scanning.
+  auto digits_at = [&](size_t i, size_t* end) {
+    size_t j = i;
+    while (j < name.size() && j - i < 9 && std::isdigit(static_cast<unsigned char>(name[j]))) ++j;
+    *end = j;
+    return j > i && (j >= name.size() || !std::isdigit(static_cast<unsigned char>(name[j])));
+  };
+  for (size_t at = name.find("level_"); at != std::string::npos; at = name.find("level_", at + 1)) {
+    size_t l_end, n_end;
+    size_t l = at + 6;
+    if (!digits_at(l, &l_end) || name.compare(l_end, 9, "_problem_") != 0) continue;
+    size_t n = l_end + 9;
+    if (!digits_at(n, &n_end) || n_end >= name.size() || name[n_end] != '_') continue;
+    return "L" + name.substr(l, l_end - l) + "_" + name.substr(n, n_end - n);
+  }
+  return "";
+}
+
 std::string problem_id_of_dir(const fs::path& dir) {
   fs::path d = dir;
   if (d.filename().empty()) d = d.parent_path();
   return d.parent_path().filename().string() + "_" + d.filename().string();
 }
 
+ProblemSpec parse_problem_yaml(const std::string& text, const std::string& name) {
+  return SpecReader(name, text).read();
+}
+
 ProblemSpec load_problem(const fs::path& dir) {
   fs::path file = dir / "problem.yaml";
-  ProblemSpec p = SpecReader(file).read();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw SpecError(file.string() + ": cannot read file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  ProblemSpec p = parse_problem_yaml(text.str(), file.string());
   p.dir = dir;
   std::string expect = problem_id_of_dir(dir);
   if (p.id != expect) throw SpecError(file.string() + ": id '" + p.id + "' does not match its folder (" + expect + ")");

@@ -85,6 +85,12 @@ struct ProblemSpec {
   nlohmann::json to_json() const;
 };
 
+constexpr int64_t kMaxSize = int64_t{1} << 40;  // sizes are 0 to 2^40
+
+// Parses and validates the text of a problem.yaml (`name` appears in errors); everything but the
+// id's match with its folder. Throws SpecError naming the line.
+ProblemSpec parse_problem_yaml(const std::string& text, const std::string& name);
+
 // Loads and validates one problem folder; throws SpecError naming file and line.
 ProblemSpec load_problem(const std::filesystem::path& dir);
 
@@ -93,6 +99,9 @@ std::vector<std::filesystem::path> problem_dirs(const std::filesystem::path& roo
 
 // Resolves an id (exact, or a unique prefix such as "L1_23") to its folder; throws SpecError.
 std::filesystem::path find_problem_dir(const std::filesystem::path& root, const std::string& id);
+
+// "L1_23" for a KernelBench file name holding level_1_problem_23_ ("" for other names).
+std::string kernelbench_problem_id(const std::string& name);
 
 // "L1_23_Softmax" from a folder problems/L1/23_Softmax.
 std::string problem_id_of_dir(const std::filesystem::path& dir);

@@ -20,9 +20,18 @@ struct ExtractedSource {
 };
 
 constexpr size_t kMaxSourceBytes = 1 << 20;  // larger files are format errors, never compiled
+constexpr size_t kMaxLineChars = 10000;      // so are files with a longer line
 
-// .cu/.cuh files are taken whole; anything else is treated as markdown and the last fenced code
-// block that contains a `/* kernrl` block is taken. Throws FormatError.
+// Text as every later step reads it: a leading UTF-8 byte-order mark dropped, CRLF and lone CR
+// turned into LF (line numbers stay those of the file).
+std::string normalize_text(const std::string& text);
+
+// .cu/.cuh files are taken whole. .py files are named for what they are (KernelBench module,
+// Triton, PyTorch-only) in a FormatError. Anything else is a markdown answer (CommonMark, read by
+// md4c): the last code block that contains a `/* kernrl` block is taken; a launch block in a code
+// block of its own (```yaml, with or without /* kernrl ... */) is joined with the nearest code
+// block holding __global__ kernels, the lines between left blank so that line numbers stay those
+// of the file. Text is normalized first (normalize_text). Throws FormatError.
 ExtractedSource extract_kernel(const std::string& text, const std::string& filename);
 
 // Reads a file; throws std::runtime_error naming the file when it cannot.

@@ -4,7 +4,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <set>
+
+#include "core/yaml_guard.h"
+#include "parse/yaml_prepass.h"
 
 namespace kernrl {
 namespace {
@@ -13,29 +21,65 @@ int count_lines(const std::string& s, size_t upto) {
   return static_cast<int>(std::count(s.begin(), s.begin() + static_cast<long>(upto), '\n'));
 }
 
-bool is_float_literal(const std::string& s) {
-  if (s.empty()) return false;
-  bool has_digit = false, has_mark = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) has_digit = true;
-    else if (c == '.' || c == 'e' || c == 'E') has_mark = true;
-    else if ((c == '-' || c == '+') && (i == 0 || s[i - 1] == 'e' || s[i - 1] == 'E')) {
-    } else if ((c == 'f' || c == 'F') && i + 1 == s.size()) {
-    } else return false;
-  }
-  return has_digit && has_mark;
+bool is_ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
-// YAML splits flow lists at every comma, so `[cdiv(N, 256), 1]` arrives as "cdiv(N", "256)", "1".
-// Items are glued back together until their parentheses balance; quoting is then never needed.
-std::vector<std::string> rejoin_parens(const std::vector<std::string>& items) {
+bool is_identifier(const std::string& s) {
+  return !s.empty() && s.size() <= kMaxNameChars && is_ident_start(s[0]) &&
+         std::all_of(s.begin(), s.end(), is_ident_char);
+}
+
+// The literal spellings of infinities and NaNs, which no kernel argument may be.
+bool is_non_finite_word(std::string s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.erase(0, 1);
+  if (!s.empty() && (s.back() == 'f' || s.back() == 'F') && s.size() > 3) s.pop_back();
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == "nan" || s == "inf" || s == "infinity" || s == ".nan" || s == ".inf";
+}
+
+// YAML's "cannot read this" messages, each with what usually causes it.
+std::string yaml_hint(const std::string& msg) {
+  if (msg.find("anchor") != std::string::npos || msg.find("alias") != std::string::npos)
+    return "YAML anchors and aliases (&name, *name) are not allowed: write the value out, or quote "
+           "it";
+  if (msg.find("flow") != std::string::npos)
+    return "a [ or { is not closed where it should be: check the brackets of this line";
+  if (msg.find("illegal map value") != std::string::npos)
+    return "a ': ' inside a value: put the value in quotes";
+  if (msg.find("end of string") != std::string::npos) return "a quoted value is never closed";
+  if (msg.find("end of map") != std::string::npos ||
+      msg.find("end of sequence") != std::string::npos || msg.find("block") != std::string::npos)
+    return "check the indentation: the keys of one launch line up under each other and each launch "
+           "starts with '- '";
+  return "values that contain ': ' or ' #', or start with one of [ ] { } , & * ! | > ' \" % @ `, "
+         "need quotes";
+}
+
+// Splits `a, f(b, c), d` at its top-level commas.
+std::vector<std::string> split_top_level(const std::string& s) {
   std::vector<std::string> out;
   int depth = 0;
-  for (const auto& it : items) {
-    if (depth > 0) out.back() += ", " + it;
-    else out.push_back(it);
-    for (char c : it) depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+  std::string cur;
+  for (char c : s) {
+    if (c == '(' || c == '<')
+      ++depth;
+    else if ((c == ')' || c == '>') && depth > 0)
+      --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  for (auto& o : out) {
+    size_t b = o.find_first_not_of(" \t\n"), e = o.find_last_not_of(" \t\n");
+    o = b == std::string::npos ? "" : o.substr(b, e - b + 1);
   }
   return out;
 }
@@ -47,33 +91,80 @@ class BlockReader {
   [[noreturn]] void fail(const YAML::Node& n, const std::string& why) const { throw FormatError(why, line_of(n)); }
   std::string scalar(const YAML::Node& n, const std::string& what) const {
     if (!n.IsScalar()) fail(n, "'" + what + "' must be a single value");
+    if (n.Scalar().size() > kMaxExprChars)
+      fail(n, "'" + what + "' is " + std::to_string(n.Scalar().size()) +
+                  " characters long; the limit is " + std::to_string(kMaxExprChars));
     return n.Scalar();
   }
-  std::vector<std::string> dims(const YAML::Node& n, const std::string& what) const {
+  // A list, or a single value that may hold several comma-separated items (`grid: cdiv(n, 256),
+  // 4`).
+  std::vector<std::string> items(const YAML::Node& n, const std::string& what) const {
     std::vector<std::string> out;
-    if (n.IsScalar()) return {n.Scalar()};
-    if (!n.IsSequence()) fail(n, "'" + what + "' must be a list of 1 to 3 integer expressions");
+    if (n.IsScalar()) return split_top_level(scalar(n, what));
+    if (!n.IsSequence()) fail(n, "'" + what + "' must be a list");
     for (const auto& d : n) out.push_back(scalar(d, what));
-    out = rejoin_parens(out);
-    if (out.empty() || out.size() > 3) fail(n, "'" + what + "' must be a list of 1 to 3 integer expressions");
+    return out;
+  }
+  std::vector<std::string> dims(const YAML::Node& n, const std::string& what) const {
+    auto out = items(n, what);
+    if (out.empty() || out.size() > 3)
+      fail(n, "'" + what + "' must be a list of 1 to 3 integer expressions");
     return out;
   }
 
-  LaunchPlan read(const std::string& yaml_text) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(yaml_text);
-    } catch (const YAML::ParserException& e) {
-      throw FormatError("launch block is not valid YAML: " + e.msg, base_ + std::max(0, e.mark.line));
+  YAML::Node load(const std::string& yaml_text) const {
+    // Tabs in indentation: the first tab width at which the YAML reads wins (4, then 8, then 2);
+    // without tabs there is only one reading.
+    std::vector<int> widths = {4};
+    if (yaml_text.find('\t') != std::string::npos) widths = {4, 8, 2};
+    std::optional<FormatError> first;
+    for (int w : widths) {
+      int unclosed = -1;
+      std::string text = prepare_launch_yaml(yaml_text, w, &unclosed);
+      if (unclosed >= 0)
+        throw FormatError("launch block: the quoted value at line " +
+                              std::to_string(base_ + unclosed) +
+                              " is never closed (add the closing quote)",
+                          base_ + unclosed);
+      try {
+        check_yaml_shape(text, YamlLimits{16, 10000});
+        return YAML::Load(text);
+      } catch (const YamlShapeError& e) {
+        if (!first)
+          first =
+              FormatError("launch block: " + std::string(e.what()), base_ + std::max(0, e.line));
+      } catch (const YAML::Exception& e) {
+        if (!first) {
+          int line = base_ + std::max(0, e.mark.line);
+          first = FormatError("launch block is not valid YAML at line " + std::to_string(line) +
+                                  ": " + e.msg + " (" + yaml_hint(e.msg) + ")",
+                              line);
+        }
+      }
     }
-    if (!root.IsMap()) throw FormatError("launch block must be a YAML mapping with 'launches'", base_);
+    throw *first;
+  }
+
+  LaunchPlan read(const std::string& yaml_text) {
+    YAML::Node root = load(yaml_text);
+    if (!root.IsMap())
+      throw FormatError("launch block must be a YAML mapping with 'launches'", base_);
     LaunchPlan plan;
     plan.line = base_;
     for (const auto& kv : root) {
-      auto k = kv.first.Scalar();
-      if (k != "problem" && k != "launches" && k != "scratch") fail(kv.first, "unknown launch-block key '" + k + "'");
+      auto k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (k != "problem" && k != "launches" && k != "scratch")
+        fail(kv.first, "unknown launch-block key '" + printable(k) +
+                           "' (the keys are problem, launches, scratch)");
     }
-    if (root["problem"]) plan.problem = scalar(root["problem"], "problem");
+    if (root["problem"]) {
+      plan.problem = scalar(root["problem"], "problem");
+      if (plan.problem.size() > kMaxNameChars ||
+          !std::all_of(plan.problem.begin(), plan.problem.end(),
+                       [](char c) { return is_ident_char(c); }))
+        fail(root["problem"], "'problem' must be a problem id such as L1_23_Softmax, not '" +
+                                  printable(plan.problem) + "'");
+    }
     auto launches = root["launches"];
     if (!launches || !launches.IsSequence() || launches.size() == 0)
       throw FormatError("launch block needs a non-empty 'launches' list", base_);
@@ -82,12 +173,20 @@ class BlockReader {
       if (!sc.IsMap()) fail(sc, "'scratch' must map names to {dtype, count}");
       for (const auto& kv : sc) {
         ScratchSpec s;
-        s.name = kv.first.Scalar();
+        s.name = kv.first.IsScalar() ? kv.first.Scalar() : "";
         s.line = line_of(kv.first);
+        if (!is_identifier(s.name))
+          fail(kv.first, "scratch name '" + printable(s.name) +
+                             "' must be an identifier (letters, digits, _)");
         if (!kv.second.IsMap() || !kv.second["dtype"] || !kv.second["count"])
           fail(kv.first, "scratch '" + s.name + "' needs {dtype, count}");
+        for (const auto& f : kv.second)
+          if (!f.first.IsScalar() || (f.first.Scalar() != "dtype" && f.first.Scalar() != "count"))
+            fail(f.first, "scratch '" + s.name + "' takes only dtype and count");
         auto dt = dtype_from_name(scalar(kv.second["dtype"], "dtype"));
-        if (!dt) fail(kv.second["dtype"], "unknown dtype '" + kv.second["dtype"].Scalar() + "'");
+        if (!dt)
+          fail(kv.second["dtype"],
+               "unknown dtype '" + printable(kv.second["dtype"].Scalar()) + "'");
         s.dtype = *dt;
         s.count = scalar(kv.second["count"], "count");
         plan.scratch.push_back(s);
@@ -102,27 +201,45 @@ class BlockReader {
     static const std::set<std::string> keys = {"kernel", "grid", "block", "shared_bytes", "args",
                                                "repeat", "cooperative", "cluster"};
     for (const auto& kv : n)
-      if (!keys.count(kv.first.Scalar())) fail(kv.first, "unknown launch key '" + kv.first.Scalar() + "'");
+      if (!kv.first.IsScalar() || !keys.count(kv.first.Scalar()))
+        fail(kv.first, "unknown launch key '" +
+                           printable(kv.first.IsScalar() ? kv.first.Scalar() : "") +
+                           "' (the keys are kernel, grid, block, shared_bytes, args, repeat, "
+                           "cooperative, cluster)");
     LaunchSpec l;
     l.line = line_of(n);
     for (const char* k : {"kernel", "grid", "block"})
       if (!n[k]) fail(n, std::string("launch is missing '") + k + "'");
     l.kernel = scalar(n["kernel"], "kernel");
-    if (l.kernel.empty()) fail(n["kernel"], "empty kernel name");
+    if (std::string why = kernel_name_problem(l.kernel); !why.empty()) fail(n["kernel"], why);
     l.grid = dims(n["grid"], "grid");
     l.block = dims(n["block"], "block");
     if (n["cluster"]) l.cluster = dims(n["cluster"], "cluster");
     if (n["shared_bytes"]) l.shared_bytes = scalar(n["shared_bytes"], "shared_bytes");
-    if (n["args"]) {
-      if (!n["args"].IsSequence()) fail(n["args"], "'args' must be a list");
-      std::vector<std::string> texts;
-      for (const auto& a : n["args"]) texts.push_back(scalar(a, "args"));
-      for (const auto& t : rejoin_parens(texts)) l.args.push_back({t, ArgKind::IntExpr});
+    if (n["args"] && !n["args"].IsNull()) {
+      for (const auto& t : items(n["args"], "args")) {
+        if (is_non_finite_word(t))
+          fail(n["args"], "argument '" + printable(t) +
+                              "' is not a finite number; float arguments must be finite");
+        if (is_float_literal(t)) {
+          std::string why = float_literal_problem(t);
+          if (!why.empty()) fail(n["args"], "argument '" + t + "': " + why);
+        }
+        l.args.push_back({t, ArgKind::IntExpr});
+      }
     }
     if (auto r = n["repeat"]) {
       if (!r.IsMap() || !r["count"]) fail(r, "'repeat' needs {count, var}");
+      for (const auto& f : r)
+        if (!f.first.IsScalar() || (f.first.Scalar() != "count" && f.first.Scalar() != "var"))
+          fail(f.first, "'repeat' takes only count and var");
       l.repeat_count = scalar(r["count"], "repeat.count");
-      if (r["var"]) l.repeat_var = scalar(r["var"], "repeat.var");
+      if (r["var"]) {
+        l.repeat_var = scalar(r["var"], "repeat.var");
+        if (!is_identifier(l.repeat_var))
+          fail(r["var"], "repeat.var '" + printable(l.repeat_var) +
+                             "' must be an identifier (letters, digits, _)");
+      }
     }
     if (n["cooperative"]) {
       try {
@@ -137,6 +254,84 @@ class BlockReader {
 };
 
 }  // namespace
+
+std::string printable(const std::string& s, size_t max_chars) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (out.size() >= max_chars) {
+      out += "...";
+      break;
+    }
+    auto u = static_cast<unsigned char>(s[i]);
+    if (u == '\n')
+      out += "\\n";
+    else if (u == '\t')
+      out += "\\t";
+    else if (u < 0x20 || u >= 0x7f)
+      out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    else
+      out += s[i];
+  }
+  return out;
+}
+
+bool is_float_literal(const std::string& s) {
+  // [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)? [fF]?, with a '.' or an exponent.
+  size_t i = 0, n = s.size();
+  auto digits = [&] {
+    size_t b = i;
+    while (i < n && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i > b;
+  };
+  if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+  bool mantissa = digits(), mark = false;
+  if (i < n && s[i] == '.') {
+    ++i;
+    mark = true;
+    mantissa = digits() || mantissa;
+  }
+  if (!mantissa) return false;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+    mark = true;
+  }
+  if (i < n && (s[i] == 'f' || s[i] == 'F')) ++i;
+  return mark && i == n;
+}
+
+std::string float_literal_problem(const std::string& s) {
+  std::string t = s;
+  if (!t.empty() && (t.back() == 'f' || t.back() == 'F')) t.pop_back();
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size()) return "not a number";
+  if (!std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1))
+    return "out of the range of a double (about 1.8e308): not a finite number";
+  if (errno == ERANGE) return "too small for a double: it would be rounded to 0 or lose precision";
+  return "";
+}
+
+std::string kernel_name_problem(const std::string& k) {
+  if (k.empty()) return "empty kernel name";
+  if (k.size() > kMaxNameChars)
+    return "kernel name of " + std::to_string(k.size()) + " characters; the limit is " +
+           std::to_string(kMaxNameChars);
+  for (char c : k) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f)
+      return "kernel name '" + printable(k) + "' contains a control or non-ASCII character";
+    if (!is_ident_char(c) && !std::strchr(":<>, *&()+-.", c))
+      return "kernel name '" + printable(k) + "' contains '" + std::string(1, c) +
+             "'; a kernel is a C++ name, optionally with template arguments, like gemm<128, 64>";
+  }
+  if (!is_ident_start(k[0]) && k[0] != ':')
+    return "kernel name '" + printable(k) + "' must start with a letter, '_' or '::'";
+  return "";
+}
 
 std::vector<std::string> LaunchPlan::kernel_names() const {
   std::vector<std::string> names;
@@ -164,6 +359,23 @@ Vars plan_vars(const Vars& sizes, int64_t num_sms) {
   return v;
 }
 
+namespace {
+
+// "batch_size=3 dim=256" (sizes in the problem's order), with the repeat variable when there is
+// one.
+std::string size_set_text(const ProblemSpec& p, const Vars& vars, const std::string& repeat_var) {
+  std::string out;
+  for (const auto& n : p.size_names) {
+    auto it = vars.find(n);
+    if (it != vars.end()) out += (out.empty() ? "" : " ") + n + "=" + std::to_string(it->second);
+  }
+  if (!repeat_var.empty() && vars.count(repeat_var))
+    out += (out.empty() ? "" : " ") + repeat_var + "=" + std::to_string(vars.at(repeat_var));
+  return out.empty() ? "(no sizes)" : out;
+}
+
+}  // namespace
+
 void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   std::set<std::string> scratch_names;
   for (const auto& s : plan.scratch) {
@@ -180,7 +392,16 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       throw FormatError(what + ": " + err.what(), line);
     }
   };
-  for (auto& l : plan.launches) {
+  static const char* kAxis = "xyz";
+  // Expressions that do not evaluate are format errors at any size set; the first configuration
+  // that cannot run is kept and thrown once every expression has evaluated.
+  std::optional<LaunchConfigError> config_error;
+  auto cannot_run = [&](const std::string& msg, int line) {
+    if (!config_error) config_error = LaunchConfigError(msg, line);
+  };
+  for (size_t li = 0; li < plan.launches.size(); ++li) {
+    auto& l = plan.launches[li];
+    const std::string launch_name = "launch " + std::to_string(li + 1) + " (" + l.kernel + ")";
     for (auto& a : l.args) {
       if (p.find_tensor(a.text)) a.kind = ArgKind::Tensor;
       else if (scratch_names.count(a.text)) a.kind = ArgKind::Scratch;
@@ -188,30 +409,99 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       else if (is_float_literal(a.text)) a.kind = ArgKind::FloatLiteral;
       else a.kind = ArgKind::IntExpr;
     }
+    if (!l.repeat_var.empty() &&
+        (p.bench.count(l.repeat_var) || l.repeat_var == "num_sms" || p.find_tensor(l.repeat_var) ||
+         p.find_scalar(l.repeat_var) || scratch_names.count(l.repeat_var)))
+      throw FormatError("repeat var '" + l.repeat_var + "' shadows a name of the problem", l.line);
     for (const auto& sizes : size_sets) {
-      Vars vars = plan_vars(sizes, num_sms);
-      int64_t reps = check_expr(l.repeat_count, vars, l.line, "repeat.count of " + l.kernel);
-      if (reps < 0 || reps > 100000) throw FormatError("repeat.count of " + l.kernel + " is " + std::to_string(reps) + " (0..100000)", l.line);
-      if (!l.repeat_var.empty()) {
-        if (vars.count(l.repeat_var)) throw FormatError("repeat var '" + l.repeat_var + "' shadows a size", l.line);
-        vars[l.repeat_var] = std::max<int64_t>(reps - 1, 0);
+      Vars base = plan_vars(sizes, num_sms);
+      int64_t reps = check_expr(l.repeat_count, base, l.line, "repeat.count of " + l.kernel);
+      if (reps < 0 || reps > 100000)
+        throw FormatError(
+            "repeat.count of " + l.kernel + " is " + std::to_string(reps) + " (0..100000)", l.line);
+      // Every pass when there are few, else the first 256 and the last: the checks are cheap but
+      // the count may be 100000 at each of several size sets.
+      std::vector<int64_t> passes;
+      if (l.repeat_var.empty() || reps <= 1)
+        passes = {0};
+      else {
+        for (int64_t r = 0; r < std::min<int64_t>(reps, 256); ++r) passes.push_back(r);
+        if (reps > 256) passes.push_back(reps - 1);
       }
-      for (const auto& d : l.grid) check_expr(d, vars, l.line, "grid of " + l.kernel);
-      for (const auto& d : l.block) check_expr(d, vars, l.line, "block of " + l.kernel);
-      for (const auto& d : l.cluster) check_expr(d, vars, l.line, "cluster of " + l.kernel);
-      check_expr(l.shared_bytes, vars, l.line, "shared_bytes of " + l.kernel);
-      for (const auto& a : l.args) {
-        if (a.kind != ArgKind::IntExpr) continue;
-        try {
-          for (const auto& n : expr_names(a.text))
-            if (!vars.count(n))
-              throw FormatError("argument '" + a.text + "' of " + l.kernel + ": unknown name '" + n +
-                                    "' (not a tensor, scratch buffer, scalar or size of " + p.id + ")",
-                                l.line);
-        } catch (const ExprError& err) {
-          throw FormatError("argument '" + a.text + "' of " + l.kernel + ": " + err.what(), l.line);
+      for (int64_t pass : passes) {
+        Vars vars = base;
+        if (!l.repeat_var.empty()) vars[l.repeat_var] = pass;
+        // A launch that runs no time at this size set (count 0) still has to evaluate, not to fit.
+        bool runs = reps > 0;
+        auto where = [&] { return " at " + size_set_text(p, vars, l.repeat_var); };
+        int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1};
+        for (size_t i = 0; i < l.grid.size(); ++i) {
+          grid[i] = check_expr(l.grid[i], vars, l.line, "grid of " + l.kernel);
+          int64_t limit = i == 0 ? 2147483647 : 65535;
+          if (runs && (grid[i] < 1 || grid[i] > limit))
+            cannot_run(launch_name + ": grid." + kAxis[i] + " = " + l.grid[i] + " is " +
+                           std::to_string(grid[i]) + where() + "; grid." + kAxis[i] +
+                           " must be 1 to " + std::to_string(limit),
+                       l.line);
         }
-        check_expr(a.text, vars, l.line, "argument '" + a.text + "' of " + l.kernel);
+        for (size_t i = 0; i < l.block.size(); ++i) {
+          block[i] = check_expr(l.block[i], vars, l.line, "block of " + l.kernel);
+          int64_t limit = i == 2 ? 64 : 1024;
+          if (runs && (block[i] < 1 || block[i] > limit))
+            cannot_run(launch_name + ": block." + kAxis[i] + " = " + l.block[i] + " is " +
+                           std::to_string(block[i]) + where() + "; block." + kAxis[i] +
+                           " must be 1 to " + std::to_string(limit),
+                       l.line);
+        }
+        if (runs && block[0] >= 1 && block[1] >= 1 && block[2] >= 1 && block[0] <= 1024 &&
+            block[1] <= 1024 && block[2] <= 64 && block[0] * block[1] * block[2] > 1024)
+          cannot_run(launch_name + ": the block is " + std::to_string(block[0]) + " x " +
+                         std::to_string(block[1]) + " x " + std::to_string(block[2]) + " = " +
+                         std::to_string(block[0] * block[1] * block[2]) + " threads" + where() +
+                         "; a block has at most 1024 threads",
+                     l.line);
+        for (size_t i = 0; i < l.cluster.size(); ++i) {
+          cluster[i] = check_expr(l.cluster[i], vars, l.line, "cluster of " + l.kernel);
+          if (runs && (cluster[i] < 1 || cluster[i] > 8))
+            cannot_run(launch_name + ": cluster." + kAxis[i] + " = " + l.cluster[i] + " is " +
+                           std::to_string(cluster[i]) + where() +
+                           "; cluster dimensions must be 1 to 8",
+                       l.line);
+          if (runs && cluster[i] >= 1 && grid[i] >= 1 && grid[i] % cluster[i] != 0)
+            cannot_run(launch_name + ": grid." + kAxis[i] + " = " + std::to_string(grid[i]) +
+                           " is not a multiple of cluster." + kAxis[i] + " = " +
+                           std::to_string(cluster[i]) + where(),
+                       l.line);
+        }
+        if (runs && std::all_of(cluster, cluster + 3, [](int64_t c) { return c >= 1 && c <= 8; }) &&
+            cluster[0] * cluster[1] * cluster[2] > 8)
+          cannot_run(launch_name + ": the cluster is " + std::to_string(cluster[0]) + " x " +
+                         std::to_string(cluster[1]) + " x " + std::to_string(cluster[2]) + " = " +
+                         std::to_string(cluster[0] * cluster[1] * cluster[2]) + " blocks" +
+                         where() + "; a cluster has at most 8 blocks",
+                     l.line);
+        int64_t shared = check_expr(l.shared_bytes, vars, l.line, "shared_bytes of " + l.kernel);
+        if (runs && (shared < 0 || shared > kMaxDynamicSharedBytes))
+          cannot_run(launch_name + ": shared_bytes = " + l.shared_bytes + " is " +
+                         std::to_string(shared) + where() +
+                         "; dynamic shared memory must be 0 to " +
+                         std::to_string(kMaxDynamicSharedBytes) + " bytes (227 KiB)",
+                     l.line);
+        for (const auto& a : l.args) {
+          if (a.kind != ArgKind::IntExpr) continue;
+          try {
+            for (const auto& n : expr_names(a.text))
+              if (!vars.count(n))
+                throw FormatError("argument '" + a.text + "' of " + l.kernel + ": unknown name '" +
+                                      n + "' (not a tensor, scratch buffer, scalar or size of " +
+                                      p.id + ")",
+                                  l.line);
+          } catch (const ExprError& err) {
+            throw FormatError("argument '" + a.text + "' of " + l.kernel + ": " + err.what(),
+                              l.line);
+          }
+          check_expr(a.text, vars, l.line, "argument '" + a.text + "' of " + l.kernel);
+        }
       }
     }
   }
@@ -220,6 +510,7 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       int64_t n = check_expr(s.count, plan_vars(sizes, num_sms), s.line, "scratch " + s.name);
       if (n < 0 || n > (int64_t{1} << 34)) throw FormatError("scratch " + s.name + " has count " + std::to_string(n), s.line);
     }
+  if (config_error) throw *config_error;
 }
 
 nlohmann::json LaunchPlan::to_json() const {
@@ -255,7 +546,8 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     p.launches.push_back(s);
   }
   for (const auto& s : j.at("scratch"))
-    p.scratch.push_back({s.at("name"), *dtype_from_name(s.at("dtype")), s.at("count"), s.at("line")});
+    p.scratch.push_back(
+        {s.at("name"), *dtype_from_name(s.at("dtype")), s.at("count"), s.at("line")});
   return p;
 }
 

@@ -56,6 +56,22 @@ has "format_error status" '"status":"format_error"' "$TMP/out"
 check "feedback text" 1 "$KERNRL" eval "$TMP/none.md" --problem L1_23_Softmax --compile-only --feedback
 has "feedback has guidance" "fenced" "$TMP/out"
 
+# A launch configuration that cannot run is a launch_error before anything runs, naming the
+# dimension, its expression, its value and the size set.
+printf '/* kernrl\nproblem: L1_23_Softmax\nlaunches:\n  - {kernel: k, grid: [batch_size / 4], block: [256], args: [x, out, dim]}\n*/\nextern "C" __global__ void k(const float* x, float* out, int dim) {}\n' >"$TMP/grid0.cu"
+check "grid 0 is a launch error" 1 "$KERNRL" eval "$TMP/grid0.cu" --compile-only --json
+has "launch_error status" '"status":"launch_error"' "$TMP/out"
+has "names dimension, value and sizes" 'grid.x = batch_size / 4 is 0 at batch_size=3 dim=4099' "$TMP/out"
+# An unquoted expression with a comma inside a flow mapping, CRLF line ends: compiles.
+printf '/* kernrl\r\nproblem: L1_23_Softmax\r\nlaunches:\r\n  - {kernel: k, grid: [cdiv(batch_size, 1)], block: [256], args: [x, out, dim]}\r\nscratch:\r\n  buf: {dtype: float32, count: 2 * cdiv(dim, 256)}\r\n*/\r\nextern "C" __global__ void k(const float* x, float* out, int dim) {}\r\n' >"$TMP/crlf.cu"
+check "CRLF and unquoted expressions compile" 0 "$KERNRL" eval "$TMP/crlf.cu" --compile-only --json
+has "compiled" '"status":"compiled"' "$TMP/out"
+# A KernelBench-style answer is named as such.
+printf 'import torch\nfrom torch.utils.cpp_extension import load_inline\nclass ModelNew(torch.nn.Module):\n    pass\n' >"$TMP/level_1_problem_23_sample_0_kernel.py"
+check "KernelBench module is a format error" 1 "$KERNRL" eval "$TMP/level_1_problem_23_sample_0_kernel.py" --compile-only --json
+has "names the format" 'KernelBench-style' "$TMP/out"
+has "names the docs" 'docs/kernel-format.md' "$TMP/out"
+
 # grade-dir on a fixture directory: KernelBench names, a folder per problem, garbage.
 D="$TMP/gen"
 mkdir -p "$D/L1_23_Softmax"

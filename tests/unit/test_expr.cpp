@@ -40,3 +40,39 @@ TEST_CASE("names of an expression") {
   auto n = expr_names("cdiv(batch_size * dim, 256) + num_sms");
   CHECK(n == std::vector<std::string>{"batch_size", "dim", "num_sms"});
 }
+
+TEST_CASE("hostile expressions are clean errors: depth, length, control characters") {
+  Vars v = {{"N", 10}};
+  std::string deep = std::string(20000, '(') + "N" + std::string(20000, ')');
+  CHECK_THROWS_WITH_AS(eval_expr(deep, v), doctest::Contains("characters"),
+                       ExprError);  // over the length first
+  std::string nested = std::string(1000, '(') + "N" + std::string(1000, ')');
+  CHECK_THROWS_WITH_AS(eval_expr(nested, v), doctest::Contains("nested more than"), ExprError);
+  CHECK_THROWS_WITH_AS(expr_names(nested), doctest::Contains("nested more than"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr(std::string(3000, '-') + "N", v),
+                       doctest::Contains("nested more than"), ExprError);
+  std::string calls;
+  for (int i = 0; i < 500; ++i) calls += "min(1, ";
+  calls += "N" + std::string(500, ')');
+  CHECK_THROWS_WITH_AS(eval_expr(calls, v), doctest::Contains("nested more than"), ExprError);
+  // Just within the bounds: fine.
+  std::string ok = std::string(kMaxExprDepth - 1, '(') + "N" + std::string(kMaxExprDepth - 1, ')');
+  CHECK(eval_expr(ok, v) == 10);
+  CHECK(eval_expr("N" + std::string(kMaxExprChars - 1, ' '), v) == 10);
+  CHECK_THROWS_WITH_AS(eval_expr("N" + std::string(kMaxExprChars, ' '), v),
+                       doctest::Contains("limit"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("N\x01", v), doctest::Contains("control character"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("N \xff", v), doctest::Contains("byte 0xff"), ExprError);
+  // Overflow everywhere it can happen.
+  CHECK_THROWS_WITH_AS(eval_expr("-9223372036854775807 - 2", v), doctest::Contains("overflow"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("(0 - 9223372036854775807 - 1) / (0 - 1)", v),
+                       doctest::Contains("overflow"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("(0 - 9223372036854775807 - 1) % (0 - 1)", v),
+                       doctest::Contains("overflow"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("cdiv(0 - 9223372036854775807 - 1, 0 - 1)", v),
+                       doctest::Contains("overflow"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("-(0 - 9223372036854775807 - 1)", v),
+                       doctest::Contains("overflow"), ExprError);
+  CHECK(eval_expr("cdiv(9223372036854775807, 2)", v) == 4611686018427387904);
+}

@@ -96,3 +96,38 @@ TEST_CASE("config: defaults, a file over them, unknown keys rejected") {
   std::ofstream(f) << "timing:\n  min_sample: 20\n";
   CHECK_THROWS_WITH_AS(c.merge_file(f), doctest::Contains("unknown key 'min_sample'"), SpecError);
 }
+
+TEST_CASE("problem YAML from text: hostile documents and numbers are spec errors") {
+  CHECK(parse_problem_yaml(kGood, "p.yaml").id == "L1_99_Test");
+  auto err = [](const std::string& yaml) {
+    try {
+      parse_problem_yaml(yaml, "p.yaml");
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(err(std::string("x: &a [1]\n") + kGood).find("anchors") != std::string::npos);
+  CHECK(err(std::string(kGood) + "extra: " + std::string(5000, '[') + std::string(5000, ']') + "\n")
+            .find("nested") != std::string::npos);
+  CHECK(err(replace(kGood, "{N: 3}", "{N: -3}")).find("out of range") != std::string::npos);
+  CHECK(err(replace(kGood, "{N: 3}", "{N: 99999999999999999999}")).find("wrong type") !=
+        std::string::npos);
+  CHECK(err(replace(kGood, "std: 1", "std: .nan")).find("finite") != std::string::npos);
+  CHECK(err(replace(kGood, "std: 1", "std: -1")).find("finite number from 0") != std::string::npos);
+  std::string big = err(replace(kGood, "flops: \"N\"", "flops: \"N * N * N * N * N * N * N\""));
+  CHECK(big.find("at N=1024") != std::string::npos);
+  CHECK(big.find("overflow") != std::string::npos);
+  CHECK(err(replace(kGood, "bench: {N: 1024}", "bench: {N: 1099511627776}")) == "no error");
+  CHECK(err(replace(replace(kGood, "bench: {N: 1024}", "bench: {N: 1099511627776}"), "flops: \"N\"",
+                    "flops: \"N * N\""))
+            .find("overflow") != std::string::npos);
+  CHECK(err(replace(kGood, "shape: [N]}\n  - {name: idx", "shape: [N - 5]}\n  - {name: idx"))
+            .find("negative dimension") != std::string::npos);
+  CHECK(err("- just\n- a list\n").find("mapping") != std::string::npos);
+  CHECK(err(replace(kGood,
+                    "inputs:\n  - {name: x, dtype: float32, shape: [N], init: {normal: {mean: 0, "
+                    "std: 1}}}",
+                    "inputs: 3"))
+            .find("p.yaml:10: 'inputs' must be a list") != std::string::npos);
+}

@@ -1,0 +1,23 @@
+// Trace files: read_trace on the bytes, written to a file of this process. Malformed lines are
+// listed, never thrown.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "record/trace_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string path = "/tmp/kernrl-fuzz-trace-" + std::to_string(getpid()) + ".jsonl";
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return 0;
+  std::fwrite(data, 1, size, f);
+  std::fclose(f);
+  std::vector<kernrl::TraceProblem> problems;
+  auto records = kernrl::read_trace(path, &problems);
+  for (const auto& r : records) kernrl::json_line(r);
+  return 0;
+}

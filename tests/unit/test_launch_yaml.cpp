@@ -1,0 +1,305 @@
+// Launch blocks as models write them: unquoted expressions everywhere, tabs, CRLF, comments; YAML
+// that cannot be read named by line; hostile YAML refused before anything is built; launch
+// configurations that cannot run named before anything launches.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "core/paths.h"
+#include "core/problem.h"
+#include "extract/extract.h"
+#include "parse/launch_block.h"
+#include "parse/yaml_prepass.h"
+
+using namespace kernrl;
+
+namespace {
+
+LaunchPlan parse(const std::string& yaml) {
+  return parse_launch_block({"/* kernrl\n" + yaml + "*/\n", 1, false});
+}
+
+std::string parse_error(const std::string& yaml, int* line = nullptr) {
+  try {
+    parse(yaml);
+  } catch (const FormatError& e) {
+    if (line) *line = e.line;
+    return e.what();
+  }
+  return "no error";
+}
+
+const ProblemSpec& softmax() {
+  static ProblemSpec p = load_problem(find_problem_dir(problems_dir(), "L1_23_Softmax"));
+  return p;
+}
+
+// check_plan's error for a Softmax launch block with these grid/block/extra lines.
+std::string plan_error(const std::string& launch, bool* config_error = nullptr) {
+  auto plan = parse("launches:\n  - kernel: k\n" + launch + "    args: [x, out, dim]\n");
+  try {
+    check_plan(plan, softmax(), 132);
+  } catch (const LaunchConfigError& e) {
+    if (config_error) *config_error = true;
+    return e.what();
+  } catch (const FormatError& e) {
+    if (config_error) *config_error = false;
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("the pre-pass quotes flow scalars with parentheses and keeps everything else") {
+  CHECK(prepare_launch_yaml("grid: [cdiv(n, 256), 1]\n", 4) == "grid: [\"cdiv(n, 256)\", 1]\n");
+  CHECK(prepare_launch_yaml("b: {dtype: float32, count: 2 * cdiv(n, 256)}\n", 4) ==
+        "b: {dtype: float32, count: \"2 * cdiv(n, 256)\"}\n");
+  CHECK(prepare_launch_yaml("- {kernel: gemm<128, 64>, grid: [max(a, min(b, c))]}\n", 4) ==
+        "- {kernel: \"gemm<128, 64>\", grid: [\"max(a, min(b, c))\"]}\n");
+  // Block context needs nothing; quoted values, comments and block scalars are left alone.
+  const char* same[] = {
+      "count: cdiv(n, 256)\n",
+      "grid: ['cdiv(n, 256)', \"min(a, b)\"]\n",
+      "grid: [n]  # cdiv(n, 256), 1\n",
+      "# [cdiv(a, b)]\nx: 1\n",
+      "text: |\n  [cdiv(a, b)]\n  {x: f(1, 2)}\nnext: 1\n",
+      "k: 'it''s (a, b)'\n",
+  };
+  for (const char* s : same) {
+    INFO(s);
+    CHECK(prepare_launch_yaml(s, 4) == s);
+  }
+  // Tabs become spaces to the next tab stop; CRLF and lone CR end lines; the line count stays.
+  CHECK(prepare_launch_yaml("a:\n\t- b\n", 4) == "a:\n    - b\n");
+  CHECK(prepare_launch_yaml("a:\n\t- b\n", 2) == "a:\n  - b\n");
+  CHECK(prepare_launch_yaml("a: [f(1,\r\n 2)]\r\nb: 1\rc: 2", 4) ==
+        "a: [\"f(1,\n 2)\"]\nb: 1\nc: 2");
+  // Quotes and backslashes inside a quoted expression are escaped.
+  CHECK(prepare_launch_yaml("[f(\"x\\\")]", 4) == "[\"f(\\\"x\\\\\\\")\"]");
+}
+
+TEST_CASE("unquoted expressions in flow lists, flow mappings and block mappings") {
+  auto plan = parse(
+      "launches:\n"
+      "  - {kernel: k, grid: [cdiv(batch_size * dim, 256), min(4, dim)], block: [256], args: [x, "
+      "out, max(dim, 1)]}\n"
+      "  - kernel: gemm<128, 64>\n"
+      "    grid: cdiv(batch_size, 2), 3\n"
+      "    block: [32, 8]\n"
+      "    shared_bytes: 2 * cdiv(dim, 256) * 4\n"
+      "    args: x, out, cdiv(dim, 4)\n"
+      "    repeat: {count: cdiv(dim, 1024), var: pass}\n"
+      "  - {kernel: \"ns::k<float, 4>\", grid: [1], block: [1], args: []}\n"
+      "scratch:\n"
+      "  buf: {dtype: float32, count: cdiv(batch_size, 256)}\n"
+      "  buf2: {dtype: int32, count: 2 * cdiv(dim, 256)}\n"
+      "  buf3:\n"
+      "    dtype: float32\n"
+      "    count: max(dim, batch_size)\n");
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].grid ==
+        std::vector<std::string>{"cdiv(batch_size * dim, 256)", "min(4, dim)"});
+  CHECK(plan.launches[0].args.at(2).text == "max(dim, 1)");
+  CHECK(plan.launches[1].kernel == "gemm<128, 64>");
+  CHECK(plan.launches[1].grid == std::vector<std::string>{"cdiv(batch_size, 2)", "3"});
+  CHECK(plan.launches[1].shared_bytes == "2 * cdiv(dim, 256) * 4");
+  CHECK(plan.launches[1].args.size() == 3);
+  CHECK(plan.launches[1].repeat_count == "cdiv(dim, 1024)");
+  CHECK(plan.launches[2].kernel == "ns::k<float, 4>");
+  REQUIRE(plan.scratch.size() == 3);
+  CHECK(plan.scratch[0].count == "cdiv(batch_size, 256)");
+  CHECK(plan.scratch[1].count == "2 * cdiv(dim, 256)");
+  CHECK(plan.scratch[2].count == "max(dim, batch_size)");
+  CHECK(plan.kernel_names() == std::vector<std::string>{"k", "gemm<128, 64>", "ns::k<float, 4>"});
+  // The flow mapping of a launch inside a block kernel: an unquoted template name.
+  auto t = parse("launches:\n  - {kernel: gemm<128, 64>, grid: [1], block: [1]}\n");
+  CHECK(t.launches[0].kernel == "gemm<128, 64>");
+}
+
+TEST_CASE("tabs, CRLF and comments are fine") {
+  const std::string yaml =
+      "problem: L1_23_Softmax   # the problem\n"
+      "launches:  # one launch\n"
+      "\t- kernel: softmax_rows\t# a comment with cdiv(a, b), [x]\n"
+      "\t  grid: [batch_size]\n"
+      "\t  block: [256]\t\n"
+      "\t  args: [x, out, dim]  # x, y\n";
+  auto plan = parse(yaml);
+  CHECK(plan.launches.at(0).kernel == "softmax_rows");
+  CHECK(plan.launches[0].args.size() == 3);
+  CHECK(plan.launches[0].line == 4);
+  // One tab per level, read at tab width 2.
+  auto two = parse("launches:\n\t- kernel: k\n\t\tgrid: [1]\n\t\tblock: [1]\n");
+  CHECK(two.launches.at(0).grid == std::vector<std::string>{"1"});
+  // CRLF straight into the parser.
+  std::string crlf;
+  for (char c : yaml) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  CHECK(parse(crlf).launches.at(0).line == 4);
+}
+
+TEST_CASE("YAML that cannot be read names the file line and the fix") {
+  int line = 0;
+  std::string m = parse_error("launches:\n  - kernel: k\n    grid: [1\n    block: [1]\n", &line);
+  CHECK(m.find("not valid YAML at line") != std::string::npos);
+  CHECK(m.find("bracket") != std::string::npos);
+  CHECK(line >= 3);
+  m = parse_error("launches:\n  - kernel: k\n     grid: [1]\n    block: [1]\n", &line);
+  CHECK(m.find("line " + std::to_string(line)) != std::string::npos);
+  CHECK(line >= 3);
+  CHECK(line <= 5);
+  m = parse_error("launches:\n  - kernel: \"k\n    grid: [1]\n", &line);
+  CHECK(m.find("never closed") != std::string::npos);
+}
+
+TEST_CASE("anchors, aliases, deep nesting and huge documents are refused before YAML is built") {
+  // A billion-laughs document of about 64 KB.
+  std::string bomb =
+      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  for (char c = 'b'; c <= 'z'; ++c) {
+    std::string prev(1, static_cast<char>(c - 1));
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) bomb += (i ? ",*" : "*") + prev;
+    bomb += "]\n";
+  }
+  while (bomb.size() < 64 * 1024)
+    bomb += "# padding padding padding padding padding padding padding padding\n";
+  auto t0 = std::chrono::steady_clock::now();
+  std::string m = parse_error(bomb + "launches: [*z]\n");
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(m.find("anchors") != std::string::npos);
+  CHECK(ms < 500);
+  CHECK(parse_error("launches:\n  - kernel: *k\n").find("aliases") != std::string::npos);
+  // 20,000 nested flow lists: an error, not a stack overflow.
+  std::string deep = "launches: " + std::string(20000, '[') + std::string(20000, ']') + "\n";
+  CHECK(parse_error(deep).find("nested more than") != std::string::npos);
+  std::string deep_block = "launches:\n";
+  for (int i = 0; i < 5000; ++i) deep_block += "- ";
+  CHECK(parse_error(deep_block + "x\n").find("nested more than") != std::string::npos);
+  std::string many = "launches: [";
+  for (int i = 0; i < 20000; ++i) many += "1,";
+  CHECK(parse_error(many + "1]\n").find("nodes") != std::string::npos);
+}
+
+TEST_CASE("kernel names are C++ names: no newline or quote ever reaches the compiler") {
+  const char* good[] = {"k",           "gemm<128, 64>", "ns::k<float, 4>", "::k", "k<float*, int&>",
+                        "k<(64 * 2)>", "k<-1>"};
+  for (const char* k : good) {
+    INFO(k);
+    CHECK(kernel_name_problem(k).empty());
+  }
+  const char* bad[] = {"k\n#include \"/etc/passwd\"",
+                       "k\"",
+                       "k;",
+                       "k//",
+                       "k/*",
+                       "k\\",
+                       "k#",
+                       "1k",
+                       "k\tx",
+                       "k\x7f",
+                       "k\xc3\xa9",
+                       "k{}",
+                       "k[0]",
+                       "<k>"};
+  for (const char* k : bad) {
+    INFO(k);
+    CHECK_FALSE(kernel_name_problem(k).empty());
+  }
+  CHECK_FALSE(kernel_name_problem(std::string(30000, 'k')).empty());
+  // Through YAML: a newline written as an escape in a double-quoted name.
+  int line = 0;
+  std::string m = parse_error(
+      "launches:\n  - kernel: \"k\\n#include </etc/passwd>\"\n    grid: [1]\n    block: [1]\n",
+      &line);
+  CHECK(m.find("control") != std::string::npos);
+  CHECK(m.find('\n') == std::string::npos);  // the message shows it escaped
+  CHECK(line == 3);
+  CHECK(parse_error("launches:\n  - kernel: " + std::string(30000, 'k') +
+                    "\n    grid: [1]\n    block: [1]\n")
+            .find("limit") != std::string::npos);
+}
+
+TEST_CASE("float literals are checked where they are parsed") {
+  CHECK(is_float_literal("0.5"));
+  CHECK(is_float_literal("1e-5"));
+  CHECK(is_float_literal("-2.f"));
+  CHECK(is_float_literal(".25"));
+  CHECK(is_float_literal("1E+3F"));
+  CHECK_FALSE(is_float_literal("e5"));  // a name
+  CHECK_FALSE(is_float_literal("1e"));
+  CHECK_FALSE(is_float_literal("12"));
+  CHECK_FALSE(is_float_literal("1.2.3"));
+  CHECK_FALSE(is_float_literal("."));
+  auto args = [](const std::string& a) {
+    return parse_error("launches:\n  - kernel: k\n    grid: [1]\n    block: [1]\n    args: [x, " +
+                       a + "]\n");
+  };
+  CHECK(args("1e999").find("not a finite number") != std::string::npos);
+  CHECK(args("-1e999").find("not a finite number") != std::string::npos);
+  CHECK(args("1e-999").find("too small") != std::string::npos);
+  CHECK(args("nan").find("not a finite number") != std::string::npos);
+  CHECK(args("-INF").find("not a finite number") != std::string::npos);
+  CHECK(args(".nan").find("not a finite number") != std::string::npos);
+  CHECK(args("0.5") == "no error");
+  CHECK(args("1e-5") == "no error");
+}
+
+TEST_CASE(
+    "launch configurations that cannot run are launch errors naming launch, dimension, value and "
+    "sizes") {
+  bool config = false;
+  std::string m = plan_error("    grid: [batch_size / 4]\n    block: [256]\n", &config);
+  CHECK(config);
+  CHECK(m.find("launch 1 (k)") != std::string::npos);
+  CHECK(m.find("grid.x = batch_size / 4 is 0") != std::string::npos);
+  CHECK(m.find("batch_size=3 dim=4099") != std::string::npos);
+  m = plan_error("    grid: [1, batch_size * 100]\n    block: [256]\n", &config);
+  CHECK(config);
+  CHECK(m.find("grid.y") != std::string::npos);
+  CHECK(m.find("409600") != std::string::npos);
+  CHECK(m.find("65535") != std::string::npos);
+  m = plan_error("    grid: [1, 1, 0 - 1]\n    block: [256]\n", &config);
+  CHECK(m.find("grid.z = 0 - 1 is -1") != std::string::npos);
+  m = plan_error("    grid: [1]\n    block: [2048]\n", &config);
+  CHECK(m.find("block.x") != std::string::npos);
+  m = plan_error("    grid: [1]\n    block: [32, 32, 2]\n", &config);
+  CHECK(config);
+  CHECK(m.find("2048 threads") != std::string::npos);
+  m = plan_error("    grid: [1]\n    block: [1, 1, 65]\n", &config);
+  CHECK(m.find("block.z") != std::string::npos);
+  m = plan_error("    grid: [3]\n    block: [32]\n    cluster: [2]\n", &config);
+  CHECK(config);
+  CHECK(m.find("not a multiple of cluster.x") != std::string::npos);
+  m = plan_error("    grid: [16]\n    block: [32]\n    cluster: [16]\n", &config);
+  CHECK(m.find("cluster.x") != std::string::npos);
+  m = plan_error("    grid: [1]\n    block: [32]\n    shared_bytes: 262144\n", &config);
+  CHECK(config);
+  CHECK(m.find("shared_bytes") != std::string::npos);
+  m = plan_error("    grid: [1]\n    block: [32]\n    shared_bytes: dim - 5000\n", &config);
+  CHECK(m.find("is -4744") != std::string::npos);
+  // The repeat variable is part of the size set named.
+  m = plan_error("    grid: [4 - pass]\n    block: [32]\n    repeat: {count: 5, var: pass}\n",
+                 &config);
+  CHECK(config);
+  CHECK(m.find("pass=4") != std::string::npos);
+  // Fine configurations; a launch repeated 0 times at some size set is not checked there.
+  CHECK(
+      plan_error("    grid: [cdiv(batch_size * dim, 256), 65535, 65535]\n    block: [32, 32]\n") ==
+      "no error");
+  CHECK(
+      plan_error(
+          "    grid: [batch_size / 4]\n    block: [256]\n    repeat: {count: batch_size / 4}\n") ==
+      "no error");
+  CHECK(
+      plan_error(
+          "    grid: [16]\n    block: [32]\n    cluster: [2, 1, 1]\n    shared_bytes: 232448\n") ==
+      "no error");
+  // Expression errors stay format errors.
+  plan_error("    grid: [batch_size / 0]\n    block: [256]\n", &config);
+  CHECK_FALSE(config);
+}
