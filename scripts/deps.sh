@@ -5,7 +5,7 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libyaml-cpp-dev nlohmann-json3-dev doctest-dev libssl-dev libmd4c-dev
-      libseccomp-dev clang libclang-rt-14-dev libtorch-dev python3-torch python3-numpy)
+      libseccomp-dev clang libclang-rt-dev libtorch-dev python3-torch python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -2,7 +2,8 @@
 # Builds the parsers' libFuzzer targets (tests/fuzz, clang with ASan + UBSan, a build directory of
 # their own) and runs each for a fixed time on a copy of its committed corpus. Prints one line per
 # target (executions, result) and exits 1 if any target found a crash, a leak or a hang; the inputs
-# that did are left under the output directory (crash-*, leak-*, timeout-*, oom-*).
+# that did are left under the output directory (crash-*, leak-*, timeout-*, oom-*); without --out, a
+# temporary one, removed when nothing was found.
 #   scripts/fuzz.sh [--seconds N] [--target NAME]... [--build DIR] [--out DIR] [--build-only] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +42,8 @@ if [ "$BUILD_STEP" = 1 ]; then
 fi
 [ "$RUN_STEP" = 1 ] || exit 0
 
-OUTDIR="${OUTDIR:-$(mktemp -d)}"
+KEEP=1
+if [ -z "$OUTDIR" ]; then OUTDIR="$(mktemp -d)"; KEEP=0; fi  # removed at the end unless something was found
 mkdir -p "$OUTDIR"
 status=0
 total=0
@@ -67,5 +69,10 @@ for t in "${TARGETS[@]}"; do
   fi
   printf '%-14s %8s %14s  %s\n' "$t" "$SECS" "$execs" "$result"
 done
-echo "total executions: $total; logs and any findings: $OUTDIR"
+if [ "$status" = 0 ] && [ "$KEEP" = 0 ]; then
+  rm -rf "$OUTDIR"
+  echo "total executions: $total"
+else
+  echo "total executions: $total; logs and any findings: $OUTDIR"
+fi
 exit $status

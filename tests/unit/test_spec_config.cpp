@@ -131,3 +131,13 @@ TEST_CASE("problem YAML from text: hostile documents and numbers are spec errors
                     "inputs: 3"))
             .find("p.yaml:10: 'inputs' must be a list") != std::string::npos);
 }
+
+TEST_CASE("KernelBench file names give a problem id by plain scanning") {
+  CHECK(kernelbench_problem_id("level_1_problem_23_sample_0_kernel.cu") == "L1_23");
+  CHECK(kernelbench_problem_id("run_level_10_problem_5_x.md") == "L10_5");
+  CHECK(kernelbench_problem_id("level_x_level_2_problem_7_") == "L2_7");
+  CHECK(kernelbench_problem_id("level_1_problem_23.cu").empty());
+  CHECK(kernelbench_problem_id("level__problem_2_").empty());
+  CHECK(kernelbench_problem_id("level_" + std::string(30000, '1') + "_problem_2_").empty());
+  CHECK(kernelbench_problem_id(std::string(30000, 'l')).empty());
+}
