@@ -1,5 +1,7 @@
 #include "core/config.h"
 
+#include "core/yaml_guard.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -160,7 +162,10 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
   Reader rd(origin);
   YAML::Node root;
   try {
+    check_yaml_shape(text, YamlLimits{16, 10000});  // no aliases, bounded depth and size
     root = YAML::Load(text);
+  } catch (const YamlShapeError& e) {
+    rd.fail_at(e.line, e.what());
   } catch (const YAML::Exception& e) {
     rd.fail_at(e.mark.line, e.msg);
   }
