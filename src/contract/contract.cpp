@@ -61,6 +61,7 @@ std::string contract_summary() {
   (sm_90a on H100/H200) with -std=c++17.
 )" + headers_paragraph() + R"(
 - One block comment starting with `/* kernrl` holds YAML saying how to launch your kernels:
+    problem: ID                     # optional: the problem this file is for
     launches:                       # run in order on one stream
       - kernel: name                # a __global__ function (or "name<T, 4>" for a template)
         grid: [expr, ...]           # 1-3 integer expressions over the problem's sizes and num_sms
@@ -69,6 +70,8 @@ std::string contract_summary() {
         args: [tensor, size, ...]   # tensor names -> device pointers; sizes/expressions -> int;
                                     # scalars and literals like 0.5 -> float (by the parameter's width)
         repeat: {count: expr, var: i}   # optional, repeats the launch with i = 0..count-1
+        cluster: [expr, ...]        # optional thread-block cluster dims (sm_90)
+        cooperative: true           # optional cooperative launch (grid-wide sync)
     scratch:                        # optional zeroed device buffers usable as args
       buf: {dtype: float32, count: cdiv(n, 256)}
   Expressions (written as they are, no quotes needed): + - * / % ( ), cdiv(a, b), min(a, b), max(a, b).

@@ -198,10 +198,9 @@ class BlockReader {
  private:
   LaunchSpec launch(const YAML::Node& n) {
     if (!n.IsMap()) fail(n, "each launch must be a mapping with kernel, grid, block, args");
-    static const std::set<std::string> keys = {"kernel", "grid", "block", "shared_bytes", "args",
-                                               "repeat", "cooperative", "cluster"};
+    const auto& keys = launch_keys();
     for (const auto& kv : n)
-      if (!kv.first.IsScalar() || !keys.count(kv.first.Scalar()))
+      if (!kv.first.IsScalar() || std::find(keys.begin(), keys.end(), kv.first.Scalar()) == keys.end())
         fail(kv.first, "unknown launch key '" +
                            printable(kv.first.IsScalar() ? kv.first.Scalar() : "") +
                            "' (the keys are kernel, grid, block, shared_bytes, args, repeat, "
@@ -331,6 +330,12 @@ std::string kernel_name_problem(const std::string& k) {
   if (!is_ident_start(k[0]) && k[0] != ':')
     return "kernel name '" + printable(k) + "' must start with a letter, '_' or '::'";
   return "";
+}
+
+const std::vector<std::string>& launch_keys() {
+  static const std::vector<std::string> keys = {"kernel", "grid",        "block",  "shared_bytes",
+                                                "args",   "repeat",      "cooperative", "cluster"};
+  return keys;
 }
 
 std::vector<std::string> LaunchPlan::kernel_names() const {

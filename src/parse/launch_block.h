@@ -61,6 +61,9 @@ constexpr int64_t kMaxDynamicSharedBytes =
     232448;  // 227 KiB: the most a block may have (sm_90, sm_100)  // kernel names, scratch names,
              // repeat variables, problem ids
 
+// The keys a launch may have (the contract shown to models lists the same; tests/unit/test_contract.cpp).
+const std::vector<std::string>& launch_keys();
+
 // Parses the launch block of `src` (lines reported relative to the submitted file). Throws
 // FormatError.
 LaunchPlan parse_launch_block(const ExtractedSource& src);

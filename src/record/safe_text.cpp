@@ -63,8 +63,10 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
-std::string escape_invalid_utf8(std::string_view s) {
-  static const char hex[] = "0123456789abcdef";
+namespace {
+// Copies `s`, writing each byte that is not part of a valid UTF-8 sequence with `escape`.
+template <class Escape>
+std::string map_invalid_utf8(std::string_view s, Escape escape) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
@@ -73,32 +75,29 @@ std::string escape_invalid_utf8(std::string_view s) {
       out.append(s.data() + i, n);
       i += n;
     } else {
-      unsigned char c = static_cast<unsigned char>(s[i++]);
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
+      escape(out, static_cast<unsigned char>(s[i++]));
     }
   }
   return out;
 }
+}  // namespace
+
+std::string escape_invalid_utf8(std::string_view s) {
+  static const char hex[] = "0123456789abcdef";
+  return map_invalid_utf8(s, [](std::string& out, unsigned char c) {
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  });
+}
 
 std::string octal_escape_invalid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t n = valid_sequence_at(s, i);
-    if (n) {
-      out.append(s.data() + i, n);
-      i += n;
-    } else {
-      unsigned char c = static_cast<unsigned char>(s[i++]);
-      out += '\\';
-      out += static_cast<char>('0' + (c >> 6));
-      out += static_cast<char>('0' + ((c >> 3) & 7));
-      out += static_cast<char>('0' + (c & 7));
-    }
-  }
-  return out;
+  return map_invalid_utf8(s, [](std::string& out, unsigned char c) {
+    out += '\\';
+    out += static_cast<char>('0' + (c >> 6));
+    out += static_cast<char>('0' + ((c >> 3) & 7));
+    out += static_cast<char>('0' + (c & 7));
+  });
 }
 
 void escape_invalid_utf8_in(json& j) {

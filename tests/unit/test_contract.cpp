@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "compile/builtin_headers.h"
+#include "compile/prelude.h"
 #include "contract/contract.h"
+#include "parse/launch_block.h"
 
 using namespace kernrl;
 
@@ -47,4 +49,16 @@ TEST_CASE("docs/kernel-format.md carries the header table as `kernrl show --head
   REQUIRE(b != std::string::npos);
   a = doc.find('\n', a) + 1;
   CHECK(doc.substr(a, b - a) == headers_table_markdown());
+}
+
+TEST_CASE("the prompt shows every launch key the parser accepts, and every predefined name is in the prelude") {
+  std::string prompt = contract_summary();
+  for (const auto& k : launch_keys()) CHECK_MESSAGE(prompt.find(k + ":") != std::string::npos, k);
+  for (const char* top : {"problem", "launches", "scratch"})
+    CHECK_MESSAGE(std::string(contract_summary()).find(top) != std::string::npos, top);
+  for (const char* name : {"int8_t", "uint64_t", "intptr_t", "uintptr_t", "size_t", "ptrdiff_t", "INFINITY", "NAN",
+                           "FLT_MAX", "FLT_MIN", "DBL_MAX", "M_PI", "M_E"}) {
+    CHECK_MESSAGE(prompt.find(name) != std::string::npos, name);
+    CHECK_MESSAGE(std::string(kPrelude).find(name) != std::string::npos, name);
+  }
 }
