@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [bench] [speed] [batch]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial bench speed batch)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -73,6 +73,26 @@ fi
 if want adversarial; then
   log "adversarial suite"
   scripts/adversarial.sh --build "$BUILD" --out "$OUT" | tee "$OUT/adversarial.md"
+fi
+
+if want memo; then
+  log "memoising kernels: eval and grade-dir, 10 seeds each"
+  {
+    echo "| seed | mode | file | status |"; echo "| --- | --- | --- | --- |"
+    for seed in 1 2 3 4 5 6 7 8 9 10; do
+      for f in tests/adversarial/*/memoise_pointer.cu tests/adversarial/*/memoise_flag.cu tests/adversarial/*/memoise.cu; do
+        [ -e "$f" ] || continue
+        st=$("$K" eval "$f" --seed "$seed" --json 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["status"])')
+        echo "| $seed | eval | $f | $st |"
+      done
+      D="$(mktemp -d)"; cp -r tests/adversarial/. "$D/"; find "$D" -name '*.cu' ! -name 'memoise*' -delete
+      "$K" grade-dir "$D" --out "$D/t.jsonl" --seed "$seed" --no-resume --quiet >/dev/null 2>&1
+      python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); print("| %s | grade-dir | %s | %s |" % (sys.argv[2], r["file"].split("/", 3)[-1], r["status"]))' "$D/t.jsonl" "$seed"
+    done
+  } >"$OUT/memo.md"
+  grep -c "| incorrect |" "$OUT/memo.md" | sed 's/^/incorrect rows: /'; grep -vc "| incorrect |" "$OUT/memo.md" | sed 's/^/other rows (incl. 2 header lines): /'
 fi
 
 if want bench; then
