@@ -20,7 +20,8 @@ Vars parse_size_overrides(const std::vector<std::string>& items) {
   Vars v;
   for (const auto& s : items) {
     auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("--size expects NAME=VALUE, got '" + s + "'");
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--size expects NAME=VALUE, got '" + s + "'");
     try {
       size_t used = 0;
       long long val = std::stoll(s.substr(eq + 1), &used);
@@ -39,7 +40,9 @@ uint64_t fresh_seed() {
 }
 
 CommandRun add_eval_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("eval", "Grade one kernel file: compile, check on fresh random inputs, time against PyTorch.");
+  auto* cmd = app.add_subcommand(
+      "eval",
+      "Grade one kernel file: compile, check on fresh random inputs, time against PyTorch.");
   cmd->footer(
       "FILE is a .cu kernel file or a model's raw answer (.md/.txt: the last fenced code block "
       "holding a /* kernrl\n"
@@ -61,19 +64,27 @@ CommandRun add_eval_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("FILE", o->file, "Kernel file (.cu) or model answer (.md/.txt)")->required();
-  cmd->add_option("--problem,-p", o->problem, "Problem id, e.g. L1_23_Softmax (or a unique prefix like L1_23)");
-  cmd->add_option("--gpu", o->gpu, "GPU index to run on (default 0)")->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--json", o->json, "Print exactly one JSON record (schema kernrl.trace.v1) instead of the summary");
+  cmd->add_option("--problem,-p", o->problem,
+                  "Problem id, e.g. L1_23_Softmax (or a unique prefix like L1_23)");
+  cmd->add_option("--gpu", o->gpu, "GPU index to run on (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", o->json,
+                "Print exactly one JSON record (schema kernrl.trace.v1) instead of the summary");
   cmd->add_option("--trace", o->trace, "Also append the record to this JSONL file");
   cmd->add_flag("--compile-only", o->compile_only, "Extract, parse and compile only; nothing runs");
-  cmd->add_flag("--feedback", o->feedback, "Print only the feedback text meant for the model's next turn");
-  cmd->add_option("--size", o->sizes, "Override a size, NAME=VALUE (repeatable); these sizes replace all size sets");
+  cmd->add_flag("--feedback", o->feedback,
+                "Print only the feedback text meant for the model's next turn");
+  cmd->add_option("--size", o->sizes,
+                  "Override a size, NAME=VALUE (repeatable); these sizes replace all size sets");
   cmd->add_option(
       "--seed", o->seed,
       "Run seed for the random inputs, 0 to 2^64-1 (default: a fresh random seed, recorded)");
   cmd->add_option("--config", o->config, "Config file over configs/default.yaml");
-  cmd->add_option("--baselines", o->baselines, "Baseline file from `kernrl bench --baselines` (default: baselines/<gpu>.json if present)");
-  cmd->add_option("--reward", o->reward, "Reward preset (configs/rewards/NAME.yaml or a path); default from the config");
+  cmd->add_option(
+      "--baselines", o->baselines,
+      "Baseline file from `kernrl bench --baselines` (default: baselines/<gpu>.json if present)");
+  cmd->add_option("--reward", o->reward,
+                  "Reward preset (configs/rewards/NAME.yaml or a path); default from the config");
   return [o]() {
     auto t0 = std::chrono::steady_clock::now();
     Config cfg = load_config(o->config);
@@ -101,7 +112,8 @@ CommandRun add_eval_command(CLI::App& app) {
       if (!o->compile_only) worker.spawn();
       std::string guess = cfg.arch == "auto" ? cfg.fallback_arch : cfg.arch;
       int64_t guess_sms = 132;
-      auto pending = std::async(std::launch::async, [&] { return prepare_file(o->file, opt, cfg, guess, guess_sms); });
+      auto pending = std::async(std::launch::async,
+                                [&] { return prepare_file(o->file, opt, cfg, guess, guess_sms); });
       std::string no_gpu;
       bool have_gpu = !o->compile_only && worker.wait_ready(&no_gpu);
       Prepared prep = pending.get();
@@ -112,7 +124,8 @@ CommandRun add_eval_command(CLI::App& app) {
       }
       if (opt.sizes && !prep.problem.id.empty() && prep.usage_error.empty())
         for (const auto& [k, v] : *opt.sizes)
-          if (!prep.problem.bench.count(k)) throw UsageError("--size " + k + ": " + prep.problem.id + " has no size named " + k);
+          if (!prep.problem.bench.count(k))
+            throw UsageError("--size " + k + ": " + prep.problem.id + " has no size named " + k);
 
       json device = have_gpu ? worker.device() : json(nullptr);
       if (device.is_object()) device["gpu_index"] = o->gpu;
@@ -127,18 +140,24 @@ CommandRun add_eval_command(CLI::App& app) {
           base = baselines.baseline(prep.problem.id, bench);
         }
         json answer = worker.request(eval_request(prep, opt, cfg, base), cfg.run_timeout_s);
-        if (base && answer.contains("timing")) answer["timing"]["baseline_source"] = baselines.source();
+        if (base && answer.contains("timing"))
+          answer["timing"]["baseline_source"] = baselines.source();
         complete_record(prep, &answer, device, worker.versions(), preset, baselines.ceilings(), "");
       } else {
         std::string why = o->compile_only ? "--compile-only" : "no GPU: " + no_gpu;
-        complete_record(prep, nullptr, device, have_gpu ? worker.versions() : json::object(), preset, baselines.ceilings(), why);
+        complete_record(prep, nullptr, device, have_gpu ? worker.versions() : json::object(),
+                        preset, baselines.ceilings(), why);
       }
       json& rec = prep.record;
-      rec["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      rec["wall_ms"] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (trace) trace->append(rec);
-      if (o->feedback) std::cout << rec["feedback"].get<std::string>() << "\n";
-      else if (o->json) std::cout << json_line(rec) << "\n";
-      else std::cout << human_summary(rec, use_color());
+      if (o->feedback)
+        std::cout << rec["feedback"].get<std::string>() << "\n";
+      else if (o->json)
+        std::cout << json_line(rec) << "\n";
+      else
+        std::cout << human_summary(rec, use_color());
       if (!prep.usage_error.empty()) {
         // The record says what happened; the exit code says it was kernrl's input, not the kernel.
         std::cerr << "kernrl eval: " << escape_invalid_utf8(prep.usage_error) << "\n";

@@ -82,7 +82,8 @@ class Queue {
 
 class Progress {
  public:
-  Progress(size_t total, bool tty, bool quiet, bool color) : total_(total), tty_(tty), quiet_(quiet), color_(color) {
+  Progress(size_t total, bool tty, bool quiet, bool color)
+      : total_(total), tty_(tty), quiet_(quiet), color_(color) {
     t0_ = std::chrono::steady_clock::now();
   }
   void done(const json& rec) {
@@ -95,11 +96,13 @@ class Progress {
     if (tty_) {
       std::string c;
       for (const auto& [k, v] : counts_) c += " " + k + ":" + std::to_string(v);
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %.1f/min ETA %.0fs%s", n_, total_, rate * 60, (total_ - n_) / std::max(rate, 1e-9), c.c_str());
+      std::fprintf(stderr, "\r\033[K[%zu/%zu] %.1f/min ETA %.0fs%s", n_, total_, rate * 60,
+                   (total_ - n_) / std::max(rate, 1e-9), c.c_str());
       if (n_ == total_) std::fprintf(stderr, "\n");
     } else {
       std::fprintf(stderr, "[%zu/%zu] %s %s %s\n", n_, total_, rec.value("status", "?").c_str(),
-                   rec["problem"].is_string() ? rec["problem"].get<std::string>().c_str() : "-", rec.value("file", "").c_str());
+                   rec["problem"].is_string() ? rec["problem"].get<std::string>().c_str() : "-",
+                   rec.value("file", "").c_str());
     }
     std::fflush(stderr);
   }
@@ -130,7 +133,8 @@ std::vector<int> parse_gpus(const std::string& s) {
   return g;
 }
 
-// GPUs visible to this process, without touching CUDA: /dev/nvidiaN, narrowed by CUDA_VISIBLE_DEVICES.
+// GPUs visible to this process, without touching CUDA: /dev/nvidiaN, narrowed by
+// CUDA_VISIBLE_DEVICES.
 std::vector<int> visible_gpus() {
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v) {
     std::vector<int> g;
@@ -227,7 +231,9 @@ bool write_whole_file(const std::string& path, const std::string& text, std::str
 }  // namespace
 
 CommandRun add_grade_dir_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("grade-dir", "Grade every kernel file in a directory (KernelBench layout, folder per problem, or files naming their problem).");
+  auto* cmd = app.add_subcommand("grade-dir",
+                                 "Grade every kernel file in a directory (KernelBench layout, "
+                                 "folder per problem, or files naming their problem).");
   cmd->footer(
       "Layouts (docs/grade-dir.md): level_{L}_problem_{P}_sample_{S}_kernel.{cu,md,txt} -> problem "
       "L{L}_{P}_*;\n"
@@ -248,7 +254,9 @@ CommandRun add_grade_dir_command(CLI::App& app) {
     bool resume = true, compile_only = false, quiet = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("DIR", o->dir, "Directory of generations")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("DIR", o->dir, "Directory of generations")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   cmd->add_option(
       "--out", o->out,
       "Trace file (JSONL) to append to (default DIR/kernrl-traces.jsonl; its folder is created)");
@@ -258,7 +266,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--level", o->level, "Only problems of this level")->check(CLI::Range(1, 10));
   cmd->add_option("--problem", o->level_problem, "Only this problem (id or unique prefix)");
-  cmd->add_option("--shard", o->shard, "I/N: grade only the I-th (0-based) of N deterministic slices");
+  cmd->add_option("--shard", o->shard,
+                  "I/N: grade only the I-th (0-based) of N deterministic slices");
   cmd->add_flag(
       "--resume,!--no-resume", o->resume,
       "Skip samples already in --out for this run with the same path and source hash (default on)");
@@ -267,7 +276,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
   cmd->add_option("--seed", o->seed,
                   "Run seed, 0 to 2^64-1 (default: fresh, recorded in every record)");
   cmd->add_option("--config", o->config, "Config file over configs/default.yaml");
-  cmd->add_option("--baselines", o->baselines, "Baseline file (default: baselines/<gpu>.json if present)");
+  cmd->add_option("--baselines", o->baselines,
+                  "Baseline file (default: baselines/<gpu>.json if present)");
   cmd->add_option("--reward", o->reward, "Reward preset (default from the config)");
   cmd->add_option("--kernelbench-json", o->kernelbench_json,
                   "Also write KernelBench's eval_results.json shape here (its folder is created)");
@@ -279,7 +289,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       RewardPreset preset = load_reward_preset(cfg.reward_preset);
       fs::path dir = o->dir;
       std::string out = o->out.empty() ? (dir / "kernrl-traces.jsonl").string() : o->out;
-      std::string run = o->run.empty() ? fs::absolute(dir).lexically_normal().filename().string() : o->run;
+      std::string run =
+          o->run.empty() ? fs::absolute(dir).lexically_normal().filename().string() : o->run;
       if (run.empty()) run = fs::absolute(dir).parent_path().filename().string();
       run = escape_invalid_utf8(run);  // as every record writes it
       int shard_i = 0, shard_n = 1;
@@ -292,7 +303,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       std::optional<uint64_t> seed_option;
       if (!o->seed.empty()) seed_option = parse_seed(o->seed);
       std::string only_problem;
-      if (!o->level_problem.empty()) only_problem = problem_id_of_dir(find_problem_dir(problems_dir(), o->level_problem));
+      if (!o->level_problem.empty())
+        only_problem = problem_id_of_dir(find_problem_dir(problems_dir(), o->level_problem));
 
       // The outputs first: an unwritable one stops the run before anything is graded.
       make_parent("--out", out);
@@ -329,7 +341,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       const std::vector<DiscoveredFile>& all = found.files;
       std::vector<DiscoveredFile> todo;
       std::set<std::string> graded;
-      std::optional<uint64_t> resumed_seed;  // a resumed run keeps its seed, so its records match an uninterrupted run
+      std::optional<uint64_t>
+          resumed_seed;  // a resumed run keeps its seed, so its records match an uninterrupted run
       if (o->resume)
         for (const auto& r : read_trace(out, nullptr)) {
           if (r.value("run", json(nullptr)) != json(run)) continue;
@@ -376,7 +389,9 @@ CommandRun add_grade_dir_command(CLI::App& app) {
                      escape_invalid_utf8(out).c_str());
 
       // GPU workers: started first, so libtorch loads while the first files compile.
-      std::vector<int> gpus = o->compile_only ? std::vector<int>{} : (o->gpus.empty() ? visible_gpus() : parse_gpus(o->gpus));
+      std::vector<int> gpus = o->compile_only
+                                  ? std::vector<int>{}
+                                  : (o->gpus.empty() ? visible_gpus() : parse_gpus(o->gpus));
       std::vector<std::unique_ptr<WorkerClient>> workers;
       for (int g : gpus) {
         workers.push_back(std::make_unique<WorkerClient>(g));
@@ -386,12 +401,17 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       std::string no_gpu = o->compile_only ? "--compile-only" : "no GPU visible";
       for (auto& w : workers) {
         std::string err;
-        if (w->wait_ready(&err)) ready.push_back(w.get());
-        else no_gpu = "no GPU: " + err;
+        if (w->wait_ready(&err))
+          ready.push_back(w.get());
+        else
+          no_gpu = "no GPU: " + err;
       }
       if (!o->compile_only && !ready.empty() && !o->quiet)
-        std::fprintf(stderr, "kernrl grade-dir: %zu GPU worker(s): %s\n", ready.size(), ready[0]->device().value("name", "?").c_str());
-      std::string arch = cfg.arch != "auto" ? cfg.arch : ready.empty() ? cfg.fallback_arch : ready[0]->device().value("arch", cfg.fallback_arch);
+        std::fprintf(stderr, "kernrl grade-dir: %zu GPU worker(s): %s\n", ready.size(),
+                     ready[0]->device().value("name", "?").c_str());
+      std::string arch = cfg.arch != "auto" ? cfg.arch
+                         : ready.empty()    ? cfg.fallback_arch
+                                            : ready[0]->device().value("arch", cfg.fallback_arch);
       int64_t sms = ready.empty() ? 132 : ready[0]->device().value("sms", 132);
       BaselineStore baselines;
       baselines.configure(o->baselines);
@@ -416,7 +436,9 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       std::string write_error;
       auto emit = [&](json& rec, std::chrono::steady_clock::time_point t0) {
         rec["run_seed"] = seed;
-        rec["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        rec["wall_ms"] =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         try {
           writer->append(rec);
         } catch (const std::runtime_error& e) {
@@ -437,7 +459,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       Queue<Item> ready_q;
       std::atomic<size_t> next{0};
       std::mutex baseline_mu;
-      std::map<std::pair<int, std::string>, json> baseline_cache;  // (gpu, problem) -> timing, once per GPU per run
+      std::map<std::pair<int, std::string>, json>
+          baseline_cache;  // (gpu, problem) -> timing, once per GPU per run
       auto compile_worker = [&]() {
         for (size_t i; !write_failed && (i = next++) < todo.size();) {
           const DiscoveredFile& f = todo[i];

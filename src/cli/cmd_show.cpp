@@ -15,9 +15,10 @@ namespace {
 
 std::string c_type(const DType& d) {
   static const std::map<std::string, std::string> m = {
-      {"float32", "float"},     {"float64", "double"},  {"float16", "__half"},   {"bfloat16", "__nv_bfloat16"},
-      {"complex64", "float2"},  {"int8", "int8_t"},     {"uint8", "uint8_t"},    {"int16", "int16_t"},
-      {"int32", "int"},         {"uint32", "uint32_t"}, {"int64", "long long"},  {"bool", "bool"}};
+      {"float32", "float"},          {"float64", "double"},   {"float16", "__half"},
+      {"bfloat16", "__nv_bfloat16"}, {"complex64", "float2"}, {"int8", "int8_t"},
+      {"uint8", "uint8_t"},          {"int16", "int16_t"},    {"int32", "int"},
+      {"uint32", "uint32_t"},        {"int64", "long long"},  {"bool", "bool"}};
   return m.at(d.name);
 }
 
@@ -32,8 +33,10 @@ std::string tensors_text(const ProblemSpec& p) {
   auto row = [&](const TensorSpec& t, const char* role) {
     o << "  " << t.name << "  " << t.dtype.name << " " << shape_text(t) << "  (" << role;
     if (role == std::string("output")) {
-      if (t.compare == "exact") o << ", compared exactly";
-      else o << ", atol " << t.tolerance.atol << " rtol " << t.tolerance.rtol;
+      if (t.compare == "exact")
+        o << ", compared exactly";
+      else
+        o << ", atol " << t.tolerance.atol << " rtol " << t.tolerance.rtol;
       if (!t.count.empty()) o << ", first `" << t.count << "` rows compared";
     }
     o << ")\n";
@@ -41,7 +44,8 @@ std::string tensors_text(const ProblemSpec& p) {
   for (const auto& t : p.inputs) row(t, "input");
   for (const auto& t : p.parameters) row(t, "parameter");
   for (const auto& t : p.outputs) row(t, "output");
-  for (const auto& s : p.scalars) o << "  " << s.name << "  " << s.dtype << " scalar = " << s.value << "\n";
+  for (const auto& s : p.scalars)
+    o << "  " << s.name << "  " << s.dtype << " scalar = " << s.value << "\n";
   return o.str();
 }
 
@@ -70,11 +74,16 @@ std::string kernel_template(const ProblemSpec& p) {
       half |= t.dtype.name == "float16";
       bf16 |= t.dtype.name == "bfloat16";
       args.push_back(t.name);
-      params.push_back(std::string(out ? "" : "const ") + c_type(t.dtype) + "* __restrict__ " + t.name);
+      params.push_back(std::string(out ? "" : "const ") + c_type(t.dtype) + "* __restrict__ " +
+                       t.name);
     }
   for (const auto& s : p.scalars) {
     args.push_back(s.name);
-    params.push_back(std::string(s.dtype == "float32" ? "float" : s.dtype == "float64" ? "double" : s.dtype == "int32" ? "int" : "long long") + " " + s.name);
+    params.push_back(std::string(s.dtype == "float32"   ? "float"
+                                 : s.dtype == "float64" ? "double"
+                                 : s.dtype == "int32"   ? "int"
+                                                        : "long long") +
+                     " " + s.name);
   }
   for (const auto& n : p.size_names) {
     args.push_back(n);
@@ -82,32 +91,41 @@ std::string kernel_template(const ProblemSpec& p) {
   }
   const TensorSpec& first_out = p.outputs.front();
   std::string numel;
-  for (const auto& d : first_out.shape) numel += (numel.empty() ? "" : " * ") + std::string("(") + d + ")";
+  for (const auto& d : first_out.shape)
+    numel += (numel.empty() ? "" : " * ") + std::string("(") + d + ")";
   if (numel.empty()) numel = "1";
   if (half) o << "#include <cuda_fp16.h>\n";
   if (bf16) o << "#include <cuda_bf16.h>\n";
-  o << "/* kernrl\nproblem: " << p.id << "\nlaunches:\n  - kernel: " << "kernel_main\n"
+  o << "/* kernrl\nproblem: " << p.id << "\nlaunches:\n  - kernel: "
+    << "kernel_main\n"
     << "    grid: [cdiv(" << numel << ", 256)]\n    block: [256]\n    args: [";
   for (size_t i = 0; i < args.size(); ++i) o << (i ? ", " : "") << args[i];
   o << "]\n*/\n\nextern \"C\" __global__ void kernel_main(";
-  for (size_t i = 0; i < params.size(); ++i) o << (i ? ",\n                                       " : "") << params[i];
-  o << ") {\n  // One thread per element of `" << first_out.name << "` to start with; replace with your kernel.\n"
+  for (size_t i = 0; i < params.size(); ++i)
+    o << (i ? ",\n                                       " : "") << params[i];
+  o << ") {\n  // One thread per element of `" << first_out.name
+    << "` to start with; replace with your kernel.\n"
     << "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  (void)i;\n}\n";
   return o.str();
 }
 
 CommandRun add_show_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("show", "Show a problem: description, sizes, tensors, tolerance, PyTorch code, kernel template.");
+  auto* cmd = app.add_subcommand(
+      "show",
+      "Show a problem: description, sizes, tensors, tolerance, PyTorch code, kernel template.");
   auto id = std::make_shared<std::string>();
   auto as_json = std::make_shared<bool>(false);
   auto prompt = std::make_shared<bool>(false);
   auto contract = std::make_shared<bool>(false);
   auto headers = std::make_shared<bool>(false);
   cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)");
-  cmd->add_flag("--contract", *contract, "Print the kernel-file contract as a model's prompt states it (no ID needed)");
-  cmd->add_flag("--headers", *headers, "Print every header a kernel file may include, as a Markdown table (no ID needed)");
+  cmd->add_flag("--contract", *contract,
+                "Print the kernel-file contract as a model's prompt states it (no ID needed)");
+  cmd->add_flag("--headers", *headers,
+                "Print every header a kernel file may include, as a Markdown table (no ID needed)");
   cmd->add_flag("--json", *as_json, "The specification as one JSON object (with the template)");
-  cmd->add_flag("--prompt", *prompt, "A complete task prompt for a model: problem, kernel-file contract, template");
+  cmd->add_flag("--prompt", *prompt,
+                "A complete task prompt for a model: problem, kernel-file contract, template");
   return [=]() {
     if (*contract || *headers) {
       std::cout << (*contract ? contract_summary() : headers_table_markdown());
@@ -122,19 +140,27 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << "Write a fast CUDA kernel for the following problem.\n\n# Problem " << p.id << "\n\n"
-                << p.description << "\n\nPyTorch equivalent:\n```python\n" << p.torch << "```\n\nTensors:\n"
-                << tensors_text(p) << "\nSizes (your kernel must be correct for all of them, and is timed at bench):\n"
-                << sizes_text(p) << "\n" << contract_summary()
-                << "\nStart from this template:\n```cuda\n" << kernel_template(p)
+      std::cout << "Write a fast CUDA kernel for the following problem.\n\n# Problem " << p.id
+                << "\n\n"
+                << p.description << "\n\nPyTorch equivalent:\n```python\n"
+                << p.torch << "```\n\nTensors:\n"
+                << tensors_text(p)
+                << "\nSizes (your kernel must be correct for all of them, and is timed at bench):\n"
+                << sizes_text(p) << "\n"
+                << contract_summary() << "\nStart from this template:\n```cuda\n"
+                << kernel_template(p)
                 << "```\n\nAnswer with the complete kernel file in one ```cuda code block.\n";
       return kExitOk;
     }
-    std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n" << p.description << "\nSizes:\n"
-              << sizes_text(p) << "\nTensors:\n" << tensors_text(p) << "\nDefault tolerance: atol " << p.tolerance.atol
-              << ", rtol " << p.tolerance.rtol << ", relative L2 <= " << p.tolerance.rel_l2 << "\nWork at bench: "
-              << p.flops_at(p.bench) << " flops, " << p.bytes_at(p.bench) << " bytes\n\nPyTorch:\n" << p.torch
-              << "\nKernel template:\n" << kernel_template(p);
+    std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"
+              << p.description << "\nSizes:\n"
+              << sizes_text(p) << "\nTensors:\n"
+              << tensors_text(p) << "\nDefault tolerance: atol " << p.tolerance.atol << ", rtol "
+              << p.tolerance.rtol << ", relative L2 <= " << p.tolerance.rel_l2
+              << "\nWork at bench: " << p.flops_at(p.bench) << " flops, " << p.bytes_at(p.bench)
+              << " bytes\n\nPyTorch:\n"
+              << p.torch << "\nKernel template:\n"
+              << kernel_template(p);
     return kExitOk;
   };
 }

@@ -58,7 +58,8 @@ Discovery discover_files(const fs::path& dir, const std::vector<fs::path>& exclu
     std::error_code ec;
     fs::directory_iterator it(here, ec), end;
     if (ec) {
-      if (rel_dir.empty()) throw std::runtime_error("cannot read " + shown(dir) + ": " + ec.message());
+      if (rel_dir.empty())
+        throw std::runtime_error("cannot read " + shown(dir) + ": " + ec.message());
       ++d.unreadable_folders;
       d.warnings.push_back("cannot read the folder " + shown(here) + ": " + ec.message() +
                            "; its files are not graded");

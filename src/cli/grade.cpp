@@ -37,7 +37,8 @@ bool problem_exists(const std::string& id) {
 // The dominant dtype of the tensors read, for the matching matrix ceiling.
 std::string dtype_class(const ProblemSpec& p) {
   std::map<std::string, int64_t> bytes;
-  for (const auto* t : p.read_tensors()) bytes[t->dtype.name] += p.numel_of(*t, p.bench) * t->dtype.bytes;
+  for (const auto* t : p.read_tensors())
+    bytes[t->dtype.name] += p.numel_of(*t, p.bench) * t->dtype.bytes;
   std::string best = "float32";
   int64_t most = -1;
   for (const auto& [n, b] : bytes)
@@ -55,8 +56,8 @@ namespace {
 // if kernrl has it; "" otherwise.
 std::string problem_from_path(const std::string& file) {
   fs::path p = fs::absolute(file);
-  std::vector<std::string> candidates = {p.parent_path().filename().string(), problem_id_of_dir(p.parent_path()),
-                                         p.stem().string()};
+  std::vector<std::string> candidates = {p.parent_path().filename().string(),
+                                         problem_id_of_dir(p.parent_path()), p.stem().string()};
   if (std::string kb = kernelbench_problem_id(p.filename().string()); !kb.empty())
     candidates.insert(candidates.begin(), kb);
   for (const auto& c : candidates)
@@ -136,8 +137,8 @@ uint64_t parse_seed(const std::string& text, const std::string& option) {
   return v;
 }
 
-Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Config& cfg, const std::string& arch,
-                      int64_t num_sms) {
+Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Config& cfg,
+                      const std::string& arch, int64_t num_sms) {
   auto t0 = std::chrono::steady_clock::now();
   Prepared out;
   out.limits = record_limits(cfg);
@@ -158,7 +159,8 @@ Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Co
        {"timing", nullptr},
        {"seed", opt.seed},
        {"timestamp", now_iso8601()}};
-  auto finish = [&](const std::string& status, const std::string& msg, int line, const std::string& log) {
+  auto finish = [&](const std::string& status, const std::string& msg, int line,
+                    const std::string& log) {
     r["status"] = status;
     r["error"] = {{"category", status}, {"message", msg}};
     if (line) r["error"]["line"] = line;
@@ -237,7 +239,9 @@ Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Co
   if (id.empty()) {
     unknown("not_named", "", nullptr);
     return finish("format_error",
-                  "cannot tell which problem this file is for: give --problem, or `problem:` in the launch block", 0, "");
+                  "cannot tell which problem this file is for: give --problem, or `problem:` in "
+                  "the launch block",
+                  0, "");
   }
   if (!plan.problem.empty() && !opt.problem.empty()) {
     std::optional<fs::path> named;
@@ -281,7 +285,8 @@ Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Co
   return out;
 }
 
-json eval_request(const Prepared& p, const GradeOptions& opt, const Config& cfg, const std::optional<json>& baseline) {
+json eval_request(const Prepared& p, const GradeOptions& opt, const Config& cfg,
+                  const std::optional<json>& baseline) {
   std::optional<Vars> sizes;
   if (opt.sizes) {
     Vars v = p.problem.bench;
@@ -302,7 +307,8 @@ json eval_request(const Prepared& p, const GradeOptions& opt, const Config& cfg,
 }
 
 void complete_record(Prepared& p, const json* answer, const json& device, const json& versions,
-                     const RewardPreset& preset, const json& ceilings, const std::string& not_run_reason) {
+                     const RewardPreset& preset, const json& ceilings,
+                     const std::string& not_run_reason) {
   json& r = p.record;
   json v = versions.is_object() ? versions : json::object();
   v["kernrl"] = KERNRL_VERSION;
@@ -324,7 +330,9 @@ void complete_record(Prepared& p, const json* answer, const json& device, const 
     Vars at = p.problem.bench;
     if (r.contains("timing") && r["timing"].is_object() && r["timing"].contains("sizes"))
       for (auto& [k, val] : r["timing"]["sizes"].items()) at[k] = val.get<int64_t>();
-    r["work"] = {{"flops", p.problem.flops_at(at)}, {"bytes", p.problem.bytes_at(at)}, {"dtype_class", dtype_class(p.problem)}};
+    r["work"] = {{"flops", p.problem.flops_at(at)},
+                 {"bytes", p.problem.bytes_at(at)},
+                 {"dtype_class", dtype_class(p.problem)}};
   }
   r["reward_preset"] = preset.name;
   bound_record(r, p.limits);  // before the feedback is made from it

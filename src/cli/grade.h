@@ -21,11 +21,11 @@ struct GradeOptions {
                                     // empty: from the launch block or the file's path
   bool problem_from_path = false;   // `problem` came from grade-dir's layout, not from the user
   bool regular_files_only = false;  // grade-dir: never open a FIFO or device found in DIR
-  std::optional<Vars> sizes;      // --size overrides (merged over the bench sizes)
+  std::optional<Vars> sizes;        // --size overrides (merged over the bench sizes)
   uint64_t seed = 0;
   bool compile_only = false;
-  std::string run;                // grade-dir run name
-  std::optional<int> sample;      // grade-dir sample number
+  std::string run;            // grade-dir run name
+  std::optional<int> sample;  // grade-dir sample number
 };
 
 // A file after the CPU steps. `done` records are final (format/compile errors, compile-only).
@@ -49,14 +49,15 @@ struct UsageError : std::runtime_error {
 
 // Which problem a file is for: the option, the launch block, then its path
 // (.../<problem id>/file, problems/L1/23_Softmax/file, L1_23_Softmax.cu, level_1_problem_23_...).
-std::string resolve_problem_id(const std::string& file, const std::string& option, const std::string& from_block);
+std::string resolve_problem_id(const std::string& file, const std::string& option,
+                               const std::string& from_block);
 
 // Extract, parse and compile (thread-safe). `arch` is the target, `num_sms` for checking
 // expressions. Never throws for anything about the file: an unreadable file, an unknown problem or
 // bytes that are not UTF-8 give a complete record (problem or `problem_unknown`, source_sha256,
 // status, error).
-Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Config& cfg, const std::string& arch,
-                      int64_t num_sms);
+Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Config& cfg,
+                      const std::string& arch, int64_t num_sms);
 
 // The worker request for a prepared file.
 nlohmann::json eval_request(const Prepared& p, const GradeOptions& opt, const Config& cfg,
@@ -72,7 +73,7 @@ uint64_t parse_seed(const std::string& text, const std::string& option = "--seed
 // Completes a record with the worker's answer (or marks it not run) and adds the derived fields;
 // the record's text is made valid UTF-8 and its logs and messages capped (bound_record).
 void complete_record(Prepared& p, const nlohmann::json* worker_answer, const nlohmann::json& device,
-                     const nlohmann::json& versions, const RewardPreset& preset, const nlohmann::json& ceilings,
-                     const std::string& not_run_reason);
+                     const nlohmann::json& versions, const RewardPreset& preset,
+                     const nlohmann::json& ceilings, const std::string& not_run_reason);
 
 }  // namespace kernrl

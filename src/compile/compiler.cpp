@@ -3,15 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <cctype>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-#include <nlohmann/json.hpp>
 
 #include "compile/builtin_headers.h"
 #include "core/hash.h"
@@ -31,14 +31,16 @@ std::string cuda_include_dir() {
 
 std::vector<std::string> nvrtc_options(const std::string& arch) {
   std::string inc = cuda_include_dir();
-  return {"-arch=" + arch, "-std=c++17", "-default-device", "-I" + inc, "-I" + inc + "/cccl",
-          "--pre-include=kernrl_prelude.h", "-DKERNRL=1"};
+  return {"-arch=" + arch, "-std=c++17",         "-default-device",
+          "-I" + inc,      "-I" + inc + "/cccl", "--pre-include=kernrl_prelude.h",
+          "-DKERNRL=1"};
 }
 
 // Atomic publish: write to a unique temporary name beside the target, then rename.
 void write_atomic(const fs::path& target, const std::string& data) {
   fs::path tmp = target;
-  tmp += ".tmp" + std::to_string(getpid()) + "_" + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  tmp += ".tmp" + std::to_string(getpid()) + "_" +
+         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream f(tmp, std::ios::binary);
     f.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -63,8 +65,9 @@ std::string empty_directory() {
 
 }  // namespace
 
-// Translation phase 2: backslash-newline splices removed, exactly as NVRTC does (no blanks between). The
-// newlines a splice removed are put back after the logical line, so later lines keep their numbers.
+// Translation phase 2: backslash-newline splices removed, exactly as NVRTC does (no blanks
+// between). The newlines a splice removed are put back after the logical line, so later lines keep
+// their numbers.
 std::string splice_lines(const std::string& code) {
   std::string out;
   out.reserve(code.size());
@@ -72,7 +75,8 @@ std::string splice_lines(const std::string& code) {
   for (size_t i = 0; i < code.size(); ++i) {
     if (code[i] == '\\') {
       size_t j = i + 1;
-      if (j < code.size() && code[j] == '\r') ++j;  // NVRTC splices only a backslash right before the newline
+      if (j < code.size() && code[j] == '\r')
+        ++j;  // NVRTC splices only a backslash right before the newline
       if (j < code.size() && code[j] == '\n') {
         i = j;
         ++pending;
@@ -86,15 +90,19 @@ std::string splice_lines(const std::string& code) {
 }
 
 namespace {
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
-// The raw string starting at `i` (at its R), or npos: `R"delim(...)delim"` with an optional u8/u/U/L
-// prefix that does not continue an identifier.
+// The raw string starting at `i` (at its R), or npos: `R"delim(...)delim"` with an optional
+// u8/u/U/L prefix that does not continue an identifier.
 size_t raw_string_end(const std::string& s, size_t i) {
   if (s[i] != 'R' || i + 1 >= s.size() || s[i + 1] != '"') return std::string::npos;
   size_t start = i;
-  if (start >= 2 && s.compare(start - 2, 2, "u8") == 0) start -= 2;
-  else if (start >= 1 && (s[start - 1] == 'u' || s[start - 1] == 'U' || s[start - 1] == 'L')) start -= 1;
+  if (start >= 2 && s.compare(start - 2, 2, "u8") == 0)
+    start -= 2;
+  else if (start >= 1 && (s[start - 1] == 'u' || s[start - 1] == 'U' || s[start - 1] == 'L'))
+    start -= 1;
   if (start > 0 && ident_char(s[start - 1])) return std::string::npos;
   size_t open = s.find('(', i + 2);
   if (open == std::string::npos || open - (i + 2) > 16) return std::string::npos;
@@ -147,14 +155,18 @@ std::string preprocessor_view(const std::string& original) {
         if (c == '\n') state = Code, out += c;
         break;
       case BlockComment:
-        if (c == '*' && next == '/') state = Code, ++i;
-        else if (c == '\n') out += c;
+        if (c == '*' && next == '/')
+          state = Code, ++i;
+        else if (c == '\n')
+          out += c;
         break;
       case String:
       case Char:
         out += c;
-        if (c == '\\' && next && next != '\n') out += next, ++i;
-        else if ((state == String && c == '"') || (state == Char && c == '\'') || c == '\n') state = Code;
+        if (c == '\\' && next && next != '\n')
+          out += next, ++i;
+        else if ((state == String && c == '"') || (state == Char && c == '\'') || c == '\n')
+          state = Code;
         break;
     }
   }
@@ -162,13 +174,19 @@ std::string preprocessor_view(const std::string& original) {
 }
 
 namespace {
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+bool blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
 bool plain_header_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '+' || c == '-';
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' ||
+         c == '+' || c == '-';
 }
 bool bad_header_name(const std::string& name) {
-  if (name.empty() || name.size() > 200 || name[0] == '/' || name.find("..") != std::string::npos) return true;
+  if (name.empty() || name.size() > 200 || name[0] == '/' || name.find("..") != std::string::npos)
+    return true;
   for (char c : name)
     if (!plain_header_char(c)) return true;
   return false;
@@ -187,30 +205,40 @@ bool header_name_at(const std::string& line, size_t& i, std::string& name) {
 }  // namespace
 
 // A friendly early error for includes that cannot work; the boundary itself is the compiler's
-// sandbox (compile/sandbox.h), which this scan does not replace. Runs on what the preprocessor sees,
-// so comments, line continuations and digraphs cannot hide a directive. Plain scanning, linear time.
+// sandbox (compile/sandbox.h), which this scan does not replace. Runs on what the preprocessor
+// sees, so comments, line continuations and digraphs cannot hide a directive. Plain scanning,
+// linear time.
 std::string disallowed_include(const std::string& code, int first_line) {
   std::istringstream in(preprocessor_view(code));
   std::string line;
-  const std::string rule = "only CUDA's headers and the standard headers kernrl provides may be included (docs/kernel-format.md)";
+  const std::string rule =
+      "only CUDA's headers and the standard headers kernrl provides may be included "
+      "(docs/kernel-format.md)";
   for (int n = first_line; std::getline(in, line); ++n) {
     std::string where = "line " + std::to_string(n) + ": ";
-    // __has_include only as __has_include(<plain name>): any other use (a macro, a pasted token) is refused.
-    const std::string only = where + "__has_include is allowed only as __has_include(<header>) with a plain header name";
-    for (size_t at = line.find("__has_"); at != std::string::npos; at = line.find("__has_", at + 6)) {
+    // __has_include only as __has_include(<plain name>): any other use (a macro, a pasted token) is
+    // refused.
+    const std::string only =
+        where + "__has_include is allowed only as __has_include(<header>) with a plain header name";
+    for (size_t at = line.find("__has_"); at != std::string::npos;
+         at = line.find("__has_", at + 6)) {
       size_t after = at + 6;
-      if (after >= line.size() || !word_char(line[after])) return only;  // a pasted __has_ ## include
+      if (after >= line.size() || !word_char(line[after]))
+        return only;  // a pasted __has_ ## include
     }
-    for (size_t at = line.find("has_include"); at != std::string::npos; at = line.find("has_include", at + 11)) {
+    for (size_t at = line.find("has_include"); at != std::string::npos;
+         at = line.find("has_include", at + 11)) {
       size_t end = at + 11;
-      bool exact = at >= 2 && line.compare(at - 2, 2, "__") == 0 && (at == 2 || !word_char(line[at - 3])) &&
+      bool exact = at >= 2 && line.compare(at - 2, 2, "__") == 0 &&
+                   (at == 2 || !word_char(line[at - 3])) &&
                    (end >= line.size() || !word_char(line[end]));
       if (!exact) return only;
       while (end < line.size() && blank(line[end])) ++end;
       std::string name;
       size_t j = end + 1;
       if (end >= line.size() || line[end] != '(' || !header_name_at(line, j, name)) return only;
-      if (bad_header_name(name)) return where + "__has_include of \"" + name.substr(0, 200) + "\" is not allowed";
+      if (bad_header_name(name))
+        return where + "__has_include of \"" + name.substr(0, 200) + "\" is not allowed";
     }
     size_t i = 0;
     while (i < line.size() && blank(line[i])) ++i;
@@ -222,7 +250,8 @@ std::string disallowed_include(const std::string& code, int first_line) {
     std::string directive = line.substr(w, i - w);
     if (directive != "include" && directive != "include_next" && directive != "import") continue;
     std::string name;
-    if (!header_name_at(line, i, name)) return where + "#" + directive + " must name a header in <> or \"\"";
+    if (!header_name_at(line, i, name))
+      return where + "#" + directive + " must name a header in <> or \"\"";
     if (directive != "include" || bad_header_name(name))
       return where + "#" + directive + " \"" + name.substr(0, 200) + "\" is not allowed: " + rule;
   }
@@ -244,8 +273,10 @@ std::string nvrtc_version() {
 
 namespace {
 
-constexpr size_t kMaxLogBytes = size_t{1} << 20;     // NVRTC's log beyond this is cut by the compiler process
-constexpr size_t kMaxCubinBytes = size_t{64} << 20;  // a larger cubin is a compile error, never cached
+constexpr size_t kMaxLogBytes = size_t{1}
+                                << 20;  // NVRTC's log beyond this is cut by the compiler process
+constexpr size_t kMaxCubinBytes = size_t{64}
+                                  << 20;  // a larger cubin is a compile error, never cached
 
 // The readable directories of the sandbox: CUDA's include tree, resolved (it is often a symlink).
 std::vector<std::string> sandbox_dirs() {
@@ -288,8 +319,8 @@ void trim_cache(const Config& cfg) {
   std::vector<Entry> entries;
   uintmax_t total = 0;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(cfg.resolved_cache_dir(), ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(cfg.resolved_cache_dir(), ec);
+       !ec && it != fs::end(it); it.increment(ec)) {
     if (!it->is_regular_file(ec) || it->path().extension() != ".cubin") continue;
     uintmax_t b = it->file_size(ec);
     entries.push_back({it->last_write_time(ec), b, it->path()});
@@ -297,7 +328,8 @@ void trim_cache(const Config& cfg) {
   }
   uintmax_t cap = static_cast<uintmax_t>(cfg.cache_max_mb) << 20;
   if (total <= cap) return;
-  std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.when < y.when; });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& x, const Entry& y) { return x.when < y.when; });
   for (const auto& e : entries) {
     if (total <= cap / 5 * 4) break;
     fs::path meta = e.cubin;
@@ -334,8 +366,8 @@ std::string sandbox_check(const Config& cfg) {
     json j = json::parse(pr.out);
     if (!j.at("ok").get<bool>()) verdict = j.value("error", "unknown failure");
   } catch (...) {
-    verdict = "the sandbox check of kernrl-nvrtc failed (exit " + std::to_string(pr.exit_code) + ", signal " +
-              std::to_string(pr.signal) + ")";
+    verdict = "the sandbox check of kernrl-nvrtc failed (exit " + std::to_string(pr.exit_code) +
+              ", signal " + std::to_string(pr.signal) + ")";
   }
   checked = true;
   return verdict;
@@ -344,24 +376,29 @@ std::string sandbox_check(const Config& cfg) {
 void require_sandbox(const Config& cfg) {
   std::string why = sandbox_check(cfg);
   if (!why.empty())
-    throw SandboxError("the compiler's sandbox cannot be set up: " + why +
-                       ". kernrl compiles submissions only inside it (docs/security.md); on a machine where every "
-                       "submission is trusted, set `compile: {sandbox: false}` in a --config file to compile without it");
+    throw SandboxError(
+        "the compiler's sandbox cannot be set up: " + why +
+        ". kernrl compiles submissions only inside it (docs/security.md); on a machine where every "
+        "submission is trusted, set `compile: {sandbox: false}` in a --config file to compile "
+        "without it");
 }
 
-CompileResult compile_kernel(const ExtractedSource& src, const std::string& filename, const std::string& arch,
-                             const std::vector<std::string>& kernel_names, const Config& cfg) {
+CompileResult compile_kernel(const ExtractedSource& src, const std::string& filename,
+                             const std::string& arch, const std::vector<std::string>& kernel_names,
+                             const Config& cfg) {
   auto t0 = std::chrono::steady_clock::now();
   CompileResult res;
   res.arch = arch;
   res.nvrtc_version = nvrtc_version();
   auto finish = [&]() -> CompileResult {
-    res.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    res.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return res;
   };
   // Diagnostics name the submitted file and its own line numbers (markdown answers included).
   std::string display = line_directive_name(filename);
-  std::string source = "#line " + std::to_string(src.first_line) + " \"" + display + "\"\n" + src.code;
+  std::string source =
+      "#line " + std::to_string(src.first_line) + " \"" + display + "\"\n" + src.code;
   auto options = nvrtc_options(arch);
   if (std::string bad = disallowed_include(src.code, src.first_line); !bad.empty()) {
     res.status = CompileResult::Error;
@@ -370,8 +407,12 @@ CompileResult compile_kernel(const ExtractedSource& src, const std::string& file
   }
   require_sandbox(cfg);
 
-  json key_parts = {{"source", source},         {"options", options},           {"names", kernel_names},
-                    {"nvrtc", res.nvrtc_version}, {"headers", builtin_headers_hash()}, {"kernrl_cache", 3}};
+  json key_parts = {{"source", source},
+                    {"options", options},
+                    {"names", kernel_names},
+                    {"nvrtc", res.nvrtc_version},
+                    {"headers", builtin_headers_hash()},
+                    {"kernrl_cache", 3}};
   std::string key = sha256_hex(key_parts.dump(-1, ' ', false, json::error_handler_t::replace));
   fs::path dir = cfg.resolved_cache_dir() / key.substr(0, 2);
   fs::path cubin = dir / (key + ".cubin"), meta = dir / (key + ".json");
@@ -387,23 +428,29 @@ CompileResult compile_kernel(const ExtractedSource& src, const std::string& file
       res.log_bytes = m.value("log_bytes", res.log.size());
       res.lowered = m.at("lowered").get<std::map<std::string, std::string>>();
       res.cubin_path = cubin.string();
-      fs::last_write_time(cubin, fs::file_time_type::clock::now(), ec);  // recently used: kept by trim_cache
+      fs::last_write_time(cubin, fs::file_time_type::clock::now(),
+                          ec);  // recently used: kept by trim_cache
       return finish();
     } catch (...) {
       // A damaged cache entry is just a miss.
     }
   }
 
-  json req = {{"source", source},         {"filename", display},     {"options", options},
-              {"names", kernel_names},    {"include_dirs", sandbox_dirs()}, {"sandbox", cfg.compile_sandbox},
-              {"max_log_bytes", kMaxLogBytes}, {"max_cubin_bytes", kMaxCubinBytes}};
+  json req = {{"source", source},
+              {"filename", display},
+              {"options", options},
+              {"names", kernel_names},
+              {"include_dirs", sandbox_dirs()},
+              {"sandbox", cfg.compile_sandbox},
+              {"max_log_bytes", kMaxLogBytes},
+              {"max_cubin_bytes", kMaxCubinBytes}};
   ProcessResult pr = run_process({helper_exe("kernrl-nvrtc").string()},
-                                 req.dump(-1, ' ', false, json::error_handler_t::replace), cfg.compile_timeout_s,
-                                 compiler_spawn_options(cfg));
+                                 req.dump(-1, ' ', false, json::error_handler_t::replace),
+                                 cfg.compile_timeout_s, compiler_spawn_options(cfg));
   if (pr.timed_out) {
     res.status = CompileResult::Timeout;
-    res.error = "compile did not finish within " + std::to_string(static_cast<int>(cfg.compile_timeout_s)) +
-                " s and was cancelled";
+    res.error = "compile did not finish within " +
+                std::to_string(static_cast<int>(cfg.compile_timeout_s)) + " s and was cancelled";
     return finish();
   }
   json answer;
@@ -413,19 +460,23 @@ CompileResult compile_kernel(const ExtractedSource& src, const std::string& file
     answer = json::parse(pr.out.substr(0, nl));
     size_t n = answer.value("cubin_bytes", size_t{0});
     if (n) {
-      if (nl == std::string::npos || pr.out.size() - nl - 1 != n) throw std::runtime_error("truncated cubin");
+      if (nl == std::string::npos || pr.out.size() - nl - 1 != n)
+        throw std::runtime_error("truncated cubin");
       cubin_bytes = pr.out.substr(nl + 1);
     }
   } catch (...) {
     res.status = CompileResult::Crashed;
-    res.error = pr.output_overflow ? "the compiler process wrote more than the output limit and was stopped"
-                : pr.signal ? "the compiler process was killed by signal " + std::to_string(pr.signal) +
-                                  " (out of memory under the " + std::to_string(cfg.compile_memory_limit_mb) + " MB limit?)"
-                            : "the compiler process failed (exit " + std::to_string(pr.exit_code) + ")";
+    res.error =
+        pr.output_overflow ? "the compiler process wrote more than the output limit and was stopped"
+        : pr.signal ? "the compiler process was killed by signal " + std::to_string(pr.signal) +
+                          " (out of memory under the " +
+                          std::to_string(cfg.compile_memory_limit_mb) + " MB limit?)"
+                    : "the compiler process failed (exit " + std::to_string(pr.exit_code) + ")";
     return finish();
   }
   if (answer.contains("sandbox_error"))
-    throw SandboxError("the compiler's sandbox cannot be set up: " + answer["sandbox_error"].get<std::string>());
+    throw SandboxError("the compiler's sandbox cannot be set up: " +
+                       answer["sandbox_error"].get<std::string>());
   res.log = answer.value("log", "");
   res.log_bytes = answer.value("log_bytes", res.log.size());
   if (!answer.value("ok", false)) {
@@ -436,7 +487,10 @@ CompileResult compile_kernel(const ExtractedSource& src, const std::string& file
   res.lowered = answer.at("lowered").get<std::map<std::string, std::string>>();
   try {
     write_atomic(cubin, cubin_bytes);
-    write_atomic(meta, json{{"log", res.log}, {"log_bytes", res.log_bytes}, {"lowered", res.lowered}, {"arch", arch}}
+    write_atomic(meta, json{{"log", res.log},
+                            {"log_bytes", res.log_bytes},
+                            {"lowered", res.lowered},
+                            {"arch", arch}}
                            .dump(-1, ' ', false, json::error_handler_t::replace));
   } catch (const std::exception& e) {
     res.status = CompileResult::Error;

@@ -14,14 +14,14 @@ namespace kernrl {
 
 struct CompileResult {
   enum Status { Ok, Error, Timeout, Crashed } status = Error;
-  std::string log;                          // NVRTC's log (errors and warnings), at most 1 MiB
-  size_t log_bytes = 0;                     // the log's full size before any cut
-  std::string error;                        // one-line reason when not Ok
+  std::string log;       // NVRTC's log (errors and warnings), at most 1 MiB
+  size_t log_bytes = 0;  // the log's full size before any cut
+  std::string error;     // one-line reason when not Ok
   std::string cubin_path;
   std::map<std::string, std::string> lowered;  // launch-block kernel name -> symbol
   std::string arch;
   std::string nvrtc_version;
-  double ms = 0;                            // wall time of this call
+  double ms = 0;  // wall time of this call
   bool cached = false;
   bool ok() const { return status == Ok; }
 };
@@ -39,11 +39,12 @@ std::string sandbox_check(const Config& cfg);
 void require_sandbox(const Config& cfg);
 
 // Compiles `src` (from file `filename`) for `arch` (e.g. "sm_90a"), resolving `kernel_names`.
-CompileResult compile_kernel(const ExtractedSource& src, const std::string& filename, const std::string& arch,
-                             const std::vector<std::string>& kernel_names, const Config& cfg);
+CompileResult compile_kernel(const ExtractedSource& src, const std::string& filename,
+                             const std::string& arch, const std::vector<std::string>& kernel_names,
+                             const Config& cfg);
 
-// Why the source's #include directives cannot work (empty when they can): a friendly early error for
-// absolute paths, "..", #include_next and macro-named headers. The boundary is the sandbox.
+// Why the source's #include directives cannot work (empty when they can): a friendly early error
+// for absolute paths, "..", #include_next and macro-named headers. The boundary is the sandbox.
 std::string disallowed_include(const std::string& code, int first_line);
 
 // NVRTC's version as "13.0" (asked of kernrl-nvrtc once per process); "unknown" if it fails.

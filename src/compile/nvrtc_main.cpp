@@ -4,9 +4,11 @@
 // preprocessor open only CUDA's headers and the headers kernrl serves from memory.
 //
 // Request (stdin, JSON): {"source", "filename", "options": [...], "names": [...],
-//                         "include_dirs": [...], "sandbox": true|false, "max_log_bytes", "max_cubin_bytes"}
+//                         "include_dirs": [...], "sandbox": true|false, "max_log_bytes",
+//                         "max_cubin_bytes"}
 // Answer (stdout): one JSON line {"ok", "log", "log_bytes", "lowered": {name: mangled}, "error",
-//                  "sandbox", "sandbox_error", "cubin_bytes"}, then exactly cubin_bytes bytes of cubin.
+//                  "sandbox", "sandbox_error", "cubin_bytes"}, then exactly cubin_bytes bytes of
+//                  cubin.
 // `kernrl-nvrtc --version` prints {"nvrtc": "<major>.<minor>"}.
 // `kernrl-nvrtc --check-sandbox DIR...` enters the sandbox and proves it (see check_sandbox()).
 #include <dlfcn.h>
@@ -44,7 +46,8 @@ void preload_nvrtc_builtins() {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
   std::string name = "libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
-  if (!dlopen((dir / name).c_str(), RTLD_NOW | RTLD_GLOBAL)) dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!dlopen((dir / name).c_str(), RTLD_NOW | RTLD_GLOBAL))
+    dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL);
 }
 
 void answer(json res, const std::string& cubin = "") {
@@ -59,7 +62,10 @@ void answer(json res, const std::string& cubin = "") {
 int check_sandbox(const std::vector<std::string>& dirs) {
   preload_nvrtc_builtins();
   kernrl::SandboxStatus st = kernrl::enter_sandbox(dirs);
-  json out = {{"ok", st.ok}, {"landlock_abi", st.landlock_abi}, {"sandbox", st.description}, {"error", st.error}};
+  json out = {{"ok", st.ok},
+              {"landlock_abi", st.landlock_abi},
+              {"sandbox", st.description},
+              {"error", st.error}};
   if (st.ok) {
     auto can_open = [](const char* p, int flags) {
       int fd = open(p, flags | O_CLOEXEC, 0600);
@@ -70,15 +76,16 @@ int check_sandbox(const std::vector<std::string>& dirs) {
         {"read /etc/passwd", can_open("/etc/passwd", O_RDONLY)},
         {"read /proc/self/environ", can_open("/proc/self/environ", O_RDONLY)},
         {"create /tmp file", can_open("/tmp/kernrl-sandbox-probe", O_WRONLY | O_CREAT)},
-        {"socket", [] {
+        {"socket",
+         [] {
            int s = socket(AF_INET, SOCK_STREAM, 0);
            if (s >= 0) close(s);
            return s >= 0;
          }()},
         {"environment", environ && environ[0] ? environ[0] : ""},
     };
-    bool escaped = checks["read /etc/passwd"] || checks["read /proc/self/environ"] || checks["create /tmp file"] ||
-                   checks["socket"];
+    bool escaped = checks["read /etc/passwd"] || checks["read /proc/self/environ"] ||
+                   checks["create /tmp file"] || checks["socket"];
     out["checks"] = checks;
     if (escaped) out["ok"] = false, out["error"] = "the sandbox did not hold";
     bool readable = !dirs.empty();
@@ -87,7 +94,9 @@ int check_sandbox(const std::vector<std::string>& dirs) {
       readable &= fd >= 0;
       if (fd >= 0) close(fd);
     }
-    if (!readable) out["ok"] = false, out["error"] = "the include directories are not readable inside the sandbox";
+    if (!readable)
+      out["ok"] = false,
+      out["error"] = "the include directories are not readable inside the sandbox";
   }
   std::cout << out.dump() << "\n";
   return out["ok"].get<bool>() ? 0 : 1;
@@ -100,7 +109,8 @@ int main(int argc, char** argv) {
     std::cout << json{{"nvrtc", nvrtc_version()}}.dump() << "\n";
     return 0;
   }
-  if (argc > 1 && std::string(argv[1]) == "--check-sandbox") return check_sandbox({argv + 2, argv + argc});
+  if (argc > 1 && std::string(argv[1]) == "--check-sandbox")
+    return check_sandbox({argv + 2, argv + argc});
   json req, res = {{"ok", false}, {"log", ""}, {"lowered", json::object()}};
   try {
     req = json::parse(std::string(std::istreambuf_iterator<char>(std::cin), {}));
@@ -110,11 +120,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string source = req.at("source"), filename = req.at("filename");
-  size_t max_log = req.value("max_log_bytes", size_t{65536}), max_cubin = req.value("max_cubin_bytes", size_t{64} << 20);
+  size_t max_log = req.value("max_log_bytes", size_t{65536}),
+         max_cubin = req.value("max_cubin_bytes", size_t{64} << 20);
 
   if (req.value("sandbox", true)) {
     preload_nvrtc_builtins();
-    kernrl::SandboxStatus st = kernrl::enter_sandbox(req.at("include_dirs").get<std::vector<std::string>>());
+    kernrl::SandboxStatus st =
+        kernrl::enter_sandbox(req.at("include_dirs").get<std::vector<std::string>>());
     if (!st.ok) {
       res["sandbox_error"] = st.error;
       answer(res);
@@ -127,10 +139,12 @@ int main(int argc, char** argv) {
 
   const auto& builtins = kernrl::builtin_headers();
   std::vector<const char*> header_src, header_names;
-  for (const auto& h : builtins) header_src.push_back(h.text.c_str()), header_names.push_back(h.name.c_str());
+  for (const auto& h : builtins)
+    header_src.push_back(h.text.c_str()), header_names.push_back(h.name.c_str());
   nvrtcProgram prog;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, source.c_str(), filename.c_str(), static_cast<int>(builtins.size()),
-                                      header_src.data(), header_names.data());
+  nvrtcResult rc =
+      nvrtcCreateProgram(&prog, source.c_str(), filename.c_str(), static_cast<int>(builtins.size()),
+                         header_src.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
     res["error"] = std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(rc);
     answer(res);
@@ -158,7 +172,8 @@ int main(int argc, char** argv) {
   for (const auto& n : names) {
     const char* lowered = nullptr;
     if (nvrtcGetLoweredName(prog, n.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
-      res["error"] = "kernel '" + n + "' named in the launch block is not a __global__ function of this file";
+      res["error"] =
+          "kernel '" + n + "' named in the launch block is not a __global__ function of this file";
       answer(res);
       return 1;
     }
@@ -171,8 +186,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (cubin_size > max_cubin) {
-    res["error"] = "the compiled kernel is " + std::to_string(cubin_size >> 20) + " MiB; the limit is " +
-                   std::to_string(max_cubin >> 20) + " MiB";
+    res["error"] = "the compiled kernel is " + std::to_string(cubin_size >> 20) +
+                   " MiB; the limit is " + std::to_string(max_cubin >> 20) + " MiB";
     answer(res);
     return 1;
   }

@@ -1,6 +1,6 @@
-// The header kernrl pre-includes in every kernel file (documented in docs/kernel-format.md), so code
-// written for nvcc compiles under NVRTC without host headers. Its types are declared exactly as
-// CCCL's <cuda/std/cstdint> declares them under NVRTC, so that every CUDA and CCCL header can be
+// The header kernrl pre-includes in every kernel file (documented in docs/kernel-format.md), so
+// code written for nvcc compiles under NVRTC without host headers. Its types are declared exactly
+// as CCCL's <cuda/std/cstdint> declares them under NVRTC, so that every CUDA and CCCL header can be
 // included after it without a clash. INFINITY and NAN are constants rather than macros so that
 // libcu++'s <cuda/std/cmath>, which defines them as macros, takes over without a redefinition.
 #pragma once

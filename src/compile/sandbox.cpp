@@ -28,21 +28,27 @@ constexpr uint64_t kNetConnectTcp = 1ULL << 1;
 constexpr uint64_t kScopeAbstractUnixSocket = 1ULL << 0;  // ABI 6
 constexpr uint64_t kScopeSignal = 1ULL << 1;
 
-constexpr uint64_t kFsAbi1 = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
-                             LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR |
-                             LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-                             LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
-                             LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+constexpr uint64_t kFsAbi1 =
+    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
+    LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+    LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+    LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+    LANDLOCK_ACCESS_FS_MAKE_SYM;
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string errno_text(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
 
 // Landlock: read-only access beneath `dirs`, nothing else on the file system; no TCP.
 bool apply_landlock(const std::vector<std::string>& dirs, SandboxStatus& st) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 0) {
-    st.error = errno == ENOSYS       ? "the kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)"
-               : errno == EOPNOTSUPP ? "Landlock is disabled on this kernel (add landlock to the lsm= boot parameter)"
-                                     : errno_text("landlock_create_ruleset");
+    st.error =
+        errno == ENOSYS
+            ? "the kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)"
+        : errno == EOPNOTSUPP
+            ? "Landlock is disabled on this kernel (add landlock to the lsm= boot parameter)"
+            : errno_text("landlock_create_ruleset");
     return false;
   }
   st.landlock_abi = static_cast<int>(abi);
@@ -93,15 +99,33 @@ bool apply_seccomp(SandboxStatus& st) {
     st.error = "seccomp_init failed";
     return false;
   }
-  const int denied[] = {SCMP_SYS(socket),       SCMP_SYS(socketpair),    SCMP_SYS(connect),
-                        SCMP_SYS(bind),         SCMP_SYS(listen),        SCMP_SYS(accept),
-                        SCMP_SYS(accept4),      SCMP_SYS(sendto),        SCMP_SYS(sendmsg),
-                        SCMP_SYS(execve),       SCMP_SYS(execveat),      SCMP_SYS(ptrace),
-                        SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev), SCMP_SYS(mount),
-                        SCMP_SYS(umount2),      SCMP_SYS(unshare),       SCMP_SYS(setns),
-                        SCMP_SYS(chroot),       SCMP_SYS(pivot_root),    SCMP_SYS(keyctl),
-                        SCMP_SYS(add_key),      SCMP_SYS(request_key),   SCMP_SYS(bpf),
-                        SCMP_SYS(perf_event_open), SCMP_SYS(userfaultfd), SCMP_SYS(io_uring_setup)};
+  const int denied[] = {SCMP_SYS(socket),
+                        SCMP_SYS(socketpair),
+                        SCMP_SYS(connect),
+                        SCMP_SYS(bind),
+                        SCMP_SYS(listen),
+                        SCMP_SYS(accept),
+                        SCMP_SYS(accept4),
+                        SCMP_SYS(sendto),
+                        SCMP_SYS(sendmsg),
+                        SCMP_SYS(execve),
+                        SCMP_SYS(execveat),
+                        SCMP_SYS(ptrace),
+                        SCMP_SYS(process_vm_readv),
+                        SCMP_SYS(process_vm_writev),
+                        SCMP_SYS(mount),
+                        SCMP_SYS(umount2),
+                        SCMP_SYS(unshare),
+                        SCMP_SYS(setns),
+                        SCMP_SYS(chroot),
+                        SCMP_SYS(pivot_root),
+                        SCMP_SYS(keyctl),
+                        SCMP_SYS(add_key),
+                        SCMP_SYS(request_key),
+                        SCMP_SYS(bpf),
+                        SCMP_SYS(perf_event_open),
+                        SCMP_SYS(userfaultfd),
+                        SCMP_SYS(io_uring_setup)};
   for (int sc : denied) {
     if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sc, 0) != 0) {
       st.error = "seccomp_rule_add failed";

@@ -45,13 +45,17 @@ std::string headers_paragraph() {
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
     return s;
   };
-  std::string text =
-      "- Includes: CUDA's device headers (" + join(cuda_names) +
-      ") and these standard headers, which kernrl provides for device code (std:: names are libcu++'s "
-      "cuda::std): " + join(std_names) +
-      ". Other headers of CUDA's include tree may work but are not promised; the machine's own headers "
-      "(/usr/include) cannot be opened. No host code runs; no main(). Predefined without any include: "
-      "int8_t..uint64_t, intptr_t, uintptr_t, size_t, ptrdiff_t, INFINITY, NAN, FLT_MAX, FLT_MIN, DBL_MAX, M_PI, M_E.";
+  std::string text = "- Includes: CUDA's device headers (" + join(cuda_names) +
+                     ") and these standard headers, which kernrl provides for device code (std:: "
+                     "names are libcu++'s "
+                     "cuda::std): " +
+                     join(std_names) +
+                     ". Other headers of CUDA's include tree may work but are not promised; the "
+                     "machine's own headers "
+                     "(/usr/include) cannot be opened. No host code runs; no main(). Predefined "
+                     "without any include: "
+                     "int8_t..uint64_t, intptr_t, uintptr_t, size_t, ptrdiff_t, INFINITY, NAN, "
+                     "FLT_MAX, FLT_MIN, DBL_MAX, M_PI, M_E.";
   return wrap(text, 100, "  ");
 }
 
@@ -59,7 +63,8 @@ std::string contract_summary() {
   return "The kernel-file contract (kernrl v" + std::to_string(kContractVersion) + R"():
 - Device code only: __global__ kernels and __device__ helpers, compiled by NVRTC for the grading GPU
   (sm_90a on H100/H200) with -std=c++17.
-)" + headers_paragraph() + R"(
+)" + headers_paragraph() +
+         R"(
 - One block comment starting with `/* kernrl` holds YAML saying how to launch your kernels:
     problem: ID                     # optional: the problem this file is for
     launches:                       # run in order on one stream
@@ -84,7 +89,8 @@ std::string contract_summary() {
 std::string headers_table_markdown() {
   std::string t = "| header | from |\n| --- | --- |\n";
   for (const auto& h : supported_headers())
-    t += "| `" + h.name + "` | " + (h.builtin ? "kernrl (from memory, on libcu++)" : "CUDA Toolkit") + " |\n";
+    t += "| `" + h.name + "` | " +
+         (h.builtin ? "kernrl (from memory, on libcu++)" : "CUDA Toolkit") + " |\n";
   return t;
 }
 

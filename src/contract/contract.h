@@ -1,6 +1,7 @@
 // The kernel-file contract as users and models are told it: `kernrl show --prompt`,
-// `kernrl show --contract` and docs/kernel-format.md all take it from here, and here it is made from
-// the lists the compiler itself uses (src/compile/headers.txt, the prelude), so they cannot drift.
+// `kernrl show --contract` and docs/kernel-format.md all take it from here, and here it is made
+// from the lists the compiler itself uses (src/compile/headers.txt, the prelude), so they cannot
+// drift.
 #pragma once
 
 #include <string>

@@ -1,7 +1,5 @@
 #include "core/config.h"
 
-#include "core/yaml_guard.h"
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include <set>
 
 #include "core/paths.h"
+#include "core/yaml_guard.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
@@ -297,7 +296,8 @@ fs::path Config::resolved_cache_dir() const {
 
 nlohmann::json Config::to_json() const {
   nlohmann::json ov = nlohmann::json::object();
-  for (const auto& [id, t] : tolerance_overrides) ov[id] = {{"atol", t.atol}, {"rtol", t.rtol}, {"rel_l2", t.rel_l2}};
+  for (const auto& [id, t] : tolerance_overrides)
+    ov[id] = {{"atol", t.atol}, {"rtol", t.rtol}, {"rel_l2", t.rel_l2}};
   return {{"trials", trials},
           {"warmup", warmup},
           {"min_samples", min_samples},
@@ -345,7 +345,8 @@ Config Config::from_json(const nlohmann::json& j) {
   c.record_message_bytes = j.value("record_message_bytes", c.record_message_bytes);
   if (j.contains("tolerance_overrides"))
     for (const auto& [id, t] : j["tolerance_overrides"].items())
-      c.tolerance_overrides[id] = Tolerance{t.value("atol", 1e-4), t.value("rtol", 1e-4), t.value("rel_l2", 1e-2)};
+      c.tolerance_overrides[id] =
+          Tolerance{t.value("atol", 1e-4), t.value("rtol", 1e-4), t.value("rel_l2", 1e-2)};
   return c;
 }
 

@@ -1,10 +1,9 @@
 // Run settings: configs/default.yaml, then --config FILE over it, then command-line flags.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/problem.h"

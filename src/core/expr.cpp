@@ -80,9 +80,12 @@ class Parser {
   int64_t sum() {
     int64_t v = product();
     for (;;) {
-      if (eat('+')) v = add(v, product());
-      else if (eat('-')) v = sub(v, product());
-      else return v;
+      if (eat('+'))
+        v = add(v, product());
+      else if (eat('-'))
+        v = sub(v, product());
+      else
+        return v;
     }
   }
   int64_t product() {
@@ -123,13 +126,15 @@ class Parser {
       int64_t v = 0;
       while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
         v = add(mul(v, 10), s_[pos_++] - '0');
-      if (pos_ < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.'))
+      if (pos_ < s_.size() &&
+          (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.'))
         fail("not an integer literal");
       return v;
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t start = pos_;
-      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+      while (pos_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
         ++pos_;
       std::string name = s_.substr(start, pos_ - start);
       if (eat('(')) return call(name);
@@ -167,7 +172,9 @@ class Parser {
 
 }  // namespace
 
-int64_t eval_expr(const std::string& text, const Vars& vars) { return Parser(text, &vars, nullptr).parse(); }
+int64_t eval_expr(const std::string& text, const Vars& vars) {
+  return Parser(text, &vars, nullptr).parse();
+}
 
 std::vector<std::string> expr_names(const std::string& text) {
   std::vector<std::string> names;

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 std::optional<DType> dtype_from_name(const std::string& n) {
   static const std::map<std::string, DType> table = {
-      {"float32", {"float32", 4, true, false}},   {"float64", {"float64", 8, true, false}},
-      {"float16", {"float16", 2, true, false}},   {"bfloat16", {"bfloat16", 2, true, false}},
+      {"float32", {"float32", 4, true, false}},    {"float64", {"float64", 8, true, false}},
+      {"float16", {"float16", 2, true, false}},    {"bfloat16", {"bfloat16", 2, true, false}},
       {"complex64", {"complex64", 8, true, true}}, {"int8", {"int8", 1, false, false}},
       {"uint8", {"uint8", 1, false, false}},       {"int16", {"int16", 2, false, false}},
       {"int32", {"int32", 4, false, false}},       {"uint32", {"uint32", 4, false, false}},
@@ -77,7 +77,8 @@ class SpecReader {
     if (!n.IsScalar()) fail(n, std::string("'") + what + "' must be an integer expression");
     return n.Scalar();
   }
-  void check_expr(const YAML::Node& n, const std::string& e, const std::set<std::string>& names) const {
+  void check_expr(const YAML::Node& n, const std::string& e,
+                  const std::set<std::string>& names) const {
     try {
       for (const auto& v : expr_names(e))
         if (!names.count(v)) fail(n, "unknown size '" + v + "' in \"" + e + "\"");
@@ -91,10 +92,14 @@ class SpecReader {
     if (!n.IsMap()) fail(n, "tolerance must be a mapping {atol, rtol, rel_l2}");
     for (const auto& kv : n) {
       auto k = kv.first.Scalar();
-      if (k == "atol") base.atol = number(kv.second, "atol", 0, 1e30);
-      else if (k == "rtol") base.rtol = number(kv.second, "rtol", 0, 1e30);
-      else if (k == "rel_l2") base.rel_l2 = number(kv.second, "rel_l2", 0, 1e30);
-      else fail(kv.first, "unknown tolerance key '" + k + "'");
+      if (k == "atol")
+        base.atol = number(kv.second, "atol", 0, 1e30);
+      else if (k == "rtol")
+        base.rtol = number(kv.second, "rtol", 0, 1e30);
+      else if (k == "rel_l2")
+        base.rel_l2 = number(kv.second, "rel_l2", 0, 1e30);
+      else
+        fail(kv.first, "unknown tolerance key '" + k + "'");
     }
     return base;
   }
@@ -117,8 +122,10 @@ class SpecReader {
       t.compare = p.compare;
       if (!t.dtype.is_float) t.compare = "exact";
       if (n["compare"]) t.compare = as<std::string>(n["compare"], "compare");
-      if (t.compare != "allclose" && t.compare != "exact") fail(n["compare"], "compare must be allclose or exact");
-      if (t.compare == "allclose" && !t.dtype.is_float) fail(n, "allclose needs a float output; use exact");
+      if (t.compare != "allclose" && t.compare != "exact")
+        fail(n["compare"], "compare must be allclose or exact");
+      if (t.compare == "allclose" && !t.dtype.is_float)
+        fail(n, "allclose needs a float output; use exact");
       t.tolerance = tolerance(n["tolerance"], p.tolerance);
       if (n["count"]) t.count = as<std::string>(n["count"], "count");
       if (n["init"]) fail(n["init"], "outputs take no init");
@@ -127,7 +134,8 @@ class SpecReader {
     }
     for (const auto& kv : n) {
       static const std::set<std::string> in_keys = {"name", "dtype", "shape", "init"};
-      static const std::set<std::string> out_keys = {"name", "dtype", "shape", "compare", "tolerance", "count"};
+      static const std::set<std::string> out_keys = {"name",    "dtype",     "shape",
+                                                     "compare", "tolerance", "count"};
       if (!(output ? out_keys : in_keys).count(kv.first.Scalar()))
         fail(kv.first, "unknown key '" + kv.first.Scalar() + "' in tensor '" + t.name + "'");
     }
@@ -138,7 +146,8 @@ class SpecReader {
     InitSpec s;
     if (n.IsScalar()) {
       s.kind = n.Scalar();
-      if (s.kind != "custom") fail(n, "init '" + s.kind + "' needs parameters, e.g. {normal: {mean: 0, std: 1}}");
+      if (s.kind != "custom")
+        fail(n, "init '" + s.kind + "' needs parameters, e.g. {normal: {mean: 0, std: 1}}");
       return s;
     }
     if (!n.IsMap() || n.size() != 1) fail(n, "init must have exactly one kind");
@@ -146,8 +155,8 @@ class SpecReader {
     s.kind = kv.first.Scalar();
     if (s.kind == "custom") return s;  // {custom: {}} is the same as `custom`
     static const std::map<std::string, std::vector<std::string>> params = {
-        {"normal", {"mean", "std"}}, {"uniform", {"low", "high"}}, {"randint", {"low", "high"}},
-        {"kaiming_uniform", {"fan_in"}}, {"bernoulli", {"p"}},       {"constant", {"value"}}};
+        {"normal", {"mean", "std"}},     {"uniform", {"low", "high"}}, {"randint", {"low", "high"}},
+        {"kaiming_uniform", {"fan_in"}}, {"bernoulli", {"p"}},         {"constant", {"value"}}};
     auto it = params.find(s.kind);
     if (it == params.end()) fail(kv.first, "unknown init '" + s.kind + "'");
     for (const auto& key : it->second) {
@@ -161,7 +170,8 @@ class SpecReader {
         s.params[key] = number(v, key.c_str(), lo, hi);
       }
     }
-    if (s.kind == "randint" && s.params["high"] <= s.params["low"]) fail(kv.second, "randint needs low < high");
+    if (s.kind == "randint" && s.params["high"] <= s.params["low"])
+      fail(kv.second, "randint needs low < high");
     return s;
   }
 
@@ -176,9 +186,9 @@ class SpecReader {
       throw SpecError(file_ + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }
     if (!root.IsMap()) throw SpecError(file_ + ": a problem spec is a YAML mapping");
-    static const std::set<std::string> keys = {"id", "level", "name", "description", "sizes", "inputs",
-                                               "parameters", "scalars", "outputs", "tolerance", "compare",
-                                               "flops", "bytes", "torch"};
+    static const std::set<std::string> keys = {
+        "id",      "level",   "name",      "description", "sizes", "inputs", "parameters",
+        "scalars", "outputs", "tolerance", "compare",     "flops", "bytes",  "torch"};
     for (const auto& kv : root)
       if (!kv.first.IsScalar() || !keys.count(kv.first.Scalar()))
         fail(kv.first, "unknown key '" + kv.first.Scalar() + "'");
@@ -190,7 +200,8 @@ class SpecReader {
     p.description = as<std::string>(need(root, "description"), "description");
     p.torch = as<std::string>(need(root, "torch"), "torch");
     if (root["compare"]) p.compare = as<std::string>(root["compare"], "compare");
-    if (p.compare != "allclose" && p.compare != "exact") fail(root["compare"], "compare must be allclose or exact");
+    if (p.compare != "allclose" && p.compare != "exact")
+      fail(root["compare"], "compare must be allclose or exact");
     p.tolerance = tolerance(root["tolerance"], Tolerance{});
 
     // sizes
@@ -207,20 +218,24 @@ class SpecReader {
     }
     std::set<std::string> names(p.size_names.begin(), p.size_names.end());
     auto tests = need(sizes, "test");
-    if (!tests.IsSequence() || tests.size() < 2) fail(tests, "sizes.test needs at least two size sets");
+    if (!tests.IsSequence() || tests.size() < 2)
+      fail(tests, "sizes.test needs at least two size sets");
     for (const auto& t : tests) {
       if (!t.IsMap()) fail(t, "each test size set is a mapping of sizes");
       Vars v;
       for (const auto& kv : t) {
-        if (!names.count(kv.first.Scalar())) fail(kv.first, "size '" + kv.first.Scalar() + "' is not in sizes.bench");
+        if (!names.count(kv.first.Scalar()))
+          fail(kv.first, "size '" + kv.first.Scalar() + "' is not in sizes.bench");
         v[kv.first.Scalar()] = size_value(kv.second);
       }
-      if (v.size() != names.size()) fail(t, "every test size set must define all sizes of sizes.bench");
+      if (v.size() != names.size())
+        fail(t, "every test size set must define all sizes of sizes.bench");
       p.tests.push_back(v);
     }
     if (!sizes.IsMap()) fail(sizes, "sizes must be a mapping with bench and test");
     for (const auto& kv : sizes)
-      if (kv.first.Scalar() != "bench" && kv.first.Scalar() != "test") fail(kv.first, "sizes has only bench and test");
+      if (kv.first.Scalar() != "bench" && kv.first.Scalar() != "test")
+        fail(kv.first, "sizes has only bench and test");
 
     auto list = [&](const YAML::Node& n, const char* what) {
       if (!n.IsSequence()) fail(n, std::string("'") + what + "' must be a list of tensors");
@@ -241,7 +256,8 @@ class SpecReader {
         ScalarSpec s;
         s.name = kv.first.Scalar();
         s.dtype = as<std::string>(need(kv.second, "dtype"), "dtype");
-        if (s.dtype != "float32" && s.dtype != "float64" && s.dtype != "int32" && s.dtype != "int64")
+        if (s.dtype != "float32" && s.dtype != "float64" && s.dtype != "int32" &&
+            s.dtype != "int64")
           fail(kv.second, "scalar dtype must be float32, float64, int32 or int64");
         s.value = number(need(kv.second, "value"), "value", -1e300, 1e300);
         p.scalars.push_back(s);
@@ -265,7 +281,8 @@ class SpecReader {
       if (t.count.empty()) continue;
       const TensorSpec* c = p.find_tensor(t.count);
       if (!c || c->dtype.is_float || &*c == &t)
-        fail(root["outputs"], "output '" + t.name + "' has count '" + t.count + "', which is not an integer output");
+        fail(root["outputs"],
+             "output '" + t.name + "' has count '" + t.count + "', which is not an integer output");
     }
     // Every expression evaluates at every size set: no division by zero, no overflow, no
     // negative dimension, tensors and work that fit 64 bits.
@@ -334,7 +351,9 @@ int64_t ProblemSpec::numel_of(const TensorSpec& t, const Vars& sizes) const {
   return n;
 }
 
-int64_t ProblemSpec::flops_at(const Vars& sizes) const { return eval_expr(flops, sizes); }
+int64_t ProblemSpec::flops_at(const Vars& sizes) const {
+  return eval_expr(flops, sizes);
+}
 
 int64_t ProblemSpec::bytes_at(const Vars& sizes) const {
   if (bytes != "auto") return eval_expr(bytes, sizes);
@@ -360,12 +379,16 @@ nlohmann::json ProblemSpec::to_json() const {
   auto tensors = [&](const std::vector<TensorSpec>& list, bool out) {
     json a = json::array();
     for (const auto& t : list) {
-      json j = {{"name", t.name}, {"dtype", t.dtype.name}, {"shape", t.shape},
+      json j = {{"name", t.name},
+                {"dtype", t.dtype.name},
+                {"shape", t.shape},
                 {"bench_shape", shape_of(t, bench)}};
       if (out) {
         j["compare"] = t.compare;
         if (t.compare == "allclose")
-          j["tolerance"] = {{"atol", t.tolerance.atol}, {"rtol", t.tolerance.rtol}, {"rel_l2", t.tolerance.rel_l2}};
+          j["tolerance"] = {{"atol", t.tolerance.atol},
+                            {"rtol", t.tolerance.rtol},
+                            {"rel_l2", t.tolerance.rel_l2}};
         if (!t.count.empty()) j["count"] = t.count;
       } else {
         j["init"] = t.init.kind;
@@ -394,7 +417,8 @@ nlohmann::json ProblemSpec::to_json() const {
           {"outputs", tensors(outputs, true)},
           {"scalars", sc},
           {"compare", compare},
-          {"tolerance", {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}, {"rel_l2", tolerance.rel_l2}}},
+          {"tolerance",
+           {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}, {"rel_l2", tolerance.rel_l2}}},
           {"flops", flops},
           {"bytes", bytes},
           {"bench_flops", flops_at(bench)},
@@ -440,9 +464,12 @@ ProblemSpec load_problem(const fs::path& dir) {
   ProblemSpec p = parse_problem_yaml(text.str(), file.string());
   p.dir = dir;
   std::string expect = problem_id_of_dir(dir);
-  if (p.id != expect) throw SpecError(file.string() + ": id '" + p.id + "' does not match its folder (" + expect + ")");
+  if (p.id != expect)
+    throw SpecError(file.string() + ": id '" + p.id + "' does not match its folder (" + expect +
+                    ")");
   if (p.id.rfind("L" + std::to_string(p.level) + "_", 0) != 0)
-    throw SpecError(file.string() + ": level " + std::to_string(p.level) + " does not match id " + p.id);
+    throw SpecError(file.string() + ": level " + std::to_string(p.level) + " does not match id " +
+                    p.id);
   auto rest = p.id.substr(p.id.find('_') + 1);
   p.number = std::atoi(rest.c_str());
   return p;
@@ -456,7 +483,8 @@ std::vector<fs::path> problem_dirs(const fs::path& root) {
     if (!lvl.is_directory() || ln.size() < 2 || ln[0] != 'L') continue;
     for (const auto& p : fs::directory_iterator(lvl.path(), ec))
       if (p.is_directory() && fs::exists(p.path() / "problem.yaml"))
-        found.emplace_back(std::atoi(ln.c_str() + 1), std::atoi(p.path().filename().c_str()), p.path());
+        found.emplace_back(std::atoi(ln.c_str() + 1), std::atoi(p.path().filename().c_str()),
+                           p.path());
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> out;
@@ -475,7 +503,8 @@ fs::path find_problem_dir(const fs::path& root, const std::string& id) {
     if (prefix && (number_given || did[id.size()] == '_')) matches.push_back(d);
   }
   if (matches.size() == 1) return matches[0];
-  if (matches.empty()) throw SpecError("unknown problem '" + id + "' (kernrl list shows all problems)");
+  if (matches.empty())
+    throw SpecError("unknown problem '" + id + "' (kernrl list shows all problems)");
   std::string names;
   for (const auto& m : matches) names += " " + problem_id_of_dir(m);
   throw SpecError("problem '" + id + "' is ambiguous:" + names);

@@ -1,11 +1,10 @@
 // A problem specification (problems/L*/<n>_<Name>/problem.yaml), loaded and validated.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,8 +20,8 @@ struct SpecError : std::runtime_error {
 };
 
 struct DType {
-  std::string name;   // float32, int64, uint32, complex64, ...
-  int bytes = 4;      // element size in memory
+  std::string name;  // float32, int64, uint32, complex64, ...
+  int bytes = 4;     // element size in memory
   bool is_float = false;
   bool is_complex = false;
 };
@@ -36,9 +35,9 @@ struct Tolerance {
 };
 
 struct InitSpec {
-  std::string kind;                       // normal uniform randint kaiming_uniform bernoulli constant custom
-  std::map<std::string, double> params;   // mean/std, low/high, p, value
-  std::string fan_in;                     // kaiming_uniform: integer expression
+  std::string kind;  // normal uniform randint kaiming_uniform bernoulli constant custom
+  std::map<std::string, double> params;  // mean/std, low/high, p, value
+  std::string fan_in;                    // kaiming_uniform: integer expression
 };
 
 struct TensorSpec {
@@ -47,9 +46,9 @@ struct TensorSpec {
   std::vector<std::string> shape;  // integer expressions over the sizes
   InitSpec init;                   // inputs and parameters
   // outputs only:
-  std::string compare;             // allclose | exact
+  std::string compare;  // allclose | exact
   Tolerance tolerance;
-  std::string count;               // name of the count output of a variable-size output
+  std::string count;  // name of the count output of a variable-size output
 };
 
 struct ScalarSpec {

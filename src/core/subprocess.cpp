@@ -18,7 +18,8 @@ namespace kernrl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kMaxLineBytes = size_t{256} << 20;  // longest line accepted from a line-protocol child
+constexpr size_t kMaxLineBytes = size_t{256}
+                                 << 20;  // longest line accepted from a line-protocol child
 
 double seconds_left(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
@@ -26,10 +27,12 @@ double seconds_left(Clock::time_point deadline) {
 
 // fork + exec with stdin/stdout pipes. The child gets its own process group so a kill takes
 // everything it started with it.
-pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* to_child, int* from_child) {
+pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* to_child,
+            int* from_child) {
   static char* opt_no_env[] = {nullptr};
   int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe failed");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -40,7 +43,8 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* 
     for (char** e = opt.clear_env ? &opt_no_env[0] : environ; *e; ++e) {
       std::string kv = *e;
       bool overridden = false;
-      for (const auto& o : opt.env) overridden |= kv.compare(0, o.find('=') + 1, o, 0, o.find('=') + 1) == 0;
+      for (const auto& o : opt.env)
+        overridden |= kv.compare(0, o.find('=') + 1, o, 0, o.find('=') + 1) == 0;
       if (!overridden) env_store.push_back(kv);
     }
     for (const auto& o : opt.env) env_store.push_back(o);
@@ -48,12 +52,14 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* 
     envp.push_back(nullptr);
   }
   int err_fd = -1;
-  if (!opt.stderr_file.empty()) err_fd = open(opt.stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (!opt.stderr_file.empty())
+    err_fd = open(opt.stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive kernrl (a killed run leaves no GPU worker behind)
+    prctl(PR_SET_PDEATHSIG,
+          SIGKILL);  // never outlive kernrl (a killed run leaves no GPU worker behind)
     dup2(in[0], 0);
     dup2(out[1], 1);
     if (err_fd >= 0) dup2(err_fd, 2);
@@ -68,8 +74,10 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* 
       setrlimit(RLIMIT_FSIZE, &zero);
       setrlimit(RLIMIT_CORE, &zero);
     }
-    if (envp.empty()) execv(args[0], args.data());
-    else execve(args[0], args.data(), envp.data());
+    if (envp.empty())
+      execv(args[0], args.data());
+    else
+      execve(args[0], args.data(), envp.data());
     const char msg[] = "kernrl: cannot execute helper program\n";
     (void)!write(2, msg, sizeof msg - 1);
     _exit(127);
@@ -101,11 +109,12 @@ void kill_group(pid_t pid) {
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input, double timeout_s,
-                          const SpawnOptions& opt) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input,
+                          double timeout_s, const SpawnOptions& opt) {
   int to = -1, from = -1;
   pid_t pid = spawn(argv, opt, &to, &from);
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(timeout_s));
   size_t written = 0;
   if (input.empty()) {
     close(to);
@@ -186,7 +195,8 @@ bool LineProcess::send_line(const std::string& line) {
 
 std::optional<std::string> LineProcess::read_line(double timeout_s) {
   timed_out_ = false;
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(timeout_s));
   char buf[65536];
   for (;;) {
     auto nl = buffer_.find('\n');

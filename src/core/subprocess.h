@@ -12,26 +12,27 @@
 namespace kernrl {
 
 struct ProcessResult {
-  int exit_code = -1;       // valid when !signaled && !timed_out
-  int signal = 0;           // the signal that ended it, if any
-  bool timed_out = false;   // killed by us at the deadline
+  int exit_code = -1;            // valid when !signaled && !timed_out
+  int signal = 0;                // the signal that ended it, if any
+  bool timed_out = false;        // killed by us at the deadline
   bool output_overflow = false;  // killed by us for writing more than max_output_bytes
-  std::string out;          // everything it wrote to stdout (at most max_output_bytes)
+  std::string out;               // everything it wrote to stdout (at most max_output_bytes)
 };
 
 struct SpawnOptions {
-  std::string stderr_file;           // empty: inherit
-  long address_space_limit_mb = 0;   // 0: unlimited (RLIMIT_AS in the child)
-  std::vector<std::string> env;      // KEY=VALUE entries set in the child's environment
-  bool clear_env = false;            // start from an empty environment (then only `env`)
-  std::string cwd;                   // empty: inherit
-  size_t max_output_bytes = 0;       // run_process: kill the child once stdout exceeds this (0: no limit)
-  bool no_files = false;             // RLIMIT_FSIZE 0, RLIMIT_CORE 0: the child can grow no file
+  std::string stderr_file;          // empty: inherit
+  long address_space_limit_mb = 0;  // 0: unlimited (RLIMIT_AS in the child)
+  std::vector<std::string> env;     // KEY=VALUE entries set in the child's environment
+  bool clear_env = false;           // start from an empty environment (then only `env`)
+  std::string cwd;                  // empty: inherit
+  size_t max_output_bytes =
+      0;                  // run_process: kill the child once stdout exceeds this (0: no limit)
+  bool no_files = false;  // RLIMIT_FSIZE 0, RLIMIT_CORE 0: the child can grow no file
 };
 
 // Runs argv, writes `input` to its stdin, collects stdout; kills it after `timeout_s`.
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input, double timeout_s,
-                          const SpawnOptions& opt = {});
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input,
+                          double timeout_s, const SpawnOptions& opt = {});
 
 // A long-lived child spoken to in lines over pipes (the GPU worker).
 class LineProcess {
@@ -46,7 +47,8 @@ class LineProcess {
   bool running() const { return pid_ > 0; }
   // False if the child is gone (broken pipe).
   bool send_line(const std::string& line);
-  // The next line, or nullopt when the child closed its end or the deadline passed (see timed_out()).
+  // The next line, or nullopt when the child closed its end or the deadline passed (see
+  // timed_out()).
   std::optional<std::string> read_line(double timeout_s);
   bool timed_out() const { return timed_out_; }
   // Kills (SIGKILL) and reaps the child; returns how it ended.

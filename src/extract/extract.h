@@ -14,8 +14,8 @@ struct FormatError : std::runtime_error {
 };
 
 struct ExtractedSource {
-  std::string code;         // the kernel source
-  int first_line = 1;       // line of the file where `code` starts
+  std::string code;    // the kernel source
+  int first_line = 1;  // line of the file where `code` starts
   bool from_markdown = false;
 };
 

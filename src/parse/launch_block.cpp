@@ -87,8 +87,12 @@ std::vector<std::string> split_top_level(const std::string& s) {
 class BlockReader {
  public:
   BlockReader(int base_line) : base_(base_line) {}
-  int line_of(const YAML::Node& n) const { return n.Mark().line >= 0 ? base_ + n.Mark().line : base_; }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& why) const { throw FormatError(why, line_of(n)); }
+  int line_of(const YAML::Node& n) const {
+    return n.Mark().line >= 0 ? base_ + n.Mark().line : base_;
+  }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& why) const {
+    throw FormatError(why, line_of(n));
+  }
   std::string scalar(const YAML::Node& n, const std::string& what) const {
     if (!n.IsScalar()) fail(n, "'" + what + "' must be a single value");
     if (n.Scalar().size() > kMaxExprChars)
@@ -200,7 +204,8 @@ class BlockReader {
     if (!n.IsMap()) fail(n, "each launch must be a mapping with kernel, grid, block, args");
     const auto& keys = launch_keys();
     for (const auto& kv : n)
-      if (!kv.first.IsScalar() || std::find(keys.begin(), keys.end(), kv.first.Scalar()) == keys.end())
+      if (!kv.first.IsScalar() ||
+          std::find(keys.begin(), keys.end(), kv.first.Scalar()) == keys.end())
         fail(kv.first, "unknown launch key '" +
                            printable(kv.first.IsScalar() ? kv.first.Scalar() : "") +
                            "' (the keys are kernel, grid, block, shared_bytes, args, repeat, "
@@ -333,8 +338,8 @@ std::string kernel_name_problem(const std::string& k) {
 }
 
 const std::vector<std::string>& launch_keys() {
-  static const std::vector<std::string> keys = {"kernel", "grid",        "block",  "shared_bytes",
-                                                "args",   "repeat",      "cooperative", "cluster"};
+  static const std::vector<std::string> keys = {"kernel", "grid",   "block",       "shared_bytes",
+                                                "args",   "repeat", "cooperative", "cluster"};
   return keys;
 }
 
@@ -350,11 +355,13 @@ LaunchPlan parse_launch_block(const ExtractedSource& src) {
   size_t open = code.find("/* kernrl");
   if (open == std::string::npos) throw FormatError("no /* kernrl launch block found");
   if (code.find("/* kernrl", open + 1) != std::string::npos)
-    throw FormatError("more than one /* kernrl launch block", src.first_line + count_lines(code, code.find("/* kernrl", open + 1)));
+    throw FormatError("more than one /* kernrl launch block",
+                      src.first_line + count_lines(code, code.find("/* kernrl", open + 1)));
   size_t body = open + 9;
   size_t close = code.find("*/", body);
   int line = src.first_line + count_lines(code, open);
-  if (close == std::string::npos) throw FormatError("the /* kernrl block is never closed with */", line);
+  if (close == std::string::npos)
+    throw FormatError("the /* kernrl block is never closed with */", line);
   return BlockReader(line).read(code.substr(body, close - body));
 }
 
@@ -384,13 +391,16 @@ std::string size_set_text(const ProblemSpec& p, const Vars& vars, const std::str
 void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   std::set<std::string> scratch_names;
   for (const auto& s : plan.scratch) {
-    if (p.find_tensor(s.name) || p.find_scalar(s.name) || p.bench.count(s.name) || s.name == "num_sms")
+    if (p.find_tensor(s.name) || p.find_scalar(s.name) || p.bench.count(s.name) ||
+        s.name == "num_sms")
       throw FormatError("scratch name '" + s.name + "' shadows a name of the problem", s.line);
-    if (!scratch_names.insert(s.name).second) throw FormatError("scratch '" + s.name + "' defined twice", s.line);
+    if (!scratch_names.insert(s.name).second)
+      throw FormatError("scratch '" + s.name + "' defined twice", s.line);
   }
   std::vector<Vars> size_sets = p.tests;
   size_sets.push_back(p.bench);
-  auto check_expr = [&](const std::string& e, const Vars& vars, int line, const std::string& what) -> int64_t {
+  auto check_expr = [&](const std::string& e, const Vars& vars, int line,
+                        const std::string& what) -> int64_t {
     try {
       return eval_expr(e, vars);
     } catch (const ExprError& err) {
@@ -408,11 +418,16 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
     auto& l = plan.launches[li];
     const std::string launch_name = "launch " + std::to_string(li + 1) + " (" + l.kernel + ")";
     for (auto& a : l.args) {
-      if (p.find_tensor(a.text)) a.kind = ArgKind::Tensor;
-      else if (scratch_names.count(a.text)) a.kind = ArgKind::Scratch;
-      else if (p.find_scalar(a.text)) a.kind = ArgKind::Scalar;
-      else if (is_float_literal(a.text)) a.kind = ArgKind::FloatLiteral;
-      else a.kind = ArgKind::IntExpr;
+      if (p.find_tensor(a.text))
+        a.kind = ArgKind::Tensor;
+      else if (scratch_names.count(a.text))
+        a.kind = ArgKind::Scratch;
+      else if (p.find_scalar(a.text))
+        a.kind = ArgKind::Scalar;
+      else if (is_float_literal(a.text))
+        a.kind = ArgKind::FloatLiteral;
+      else
+        a.kind = ArgKind::IntExpr;
     }
     if (!l.repeat_var.empty() &&
         (p.bench.count(l.repeat_var) || l.repeat_var == "num_sms" || p.find_tensor(l.repeat_var) ||
@@ -513,7 +528,8 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   for (const auto& s : plan.scratch)
     for (const auto& sizes : size_sets) {
       int64_t n = check_expr(s.count, plan_vars(sizes, num_sms), s.line, "scratch " + s.name);
-      if (n < 0 || n > (int64_t{1} << 34)) throw FormatError("scratch " + s.name + " has count " + std::to_string(n), s.line);
+      if (n < 0 || n > (int64_t{1} << 34))
+        throw FormatError("scratch " + s.name + " has count " + std::to_string(n), s.line);
     }
   if (config_error) throw *config_error;
 }
@@ -522,13 +538,22 @@ nlohmann::json LaunchPlan::to_json() const {
   nlohmann::json ls = nlohmann::json::array();
   for (const auto& l : launches) {
     nlohmann::json args = nlohmann::json::array();
-    for (const auto& a : l.args) args.push_back({{"text", a.text}, {"kind", static_cast<int>(a.kind)}});
-    ls.push_back({{"kernel", l.kernel}, {"grid", l.grid}, {"block", l.block}, {"cluster", l.cluster},
-                  {"shared_bytes", l.shared_bytes}, {"args", args}, {"repeat_count", l.repeat_count},
-                  {"repeat_var", l.repeat_var}, {"cooperative", l.cooperative}, {"line", l.line}});
+    for (const auto& a : l.args)
+      args.push_back({{"text", a.text}, {"kind", static_cast<int>(a.kind)}});
+    ls.push_back({{"kernel", l.kernel},
+                  {"grid", l.grid},
+                  {"block", l.block},
+                  {"cluster", l.cluster},
+                  {"shared_bytes", l.shared_bytes},
+                  {"args", args},
+                  {"repeat_count", l.repeat_count},
+                  {"repeat_var", l.repeat_var},
+                  {"cooperative", l.cooperative},
+                  {"line", l.line}});
   }
   nlohmann::json sc = nlohmann::json::array();
-  for (const auto& s : scratch) sc.push_back({{"name", s.name}, {"dtype", s.dtype.name}, {"count", s.count}, {"line", s.line}});
+  for (const auto& s : scratch)
+    sc.push_back({{"name", s.name}, {"dtype", s.dtype.name}, {"count", s.count}, {"line", s.line}});
   return {{"problem", problem}, {"launches", ls}, {"scratch", sc}, {"line", line}};
 }
 
@@ -543,7 +568,8 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.block = l.at("block").get<std::vector<std::string>>();
     s.cluster = l.at("cluster").get<std::vector<std::string>>();
     s.shared_bytes = l.at("shared_bytes");
-    for (const auto& a : l.at("args")) s.args.push_back({a.at("text"), static_cast<ArgKind>(a.at("kind").get<int>())});
+    for (const auto& a : l.at("args"))
+      s.args.push_back({a.at("text"), static_cast<ArgKind>(a.at("kind").get<int>())});
     s.repeat_count = l.at("repeat_count");
     s.repeat_var = l.at("repeat_var");
     s.cooperative = l.at("cooperative");

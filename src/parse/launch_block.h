@@ -3,7 +3,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -21,14 +20,14 @@ struct LaunchArg {
 };
 
 struct LaunchSpec {
-  std::string kernel;                  // name or name expression
+  std::string kernel;  // name or name expression
   std::vector<std::string> grid, block, cluster;
   std::string shared_bytes = "0";
   std::vector<LaunchArg> args;
   std::string repeat_count = "1";
   std::string repeat_var;
   bool cooperative = false;
-  int line = 0;                        // file line of this launch
+  int line = 0;  // file line of this launch
 };
 
 struct ScratchSpec {
@@ -42,7 +41,7 @@ struct LaunchPlan {
   std::string problem;  // from the block; may be empty
   std::vector<LaunchSpec> launches;
   std::vector<ScratchSpec> scratch;
-  int line = 0;         // line of `/* kernrl`
+  int line = 0;  // line of `/* kernrl`
 
   std::vector<std::string> kernel_names() const;  // distinct, in order
   nlohmann::json to_json() const;
@@ -61,7 +60,8 @@ constexpr int64_t kMaxDynamicSharedBytes =
     232448;  // 227 KiB: the most a block may have (sm_90, sm_100)  // kernel names, scratch names,
              // repeat variables, problem ids
 
-// The keys a launch may have (the contract shown to models lists the same; tests/unit/test_contract.cpp).
+// The keys a launch may have (the contract shown to models lists the same;
+// tests/unit/test_contract.cpp).
 const std::vector<std::string>& launch_keys();
 
 // Parses the launch block of `src` (lines reported relative to the submitted file). Throws

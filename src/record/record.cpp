@@ -10,7 +10,9 @@
 namespace kernrl {
 using nlohmann::json;
 
-int exit_code_for(const std::string& status) { return status == "correct" || status == "compiled" ? 0 : 1; }
+int exit_code_for(const std::string& status) {
+  return status == "correct" || status == "compiled" ? 0 : 1;
+}
 
 double sol_ms(double flops, double bytes, const json& c, const std::string& dtype_class) {
   if (!c.is_object() || !c.contains("bandwidth_gbs")) return 0;
@@ -45,14 +47,18 @@ void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings
       // legitimate trick trips it: the minimum bytes at full bandwidth, and the flops at twice the
       // fastest matrix rate measured (fp8 units; fp32 work done on tensor cores, e.g. 3xTF32).
       double fastest = 0;
-      const json rates = ceilings.value("matmul_tflops", json::object());  // a named copy: items() must not dangle
+      const json rates =
+          ceilings.value("matmul_tflops", json::object());  // a named copy: items() must not dangle
       for (const auto& [name, v] : rates.items()) fastest = std::max(fastest, v.get<double>());
-      json loose = {{"bandwidth_gbs", ceilings.value("bandwidth_gbs", 0.0)}, {"matmul_tflops", {{"fp32", 2 * fastest}}}};
-      double bound = sol_ms(rec["work"].value("flops", 0.0), rec["work"].value("bytes", 0.0), loose, "fp32");
+      json loose = {{"bandwidth_gbs", ceilings.value("bandwidth_gbs", 0.0)},
+                    {"matmul_tflops", {{"fp32", 2 * fastest}}}};
+      double bound =
+          sol_ms(rec["work"].value("flops", 0.0), rec["work"].value("bytes", 0.0), loose, "fp32");
       // Noise of the median from the median absolute deviation (a kernel cannot widen it with one
       // deliberately slow run, as it could the standard deviation).
       const json& kt = rec["timing"]["kernel"];
-      double noise = 3 * 1.4826 * kt.value("mad_ms", kt.value("std_ms", 0.0)) / std::max(1.0, std::sqrt(kt.value("n", 1.0)));
+      double noise = 3 * 1.4826 * kt.value("mad_ms", kt.value("std_ms", 0.0)) /
+                     std::max(1.0, std::sqrt(kt.value("n", 1.0)));
       rec["suspicious"] = k + noise < 0.8 * bound;
     }
   } else {
@@ -82,9 +88,10 @@ std::string human_summary(const json& rec, bool color) {
   std::string problem = str("problem", "");
   if (problem.empty()) {
     auto pu = rec.find("problem_unknown");
-    problem = pu != rec.end() && pu->is_object() && pu->contains("reason") && (*pu)["reason"].is_string()
-                  ? "(no problem: " + (*pu)["reason"].get<std::string>() + ")"
-                  : "(no problem)";
+    problem =
+        pu != rec.end() && pu->is_object() && pu->contains("reason") && (*pu)["reason"].is_string()
+            ? "(no problem: " + (*pu)["reason"].get<std::string>() + ")"
+            : "(no problem)";
   }
   std::string s = std::string(c) + status + reset + "  " + problem + "  " + str("file", "") + "\n";
   if (rec.contains("compile") && rec["compile"].is_object()) {
@@ -94,7 +101,8 @@ std::string human_summary(const json& rec, bool color) {
                   rec["compile"].value("cached", false) ? " (cached)" : "");
     s += b;
   }
-  if (!rec.value("ran", false)) s += "  nothing ran: " + rec.value("not_run_reason", std::string("compile only")) + "\n";
+  if (!rec.value("ran", false))
+    s += "  nothing ran: " + rec.value("not_run_reason", std::string("compile only")) + "\n";
   if (rec.contains("error") && rec["error"].is_object()) {
     const auto& e = rec["error"];
     s += "  error    ";
@@ -107,22 +115,27 @@ std::string human_summary(const json& rec, bool color) {
       if (s.back() != '\n') s += "\n";
     }
   }
-  if (rec.contains("correctness") && rec["correctness"].is_object() && rec["correctness"].contains("n_trials")) {
+  if (rec.contains("correctness") && rec["correctness"].is_object() &&
+      rec["correctness"].contains("n_trials")) {
     const auto& cr = rec["correctness"];
-    s += "  correct  " + std::to_string(cr.value("n_passed", 0)) + "/" + std::to_string(cr.value("n_trials", 0)) +
-         " trials\n";
+    s += "  correct  " + std::to_string(cr.value("n_passed", 0)) + "/" +
+         std::to_string(cr.value("n_trials", 0)) + " trials\n";
   }
   if (rec.contains("timing") && rec["timing"].is_object() && rec["timing"].contains("kernel")) {
     const auto& t = rec["timing"];
     char b[300];
-    std::snprintf(b, sizeof b, "  kernel   %.4f ms (median of %d, std %.4f)\n  pytorch  %.4f ms (%s)\n  speedup  %.3fx\n",
-                  t["kernel"].value("median_ms", 0.0), t["kernel"].value("n", 0), t["kernel"].value("std_ms", 0.0),
-                  t["baseline"].value("median_ms", 0.0), t.value("baseline_source", std::string("measured")).c_str(),
-                  rec.value("speedup", 0.0));
+    std::snprintf(
+        b, sizeof b,
+        "  kernel   %.4f ms (median of %d, std %.4f)\n  pytorch  %.4f ms (%s)\n  speedup  %.3fx\n",
+        t["kernel"].value("median_ms", 0.0), t["kernel"].value("n", 0),
+        t["kernel"].value("std_ms", 0.0), t["baseline"].value("median_ms", 0.0),
+        t.value("baseline_source", std::string("measured")).c_str(), rec.value("speedup", 0.0));
     s += b;
     if (rec.contains("sol_fraction")) {
-      std::snprintf(b, sizeof b, "  limit    %.4f ms speed of light; kernel at %.1f%%%s\n", rec.value("sol_ms", 0.0),
-                    100 * rec.value("sol_fraction", 0.0), rec.value("suspicious", false) ? " (SUSPICIOUS: faster than the hardware allows)" : "");
+      std::snprintf(
+          b, sizeof b, "  limit    %.4f ms speed of light; kernel at %.1f%%%s\n",
+          rec.value("sol_ms", 0.0), 100 * rec.value("sol_fraction", 0.0),
+          rec.value("suspicious", false) ? " (SUSPICIOUS: faster than the hardware allows)" : "");
       s += b;
     }
   }

@@ -41,7 +41,8 @@ struct TraceProblem {
 };
 
 // Reads every valid record of a JSONL file; malformed lines are listed in *problems and skipped.
-std::vector<nlohmann::json> read_trace(const std::string& path, std::vector<TraceProblem>* problems);
+std::vector<nlohmann::json> read_trace(const std::string& path,
+                                       std::vector<TraceProblem>* problems);
 
 // One line of JSON, always valid UTF-8: bytes of invalid UTF-8 in any string are written as `\xNN`
 // (record/safe_text.h). Never throws on odd bytes.

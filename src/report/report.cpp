@@ -49,8 +49,12 @@ std::optional<double> number(const json& r, const char* key) {
   if (it != r.end() && it->is_number()) return it->get<double>();
   return std::nullopt;
 }
-bool is_correct(const json& r) { return text(r, "status") == "correct"; }
-bool format_ok(const json& r) { return text(r, "status") != "format_error"; }
+bool is_correct(const json& r) {
+  return text(r, "status") == "correct";
+}
+bool format_ok(const json& r) {
+  return text(r, "status") != "format_error";
+}
 bool compiled(const json& r) {
   std::string s = text(r, "status");
   return s != "format_error" && s != "compile_error";
@@ -81,7 +85,9 @@ json median_or_null(std::vector<double> v) {
   size_t h = v.size() / 2;
   return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
-json rate(size_t num, size_t den) { return den ? json(double(num) / den) : json(nullptr); }
+json rate(size_t num, size_t den) {
+  return den ? json(double(num) / den) : json(nullptr);
+}
 
 // "L1_23_Softmax" sorts as (1, 23); ids of another shape sort after, by name.
 std::tuple<int, int, std::string> problem_order(const std::string& id) {
@@ -100,9 +106,9 @@ struct SortMetric {
   bool lower_is_better = false;
 };
 
-const char* const kPlainMetrics[] = {"samples",         "problems",    "format_rate",         "compile_rate",
-                                     "correct_rate",    "mean_reward", "geomean_speedup",     "median_sol_fraction",
-                                     "suspicious"};
+const char* const kPlainMetrics[] = {
+    "samples",     "problems",        "format_rate",         "compile_rate", "correct_rate",
+    "mean_reward", "geomean_speedup", "median_sol_fraction", "suspicious"};
 
 SortMetric parse_sort(const std::string& s) {
   SortMetric m;
@@ -128,7 +134,8 @@ SortMetric parse_sort(const std::string& s) {
   }
   std::string all;
   for (const char* name : kPlainMetrics) all += std::string(name) + ", ";
-  throw std::invalid_argument("unknown --sort metric '" + s + "' (one of " + all + "pass@K, fast_P)");
+  throw std::invalid_argument("unknown --sort metric '" + s + "' (one of " + all +
+                              "pass@K, fast_P)");
 }
 
 // The k and p lists actually computed: the requested ones plus the --sort metric's, sorted.
@@ -152,7 +159,8 @@ Settings settings_of(const ReportOptions& opt) {
     if (s.sort->kind == "fast") ps.insert(s.sort->p);
   }
   for (int k : ks)
-    if (k < 1) throw std::invalid_argument("--k values must be >= 1 (got " + std::to_string(k) + ")");
+    if (k < 1)
+      throw std::invalid_argument("--k values must be >= 1 (got " + std::to_string(k) + ")");
   for (double p : ps)
     if (!std::isfinite(p)) throw std::invalid_argument("--p values must be finite numbers");
   s.ks.assign(ks.begin(), ks.end());
@@ -246,7 +254,8 @@ struct Group {
   std::vector<const json*> recs;
 };
 
-// Groups at the --by granularity; runs first in `run_order`, then level (unknown last), then problem.
+// Groups at the --by granularity; runs first in `run_order`, then level (unknown last), then
+// problem.
 std::vector<Group> group_records(const std::vector<json>& recs, const std::string& by,
                                  const std::vector<std::string>& run_order) {
   std::vector<Group> groups;
@@ -273,10 +282,12 @@ std::vector<Group> group_records(const std::vector<json>& recs, const std::strin
   std::map<std::string, size_t> rank;
   for (size_t i = 0; i < run_order.size(); ++i) rank[run_order[i]] = i;
   auto order = [&](const Group& g) {
-    auto p = g.problem ? problem_order(*g.problem) : std::make_tuple(INT_MAX, INT_MAX, std::string("\x7f"));
+    auto p = g.problem ? problem_order(*g.problem)
+                       : std::make_tuple(INT_MAX, INT_MAX, std::string("\x7f"));
     return std::make_tuple(rank[g.run], g.level ? *g.level : INT_MAX, p);
   };
-  std::stable_sort(groups.begin(), groups.end(), [&](const Group& a, const Group& b) { return order(a) < order(b); });
+  std::stable_sort(groups.begin(), groups.end(),
+                   [&](const Group& a, const Group& b) { return order(a) < order(b); });
   return groups;
 }
 
@@ -289,12 +300,14 @@ json group_json(const Group& g, const Settings& s) {
 }
 
 // Runs in report order: by name, or best first by the --sort metric (missing values last).
-std::vector<std::string> run_order(const std::map<std::string, json>& run_metrics, const Settings& s) {
+std::vector<std::string> run_order(const std::map<std::string, json>& run_metrics,
+                                   const Settings& s) {
   std::vector<std::string> names;
   for (const auto& kv : run_metrics) names.push_back(kv.first);
   if (!s.sort) return names;
   std::stable_sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
-    auto va = metric_value(run_metrics.at(a), *s.sort), vb = metric_value(run_metrics.at(b), *s.sort);
+    auto va = metric_value(run_metrics.at(a), *s.sort),
+         vb = metric_value(run_metrics.at(b), *s.sort);
     if (!va || !vb) return va.has_value() && !vb.has_value();
     return s.sort->lower_is_better ? *va < *vb : *va > *vb;
   });
@@ -303,8 +316,8 @@ std::vector<std::string> run_order(const std::map<std::string, json>& run_metric
 
 // ---- preparing the records: --run, --reward, duplicates ----
 
-std::vector<json> prepare(const std::vector<json>& records, const ReportOptions& opt, bool apply_run_filter,
-                          size_t* dropped) {
+std::vector<json> prepare(const std::vector<json>& records, const ReportOptions& opt,
+                          bool apply_run_filter, size_t* dropped) {
   std::vector<json> kept;
   for (const json& r : records)
     if (!apply_run_filter || opt.run.empty() || run_of(r) == opt.run) kept.push_back(r);
@@ -368,17 +381,21 @@ json compare(const std::vector<json>& current, const std::vector<json>& baseline
   for (const auto& kv : cur) ids.insert(kv.first);
   for (const auto& kv : base) ids.insert(kv.first);
   std::vector<std::string> sorted(ids.begin(), ids.end());
-  std::sort(sorted.begin(), sorted.end(),
-            [](const std::string& a, const std::string& b) { return problem_order(a) < problem_order(b); });
+  std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
+    return problem_order(a) < problem_order(b);
+  });
 
   json problems = json::array(), regressions = json::array(), fixed = json::array();
-  std::map<std::string, int> counts = {{"regressed", 0}, {"fixed", 0}, {"same", 0}, {"new", 0}, {"missing", 0}};
+  std::map<std::string, int> counts = {
+      {"regressed", 0}, {"fixed", 0}, {"same", 0}, {"new", 0}, {"missing", 0}};
   for (const std::string& id : sorted) {
     const Side* c = cur.count(id) ? &cur.at(id) : nullptr;
     const Side* b = base.count(id) ? &base.at(id) : nullptr;
-    std::string status = !b ? "new" : !c ? "missing"
+    std::string status = !b                                  ? "new"
+                         : !c                                ? "missing"
                          : b->correct > 0 && c->correct == 0 ? "regressed"
-                         : b->correct == 0 && c->correct > 0 ? "fixed" : "same";
+                         : b->correct == 0 && c->correct > 0 ? "fixed"
+                                                             : "same";
     counts[status]++;
     if (status == "regressed") regressions.push_back(id);
     if (status == "fixed") fixed.push_back(id);
@@ -414,9 +431,11 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
     std::error_code ec;
     if (fs::is_directory(in, ec)) {
       std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(in, fs::directory_options::skip_permission_denied, ec);
+      for (auto it = fs::recursive_directory_iterator(
+               in, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->path().extension() == ".jsonl" && it->is_regular_file(ec)) found.push_back(it->path().string());
+        if (it->path().extension() == ".jsonl" && it->is_regular_file(ec))
+          found.push_back(it->path().string());
       std::sort(found.begin(), found.end());
       if (found.empty() && err) *err << in << ": no *.jsonl files in this directory\n";
       files.insert(files.end(), found.begin(), found.end());
@@ -429,9 +448,10 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
   return files;
 }
 
-// Reads every file; malformed lines go to `malformed` (and `err`). False when no file could be read.
-bool read_inputs(const std::vector<std::string>& inputs, std::vector<json>* records, json* files_read,
-                 json* malformed, std::ostream* err) {
+// Reads every file; malformed lines go to `malformed` (and `err`). False when no file could be
+// read.
+bool read_inputs(const std::vector<std::string>& inputs, std::vector<json>* records,
+                 json* files_read, json* malformed, std::ostream* err) {
   bool any = false;
   for (const std::string& file : expand_inputs(inputs, err)) {
     std::vector<TraceProblem> problems;
@@ -444,7 +464,8 @@ bool read_inputs(const std::vector<std::string>& inputs, std::vector<json>* reco
         continue;
       }
       if (err) *err << p.file << ":" << p.line << ": " << p.message << "\n";
-      if (malformed) malformed->push_back({{"file", p.file}, {"line", p.line}, {"message", p.message}});
+      if (malformed)
+        malformed->push_back({{"file", p.file}, {"line", p.line}, {"message", p.message}});
     }
     if (!readable) continue;
     any = true;
@@ -461,10 +482,18 @@ std::string fmt(const char* f, double v) {
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
-std::string pct(const json& v) { return v.is_number() ? fmt("%.1f%%", 100 * v.get<double>()) : "-"; }
-std::string dec(const json& v, const char* f = "%.3f") { return v.is_number() ? fmt(f, v.get<double>()) : "-"; }
-std::string count(const json& v) { return v.is_number() ? std::to_string(v.get<long long>()) : "-"; }
-std::string level_text(const json& v) { return v.is_number() ? "L" + std::to_string(v.get<int>()) : "(unknown)"; }
+std::string pct(const json& v) {
+  return v.is_number() ? fmt("%.1f%%", 100 * v.get<double>()) : "-";
+}
+std::string dec(const json& v, const char* f = "%.3f") {
+  return v.is_number() ? fmt(f, v.get<double>()) : "-";
+}
+std::string count(const json& v) {
+  return v.is_number() ? std::to_string(v.get<long long>()) : "-";
+}
+std::string level_text(const json& v) {
+  return v.is_number() ? "L" + std::to_string(v.get<int>()) : "(unknown)";
+}
 
 std::string md_cell(std::string s) {
   for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
@@ -472,8 +501,8 @@ std::string md_cell(std::string s) {
 }
 
 // A GitHub-style table: the first `left` columns (names) left-aligned, the numbers right-aligned.
-std::string md_table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows,
-                     size_t left = 1) {
+std::string md_table(const std::vector<std::string>& head,
+                     const std::vector<std::vector<std::string>>& rows, size_t left = 1) {
   std::string out = "|";
   for (const auto& h : head) out += " " + h + " |";
   out += "\n|";
@@ -503,7 +532,8 @@ std::vector<std::string> md_metric_head(const json& a) {
   std::vector<std::string> h = {"samples", "problems", "format", "compile", "correct"};
   for (const auto& k : k_keys(a)) h.push_back("pass@" + k);
   for (const auto& p : p_keys(a)) h.push_back("fast_" + p);
-  for (const char* c : {"geomean speedup", "mean reward", "median SOL", "suspicious"}) h.push_back(c);
+  for (const char* c : {"geomean speedup", "mean reward", "median SOL", "suspicious"})
+    h.push_back(c);
   return h;
 }
 std::vector<std::string> md_metric_cells(const json& m, const json& a) {
@@ -511,10 +541,13 @@ std::vector<std::string> md_metric_cells(const json& m, const json& a) {
                                 pct(m["compile_rate"]), pct(m["correct_rate"])};
   for (const auto& k : k_keys(a)) {
     const json& pk = m["pass_at_k"][k];
-    c.push_back(pk["value"].is_number() ? pct(pk["value"]) + " (" + count(pk["problems"]) + ")" : "-");
+    c.push_back(pk["value"].is_number() ? pct(pk["value"]) + " (" + count(pk["problems"]) + ")"
+                                        : "-");
   }
   for (const auto& p : p_keys(a)) c.push_back(pct(m["fast_p"][p]));
-  c.push_back(m["geomean_speedup"].is_number() ? dec(m["geomean_speedup"], "%.3fx") + " (" + count(m["timed_correct"]) + ")" : "-");
+  c.push_back(m["geomean_speedup"].is_number()
+                  ? dec(m["geomean_speedup"], "%.3fx") + " (" + count(m["timed_correct"]) + ")"
+                  : "-");
   c.push_back(dec(m["mean_reward"]));
   c.push_back(dec(m["median_sol_fraction"]));
   c.push_back(count(m["suspicious"]));
@@ -532,9 +565,12 @@ std::vector<std::string> status_names(const json& rows) {
 std::string render_md(const json& a) {
   std::string out = "# kernrl report\n\n";
   out += count(a["records"]) + " records from " + std::to_string(a["runs"].size()) + " run(s)";
-  if (a["duplicates"].get<long long>() > 0) out += ", " + count(a["duplicates"]) + " duplicate(s) dropped";
-  if (!a["malformed_lines"].empty()) out += ", " + std::to_string(a["malformed_lines"].size()) + " malformed line(s) skipped";
-  if (a["reward_preset"].is_string()) out += "; rewards rescored with preset '" + a["reward_preset"].get<std::string>() + "'";
+  if (a["duplicates"].get<long long>() > 0)
+    out += ", " + count(a["duplicates"]) + " duplicate(s) dropped";
+  if (!a["malformed_lines"].empty())
+    out += ", " + std::to_string(a["malformed_lines"].size()) + " malformed line(s) skipped";
+  if (a["reward_preset"].is_string())
+    out += "; rewards rescored with preset '" + a["reward_preset"].get<std::string>() + "'";
   out += ".\n\n";
   const json& un = a["unattributed"];
   if (un.is_object() && un.value("records", 0) > 0)
@@ -552,7 +588,9 @@ std::string render_md(const json& a) {
       std::vector<std::string> c;
       if (ranked) c.push_back(std::to_string(cells.size() + 1));
       for (const auto& id : ids)
-        c.push_back(id == "level" ? level_text(r["level"]) : r[id].is_string() ? r[id].get<std::string>() : "(unknown)");
+        c.push_back(id == "level"       ? level_text(r["level"])
+                    : r[id].is_string() ? r[id].get<std::string>()
+                                        : "(unknown)");
       for (auto& x : md_metric_cells(r, a)) c.push_back(x);
       cells.push_back(c);
     }
@@ -560,11 +598,13 @@ std::string render_md(const json& a) {
   };
 
   out += "## Runs";
-  if (a["leaderboard"].is_object()) out += " (best first by " + a["leaderboard"]["metric"].get<std::string>() + ")";
+  if (a["leaderboard"].is_object())
+    out += " (best first by " + a["leaderboard"]["metric"].get<std::string>() + ")";
   out += "\n\n" + table(a["runs"], {"run"}, a["leaderboard"].is_object());
   std::string by = a["by"];
   if (by == "level") out += "\n## By level\n\n" + table(a["groups"], {"run", "level"}, false);
-  if (by == "problem") out += "\n## By problem\n\n" + table(a["groups"], {"run", "problem", "level"}, false);
+  if (by == "problem")
+    out += "\n## By problem\n\n" + table(a["groups"], {"run", "problem", "level"}, false);
 
   out += "\n## Statuses\n\n";
   std::vector<std::string> names = status_names(a["runs"]);
@@ -598,9 +638,10 @@ std::string render_md(const json& a) {
   if (a["comparison"].is_object()) {
     const json& cmp = a["comparison"];
     const json& n = cmp["counts"];
-    out += "\n## Compared with the baseline\n\nbaseline: " + cmp["baseline"].get<std::string>() + "; " +
-           count(n["regressed"]) + " regressed, " + count(n["fixed"]) + " fixed, " + count(n["same"]) +
-           " unchanged, " + count(n["new"]) + " new, " + count(n["missing"]) + " missing.\n\n";
+    out += "\n## Compared with the baseline\n\nbaseline: " + cmp["baseline"].get<std::string>() +
+           "; " + count(n["regressed"]) + " regressed, " + count(n["fixed"]) + " fixed, " +
+           count(n["same"]) + " unchanged, " + count(n["new"]) + " new, " + count(n["missing"]) +
+           " missing.\n\n";
     json sides = json::array();
     for (const char* side : {"baseline", "current"}) {
       json m = cmp[std::string(side) + "_metrics"];
@@ -619,16 +660,22 @@ std::string render_md(const json& a) {
     auto side_text = [](const json& s) {
       return s.is_object() ? count(s["correct"]) + "/" + count(s["samples"]) : std::string("-");
     };
-    auto speed_text = [](const json& s) { return s.is_object() ? dec(s["geomean_speedup"], "%.3fx") : std::string("-"); };
+    auto speed_text = [](const json& s) {
+      return s.is_object() ? dec(s["geomean_speedup"], "%.3fx") : std::string("-");
+    };
     for (const auto& p : cmp["problems"])
-      prow.push_back({p["problem"].get<std::string>(), p["status"].get<std::string>(), side_text(p["baseline"]), side_text(p["current"]),
-                      speed_text(p["baseline"]), speed_text(p["current"]), dec(p["speedup_delta"], "%+.3f")});
-    out += "\n" + md_table({"problem", "status", "correct (baseline)", "correct (now)", "speedup (baseline)",
-                            "speedup (now)", "speedup delta"},
+      prow.push_back({p["problem"].get<std::string>(), p["status"].get<std::string>(),
+                      side_text(p["baseline"]), side_text(p["current"]), speed_text(p["baseline"]),
+                      speed_text(p["current"]), dec(p["speedup_delta"], "%+.3f")});
+    out += "\n" + md_table({"problem", "status", "correct (baseline)", "correct (now)",
+                            "speedup (baseline)", "speedup (now)", "speedup delta"},
                            prow, 2);
   }
-  out += "\npass@k cells: value (problems with at least k samples). fast_p: share of samples that are correct and "
-         "faster than p x the baseline. geomean speedup: over correct timed samples (their count). See docs/report.md.\n";
+  out +=
+      "\npass@k cells: value (problems with at least k samples). fast_p: share of samples that are "
+      "correct and "
+      "faster than p x the baseline. geomean speedup: over correct timed samples (their count). "
+      "See docs/report.md.\n";
   return out;
 }
 
@@ -656,41 +703,43 @@ std::string render_csv(const json& a) {
     for (const char* side : {"baseline", "current"})
       for (const char* f : {"samples", "correct", "correct_rate", "geomean_speedup"})
         head.push_back(std::string(side) + "_" + f);
-    for (const char* f : {"correct_rate_delta", "speedup_delta", "speedup_ratio"}) head.push_back(f);
+    for (const char* f : {"correct_rate_delta", "speedup_delta", "speedup_ratio"})
+      head.push_back(f);
     out += csv_line(head);
     for (const auto& p : a["comparison"]["problems"]) {
       std::vector<json> row = {p["problem"], p["level"], p["status"]};
       for (const char* side : {"baseline", "current"})
         for (const char* f : {"samples", "correct", "correct_rate", "geomean_speedup"})
           row.push_back(p[side].is_object() ? p[side][f] : json(nullptr));
-      for (const char* f : {"correct_rate_delta", "speedup_delta", "speedup_ratio"}) row.push_back(p[f]);
+      for (const char* f : {"correct_rate_delta", "speedup_delta", "speedup_ratio"})
+        row.push_back(p[f]);
       out += csv_line(row);
     }
     return out;
   }
   std::vector<std::string> statuses = status_names(a["groups"]);
-  std::vector<json> head = {"run", "level", "problem", "samples", "problems", "format_rate", "compile_rate",
-                            "correct_rate"};
+  std::vector<json> head = {"run",      "level",       "problem",      "samples",
+                            "problems", "format_rate", "compile_rate", "correct_rate"};
   for (const auto& k : k_keys(a)) {
     head.push_back("pass@" + k);
     head.push_back("pass@" + k + "_problems");
   }
   for (const auto& p : p_keys(a)) head.push_back("fast_" + p);
-  for (const char* f : {"geomean_speedup", "timed_correct", "mean_reward", "rewarded", "median_sol_fraction",
-                        "sol_samples", "suspicious"})
+  for (const char* f : {"geomean_speedup", "timed_correct", "mean_reward", "rewarded",
+                        "median_sol_fraction", "sol_samples", "suspicious"})
     head.push_back(f);
   for (const auto& s : statuses) head.push_back("status_" + s);
   out += csv_line(head);
   for (const auto& g : a["groups"]) {
-    std::vector<json> row = {g["run"], g["level"], g["problem"], g["samples"], g["problems"], g["format_rate"],
-                             g["compile_rate"], g["correct_rate"]};
+    std::vector<json> row = {g["run"],      g["level"],       g["problem"],      g["samples"],
+                             g["problems"], g["format_rate"], g["compile_rate"], g["correct_rate"]};
     for (const auto& k : k_keys(a)) {
       row.push_back(g["pass_at_k"][k]["value"]);
       row.push_back(g["pass_at_k"][k]["problems"]);
     }
     for (const auto& p : p_keys(a)) row.push_back(g["fast_p"][p]);
-    for (const char* f : {"geomean_speedup", "timed_correct", "mean_reward", "rewarded", "median_sol_fraction",
-                          "sol_samples", "suspicious"})
+    for (const char* f : {"geomean_speedup", "timed_correct", "mean_reward", "rewarded",
+                          "median_sol_fraction", "sol_samples", "suspicious"})
       row.push_back(g[f]);
     for (const auto& s : statuses) row.push_back(g["status_counts"].value(s, 0));
     out += csv_line(row);
@@ -741,7 +790,9 @@ std::vector<json> drop_duplicates(const std::vector<json>& records, size_t* drop
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
     std::string sha = text(*it, "source_sha256");
     // Without a hash two records cannot be told to be the same sample: keep both.
-    if (!sha.empty() && !seen.insert(run_of(*it) + '\x1f' + text(*it, "file") + '\x1f' + sha).second) continue;
+    if (!sha.empty() &&
+        !seen.insert(run_of(*it) + '\x1f' + text(*it, "file") + '\x1f' + sha).second)
+      continue;
     kept.push_back(&*it);
   }
   if (dropped) *dropped = records.size() - kept.size();
@@ -757,7 +808,8 @@ json aggregate(const std::vector<json>& records, const ReportOptions& opt) {
   return aggregate(records, opt, baseline);
 }
 
-json aggregate(const std::vector<json>& records, const ReportOptions& opt, const std::vector<json>& baseline_records) {
+json aggregate(const std::vector<json>& records, const ReportOptions& opt,
+               const std::vector<json>& baseline_records) {
   Settings s = settings_of(opt);
   size_t dropped = 0;
   std::vector<json> recs;
@@ -788,14 +840,16 @@ json aggregate(const std::vector<json>& records, const ReportOptions& opt, const
   if (opt.by == "run") {
     a["groups"] = a["runs"];
   } else {
-    for (const Group& g : group_records(recs, opt.by, order)) a["groups"].push_back(group_json(g, s));
+    for (const Group& g : group_records(recs, opt.by, order))
+      a["groups"].push_back(group_json(g, s));
   }
   a["leaderboard"] = nullptr;
   if (s.sort) {
     json entries = json::array();
     for (size_t i = 0; i < order.size(); ++i) {
       auto v = metric_value(run_metrics[order[i]], *s.sort);
-      entries.push_back({{"rank", i + 1}, {"run", order[i]}, {"value", v ? json(*v) : json(nullptr)}});
+      entries.push_back(
+          {{"rank", i + 1}, {"run", order[i]}, {"value", v ? json(*v) : json(nullptr)}});
     }
     a["leaderboard"] = {{"metric", s.sort->name},
                         {"order", s.sort->lower_is_better ? "ascending" : "descending"},
@@ -813,7 +867,8 @@ json aggregate(const std::vector<json>& records, const ReportOptions& opt, const
 }
 
 std::string render(const json& aggregated, const ReportOptions& opt) {
-  if (opt.format == "json") return aggregated.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  if (opt.format == "json")
+    return aggregated.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   if (opt.format == "csv") return render_csv(aggregated);
   return render_md(aggregated);
 }

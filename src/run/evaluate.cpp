@@ -1,11 +1,10 @@
 #include "run/evaluate.h"
 
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <random>
-
-#include <c10/cuda/CUDACachingAllocator.h>
 
 #include "check/compare.h"
 #include "run/gpu_module.h"
@@ -21,9 +20,13 @@ std::string DeviceInfo::arch() const {
 }
 
 json DeviceInfo::to_json() const {
-  return {{"name", name},      {"compute_capability", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
-          {"sms", sms},        {"l2_bytes", l2_bytes},
-          {"memory_bytes", memory_bytes}, {"driver", driver}, {"arch", arch()}};
+  return {{"name", name},
+          {"compute_capability", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
+          {"sms", sms},
+          {"l2_bytes", l2_bytes},
+          {"memory_bytes", memory_bytes},
+          {"driver", driver},
+          {"arch", arch()}};
 }
 
 EvalRequest EvalRequest::from_json(const json& j) {
@@ -41,22 +44,30 @@ EvalRequest EvalRequest::from_json(const json& j) {
 }
 
 json EvalRequest::to_json() const {
-  return {{"problem_dir", problem_dir}, {"cubin", cubin}, {"lowered", lowered}, {"plan", plan.to_json()},
-          {"sizes", sizes ? json(*sizes) : json(nullptr)}, {"seed", seed}, {"config", cfg.to_json()},
-          {"time", time}, {"baseline", baseline ? *baseline : json(nullptr)}};
+  return {{"problem_dir", problem_dir},
+          {"cubin", cubin},
+          {"lowered", lowered},
+          {"plan", plan.to_json()},
+          {"sizes", sizes ? json(*sizes) : json(nullptr)},
+          {"seed", seed},
+          {"config", cfg.to_json()},
+          {"time", time},
+          {"baseline", baseline ? *baseline : json(nullptr)}};
 }
 
 namespace {
 
 // A sticky CUDA error or a failed launch, carried out of the grading code.
 struct KernelFault {
-  std::string status;   // runtime_error | launch_error
+  std::string status;  // runtime_error | launch_error
   std::string message;
   int line = 0;
   bool fatal = false;
 };
 
-CUdeviceptr ptr_of(const torch::Tensor& t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
+CUdeviceptr ptr_of(const torch::Tensor& t) {
+  return reinterpret_cast<CUdeviceptr>(t.data_ptr());
+}
 
 json sizes_json(const ProblemSpec& p, const Vars& v) {
   json o = json::object();
@@ -103,7 +114,8 @@ void scrub_freed_reference_memory() {
   cuMemGetInfo(&free_after, &total);
   if (free_after <= free_before) return;
   size_t margin = size_t{256} << 20;
-  size_t n = std::min(free_after - free_before + (size_t{64} << 20), free_after > margin ? free_after - margin : 0);
+  size_t n = std::min(free_after - free_before + (size_t{64} << 20),
+                      free_after > margin ? free_after - margin : 0);
   CUdeviceptr scratch;
   if (n && cuMemAlloc(&scratch, n) == CUDA_SUCCESS) {
     cuMemsetD8Async(scratch, 0, n, nullptr);
@@ -117,7 +129,8 @@ TensorMap reference_to_host(const ProblemSpec& p, const TensorMap& inputs, const
   TensorMap host;
   for (auto& [n, t] : ref) {
     host[n] = t.to(torch::kCPU);
-    bool aliases_input = false;  // a pass-through output may be a view of an input: leave that alone
+    bool aliases_input =
+        false;  // a pass-through output may be a view of an input: leave that alone
     for (const auto& [in, x] : inputs) aliases_input |= t.is_alias_of(x);
     if (!aliases_input) cuMemsetD8Async(ptr_of(t), 0, t.numel() * t.element_size(), nullptr);
   }
@@ -126,8 +139,8 @@ TensorMap reference_to_host(const ProblemSpec& p, const TensorMap& inputs, const
   return host;
 }
 
-Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModule& mod, const Vars& sizes,
-                     const DeviceInfo& dev, uint64_t seed) {
+Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModule& mod,
+                     const Vars& sizes, const DeviceInfo& dev, uint64_t seed) {
   Buffers b;
   torch::Device cuda(torch::kCUDA, 0);
   b.inputs = make_inputs(p, sizes, seed, cuda);
@@ -136,7 +149,8 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   Vars vars = plan_vars(sizes, dev.sms);
   for (const auto& s : plan.scratch) {
     int64_t n = eval_expr(s.count, vars);
-    b.scratch[s.name] = torch::zeros({std::max<int64_t>(n, 1)}, torch::TensorOptions().dtype(torch_dtype(s.dtype)).device(cuda));
+    b.scratch[s.name] = torch::zeros(
+        {std::max<int64_t>(n, 1)}, torch::TensorOptions().dtype(torch_dtype(s.dtype)).device(cuda));
   }
   for (const auto* m : {&b.inputs, &b.outputs, &b.scratch})
     for (const auto& [n, t] : *m) b.ptrs[n] = ptr_of(t);
@@ -154,14 +168,16 @@ void run_plan_once(Buffers& b) {
   CUresult r = enqueue_launches(b.launches, nullptr, &failed);
   if (r != CUDA_SUCCESS) {
     bool sticky = cu_error_is_sticky(r);
-    throw KernelFault{sticky ? "runtime_error" : "launch_error",
-                      "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " + cu_error_text(r),
-                      failed ? failed->line : 0, sticky};
+    throw KernelFault{
+        sticky ? "runtime_error" : "launch_error",
+        "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " + cu_error_text(r),
+        failed ? failed->line : 0, sticky};
   }
   r = cuStreamSynchronize(nullptr);
   if (r != CUDA_SUCCESS) {
     bool sticky = cu_error_is_sticky(r);
-    throw KernelFault{sticky ? "runtime_error" : "launch_error", "while the kernels ran: " + cu_error_text(r), 0, sticky};
+    throw KernelFault{sticky ? "runtime_error" : "launch_error",
+                      "while the kernels ran: " + cu_error_text(r), 0, sticky};
   }
 }
 
@@ -169,7 +185,8 @@ json check_against_reference(const ProblemSpec& p, Buffers& b, const Config& cfg
   TensorMap ref_gpu;
   for (auto& [n, t] : b.ref_cpu) ref_gpu[n] = t.to(torch::Device(torch::kCUDA, 0));
   auto ov = cfg.tolerance_overrides.find(p.id);
-  auto checks = compare_outputs(p, b.outputs, ref_gpu, ov == cfg.tolerance_overrides.end() ? nullptr : &ov->second);
+  auto checks = compare_outputs(p, b.outputs, ref_gpu,
+                                ov == cfg.tolerance_overrides.end() ? nullptr : &ov->second);
   json outs = json::array();
   *passed = true;
   for (const auto& c : checks) {
@@ -188,13 +205,15 @@ std::vector<std::string> modified_inputs(const TensorMap& before, const TensorMa
 
 }  // namespace
 
-TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& inputs, const Vars& sizes,
-                           const Config& cfg, L2Flusher* flusher, CUresult* err) {
+TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& inputs,
+                           const Vars& sizes, const Config& cfg, L2Flusher* flusher,
+                           CUresult* err) {
   const ReferenceEntry* entry = find_reference(p.id);
   if (!entry) throw std::runtime_error("no reference is registered for " + p.id);
   auto scalars = p.scalar_values();
   std::vector<RefContext> ctxs;
-  for (const auto& in : inputs) ctxs.push_back(RefContext{in, sizes, scalars, torch::Device(torch::kCUDA, 0)});
+  for (const auto& in : inputs)
+    ctxs.push_back(RefContext{in, sizes, scalars, torch::Device(torch::kCUDA, 0)});
   torch::NoGradGuard no_grad;
   return time_runs(
       [&](int k) {
@@ -235,7 +254,8 @@ json evaluate(const EvalRequest& req, const DeviceInfo& dev, bool* fatal) {
     std::shuffle(order.begin(), order.end(), rng);
     bool all_passed = true;
     for (int t = 0; t < n_trials && all_passed; ++t) {
-      Buffers b = make_buffers(p, req.plan, mod, order[t], dev, derive_seed(req.seed, "trial" + std::to_string(t)));
+      Buffers b = make_buffers(p, req.plan, mod, order[t], dev,
+                               derive_seed(req.seed, "trial" + std::to_string(t)));
       TensorMap before;  // on the host, where the kernel cannot rewrite them to match
       for (const auto& [n, x] : b.inputs) before[n] = x.to(torch::kCPU);
       poison_outputs(p, b, nullptr);
@@ -259,7 +279,8 @@ json evaluate(const EvalRequest& req, const DeviceInfo& dev, bool* fatal) {
         if (!changed_again.empty()) rerun_why = "it modified input '" + changed_again[0] + "'";
         for (const auto& o : rerun)
           if (!o["passed"].get<bool>() && rerun_why.empty())
-            rerun_why = "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
+            rerun_why =
+                "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
         passed = trial["rerun_passed"].get<bool>();
       }
       trial["passed"] = passed;
@@ -272,24 +293,31 @@ json evaluate(const EvalRequest& req, const DeviceInfo& dev, bool* fatal) {
                 " (the kernel must compute its result on every call)";
         if (!changed.empty()) why = "the kernel modified input '" + changed[0] + "'";
         for (const auto& o : trial["outputs"])
-          if (!o["passed"].get<bool>() && why.empty()) why = "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
-        fail("incorrect", "trial " + std::to_string(t + 1) + " of " + std::to_string(n_trials) + " " +
-                              trial["sizes"].dump() + ": " + why, 0);
+          if (!o["passed"].get<bool>() && why.empty())
+            why =
+                "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
+        fail("incorrect",
+             "trial " + std::to_string(t + 1) + " of " + std::to_string(n_trials) + " " +
+                 trial["sizes"].dump() + ": " + why,
+             0);
       }
     }
-    res["correctness"] = {{"trials", trials}, {"n_trials", n_trials}, {"n_passed", static_cast<int>(trials.size()) - (all_passed ? 0 : 1)}};
+    res["correctness"] = {{"trials", trials},
+                          {"n_trials", n_trials},
+                          {"n_passed", static_cast<int>(trials.size()) - (all_passed ? 0 : 1)}};
     if (!all_passed || !req.time) return res;
 
     // Timing on the bench size. Before every sample (untimed) the input set is overwritten with a
-    // fresh draw, so no two timed runs see the same data: a kernel that memoises by pointer, flag or
-    // content has to compute every time. Every timed run is verified before the next one starts,
+    // fresh draw, so no two timed runs see the same data: a kernel that memoises by pointer, flag
+    // or content has to compute every time. Every timed run is verified before the next one starts,
     // against the reference for a draw regenerated from its seed (no copy a kernel could find and
     // rewrite stays on the device while it runs): skipping or deferring work in any run fails.
     int sets = std::max(1, cfg.input_sets);
     torch::Device cuda(torch::kCUDA, 0);
     std::vector<Buffers> bufs;
     for (int k = 0; k < sets; ++k)
-      bufs.push_back(make_buffers(p, req.plan, mod, bench, dev, derive_seed(req.seed, "timing" + std::to_string(k))));
+      bufs.push_back(make_buffers(p, req.plan, mod, bench, dev,
+                                  derive_seed(req.seed, "timing" + std::to_string(k))));
     std::vector<uint64_t> last_seed(sets, 0);
     std::vector<int> last_sample(sets, 0);
     int unchecked = -1;  // the set whose last run has not been verified yet
@@ -300,13 +328,16 @@ json evaluate(const EvalRequest& req, const DeviceInfo& dev, bool* fatal) {
       auto changed = modified_inputs(want_inputs, bufs[k].inputs);
       TensorMap want = run_reference(p, want_inputs, bench);
       auto ov = cfg.tolerance_overrides.find(p.id);
-      auto checks = compare_outputs(p, bufs[k].outputs, want, ov == cfg.tolerance_overrides.end() ? nullptr : &ov->second);
+      auto checks = compare_outputs(p, bufs[k].outputs, want,
+                                    ov == cfg.tolerance_overrides.end() ? nullptr : &ov->second);
       bool passed = true;
       json outs = json::array();
       for (const auto& c : checks) outs.push_back(c.to_json()), passed &= c.passed;
-      if (!changed.empty()) timed_failure = "the kernel modified input '" + changed[0] + "' during timing";
-      else if (!passed) timed_failure = "the output of timed run " + std::to_string(last_sample[k]) +
-                                        " is wrong (the kernel gives different results when called repeatedly)";
+      if (!changed.empty())
+        timed_failure = "the kernel modified input '" + changed[0] + "' during timing";
+      else if (!passed)
+        timed_failure = "the output of timed run " + std::to_string(last_sample[k]) +
+                        " is wrong (the kernel gives different results when called repeatedly)";
       if (!timed_failure.empty()) res["correctness"]["timed_check"] = outs;
     };
     L2Flusher flusher(dev.l2_bytes);
@@ -332,11 +363,14 @@ json evaluate(const EvalRequest& req, const DeviceInfo& dev, bool* fatal) {
     if (timed_failure.empty()) {
       check_cu(err, "during timing");
       if (unchecked >= 0) verify(unchecked);
-      // The last run could have rewritten the other sets' inputs, on which the baseline is timed next.
+      // The last run could have rewritten the other sets' inputs, on which the baseline is timed
+      // next.
       for (int k = 0; k < sets && timed_failure.empty(); ++k) {
         if (k == unchecked || !last_seed[k]) continue;
         auto changed = modified_inputs(make_inputs(p, bench, last_seed[k], cuda), bufs[k].inputs);
-        if (!changed.empty()) timed_failure = "the kernel modified input '" + changed[0] + "' of another input set during timing";
+        if (!changed.empty())
+          timed_failure =
+              "the kernel modified input '" + changed[0] + "' of another input set during timing";
       }
     }
     if (!timed_failure.empty()) {
@@ -363,7 +397,9 @@ json evaluate(const EvalRequest& req, const DeviceInfo& dev, bool* fatal) {
   } catch (const c10::Error& e) {
     // A torch call failing after the kernel ran means the context is broken: report and restart.
     CUresult r = cuCtxSynchronize();
-    fail("runtime_error", r != CUDA_SUCCESS ? cu_error_text(r) : std::string("torch: ") + e.what_without_backtrace(), 0);
+    fail("runtime_error",
+         r != CUDA_SUCCESS ? cu_error_text(r) : std::string("torch: ") + e.what_without_backtrace(),
+         0);
     *fatal = true;
     if (!res.contains("correctness")) res["correctness"] = {{"trials", trials}};
   }

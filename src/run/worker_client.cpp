@@ -22,9 +22,10 @@ WorkerClient::~WorkerClient() {
 void WorkerClient::spawn() {
   if (!std::filesystem::exists(helper_exe("kernrl-worker"))) return;  // wait_ready() says why
   if (log_file_.empty())
-    log_file_ = (std::filesystem::temp_directory_path() /
-                 ("kernrl-worker-" + std::to_string(getpid()) + "-gpu" + std::to_string(gpu_) + ".log"))
-                    .string();
+    log_file_ =
+        (std::filesystem::temp_directory_path() /
+         ("kernrl-worker-" + std::to_string(getpid()) + "-gpu" + std::to_string(gpu_) + ".log"))
+            .string();
   SpawnOptions opt;
   opt.stderr_file = log_file_;
   opt.env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(gpu_), "CUDA_MODULE_LOADING=LAZY"};
@@ -35,15 +36,18 @@ void WorkerClient::spawn() {
 bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
   if (ready_) return true;
   if (!std::filesystem::exists(helper_exe("kernrl-worker"))) {
-    *error = "this kernrl was built without libtorch for CUDA, so it has no GPU worker (kernrl-worker)";
+    *error =
+        "this kernrl was built without libtorch for CUDA, so it has no GPU worker (kernrl-worker)";
     return false;
   }
   if (!proc_.running()) spawn();
   auto line = proc_.read_line(timeout_s);
   if (!line) {
     auto r = proc_.kill_and_reap();
-    *error = r.timed_out ? "the GPU worker did not start within " + std::to_string(static_cast<int>(timeout_s)) + " s"
-                         : "the GPU worker could not start" + (log_tail().empty() ? "" : ": " + log_tail());
+    *error = r.timed_out
+                 ? "the GPU worker did not start within " +
+                       std::to_string(static_cast<int>(timeout_s)) + " s"
+                 : "the GPU worker could not start" + (log_tail().empty() ? "" : ": " + log_tail());
     return false;
   }
   try {
@@ -84,7 +88,8 @@ std::string WorkerClient::log_tail() const {
 json WorkerClient::request(const json& req, double timeout_s) {
   std::string err;
   if (!ready_ && !wait_ready(&err))
-    return {{"status", "runtime_error"}, {"error", {{"category", "runtime_error"}, {"message", err}}}};
+    return {{"status", "runtime_error"},
+            {"error", {{"category", "runtime_error"}, {"message", err}}}};
   // The log holds this request's output only (the worker appends to it: O_APPEND), so it stays
   // small and a crash report shows what this kernel printed.
   if (!log_file_.empty() && ::truncate(log_file_.c_str(), 0) != 0) {
@@ -94,7 +99,11 @@ json WorkerClient::request(const json& req, double timeout_s) {
     ready_ = false;
     ++restarts_;
     proc_.kill_and_reap();
-    return {{"status", "runtime_error"}, {"error", {{"category", "runtime_error"}, {"message", "the GPU worker is gone"}, {"log", log_tail()}}}};
+    return {{"status", "runtime_error"},
+            {"error",
+             {{"category", "runtime_error"},
+              {"message", "the GPU worker is gone"},
+              {"log", log_tail()}}}};
   }
   auto line = proc_.read_line(timeout_s);
   if (line) {
@@ -115,12 +124,18 @@ json WorkerClient::request(const json& req, double timeout_s) {
   ++restarts_;
   if (hung)
     return {{"status", "timeout"},
-            {"error", {{"category", "timeout"},
-                       {"message", "the evaluation did not finish within " + std::to_string(static_cast<int>(timeout_s)) +
-                                       " s (a kernel that never ends?); the worker was killed"}}}};
-  std::string how = pr.signal ? "was killed by signal " + std::to_string(pr.signal) : "exited with code " + std::to_string(pr.exit_code);
+            {"error",
+             {{"category", "timeout"},
+              {"message", "the evaluation did not finish within " +
+                              std::to_string(static_cast<int>(timeout_s)) +
+                              " s (a kernel that never ends?); the worker was killed"}}}};
+  std::string how = pr.signal ? "was killed by signal " + std::to_string(pr.signal)
+                              : "exited with code " + std::to_string(pr.exit_code);
   return {{"status", "runtime_error"},
-          {"error", {{"category", "runtime_error"}, {"message", "the GPU worker " + how + " while grading this kernel"}, {"log", log_tail()}}}};
+          {"error",
+           {{"category", "runtime_error"},
+            {"message", "the GPU worker " + how + " while grading this kernel"},
+            {"log", log_tail()}}}};
 }
 
 }  // namespace kernrl

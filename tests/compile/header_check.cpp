@@ -1,5 +1,5 @@
-// Compiles the probe of one supported header (src/compile/headers.txt) through the real compile path
-// (sandbox included): `kernrl_header_check NAME`. Exit 0 when it compiles without warnings.
+// Compiles the probe of one supported header (src/compile/headers.txt) through the real compile
+// path (sandbox included): `kernrl_header_check NAME`. Exit 0 when it compiles without warnings.
 #include <cstdio>
 #include <string>
 
@@ -16,10 +16,12 @@ int main(int argc, char** argv) {
   for (const auto& h : kernrl::supported_headers()) {
     if (h.name != name) continue;
     kernrl::ExtractedSource src;
-    src.code = "#include <" + h.name + ">\nextern \"C\" __global__ void probe(float* out) {\n  " + h.probe + "\n}\n";
+    src.code = "#include <" + h.name + ">\nextern \"C\" __global__ void probe(float* out) {\n  " +
+               h.probe + "\n}\n";
     kernrl::Config cfg = kernrl::load_config("");
     kernrl::CompileResult r = kernrl::compile_kernel(src, "probe.cu", "sm_90a", {"probe"}, cfg);
-    std::printf("%s: %s%s\n%s", name.c_str(), r.ok() ? "compiled" : "FAILED: ", r.error.c_str(), r.log.c_str());
+    std::printf("%s: %s%s\n%s", name.c_str(), r.ok() ? "compiled" : "FAILED: ", r.error.c_str(),
+                r.log.c_str());
     if (r.ok() && r.log.find("warning") != std::string::npos) {
       std::printf("%s: compiled with warnings\n", name.c_str());
       return 1;

@@ -82,7 +82,8 @@ TEST_CASE(
   CHECK(err("timing: {warmup: [\n").find("c.yaml:") == 0);
   CHECK(err("bogus:\n  x: 1\n").find("c.yaml:1: unknown config section 'bogus'") == 0);
   CHECK(err(std::string(5000, '[')).find("c.yaml") == 0);  // deep nesting: an error, not a crash
-  CHECK(err("a: &x [1]\nb: *x\n").find("are not allowed") != std::string::npos);  // anchors and aliases refused
+  CHECK(err("a: &x [1]\nb: *x\n").find("are not allowed") !=
+        std::string::npos);  // anchors and aliases refused
   CHECK(err(std::string((1 << 20) + 1, ' ')).find("larger than 1 MiB") != std::string::npos);
   CHECK(err("") == "");
   CHECK(err("# only a comment\n") == "");

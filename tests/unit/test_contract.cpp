@@ -1,4 +1,5 @@
-// The contract's one source of truth: the header list, the built-in headers, the prompt and the docs agree.
+// The contract's one source of truth: the header list, the built-in headers, the prompt and the
+// docs agree.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -51,13 +52,15 @@ TEST_CASE("docs/kernel-format.md carries the header table as `kernrl show --head
   CHECK(doc.substr(a, b - a) == headers_table_markdown());
 }
 
-TEST_CASE("the prompt shows every launch key the parser accepts, and every predefined name is in the prelude") {
+TEST_CASE(
+    "the prompt shows every launch key the parser accepts, and every predefined name is in the "
+    "prelude") {
   std::string prompt = contract_summary();
   for (const auto& k : launch_keys()) CHECK_MESSAGE(prompt.find(k + ":") != std::string::npos, k);
   for (const char* top : {"problem", "launches", "scratch"})
     CHECK_MESSAGE(std::string(contract_summary()).find(top) != std::string::npos, top);
-  for (const char* name : {"int8_t", "uint64_t", "intptr_t", "uintptr_t", "size_t", "ptrdiff_t", "INFINITY", "NAN",
-                           "FLT_MAX", "FLT_MIN", "DBL_MAX", "M_PI", "M_E"}) {
+  for (const char* name : {"int8_t", "uint64_t", "intptr_t", "uintptr_t", "size_t", "ptrdiff_t",
+                           "INFINITY", "NAN", "FLT_MAX", "FLT_MIN", "DBL_MAX", "M_PI", "M_E"}) {
     CHECK_MESSAGE(prompt.find(name) != std::string::npos, name);
     CHECK_MESSAGE(std::string(kPrelude).find(name) != std::string::npos, name);
   }

@@ -25,9 +25,12 @@ TEST_CASE("expression errors name the cause") {
   Vars v = {{"N", 10}, {"Z", 0}};
   CHECK_THROWS_WITH_AS(eval_expr("N / Z", v), doctest::Contains("division by zero"), ExprError);
   CHECK_THROWS_WITH_AS(eval_expr("N % 0", v), doctest::Contains("modulo by zero"), ExprError);
-  CHECK_THROWS_WITH_AS(eval_expr("cdiv(N, Z)", v), doctest::Contains("division by zero"), ExprError);
-  CHECK_THROWS_WITH_AS(eval_expr("4611686018427387904 * 4", v), doctest::Contains("overflow"), ExprError);
-  CHECK_THROWS_WITH_AS(eval_expr("99999999999999999999", v), doctest::Contains("overflow"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("cdiv(N, Z)", v), doctest::Contains("division by zero"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("4611686018427387904 * 4", v), doctest::Contains("overflow"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("99999999999999999999", v), doctest::Contains("overflow"),
+                       ExprError);
   CHECK_THROWS_WITH_AS(eval_expr("M + 1", v), doctest::Contains("unknown name 'M'"), ExprError);
   CHECK_THROWS_WITH_AS(eval_expr("N +", v), doctest::Contains("unexpected end"), ExprError);
   CHECK_THROWS_WITH_AS(eval_expr("(N", v), doctest::Contains("missing ')'"), ExprError);

@@ -10,8 +10,8 @@
 #include "report/kernelbench.h"
 #include "report/report.h"
 
-using nlohmann::json;
 using kernrl::ReportOptions;
+using nlohmann::json;
 
 namespace {
 
@@ -55,7 +55,8 @@ TEST_CASE("pass@k: unbiased estimator as a stable product") {
   CHECK(pass_at_k(1, 1, 1) == 1.0);
   CHECK(pass_at_k(5, 5, 5) == 1.0);
   // Large n: the product form neither overflows nor loses the answer (1 - C(990,100)/C(1000,100)).
-  double direct = 1.0 - std::exp(std::lgamma(991) - std::lgamma(891) - std::lgamma(1001) + std::lgamma(901));
+  double direct =
+      1.0 - std::exp(std::lgamma(991) - std::lgamma(891) - std::lgamma(1001) + std::lgamma(901));
   CHECK(pass_at_k(1000, 10, 100) == doctest::Approx(direct).epsilon(1e-9));
   CHECK_THROWS_AS(pass_at_k(3, 1, 4), std::invalid_argument);
   CHECK_THROWS_AS(pass_at_k(3, 1, 0), std::invalid_argument);
@@ -96,9 +97,10 @@ TEST_CASE("fast_p: correct and strictly faster than p, over all samples") {
   CHECK(r["timed_correct"] == 4);
   CHECK(r["correct_rate"].get<double>() == doctest::Approx(0.8));
   CHECK(r["compile_rate"].get<double>() == doctest::Approx(1.0));
-  CHECK(r["pass_at_k"]["1"]["value"].get<double>() == doctest::Approx(0.8));  // 5 problems, n = 1 each
+  CHECK(r["pass_at_k"]["1"]["value"].get<double>() ==
+        doctest::Approx(0.8));  // 5 problems, n = 1 each
   CHECK(r["pass_at_k"]["1"]["problems"] == 5);
-  CHECK(r["mean_reward"].get<double>() == doctest::Approx(0.2));        // (0 + 1 - 0.25 - 0.25 + 0.5) / 5
+  CHECK(r["mean_reward"].get<double>() == doctest::Approx(0.2));  // (0 + 1 - 0.25 - 0.25 + 0.5) / 5
   CHECK(r["median_sol_fraction"].get<double>() == doctest::Approx(0.4));  // median of 0.2, 0.6, 0.4
   CHECK(r["sol_samples"] == 3);
   CHECK(r["suspicious"] == 1);
@@ -119,7 +121,8 @@ TEST_CASE("--reward rescores every record before aggregating") {
   CHECK(report(opt).code == 2);
 }
 
-TEST_CASE("shards merge by run name; duplicates keep the last; a cut-off line is reported and skipped") {
+TEST_CASE(
+    "shards merge by run name; duplicates keep the last; a cut-off line is reported and skipped") {
   ReportOptions opt;
   opt.inputs = {kDir + "shards"};  // a directory: both shards
   opt.format = "json";
@@ -147,8 +150,9 @@ TEST_CASE("shards merge by run name; duplicates keep the last; a cut-off line is
   CHECK(m["format_rate"].get<double>() == doctest::Approx(1.0));
   CHECK(m["status_counts"]["runtime_error"] == 0);
   CHECK(m["status_counts"]["compile_error"] == 1);
-  CHECK(m["pass_at_k"]["1"]["value"].get<double>() == doctest::Approx(1.0 / 3));  // A: 1, B: 0, C: 0
-  CHECK(m["pass_at_k"]["2"]["value"].get<double>() == doctest::Approx(1.0));      // only A has n = 2
+  CHECK(m["pass_at_k"]["1"]["value"].get<double>() ==
+        doctest::Approx(1.0 / 3));                                            // A: 1, B: 0, C: 0
+  CHECK(m["pass_at_k"]["2"]["value"].get<double>() == doctest::Approx(1.0));  // only A has n = 2
   CHECK(m["pass_at_k"]["2"]["problems"] == 1);
   CHECK(m["geomean_speedup"].get<double>() == doctest::Approx(std::sqrt(2.0)));
 
@@ -180,10 +184,26 @@ TEST_CASE("shards merge by run name; duplicates keep the last; a cut-off line is
 
 TEST_CASE("duplicates: the last record of (run, file, source_sha256) in its place") {
   std::vector<json> recs = {
-      {{"run", "r"}, {"file", "a"}, {"source_sha256", "1"}, {"status", "runtime_error"}, {"problem", "P"}},
-      {{"run", "r"}, {"file", "b"}, {"source_sha256", "2"}, {"status", "correct"}, {"problem", "P"}},
-      {{"run", "r"}, {"file", "a"}, {"source_sha256", "1"}, {"status", "correct"}, {"problem", "P"}},
-      {{"run", "s"}, {"file", "a"}, {"source_sha256", "1"}, {"status", "incorrect"}, {"problem", "P"}},
+      {{"run", "r"},
+       {"file", "a"},
+       {"source_sha256", "1"},
+       {"status", "runtime_error"},
+       {"problem", "P"}},
+      {{"run", "r"},
+       {"file", "b"},
+       {"source_sha256", "2"},
+       {"status", "correct"},
+       {"problem", "P"}},
+      {{"run", "r"},
+       {"file", "a"},
+       {"source_sha256", "1"},
+       {"status", "correct"},
+       {"problem", "P"}},
+      {{"run", "s"},
+       {"file", "a"},
+       {"source_sha256", "1"},
+       {"status", "incorrect"},
+       {"problem", "P"}},
   };
   size_t dropped = 0;
   auto out = kernrl::drop_duplicates(recs, &dropped);
@@ -270,7 +290,8 @@ TEST_CASE("render: md, csv and json agree with the aggregate") {
 
   opt.format = "csv";
   std::string csv = kernrl::render(a, opt);
-  CHECK(csv.rfind("run,level,problem,samples,problems,format_rate,compile_rate,correct_rate,pass@1,pass@1_problems,"
+  CHECK(csv.rfind("run,level,problem,samples,problems,format_rate,compile_rate,correct_rate,pass@1,"
+                  "pass@1_problems,"
                   "fast_0,fast_0.5,fast_0.8,fast_1,fast_1.5,fast_2,",
                   0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // header + 2 runs
@@ -316,7 +337,8 @@ TEST_CASE("KernelBench eval_results.json shape") {
   for (size_t i = 0; i < list.size(); ++i) {
     const json& e = list[i];
     CHECK(e["sample_id"] == int(i));
-    for (const char* k : {"compiled", "correctness", "metadata", "runtime", "runtime_stats"}) CHECK(e.contains(k));
+    for (const char* k : {"compiled", "correctness", "metadata", "runtime", "runtime_stats"})
+      CHECK(e.contains(k));
     CHECK(e["compiled"] == true);
     if (e["correctness"] == true) {
       ++correct;

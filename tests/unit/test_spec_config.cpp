@@ -66,11 +66,16 @@ TEST_CASE("spec errors name the file and line") {
     }
     return std::string("no error");
   };
-  CHECK(err(replace(kGood, "shape: [N], init", "shape: [M], init")).find("problem.yaml:11: unknown size 'M'") != std::string::npos);
-  CHECK(err(replace(kGood, "dtype: int64", "dtype: int65")).find(":14: unknown dtype 'int65'") != std::string::npos);
-  CHECK(err(replace(kGood, "    - {N: 17}\n", "")).find("at least two size sets") != std::string::npos);
-  CHECK(err(replace(kGood, "{normal: {mean: 0, std: 1}}", "{gauss: {}}")).find("unknown init 'gauss'") != std::string::npos);
-  CHECK(err(replace(kGood, "id: L1_99_Test", "id: L1_98_Test")).find("does not match its folder") != std::string::npos);
+  CHECK(err(replace(kGood, "shape: [N], init", "shape: [M], init"))
+            .find("problem.yaml:11: unknown size 'M'") != std::string::npos);
+  CHECK(err(replace(kGood, "dtype: int64", "dtype: int65")).find(":14: unknown dtype 'int65'") !=
+        std::string::npos);
+  CHECK(err(replace(kGood, "    - {N: 17}\n", "")).find("at least two size sets") !=
+        std::string::npos);
+  CHECK(err(replace(kGood, "{normal: {mean: 0, std: 1}}", "{gauss: {}}"))
+            .find("unknown init 'gauss'") != std::string::npos);
+  CHECK(err(replace(kGood, "id: L1_99_Test", "id: L1_98_Test")).find("does not match its folder") !=
+        std::string::npos);
   CHECK(err(replace(kGood, "name: idx", "name: x")).find("used twice") != std::string::npos);
   CHECK(err(replace(kGood, "flops:", "flop:")).find("unknown key 'flop'") != std::string::npos);
 }
@@ -79,7 +84,8 @@ TEST_CASE("problem lookup by id and unique prefix") {
   fs::path root = problems_dir();
   CHECK(find_problem_dir(root, "L1_23_Softmax").filename() == "23_Softmax");
   CHECK(find_problem_dir(root, "L1_23").filename() == "23_Softmax");
-  CHECK_THROWS_WITH_AS(find_problem_dir(root, "L1_999"), doctest::Contains("unknown problem"), SpecError);
+  CHECK_THROWS_WITH_AS(find_problem_dir(root, "L1_999"), doctest::Contains("unknown problem"),
+                       SpecError);
   CHECK_THROWS_WITH_AS(find_problem_dir(root, "L1"), doctest::Contains("ambiguous"), SpecError);
 }
 
@@ -88,7 +94,8 @@ TEST_CASE("config: defaults, a file over them, unknown keys rejected") {
   CHECK(c.trials == 5);
   CHECK(c.compile_timeout_s == 30);
   fs::path f = fs::temp_directory_path() / "kernrl-test-config.yaml";
-  std::ofstream(f) << "timing:\n  min_samples: 20\n  max_samples: 40\ntolerance_overrides:\n  L1_23_Softmax: {atol: 1.0e-3}\n";
+  std::ofstream(f) << "timing:\n  min_samples: 20\n  max_samples: 40\ntolerance_overrides:\n  "
+                      "L1_23_Softmax: {atol: 1.0e-3}\n";
   c.merge_file(f);
   CHECK(c.min_samples == 20);
   CHECK(c.tolerance_overrides.at("L1_23_Softmax").atol == doctest::Approx(1e-3));
