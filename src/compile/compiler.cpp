@@ -311,33 +311,7 @@ void trim_cache(const Config& cfg) {
   static int stores = 0;
   std::lock_guard<std::mutex> lock(mu);
   if (++stores % 32 != 1) return;
-  struct Entry {
-    fs::file_time_type when;
-    uintmax_t bytes;
-    fs::path cubin;
-  };
-  std::vector<Entry> entries;
-  uintmax_t total = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(cfg.resolved_cache_dir(), ec);
-       !ec && it != fs::end(it); it.increment(ec)) {
-    if (!it->is_regular_file(ec) || it->path().extension() != ".cubin") continue;
-    uintmax_t b = it->file_size(ec);
-    entries.push_back({it->last_write_time(ec), b, it->path()});
-    total += b;
-  }
-  uintmax_t cap = static_cast<uintmax_t>(cfg.cache_max_mb) << 20;
-  if (total <= cap) return;
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& x, const Entry& y) { return x.when < y.when; });
-  for (const auto& e : entries) {
-    if (total <= cap / 5 * 4) break;
-    fs::path meta = e.cubin;
-    meta.replace_extension(".json");
-    fs::remove(meta, ec);
-    fs::remove(e.cubin, ec);
-    total -= e.bytes;
-  }
+  trim_compile_cache(cfg.resolved_cache_dir(), static_cast<uintmax_t>(cfg.cache_max_mb) << 20);
 }
 
 // The built-in headers (prelude included) are part of every compile's input.
@@ -351,6 +325,36 @@ const std::string& builtin_headers_hash() {
 }
 
 }  // namespace
+
+uintmax_t trim_compile_cache(const fs::path& dir, uintmax_t max_bytes) {
+  struct Entry {
+    fs::file_time_type when;
+    uintmax_t bytes;
+    fs::path cubin;
+  };
+  std::vector<Entry> entries;
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec) || it->path().extension() != ".cubin") continue;
+    uintmax_t b = it->file_size(ec);
+    entries.push_back({it->last_write_time(ec), b, it->path()});
+    total += b;
+  }
+  if (total <= max_bytes) return total;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& x, const Entry& y) { return x.when < y.when; });
+  for (const auto& e : entries) {
+    if (total <= max_bytes / 5 * 4) break;
+    fs::path meta = e.cubin;
+    meta.replace_extension(".json");
+    fs::remove(meta, ec);
+    fs::remove(e.cubin, ec);
+    total -= e.bytes;
+  }
+  return total;
+}
 
 std::string sandbox_check(const Config& cfg) {
   if (!cfg.compile_sandbox) return "";

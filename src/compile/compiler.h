@@ -2,6 +2,8 @@
 // with an on-disk cache keyed by source, options, NVRTC version and arch.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -34,6 +36,11 @@ struct SandboxError : std::runtime_error {
 // Why kernrl-nvrtc's sandbox does not hold on this machine (empty when it does, or when
 // cfg.compile_sandbox is off). Checked once per process by entering it and trying to escape.
 std::string sandbox_check(const Config& cfg);
+
+// Trims a compile cache to `max_bytes` of cubins: least recently used entries (cubin and its .json)
+// go first, down to 80% of the bound. Returns the cubin bytes left. Compiles call it every 32
+// stores.
+uintmax_t trim_compile_cache(const std::filesystem::path& dir, uintmax_t max_bytes);
 
 // Throws SandboxError unless the sandbox holds (or is switched off in the config).
 void require_sandbox(const Config& cfg);
