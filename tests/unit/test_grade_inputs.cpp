@@ -10,6 +10,7 @@
 #include "cli/grade.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "test_dirs.h"
 
 using namespace kernrl;
 using nlohmann::json;
@@ -18,10 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kernrl-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return fresh_test_dir(name);
 }
 
 std::string slurp(const fs::path& p) {

@@ -13,6 +13,7 @@
 
 #include "record/safe_text.h"
 #include "record/trace_file.h"
+#include "test_dirs.h"
 
 using namespace kernrl;
 using nlohmann::json;
@@ -21,10 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kernrl-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return fresh_test_dir(name);
 }
 
 // The padding of record (writer, i): its length (5-20 KB) and bytes follow from the pair, so a
