@@ -266,12 +266,7 @@ Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Co
   }
   out.plan = plan;
 
-  // NVRTC reads UTF-8: bytes that are not (a Latin-1 comment) go to it as octal escapes, which keep
-  // comments inert and literals the same bytes; the file name as every record writes it.
-  ExtractedSource for_nvrtc = src;
-  if (!is_valid_utf8(for_nvrtc.code)) for_nvrtc.code = octal_escape_invalid_utf8(for_nvrtc.code);
-  out.compiled =
-      compile_kernel(for_nvrtc, escape_invalid_utf8(file), arch, plan.kernel_names(), cfg);
+  out.compiled = compile_kernel(src, file, arch, plan.kernel_names(), cfg);
   const CompileResult& c = out.compiled;
   r["compile"] = {{"ms", c.ms}, {"arch", arch}, {"cached", c.cached}, {"nvrtc", c.nvrtc_version}};
   if (!c.ok()) {

@@ -17,6 +17,7 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "core/subprocess.h"
+#include "record/safe_text.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
@@ -401,8 +402,10 @@ CompileResult compile_kernel(const ExtractedSource& src, const std::string& file
   };
   // Diagnostics name the submitted file and its own line numbers (markdown answers included).
   std::string display = line_directive_name(filename);
-  std::string source =
-      "#line " + std::to_string(src.first_line) + " \"" + display + "\"\n" + src.code;
+  // NVRTC reads UTF-8: bytes that are not (a Latin-1 comment) go to it as octal escapes, which keep
+  // comments inert and literals the same bytes.
+  std::string code = is_valid_utf8(src.code) ? src.code : octal_escape_invalid_utf8(src.code);
+  std::string source = "#line " + std::to_string(src.first_line) + " \"" + display + "\"\n" + code;
   auto options = nvrtc_options(arch);
   if (std::string bad = disallowed_include(src.code, src.first_line); !bad.empty()) {
     res.status = CompileResult::Error;

@@ -455,51 +455,52 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
         bool runs = reps > 0;
         auto where = [&] { return " at " + size_set_text(p, vars, l.repeat_var); };
         int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1};
-        for (size_t i = 0; i < l.grid.size(); ++i) {
-          grid[i] = check_expr(l.grid[i], vars, l.line, "grid of " + l.kernel);
-          int64_t limit = i == 0 ? 2147483647 : 65535;
-          if (runs && (grid[i] < 1 || grid[i] > limit))
-            cannot_run(launch_name + ": grid." + kAxis[i] + " = " + l.grid[i] + " is " +
-                           std::to_string(grid[i]) + where() + "; grid." + kAxis[i] +
-                           " must be 1 to " + std::to_string(limit),
+        // One list of dimensions into `out`, each 1 to limit(axis) where the launch runs.
+        auto dims = [&](const std::string& what, const std::vector<std::string>& exprs,
+                        int64_t* out, auto limit, auto rule) {
+          for (size_t i = 0; i < exprs.size(); ++i) {
+            out[i] = check_expr(exprs[i], vars, l.line, what + " of " + l.kernel);
+            if (runs && (out[i] < 1 || out[i] > limit(i)))
+              cannot_run(launch_name + ": " + what + "." + kAxis[i] + " = " + exprs[i] + " is " +
+                             std::to_string(out[i]) + where() + "; " + rule(i),
+                         l.line);
+          }
+        };
+        // The product of dimensions that are each within their limits, at most `max`.
+        auto at_most = [&](const std::string& what, const int64_t* d, bool each_ok, int64_t max,
+                           const std::string& unit) {
+          if (runs && each_ok && d[0] * d[1] * d[2] > max)
+            cannot_run(launch_name + ": the " + what + " is " + std::to_string(d[0]) + " x " +
+                           std::to_string(d[1]) + " x " + std::to_string(d[2]) + " = " +
+                           std::to_string(d[0] * d[1] * d[2]) + " " + unit + where() + "; a " +
+                           what + " has at most " + std::to_string(max) + " " + unit,
                        l.line);
-        }
-        for (size_t i = 0; i < l.block.size(); ++i) {
-          block[i] = check_expr(l.block[i], vars, l.line, "block of " + l.kernel);
-          int64_t limit = i == 2 ? 64 : 1024;
-          if (runs && (block[i] < 1 || block[i] > limit))
-            cannot_run(launch_name + ": block." + kAxis[i] + " = " + l.block[i] + " is " +
-                           std::to_string(block[i]) + where() + "; block." + kAxis[i] +
-                           " must be 1 to " + std::to_string(limit),
-                       l.line);
-        }
-        if (runs && block[0] >= 1 && block[1] >= 1 && block[2] >= 1 && block[0] <= 1024 &&
-            block[1] <= 1024 && block[2] <= 64 && block[0] * block[1] * block[2] > 1024)
-          cannot_run(launch_name + ": the block is " + std::to_string(block[0]) + " x " +
-                         std::to_string(block[1]) + " x " + std::to_string(block[2]) + " = " +
-                         std::to_string(block[0] * block[1] * block[2]) + " threads" + where() +
-                         "; a block has at most 1024 threads",
-                     l.line);
-        for (size_t i = 0; i < l.cluster.size(); ++i) {
-          cluster[i] = check_expr(l.cluster[i], vars, l.line, "cluster of " + l.kernel);
-          if (runs && (cluster[i] < 1 || cluster[i] > 8))
-            cannot_run(launch_name + ": cluster." + kAxis[i] + " = " + l.cluster[i] + " is " +
-                           std::to_string(cluster[i]) + where() +
-                           "; cluster dimensions must be 1 to 8",
-                       l.line);
+        };
+        auto grid_limit = [](size_t i) -> int64_t { return i == 0 ? 2147483647 : 65535; };
+        auto block_limit = [](size_t i) -> int64_t { return i == 2 ? 64 : 1024; };
+        auto axis_rule = [](const std::string& what, auto limit) {
+          return [what, limit](size_t i) {
+            return what + "." + kAxis[i] + " must be 1 to " + std::to_string(limit(i));
+          };
+        };
+        dims("grid", l.grid, grid, grid_limit, axis_rule("grid", grid_limit));
+        dims("block", l.block, block, block_limit, axis_rule("block", block_limit));
+        at_most("block", block,
+                block[0] >= 1 && block[1] >= 1 && block[2] >= 1 && block[0] <= 1024 &&
+                    block[1] <= 1024 && block[2] <= 64,
+                1024, "threads");
+        dims(
+            "cluster", l.cluster, cluster, [](size_t) -> int64_t { return 8; },
+            [](size_t) { return std::string("cluster dimensions must be 1 to 8"); });
+        for (size_t i = 0; i < l.cluster.size(); ++i)
           if (runs && cluster[i] >= 1 && grid[i] >= 1 && grid[i] % cluster[i] != 0)
             cannot_run(launch_name + ": grid." + kAxis[i] + " = " + std::to_string(grid[i]) +
                            " is not a multiple of cluster." + kAxis[i] + " = " +
                            std::to_string(cluster[i]) + where(),
                        l.line);
-        }
-        if (runs && std::all_of(cluster, cluster + 3, [](int64_t c) { return c >= 1 && c <= 8; }) &&
-            cluster[0] * cluster[1] * cluster[2] > 8)
-          cannot_run(launch_name + ": the cluster is " + std::to_string(cluster[0]) + " x " +
-                         std::to_string(cluster[1]) + " x " + std::to_string(cluster[2]) + " = " +
-                         std::to_string(cluster[0] * cluster[1] * cluster[2]) + " blocks" +
-                         where() + "; a cluster has at most 8 blocks",
-                     l.line);
+        at_most("cluster", cluster,
+                std::all_of(cluster, cluster + 3, [](int64_t c) { return c >= 1 && c <= 8; }), 8,
+                "blocks");
         int64_t shared = check_expr(l.shared_bytes, vars, l.line, "shared_bytes of " + l.kernel);
         if (runs && (shared < 0 || shared > kMaxDynamicSharedBytes))
           cannot_run(launch_name + ": shared_bytes = " + l.shared_bytes + " is " +
