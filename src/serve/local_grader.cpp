@@ -358,7 +358,11 @@ class LocalGrader final : public Grader {
         std::lock_guard<std::mutex> l(g->mu);
         g->busy_since = Clock::now();
       }
+      int restarts = w->restarts();
       json answer = w->request(eval_request(it.prep, it.gopt, cfg_, base), cfg_.run_timeout_s);
+      // A kernel that crashed or hung the worker: its replacement starts loading now, while this
+      // record is completed, rather than when the next kernel arrives.
+      if (w->restarts() != restarts) w->spawn();
       {
         std::lock_guard<std::mutex> l(g->mu);
         g->busy_s += std::chrono::duration<double>(Clock::now() - *g->busy_since).count();

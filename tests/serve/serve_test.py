@@ -341,6 +341,31 @@ def test_capacity(s):
     check("a slot frees when a session closes", asyncio.run(again())["type"] == "state")
 
 
+def test_examples(s):
+    """The example client (standard library only) against the server."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    import kernrl_client
+
+    url = f"http://127.0.0.1:{s.port}"
+    with kernrl_client.KernrlEnv(url) as env:
+        first = env.reset(problem_id="L1_23")
+        r = env.step("```cuda\n" + variant("example") + "```\n")
+        st = env.state()
+        try:
+            env.reset(problem_id="L5_nothing_like_it")
+            err = None
+        except kernrl_client.ServerError as e:
+            err = e.code
+    check("example client: an episode over its own WebSocket code",
+          first["observation"]["problem_id"] == PROBLEM and r["observation"]["status"] == "compiled"
+          and st["step_count"] == 1 and err == "EXECUTION_ERROR", (first, r, st, err))
+    client = kernrl_client.KernrlHTTP(url)
+    got = list(client.grade_batch([{"source": variant("ex-1")}, {"source": "nothing"}]))
+    check("example client: a batch", sorted(i for i, _, _ in got) == [0, 1]
+          and {rec["status"] for _, rec, _ in got} == {"compiled", "format_error"}, got)
+    check("example client: a prompt", "# Problem L1_23_Softmax" in client.prompt("L1_23_Softmax"))
+
+
 def test_metrics_and_trace(s):
     st, text, h = s.http("GET", "/metrics")
     compiled = re.search(r'kernrl_serve_evaluations_total\{status="compiled"\} (\d+)', text or "")
@@ -476,6 +501,8 @@ def main():
             test_ws_sessions(s)
         if want("capacity"):
             test_capacity(s)
+        if want("examples"):
+            test_examples(s)
         if not a.only:
             test_metrics_and_trace(s)
     finally:
