@@ -259,18 +259,12 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
     });
   }
 
-  // Called from any thread: every write goes through the connection's strand, in order.
-  void write(std::string bytes, bool last) {
-    net::post(stream_.get_executor(),
-              [self = shared_from_this(), b = std::move(bytes), last]() mutable {
-                self->outbox_.push_back(std::move(b));
-                if (last) self->response_done_ = true;
-                if (!self->writing_) self->write_next();
-              });
+  // On the strand: queues bytes to send; `last` ends the response.
+  void enqueue(std::string bytes, bool last) {
+    outbox_.push_back(std::move(bytes));
+    if (last) response_done_ = true;
+    if (!writing_) write_next();
   }
-
-  bool keep_alive() const { return keep_alive_; }
-  bool head() const { return head_; }
 
  private:
   void do_read() {
@@ -335,7 +329,7 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
     r.status = status;
     r.body = json_line({{"error", {{"code", code}, {"message", message}}}});
     endpoint_ = "other";
-    write(render(r), true);
+    enqueue(render(r), true);
   }
 
   void write_next() {
@@ -380,8 +374,8 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
         });
   }
 
- public:
-  // A whole response as bytes.
+ private:
+  // A whole response as bytes (on the strand).
   std::string render(const HttpResponse& r) {
     sh_.svc.metrics().request(endpoint_, r.status);
     http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
@@ -396,6 +390,7 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
     o << res;
     return o.str();
   }
+  // The head of a chunked response (on the strand).
   std::string render_stream_head(int status, const std::string& content_type) {
     sh_.svc.metrics().request(endpoint_, status);
     http::response<http::empty_body> res{static_cast<http::status>(status), 11};
@@ -406,22 +401,31 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
     return header_text(res.base());
   }
 
- private:
-  // The Responder handle_http answers through.
+  // The Responder handle_http answers through, from any thread: each answer is rendered and
+  // queued on the connection's strand, in order.
   class Out : public Responder {
    public:
     explicit Out(std::shared_ptr<HttpConn> c) : c_(std::move(c)) {}
-    void reply(HttpResponse r) override { c_->write(c_->render(r), true); }
+    void reply(HttpResponse r) override {
+      net::post(c_->stream_.get_executor(),
+                [c = c_, r = std::move(r)] { c->enqueue(c->render(r), true); });
+    }
     void start_stream(int status, const std::string& content_type) override {
-      c_->write(c_->render_stream_head(status, content_type), false);
+      net::post(c_->stream_.get_executor(), [c = c_, status, content_type] {
+        c->enqueue(c->render_stream_head(status, content_type), false);
+      });
     }
     void chunk(std::string data) override {
       if (data.empty()) return;
       char size[32];
       std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-      c_->write(size + data + "\r\n", false);
+      std::string bytes = size + data + "\r\n";
+      net::post(c_->stream_.get_executor(),
+                [c = c_, b = std::move(bytes)]() mutable { c->enqueue(std::move(b), false); });
     }
-    void end_stream() override { c_->write("0\r\n\r\n", true); }
+    void end_stream() override {
+      net::post(c_->stream_.get_executor(), [c = c_] { c->enqueue("0\r\n\r\n", true); });
+    }
 
    private:
     std::shared_ptr<HttpConn> c_;
