@@ -113,8 +113,8 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
   json j = json::object();
   if (!body.empty()) {
     try {
-      j = json::parse(body);
-    } catch (const json::exception& e) {
+      j = parse_client_json(body);
+    } catch (const std::exception& e) {
       return json_invalid(e.what());
     }
   }
@@ -124,25 +124,25 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
         {{"type", "model_attributes_type"},
          {"loc", {"body"}},
          {"msg", "Input should be a valid dictionary or object to extract fields from"},
-         {"input", j}});
+         {"input", small_input(j)}});
     return detail(422, errors);
   }
   if (j.contains("seed") && !j["seed"].is_null() && !is_seed(j["seed"]))
     errors.push_back({{"type", "int_type"},
                       {"loc", {"body", "seed"}},
                       {"msg", "Input should be a non-negative integer"},
-                      {"input", j["seed"]}});
+                      {"input", small_input(j["seed"])}});
   if (j.contains("episode_id") && !j["episode_id"].is_null() &&
       (!j["episode_id"].is_string() || j["episode_id"].get_ref<const std::string&>().size() > 255))
     errors.push_back({{"type", "string_type"},
                       {"loc", {"body", "episode_id"}},
                       {"msg", "Input should be a string of at most 255 characters"},
-                      {"input", j["episode_id"]}});
+                      {"input", small_input(j["episode_id"])}});
   if (j.contains("problem_id") && !j["problem_id"].is_null() && !j["problem_id"].is_string())
     errors.push_back({{"type", "string_type"},
                       {"loc", {"body", "problem_id"}},
                       {"msg", "Input should be a valid string"},
-                      {"input", j["problem_id"]}});
+                      {"input", small_input(j["problem_id"])}});
   if (!errors.empty()) return detail(422, errors);
   const ProblemCatalog& cat = svc.problems();
   const ProblemInfo* p = nullptr;
@@ -164,8 +164,8 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
 void http_step(Service& svc, const std::string& body, const std::shared_ptr<Responder>& out) {
   json j;
   try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {
+    j = parse_client_json(body);
+  } catch (const std::exception& e) {
     return out->reply(json_invalid(e.what()));
   }
   json errors = json::array();
@@ -174,14 +174,14 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
         {{"type", "model_attributes_type"},
          {"loc", {"body"}},
          {"msg", "Input should be a valid dictionary or object to extract fields from"},
-         {"input", j}});
+         {"input", small_input(j)}});
     return out->reply(detail(422, errors));
   }
   if (!j.contains("action")) {
     errors.push_back({{"type", "missing"},
                       {"loc", {"body", "action"}},
                       {"msg", "Field required"},
-                      {"input", j}});
+                      {"input", small_input(j)}});
   } else {
     for (auto& e : body_loc(validate_action(j["action"], true), {"body", "action"}))
       errors.push_back(e);
@@ -191,18 +191,18 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
     errors.push_back({{"type", "greater_than"},
                       {"loc", {"body", "timeout_s"}},
                       {"msg", "Input should be greater than 0"},
-                      {"input", j["timeout_s"]}});
+                      {"input", small_input(j["timeout_s"])}});
   if (j.contains("request_id") && !j["request_id"].is_null() &&
       (!j["request_id"].is_string() || j["request_id"].get_ref<const std::string&>().size() > 255))
     errors.push_back({{"type", "string_type"},
                       {"loc", {"body", "request_id"}},
                       {"msg", "Input should be a string of at most 255 characters"},
-                      {"input", j["request_id"]}});
+                      {"input", small_input(j["request_id"])}});
   if (j.contains("problem_id") && !j["problem_id"].is_null() && !j["problem_id"].is_string())
     errors.push_back({{"type", "string_type"},
                       {"loc", {"body", "problem_id"}},
                       {"msg", "Input should be a valid string"},
-                      {"input", j["problem_id"]}});
+                      {"input", small_input(j["problem_id"])}});
   if (!errors.empty()) return out->reply(detail(422, errors));
 
   const json& action = j["action"];
@@ -271,8 +271,8 @@ json info(const Service& svc) {
 void v1_grade(Service& svc, const std::string& body, const std::shared_ptr<Responder>& out) {
   json j;
   try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {
+    j = parse_client_json(body);
+  } catch (const std::exception& e) {
     return out->reply(api_failure(400, "INVALID_JSON", std::string("Invalid JSON: ") + e.what()));
   }
   GradeRequest req;
@@ -296,8 +296,8 @@ void v1_grade(Service& svc, const std::string& body, const std::shared_ptr<Respo
 void v1_grade_batch(Service& svc, const std::string& body, const std::shared_ptr<Responder>& out) {
   json j;
   try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {
+    j = parse_client_json(body);
+  } catch (const std::exception& e) {
     return out->reply(api_failure(400, "INVALID_JSON", std::string("Invalid JSON: ") + e.what()));
   }
   if (!j.is_object() || !j.contains("items") || !j["items"].is_array())

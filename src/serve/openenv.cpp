@@ -63,10 +63,31 @@ bool is_correct(const json& rec) {
   return rec.value("status", "") == "correct" && !rec.value("suspicious", false);
 }
 
+}  // namespace
+
+json small_input(const json& v) {
+  if (v.is_string()) {
+    const std::string& t = v.get_ref<const std::string&>();
+    if (t.size() <= 256) return v;
+    size_t cut = 256;
+    while (cut > 0 && (static_cast<unsigned char>(t[cut]) & 0xC0) == 0x80) --cut;
+    return t.substr(0, cut) + "...";
+  }
+  if (!v.is_structured()) return v;
+  if (v.size() > 16) return nullptr;
+  for (const auto& e : v)
+    if (e.is_structured() || (e.is_string() && e.get_ref<const std::string&>().size() > 256))
+      return nullptr;
+  return v;
+}
+
+namespace {
+
 json pyd_error(const char* type, const json& loc, const std::string& msg,
                const json& input = json()) {
   json e = {{"type", type}, {"loc", loc}, {"msg", msg}};
-  if (!input.is_null()) e["input"] = input;
+  json shown = small_input(input);
+  if (!shown.is_null()) e["input"] = shown;
   return e;
 }
 
@@ -88,6 +109,30 @@ json validation_error(const json& errors) {
 }
 
 }  // namespace
+
+json parse_client_json(const std::string& text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw std::invalid_argument("JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                    " levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return json::parse(text);
+}
 
 json Episode::state() const {
   return {{"episode_id", episode_id.empty() ? json(nullptr) : json(episode_id)},
@@ -320,8 +365,8 @@ Episode WsSession::episode() const {
 void WsSession::handle(const std::string& text, Reply reply) {
   json msg;
   try {
-    msg = json::parse(text);
-  } catch (const json::exception& e) {
+    msg = parse_client_json(text);
+  } catch (const std::exception& e) {
     reply(json_line(
               ws_error_message(ws_error::kInvalidJson, std::string("Invalid JSON: ") + e.what())),
           false);

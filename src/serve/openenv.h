@@ -23,6 +23,17 @@ constexpr const char* kCapacity = "CAPACITY_REACHED";
 constexpr const char* kSession = "SESSION_ERROR";
 }  // namespace ws_error
 
+// Nesting a client's JSON may have: deeper text is refused before it is parsed.
+constexpr int kMaxJsonDepth = 64;
+
+// Parses JSON text from a client. Throws std::exception (its what() says why) for text that is not
+// JSON or nests deeper than kMaxJsonDepth.
+nlohmann::json parse_client_json(const std::string& text);
+
+// The input a validation error quotes, kept small: strings over 256 bytes are cut, large or nested
+// arrays and objects become null (left out).
+nlohmann::json small_input(const nlohmann::json& v);
+
 // A JSON whole number from 0 up (a seed).
 inline bool is_seed(const nlohmann::json& v) {
   return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);

@@ -15,6 +15,7 @@
 
 #include "record/trace_file.h"
 #include "serve/api.h"
+#include "serve/openenv.h"
 
 namespace kernrl::serve {
 using nlohmann::json;
@@ -89,8 +90,8 @@ int run_stdio(Service& svc, ShutdownSignal& signal, int in_fd, std::FILE* out, s
     if (text.find_first_not_of(" \t\r") == std::string::npos) return;  // blank line
     json req;
     try {
-      req = json::parse(text);
-    } catch (const json::exception& e) {
+      req = parse_client_json(text);
+    } catch (const std::exception& e) {
       emit({{"line", line_no},
             {"error",
              {{"code", "INVALID_JSON"}, {"message", std::string("Invalid JSON: ") + e.what()}}}});

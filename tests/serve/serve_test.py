@@ -216,6 +216,9 @@ def test_http_v1(s):
     st, body, _ = s.http("POST", "/v1/grade", {"source": "x", "problem": "L9_9_Nope"})
     check("POST /v1/grade unknown problem: 404", st == 404
           and body["error"]["code"] == "UNKNOWN_PROBLEM", body)
+    st, body, _ = s.http("POST", "/v1/grade", raw=b"[" * 300000 + b"]" * 300000)
+    check("POST /v1/grade deeply nested JSON: 400", st == 400
+          and "nested deeper" in body["error"]["message"], body)
     st, body, _ = s.http("POST", "/v1/grade", raw=b"[1,")
     check("POST /v1/grade bad JSON: 400", st == 400 and body["error"]["code"] == "INVALID_JSON",
           body)
@@ -269,6 +272,7 @@ def test_ws_sessions(s):
         async with websockets.connect(s.ws_url()) as ws:
             out = {}
             out["bad_json"] = await ws_call(ws, "{oops")
+            out["deep"] = await ws_call(ws, '{"type":"step","data":{"code":' + "[" * 200000 + "]" * 200000 + "}}")
             out["unknown"] = await ws_call(ws, {"type": "teleport"})
             out["early_step"] = await ws_call(ws, {"type": "step", "data": {"code": "x"}})
             out["reset"] = await ws_call(ws, {"type": "reset", "data": {"problem_id": PROBLEM}})
@@ -291,6 +295,7 @@ def test_ws_sessions(s):
     check("4 concurrent sessions finished", len(outs) == 4, outs)
     for n, o in enumerate(outs):
         ok = (o["bad_json"]["data"]["code"] == "INVALID_JSON"
+              and o["deep"]["data"]["code"] == "INVALID_JSON"
               and o["unknown"]["data"]["code"] == "UNKNOWN_TYPE"
               and o["early_step"]["data"]["code"] == "EXECUTION_ERROR"
               and o["reset"]["type"] == "observation"

@@ -392,6 +392,24 @@ TEST_CASE("serve: sessions are admitted against capacity") {
   CHECK(f.svc->open_session(&active, &max));
 }
 
+TEST_CASE("serve: client JSON is depth-checked before it is parsed") {
+  CHECK(parse_client_json(R"({"a": [[1]], "s": "[[[[[[["})")["a"][0][0] == 1);
+  std::string deep(100000, '[');
+  deep += std::string(100000, ']');
+  CHECK_THROWS(parse_client_json(deep));
+  std::string ok(kMaxJsonDepth, '[');
+  ok += std::string(kMaxJsonDepth, ']');
+  CHECK_NOTHROW(parse_client_json(ok));
+  CHECK_THROWS(parse_client_json("{"));
+  CHECK(small_input(std::string(10000, 'x')).get<std::string>().size() == 259);
+  CHECK(small_input(json::array({1, 2})) == json::array({1, 2}));
+  CHECK(small_input(json::array({json::array({1})})).is_null());
+  Fixture f;
+  WsSession s(*f.svc);
+  json r = send(s, "{\"type\": \"step\", \"data\": {\"code\": " + deep + "}}");
+  CHECK(r["data"]["code"] == "INVALID_JSON");
+}
+
 TEST_CASE("serve: OpenEnv's schema and metadata") {
   json s = openenv_schema();
   CHECK(s["action"]["required"] == json::array({"code"}));
