@@ -446,7 +446,15 @@ def test_sigterm(kernrl):
         nonlocal all_sent
         all_sent = asyncio.Event()
         tasks = [asyncio.create_task(one(n)) for n in range(n_sessions)]
-        await asyncio.wait_for(all_sent.wait(), 60)  # one compiles, the rest wait behind it
+        await asyncio.wait_for(all_sent.wait(), 60)
+        # Once the server has every step (one compiling, the rest queued behind it): SIGTERM.
+        for _ in range(3000):
+            _, text, _ = await asyncio.to_thread(s.http, "GET", "/metrics")
+            admitted = sum(int(float(v)) for v in re.findall(
+                r'^kernrl_serve_(?:in_flight|evaluations_total\{[^}]*\}) (\S+)$', text, re.M))
+            if admitted >= n_sessions:
+                break
+            await asyncio.sleep(0.01)
         s.proc.send_signal(signal.SIGTERM)
         return await asyncio.gather(*tasks)
 
