@@ -97,9 +97,12 @@ void add_grader_phases(json& sum, const json& rec) {
   if (g == rec.end() || !g->is_object()) return;
   for (const auto& [k, v] : g->items()) {
     if (v.is_number()) sum[k] = sum.value(k, 0.0) + v.get<double>();
-    if (k == "phases" && v.is_object())
+    if (k == "phases" && v.is_object()) {
+      json& phases = sum["phases"];
+      if (!phases.is_object()) phases = json::object();
       for (const auto& [pk, pv] : v.items())
-        if (pv.is_number()) sum["phases"][pk] = sum["phases"].value(pk, 0.0) + pv.get<double>();
+        if (pv.is_number()) phases[pk] = phases.value(pk, 0.0) + pv.get<double>();
+    }
   }
 }
 

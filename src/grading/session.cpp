@@ -1,6 +1,7 @@
 #include "grading/session.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <future>
 #include <random>
@@ -187,8 +188,10 @@ void GradingSession::finish(Job& job, Outcome out) {
   }
   try {
     job.done(std::move(out));
-  } catch (...) {
-    // A callback's failure is the caller's; the session goes on.
+  } catch (const std::exception& e) {
+    // The caller's failure, not the kernel's: said, and the session goes on.
+    std::fprintf(stderr, "kernrl: while handling the record of %s: %s\n", job.sub.file.c_str(),
+                 e.what());
   }
   {
     std::lock_guard<std::mutex> l(mu_);

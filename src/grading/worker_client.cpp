@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +11,28 @@
 
 namespace kernrl {
 using nlohmann::json;
+
+namespace {
+
+// The device the worker for GPU index `gpu` must see: that entry of this process's
+// CUDA_VISIBLE_DEVICES when it is set (a scheduler such as Slurm may hand out "2,3" or GPU UUIDs),
+// else the index itself.
+std::string physical_gpu(int gpu) {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!v || !*v) return std::to_string(gpu);
+  std::string s = v;
+  int i = 0;
+  for (size_t pos = 0; pos <= s.size();) {
+    size_t c = s.find(',', pos);
+    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!item.empty() && i++ == gpu) return item;
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return std::to_string(gpu);
+}
+
+}  // namespace
 
 WorkerClient::~WorkerClient() {
   if (proc_.running()) {
@@ -28,7 +51,7 @@ void WorkerClient::spawn() {
             .string();
   SpawnOptions opt;
   opt.stderr_file = log_file_;
-  opt.env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(gpu_), "CUDA_MODULE_LOADING=LAZY"};
+  opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
   proc_.start({helper_exe("kernrl-worker").string()}, opt);
   ready_ = false;
 }

@@ -1,6 +1,5 @@
 #include "worker/evaluate.h"
 
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -60,7 +59,6 @@ struct Buffers {
   TensorMap inputs;
   TensorMap outputs;
   TensorMap scratch;
-  TensorMap ref_cpu;  // expected outputs, kept on the host while the kernel runs
   PtrMap ptrs;
   std::vector<ReadyLaunch> launches;
 };
@@ -83,42 +81,6 @@ void check_cu(CUresult r, const std::string& what) {
   throw f;
 }
 
-// Expected outputs moved to the host, and the device copies overwritten before they are freed, so
-// the kernel under test never finds the answer in memory it can reach.
-// Zeroes device memory the reference's temporaries occupied: the caching allocator hands its free
-// blocks back to the driver, then that much memory is taken, zeroed and freed again.
-void scrub_freed_reference_memory() {
-  size_t free_before = 0, free_after = 0, total = 0;
-  cuMemGetInfo(&free_before, &total);
-  c10::cuda::CUDACachingAllocator::emptyCache();
-  cuMemGetInfo(&free_after, &total);
-  if (free_after <= free_before) return;
-  size_t margin = size_t{256} << 20;
-  size_t n = std::min(free_after - free_before + (size_t{64} << 20),
-                      free_after > margin ? free_after - margin : 0);
-  CUdeviceptr scratch;
-  if (n && cuMemAlloc(&scratch, n) == CUDA_SUCCESS) {
-    cuMemsetD8Async(scratch, 0, n, nullptr);
-    cuStreamSynchronize(nullptr);
-    cuMemFree(scratch);
-  }
-}
-
-TensorMap reference_to_host(const ProblemSpec& p, const TensorMap& inputs, const Vars& sizes) {
-  TensorMap ref = run_reference(p, inputs, sizes);
-  TensorMap host;
-  for (auto& [n, t] : ref) {
-    host[n] = t.to(torch::kCPU);
-    bool aliases_input =
-        false;  // a pass-through output may be a view of an input: leave that alone
-    for (const auto& [in, x] : inputs) aliases_input |= t.is_alias_of(x);
-    if (!aliases_input) cuMemsetD8Async(ptr_of(t), 0, t.numel() * t.element_size(), nullptr);
-  }
-  ref.clear();
-  scrub_freed_reference_memory();
-  return host;
-}
-
 Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModule& mod,
                      const Vars& sizes, const DeviceInfo& dev, uint64_t seed) {
   Buffers b;
@@ -126,10 +88,6 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   {
     PhaseScope ph("inputs");
     b.inputs = make_inputs(p, sizes, seed, cuda);
-  }
-  {
-    PhaseScope ph("reference");
-    b.ref_cpu = reference_to_host(p, b.inputs, sizes);
   }
   PhaseScope ph("buffers");
   b.outputs = alloc_outputs(p, sizes, cuda);
@@ -168,11 +126,11 @@ void run_plan_once(Buffers& b) {
   }
 }
 
-json check_against_reference(const ProblemSpec& p, Buffers& b, const Config& cfg, bool* passed) {
-  TensorMap ref_gpu;
-  for (auto& [n, t] : b.ref_cpu) ref_gpu[n] = t.to(torch::Device(torch::kCUDA, 0));
+// Compares `outputs` with the reference's; *passed says whether all matched.
+json compare_with_reference(const ProblemSpec& p, const TensorMap& outputs, const TensorMap& want,
+                            const Config& cfg, bool* passed) {
   auto ov = cfg.tolerance_overrides.find(p.id);
-  auto checks = compare_outputs(p, b.outputs, ref_gpu,
+  auto checks = compare_outputs(p, outputs, want,
                                 ov == cfg.tolerance_overrides.end() ? nullptr : &ov->second);
   json outs = json::array();
   *passed = true;
@@ -181,6 +139,13 @@ json check_against_reference(const ProblemSpec& p, Buffers& b, const Config& cfg
     *passed &= c.passed;
   }
   return outs;
+}
+
+std::string first_failure(const json& outs) {
+  for (const auto& o : outs)
+    if (!o["passed"].get<bool>())
+      return "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
+  return "";
 }
 
 std::vector<std::string> modified_inputs(const TensorMap& before, const TensorMap& after) {
@@ -212,6 +177,7 @@ TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& i
 
 EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   g_phases.clear();
+  auto eval_t0 = std::chrono::steady_clock::now();
   EvalAnswer res;
   res.status = Status::Correct;
   ProblemSpec p = load_problem(req.problem_dir);
@@ -228,6 +194,12 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
     res.error = ErrorInfo{status, msg, line, ""};
   };
   auto finish = [&]() -> EvalAnswer {
+    double attributed = 0;
+    for (const auto& [k, v] : g_phases) attributed += v;
+    g_phases["other"] = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - eval_t0)
+                            .count() -
+                        attributed;
     res.phases_ms = g_phases;
     return res;
   };
@@ -245,49 +217,46 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
     std::mt19937_64 rng(derive_seed(req.seed, "order"));
     std::shuffle(order.begin(), order.end(), rng);
     bool all_passed = true;
+    // Each trial: fresh inputs, the plan run twice on the same buffers (outputs poisoned before
+    // each run), and only then the reference, on a copy of the inputs regenerated from the trial's
+    // seed. While the kernel runs, no answer for its inputs exists anywhere on the device, and the
+    // leftovers of earlier trials' references are answers for other inputs. A kernel that skips
+    // work when it recognises a pointer, a flag or the data fails the second run, every time.
+    torch::Device cuda(torch::kCUDA, 0);
     for (int t = 0; t < n_trials && all_passed; ++t) {
-      Buffers b = make_buffers(p, req.plan, mod, order[t], dev,
-                               derive_seed(req.seed, "trial" + std::to_string(t)));
-      TensorMap before;  // on the host, where the kernel cannot rewrite them to match
-      {
-        PhaseScope ph("inputs");
-        for (const auto& [n, x] : b.inputs) before[n] = x.to(torch::kCPU);
-        poison_outputs(p, b, nullptr);
-      }
+      uint64_t seed = derive_seed(req.seed, "trial" + std::to_string(t));
+      Buffers b = make_buffers(p, req.plan, mod, order[t], dev, seed);
+      TensorMap first;
       {
         PhaseScope ph("kernel");
+        poison_outputs(p, b, nullptr);
+        run_plan_once(b);
+        for (const auto& [n, x] : b.outputs) first[n] = x.clone();
+        poison_outputs(p, b, nullptr);
         run_plan_once(b);
       }
-      bool passed = false;
-      json trial = {{"sizes", sizes_json(p, order[t])}};
-      std::vector<std::string> changed;
+      TensorMap pristine, want;
       {
-        PhaseScope ph("check");
-        trial["outputs"] = check_against_reference(p, b, cfg, &passed);
-        changed = modified_inputs(before, b.inputs);
+        PhaseScope ph("inputs");
+        pristine = make_inputs(p, order[t], seed, cuda);
       }
+      {
+        PhaseScope ph("reference");
+        want = run_reference(p, pristine, order[t]);
+      }
+      PhaseScope ph("check");
+      bool passed = false, again = false;
+      json trial = {{"sizes", sizes_json(p, order[t])}};
+      trial["outputs"] = compare_with_reference(p, first, want, cfg, &passed);
+      std::vector<std::string> changed = modified_inputs(pristine, b.inputs);
       trial["modified_inputs"] = changed;
       passed &= changed.empty();
-      // The same plan again on the very same buffers and inputs, outputs poisoned anew: a kernel
-      // that skips work when it recognises a pointer, a flag or the data fails here, every time.
       std::string rerun_why;
       if (passed) {
-        {
-          PhaseScope ph("kernel");
-          poison_outputs(p, b, nullptr);
-          run_plan_once(b);
-        }
-        PhaseScope ph("check");
-        bool again = false;
-        json rerun = check_against_reference(p, b, cfg, &again);
-        auto changed_again = modified_inputs(before, b.inputs);
-        trial["rerun_passed"] = again && changed_again.empty();
-        if (!changed_again.empty()) rerun_why = "it modified input '" + changed_again[0] + "'";
-        for (const auto& o : rerun)
-          if (!o["passed"].get<bool>() && rerun_why.empty())
-            rerun_why =
-                "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
-        passed = trial["rerun_passed"].get<bool>();
+        json rerun = compare_with_reference(p, b.outputs, want, cfg, &again);
+        trial["rerun_passed"] = again;
+        rerun_why = first_failure(rerun);
+        passed = again;
       }
       trial["passed"] = passed;
       trials.push_back(trial);
@@ -298,10 +267,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
           why = "run a second time on the same buffers and inputs, " + rerun_why +
                 " (the kernel must compute its result on every call)";
         if (!changed.empty()) why = "the kernel modified input '" + changed[0] + "'";
-        for (const auto& o : trial["outputs"])
-          if (!o["passed"].get<bool>() && why.empty())
-            why =
-                "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
+        if (why.empty()) why = first_failure(trial["outputs"]);
         fail(Status::Incorrect,
              "trial " + std::to_string(t + 1) + " of " + std::to_string(n_trials) + " " +
                  trial["sizes"].dump() + ": " + why,
@@ -319,7 +285,6 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
     // against the reference for a draw regenerated from its seed (no copy a kernel could find and
     // rewrite stays on the device while it runs): skipping or deferring work in any run fails.
     int sets = std::max(1, cfg.input_sets);
-    torch::Device cuda(torch::kCUDA, 0);
     std::vector<Buffers> bufs;
     for (int k = 0; k < sets; ++k)
       bufs.push_back(make_buffers(p, req.plan, mod, bench, dev,
