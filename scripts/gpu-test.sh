@@ -33,7 +33,7 @@ if want build; then
     extra+=(-DOPENSSL_INCLUDE_DIR="$PREFIX/usr/include" -DOPENSSL_CRYPTO_LIBRARY="$PREFIX/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
             -DCMAKE_CXX_FLAGS="-isystem $PREFIX/usr/include/x86_64-linux-gnu")
   fi
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  cmake --preset gpu -B "$BUILD" \
     -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$PREFIX/usr" -DCUDAToolkit_ROOT="$CUDA_HOME" \
     -DKERNRL_PROBLEM_GLOB="${KERNRL_PROBLEM_GLOB:-L*/*}" "${extra[@]}" >"$OUT/configure.log" 2>&1 ||
     { tail -40 "$OUT/configure.log"; exit 1; }

@@ -7,10 +7,12 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/grade.h"
+#include "compile/compiler.h"
 #include "core/config.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "grading/prepare.h"
+#include "grading/session.h"
 #include "record/reward.h"
 #include "serve/grader.h"
 #include "serve/http_server.h"
@@ -20,25 +22,7 @@
 namespace kernrl {
 using nlohmann::json;
 
-uint64_t fresh_seed();
-
 namespace {
-
-std::vector<int> parse_gpu_list(const std::string& s) {
-  std::vector<int> g;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) {
-    try {
-      size_t used = 0;
-      int v = std::stoi(part, &used);
-      if (used != part.size() || v < 0) throw std::invalid_argument("");
-      g.push_back(v);
-    } catch (const std::exception&) {
-      throw UsageError("--gpus expects a list like 0,1,2; got '" + s + "'");
-    }
-  }
-  return g;
-}
 
 std::string read_token(const std::string& file) {
   std::string token;
@@ -156,7 +140,7 @@ CommandRun add_serve_command(CLI::App& app) {
       go.run_seed = run_seed;
       if (!o->gpus.empty()) go.gpus = parse_gpu_list(o->gpus);
       if (!o->compile_only) std::fprintf(stderr, "kernrl serve: starting the GPU workers\n");
-      std::shared_ptr<serve::Grader> grader = serve::make_grader(cfg, preset, go);
+      std::shared_ptr<serve::Grader> grader = serve::make_grader(cfg, go);
 
       serve::ServiceOptions so;
       so.max_sessions = static_cast<size_t>(o->max_sessions);

@@ -4,11 +4,11 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/grade.h"
 #include "contract/contract.h"
 #include "contract/prompt.h"
 #include "core/paths.h"
 #include "core/problem.h"
+#include "grading/prepare.h"
 #include "record/trace_file.h"
 
 namespace kernrl {

@@ -4,10 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
-namespace kernrl {
+#include "core/errors.h"
 
-// Exit codes: 0 success, 1 graded-not-correct (eval) or a failed gate (report), 2 usage/config error.
-constexpr int kExitOk = 0, kExitFail = 1, kExitUsage = 2;
+namespace kernrl {
 
 // The subcommand's work, run after parsing; returns the process exit code.
 using CommandRun = std::function<int()>;

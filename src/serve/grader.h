@@ -1,8 +1,9 @@
 // What `kernrl serve` grades through: answers in, trace records out, on every GPU at once.
 //
-// The service (sessions, cache, admission, trace) talks to a Grader only through this interface;
-// make_grader() builds the one that runs kernrl's pipeline (extract, parse and compile on a CPU
-// pool, one warm GPU worker per GPU, one queue shared by every GPU).
+// The service (sessions, cache, admission, trace) talks to a Grader only through this interface
+// (tests put a stand-in behind it); make_grader() builds the real one, over the grading library's
+// session (src/grading/session.h): the pipeline of `eval` and `grade-dir`, with a CPU compile pool,
+// one warm GPU worker per GPU and one queue shared by every GPU.
 #pragma once
 
 #include <chrono>
@@ -76,24 +77,22 @@ class Grader {
   virtual void stop() = 0;
 };
 
-// The file name the answer is graded under, which decides how it is read: "answer.md" (a markdown
-// answer: it has a fenced code block, or nothing kernrl recognises), "answer.cu" (a kernel file:
-// no fence, a /* kernrl launch block), "answer.py" (Python: no fence, Python statements).
+// The name an answer is read under, which decides how it is read, from its text: "answer.md" (a
+// markdown answer: it has a fenced code block, or nothing kernrl recognises), "answer.cu" (a kernel
+// file: no fence, a /* kernrl launch block), "answer.py" (Python: no fence, Python statements). A
+// kernel file read as markdown could lose lines CommonMark takes for indented code blocks.
 std::string answer_file_name(const std::string& source);
 
 }  // namespace kernrl::serve
 
 namespace kernrl {
 struct Config;
-struct RewardPreset;
 }  // namespace kernrl
 
 namespace kernrl::serve {
 
-// The grader on kernrl's pipeline. Starts one worker per GPU (or none: compile-only) and returns
-// when they are ready; `cfg` and `preset` are copied. Throws std::runtime_error when it cannot
-// start (e.g. no private temporary folder).
-std::unique_ptr<Grader> make_grader(const Config& cfg, const RewardPreset& preset,
-                                    const GraderOptions& opt);
+// The grader over a grading session with this config (its reward preset included). Starts one
+// worker per GPU (or none: compile-only) and returns when they are ready.
+std::unique_ptr<Grader> make_grader(const Config& cfg, const GraderOptions& opt);
 
 }  // namespace kernrl::serve

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/paths.h"
-#include "run/inputs.h"
+#include "worker/inputs.h"
 
 using namespace kernrl;
 using nlohmann::json;

@@ -3,13 +3,13 @@
 // comparison, bench tensors stay under 4 GiB, and solution.cu parses and compiles for sm_90a.
 #include <doctest/doctest.h>
 
-#include "check/compare.h"
+#include "worker/compare.h"
 #include "compile/compiler.h"
 #include "core/paths.h"
 #include "extract/extract.h"
 #include "parse/launch_block.h"
 #include "problem_filter.h"
-#include "run/inputs.h"
+#include "worker/inputs.h"
 
 using namespace kernrl;
 
