@@ -9,6 +9,7 @@ const ReportFormat kFormats[] = {
     {"md", "for people, in a terminal or a Markdown viewer (default)", render_md},
     {"csv", "one table", render_csv},
     {"json", "the documented, stable schema", render_json},
+    {"html", "one self-contained page with the tables and charts", render_html},
 };
 
 }  // namespace

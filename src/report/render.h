@@ -36,5 +36,6 @@ std::vector<std::string> report_formats();
 std::string render_md(const ReportData& data);
 std::string render_csv(const ReportData& data);
 std::string render_json(const ReportData& data);
+std::string render_html(const ReportData& data);
 
 }  // namespace kernrl::report
