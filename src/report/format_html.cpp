@@ -155,6 +155,7 @@ std::string speedup_distribution(const ChartData& c) {
       if (auto l = it->second.find(level); l != it->second.end())
         ch.rows.push_back(row_of(run + " \u00b7 " + level_name(level), l->second));
   }
+  if (ch.rows.empty()) return "<p class=\"note\">No record with a known problem.</p>\n";
   return svg::distribution_chart(ch);
 }
 
