@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "report/render.h"
 #include "report/report.h"
 
 namespace kernrl {
@@ -44,8 +45,11 @@ CommandRun add_report_command(CLI::App& app) {
   cmd->add_option("--p", o->ps, "fast_p thresholds, comma-separated (default 0,0.5,0.8,1,1.5,2)")
       ->delimiter(',')
       ->type_name("P,...");
-  cmd->add_option("--format", o->format, "md (for people, default), csv (one table) or json (documented, stable schema)")
-      ->check(CLI::IsMember({"md", "csv", "json"}))
+  std::string formats;
+  for (const std::string& name : report::report_formats())
+    formats += (formats.empty() ? "" : "\n") + name + ": " + report::find_format(name)->summary;
+  cmd->add_option("--format", o->format, formats)
+      ->check(CLI::IsMember(report::report_formats()))
       ->capture_default_str();
   cmd->add_option("--sort", o->sort,
                   "Leaderboard across runs, best first by this metric: pass@K, fast_P, correct_rate, compile_rate,\n"
@@ -71,7 +75,8 @@ CommandRun add_report_command(CLI::App& app) {
       "  kernrl report runs/ --by level --k 1,5,10\n"
       "  kernrl report runs/*.jsonl --sort fast_1                 # leaderboard across runs\n"
       "  kernrl report new.jsonl --baseline main.jsonl --fail-on-regression\n"
-      "  kernrl report runs/a.jsonl --format json | jq '.runs[0].pass_at_k[\"1\"].value'");
+      "  kernrl report runs/a.jsonl --format json | jq '.runs[0].pass_at_k[\"1\"].value'\n"
+      "  kernrl report runs/ --by level --format html > report.html   # tables and charts, one file");
   return [o]() { return run_report(*o, std::cout, std::cerr); };
 }
 
