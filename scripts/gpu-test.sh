@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -105,6 +105,27 @@ fi
 if want batch; then
   log "grade-dir throughput and kill/resume"
   OUT="$OUT" scripts/batch_bench.sh --build "$BUILD" | tee "$OUT/batch.md"
+fi
+
+if want latency; then
+  log "eval latency: one cached Level-1 kernel, bench size and a tiny size, 5 times each"
+  SOL=problems/L1/23_Softmax/solution.cu
+  "$K" eval "$SOL" --json >/dev/null 2>&1  # compile into the cache
+  for mode in bench tiny; do
+    args=(); [ "$mode" = tiny ] && args=(--size batch_size=4 --size dim=256)
+    for i in 1 2 3 4 5; do
+      s=$(date +%s.%N)
+      "$K" eval "$SOL" --json "${args[@]}" >"$OUT/latency.json" 2>/dev/null
+      e=$(date +%s.%N)
+      python3 - "$OUT/latency.json" "$mode" "$s" "$e" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline()); g = r.get("grader", {})
+print(f"{sys.argv[2]:6s} {r['status']:8s} end to end {float(sys.argv[4]) - float(sys.argv[3]):.2f} s; "
+      f"record: prepare {g.get('prepare_ms', 0):.0f} ms, worker {g.get('worker_ms', 0):.0f} ms, "
+      f"total {g.get('total_ms', 0):.0f} ms")
+PY
+    done
+  done | tee "$OUT/latency.md"
 fi
 
 if want speed; then

@@ -24,12 +24,15 @@ struct OutputCheck {
 };
 
 // Compares one output. `rows` limits the comparison to the first rows along dim 0 (-1: all).
+// With `full` false only the verdict is computed (mismatches, rel_l2, the first mismatch and the
+// reason), not max_abs_err and max_rel_err: the same pass rule, fewer passes over the data.
 OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got,
-                           const torch::Tensor& want, const Tolerance& tol, int64_t rows = -1);
+                           const torch::Tensor& want, const Tolerance& tol, int64_t rows = -1,
+                           bool full = true);
 
 // Compares every output of `p` (count outputs first, then the outputs they size).
 std::vector<OutputCheck> compare_outputs(const ProblemSpec& p, const TensorMap& got,
                                          const TensorMap& want,
-                                         const Tolerance* override_tol = nullptr);
+                                         const Tolerance* override_tol = nullptr, bool full = true);
 
 }  // namespace kernrl
