@@ -165,8 +165,7 @@ CommandRun add_serve_command(CLI::App& app) {
         throw UsageError(std::string("--trace: ") + e.what());
       }
       size_t max_body = static_cast<size_t>(o->max_body_mb * 1024 * 1024);
-      std::string mode =
-          grader->compile_only() ? "compile-only (" + grader->gpu_info() + ")" : grader->gpu_info();
+      std::string mode = grader->gpu_info();
 
       if (o->stdio) {
         std::fprintf(stderr, "kernrl serve: reading requests on stdin; %s\n", mode.c_str());

@@ -94,8 +94,10 @@ class SessionGrader final : public Grader {
   }
 
   std::string gpu_info() const override {
-    if (!no_gpu_.empty())
-      return "no GPU: nothing runs, kernels are only compiled (" + no_gpu_ + ")";
+    if (!no_gpu_.empty()) {
+      std::string why = no_gpu_.rfind("no GPU: ", 0) == 0 ? no_gpu_.substr(8) : no_gpu_;
+      return "no GPU: nothing runs, kernels are only compiled (" + why + ")";
+    }
     std::string s = device_.value("name", "GPU");
     if (device_.contains("memory_bytes") && device_["memory_bytes"].is_number()) {
       char mem[64];
