@@ -178,11 +178,20 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
     std::string msg = std::move(inbox_.front());
     inbox_.pop_front();
     auto self = shared_from_this();
-    session_.handle(msg, [self](std::string reply, bool close) {
-      net::post(self->ws_.get_executor(), [self, reply = std::move(reply), close]() mutable {
-        self->on_reply(std::move(reply), close);
+    auto reply = [self](std::string text, bool close) {
+      net::post(self->ws_.get_executor(), [self, text = std::move(text), close]() mutable {
+        self->on_reply(std::move(text), close);
       });
-    });
+    };
+    try {
+      session_.handle(msg, reply);
+    } catch (const std::exception& e) {  // a bug: said, answered, and the session goes on
+      std::fprintf(stderr, "kernrl serve: internal error in a WebSocket session: %s\n", e.what());
+      reply(json_line(ws_error_message(ws_error::kExecution,
+                                       std::string("internal error: ") + e.what(),
+                                       {{"reason", "internal"}})),
+            false);
+    }
   }
 
   void on_reply(std::string reply, bool close) {
@@ -321,7 +330,13 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
     r.body = std::move(req.body());
     r.authorization = std::string(req[http::field::authorization]);
     endpoint_ = endpoint_name(r.method, r.target);
-    handle_http(sh_.svc, sh_.opt.token, r, std::make_shared<Out>(shared_from_this()));
+    try {
+      handle_http(sh_.svc, sh_.opt.token, r, std::make_shared<Out>(shared_from_this()));
+    } catch (const std::exception& e) {  // a bug: said, answered, and the server goes on
+      std::fprintf(stderr, "kernrl serve: internal error on %s: %s\n", endpoint_.c_str(), e.what());
+      keep_alive_ = false;
+      respond_now(500, "INTERNAL_ERROR", std::string("internal error: ") + e.what());
+    }
   }
 
   void respond_now(int status, const char* code, const std::string& message) {
@@ -493,7 +508,16 @@ void Server::start() {
   im.work.emplace(net::make_work_guard(im.ioc));
   im.accept();
   for (int i = 0; i < std::max(1, im.sh.opt.threads); ++i)
-    im.threads.emplace_back([&im] { im.ioc.run(); });
+    im.threads.emplace_back([&im] {
+      for (;;) {
+        try {
+          im.ioc.run();
+          return;
+        } catch (const std::exception& e) {  // a handler's bug must not take the server down
+          std::fprintf(stderr, "kernrl serve: internal error: %s\n", e.what());
+        }
+      }
+    });
 }
 
 uint16_t Server::port() const {
