@@ -74,8 +74,10 @@ void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings
 
 std::string now_iso8601() {
   std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);  // records are begun on several threads at once: not gmtime's shared buffer
   char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return b;
 }
 
