@@ -558,24 +558,24 @@ TEST_CASE("L8_3 / L8_4 / L8_5 warps: scalar bilinear formulas in pixel coordinat
 
 TEST_CASE("L8_6 chroma upsampling: direct half-pixel bilinear formula") {
   const int64_t h = 5, w = 7, H = 2 * h, W = 2 * w;
-  auto y = torch::rand({1, H, W}), u = torch::rand({1, h, w}), v = torch::rand({1, h, w});
+  auto y = torch::rand({H, W}), u = torch::rand({h, w}), v = torch::rand({h, w});
   Run r;
-  r.tensors = {{"y", y}, {"u", u}, {"v", v}};
-  r.sizes = {{"batch", 1}, {"height", H}, {"width", W}};
-  auto out = r("L8_6_ChromaUpsampling").at("out");
-  CHECK(torch::equal(out[0][0], y[0]));
+  r.tensors = {{"y_full", y}, {"u_half", u}, {"v_half", v}};
+  r.sizes = {{"half_height", h}, {"half_width", w}};
+  auto res = r("L8_6_ChromaUpsampling");
+  CHECK(torch::equal(res.at("y_out"), y));
   double worst = 0;
   for (int64_t Y = 0; Y < H; ++Y)
     for (int64_t X = 0; X < W; ++X) {
       double sx = std::max((X + 0.5) / 2 - 0.5, 0.0), sy = std::max((Y + 0.5) / 2 - 0.5, 0.0);
       // clamp to the last sample: replicate the far edge
       for (int c = 0; c < 2; ++c) {
-        const float* p = (c == 0 ? u : v)[0].data_ptr<float>();
+        const float* p = (c == 0 ? u : v).data_ptr<float>();
         int64_t x0 = (int64_t)sx, y0 = (int64_t)sy, x1 = std::min(x0 + 1, w - 1), y1 = std::min(y0 + 1, h - 1);
         double lx = sx - x0, ly = sy - y0;
         double want = (1 - ly) * ((1 - lx) * p[y0 * w + x0] + lx * p[y0 * w + x1]) +
                       ly * ((1 - lx) * p[y1 * w + x0] + lx * p[y1 * w + x1]);
-        worst = std::max(worst, std::abs(want - out[0][1 + c][Y][X].item<double>()));
+        worst = std::max(worst, std::abs(want - res.at(c == 0 ? "u_full" : "v_full")[Y][X].item<double>()));
       }
     }
   CHECK(worst < 1e-5);
