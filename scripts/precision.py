@@ -67,7 +67,45 @@ def _map(obj, fn):
     return obj
 
 
-class Cast(TorchFunctionMode):
+def _mha(op, query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+         add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True, key_padding_mask=None,
+         need_weights=True, attn_mask=None, *rest, **kw):
+    """F.multi_head_attention_forward for self-attention without masks, as separate operations
+    (so that a mode sees its matrix products and softmax); NotImplemented for other uses."""
+    if (bias_k is not None or bias_v is not None or add_zero_attn or key_padding_mask is not None
+            or attn_mask is not None or rest or kw.get("use_separate_proj_weight")
+            or not (query is key is value)):
+        return NotImplemented
+    L, N, E = query.shape
+    hd = E // num_heads
+    qkv = op(F.linear, query, in_proj_weight, in_proj_bias)
+    q, k, v = qkv.chunk(3, dim=-1)
+    heads = lambda t: t.contiguous().view(L, N * num_heads, hd).transpose(0, 1)
+    q, k, v = heads(q), heads(k), heads(v)
+    q = q * (1.0 / math.sqrt(hd))
+    attn = op(torch.softmax, op(torch.bmm, q, k.transpose(1, 2)), -1)
+    out = op(torch.bmm, attn, v).transpose(0, 1).contiguous().view(L * N, E)
+    out = op(F.linear, out, out_proj_weight, out_proj_bias).view(L, N, E)
+    return out, None
+
+
+class Mode(TorchFunctionMode):
+    """A variant: handle(func, args, kwargs) computes one operation; composite functions whose inner
+    operations matter (multi-head attention) are decomposed so that handle sees those."""
+
+    def op(self, func, *args, **kwargs):
+        return self.handle(func, args, kwargs)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if getattr(func, "__name__", "") == "multi_head_attention_forward":
+            out = _mha(self.op, *args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        return self.handle(func, args, kwargs)
+
+
+class Cast(Mode):
     """Runs every operation in `target` precision: float32 tensors (arguments and results) become
     `target`, and conversions to float32 (.float(), .to(torch.float32), dtype=torch.float32) go to
     `target` instead."""
@@ -84,8 +122,7 @@ class Cast(TorchFunctionMode):
             return t.to(self.ctarget)
         return t
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
+    def handle(self, func, args, kwargs):
         name = getattr(func, "__name__", "")
         args = _map(args, self.conv)
         kwargs = _map(kwargs, self.conv)
@@ -112,9 +149,8 @@ MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "addmm"
            "conv1d", "conv2d", "conv3d", "mv", "dot", "tensordot"}
 
 
-class TF32Emu(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
+class TF32Emu(Mode):
+    def handle(self, func, args, kwargs):
         if getattr(func, "__name__", "") in MATMULS:
             args, kwargs = _map(args, _tf32), _map(kwargs, _tf32)
         return func(*args, **kwargs)
@@ -156,11 +192,10 @@ def _pair(v, n):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
-class Reorder(TorchFunctionMode):
+class Reorder(Mode):
     """float32 with other summation orders (see the module docstring)."""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
+    def handle(self, func, args, kwargs):
         name = getattr(func, "__name__", "")
         fn = getattr(self, "_" + name.strip("_"), None)
         if fn is not None and all(isinstance(a, torch.Tensor) and a.dtype == torch.float32
