@@ -18,6 +18,7 @@ CommandRun add_eval_command(CLI::App& app);
 CommandRun add_grade_dir_command(CLI::App& app);
 CommandRun add_report_command(CLI::App& app);
 CommandRun add_bench_command(CLI::App& app);
+CommandRun add_import_command(CLI::App& app);  // also lets eval and grade-dir convert .py files
 
 // True when stdout is a terminal and NO_COLOR is unset.
 bool use_color();

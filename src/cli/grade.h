@@ -3,6 +3,7 @@
 // with a compile pool and one worker per GPU.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -46,6 +47,14 @@ struct Prepared {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Converts a file of another format into a kernel file for `problem`: the kernrl binary sets the
+// KernelBench converter (src/import), so eval and grade-dir grade `load_inline` modules (.py).
+// Returns the kernel file's text (and notes on what it assumed); throws FormatError with the reason.
+using SourceConverter = std::function<std::string(const std::string& text, const std::string& file,
+                                                  const ProblemSpec& problem,
+                                                  std::vector<std::string>* notes)>;
+void set_source_converter(SourceConverter converter);
 
 // Which problem a file is for: the option, the launch block, then its path
 // (.../<problem id>/file, problems/L1/23_Softmax/file, L1_23_Softmax.cu, level_1_problem_23_...).

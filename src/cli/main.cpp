@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
              "  kernrl report runs/*.jsonl --by level --k 1,5\n"
              "Exit codes: 0 success / correct, 1 graded and not correct (or a failed gate), 2 usage or config error.");
   CommandRun runs[] = {add_list_command(app), add_show_command(app), add_eval_command(app),
-                       add_grade_dir_command(app), add_report_command(app), add_bench_command(app)};
+                       add_grade_dir_command(app), add_report_command(app), add_bench_command(app),
+                       add_import_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
   }
   try {
     CLI::App* sub = app.get_subcommands().front();
-    static const char* names[] = {"list", "show", "eval", "grade-dir", "report", "bench"};
+    static const char* names[] = {"list",   "show",  "eval", "grade-dir",
+                                  "report", "bench", "import-kernelbench"};
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
       if (sub->get_name() == names[i]) return runs[i]();
   } catch (const SpecError& e) {
