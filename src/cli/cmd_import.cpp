@@ -78,7 +78,7 @@ CommandRun add_import_command(CLI::App& app) {
       "they are (so `kernrl grade-dir DIR` records each with its reason), and "
       "DIR/import-report.jsonl\n"
       "holds one line per file. Without --out, a single FILE's kernel file goes to stdout.\n"
-      "Exit: 0 every file converted, 1 some could not be converted (each named on stderr), 2 "
+      "Exit: 0 every file converted, 1 some could not be converted (each named with its reason), 2 "
       "usage\n"
       "error (no such path, unknown --problem, unwritable --out).");
   struct Opts {
@@ -196,8 +196,9 @@ CommandRun add_import_command(CLI::App& app) {
         ++by_category[r.category];
         row["category"] = r.category;
         row["reason"] = escape_invalid_utf8(r.reason);
-        std::cerr << "kernrl import-kernelbench: " << shown
-                  << ": could not convert: " << escape_invalid_utf8(r.reason) << "\n";
+        if (o->quiet || (!dir_input && o->out.empty()))
+          std::cerr << "kernrl import-kernelbench: " << shown
+                    << ": could not convert: " << escape_invalid_utf8(r.reason) << "\n";
         if (!o->out.empty() && !text.empty()) {
           // The original goes along, so grading DIR records it with its reason.
           fs::path dest = fs::path(o->out) / rel;

@@ -56,6 +56,7 @@ struct Val {
   int ext = -1;
   bool created = false;
   std::vector<Val> items;
+  std::vector<std::string> path;  // &var.member[i]: the member/index path of `name`
   std::string why;
   size_t first = 0, last = 0;  // lambda body tokens
   const std::vector<CTok>* toks = nullptr;

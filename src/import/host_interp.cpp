@@ -87,6 +87,7 @@ class Interp {
 
   Val call_named(const std::string& fn, std::vector<Val> args,
                  const std::vector<std::pair<std::string, Val>>& kwargs) {
+    load_globals();
     FnRef f = find_function(fn, false);
     if (!f.item)
       fail("mismatch", "forward calls `" + fn + "`, which the CUDA source of load_inline module `" +
@@ -112,6 +113,28 @@ class Interp {
   int ext_;
   int call_depth_ = 0;
   int macro_depth_ = 0;
+
+  // Top-level constants of the sources (constexpr int BLOCK = 256;), seen by every host function.
+  Frame globals_;
+  void load_globals() {
+    globals_.fn = "(file scope)";
+    globals_.ext = ext_;
+    globals_.scopes.emplace_back();
+    for (const auto& s : C.exts[ext_].sources) load_globals(s, s.items);
+  }
+  void load_globals(const ExtModule::Source& s, const std::vector<CItem>& items) {
+    for (const CItem& it : items) {
+      if (it.kind == CItem::Block) load_globals(s, it.children);
+      if (it.kind != CItem::Declaration) continue;
+      globals_.T = &s.toks;
+      try {
+        if (is_declaration(globals_, s.toks, it.first, it.last))
+          exec_decl(globals_, s.toks, it.first, it.last);
+      } catch (const ImportError&) {
+        // Device globals and declarations kernrl does not follow: only an error if used.
+      }
+    }
+  }
 
   // ---------------------------------------------------------------- lookup
   void collect(const std::vector<CItem>& items, const ExtModule::Source& src,
@@ -358,6 +381,15 @@ class Interp {
     for (size_t s = 0; s < px->size(); ++s) r.per_set.push_back(cmp((*px)[s], (*py)[s]) ? 1 : 0);
     return r;
   }
+  // Set by truth() when a condition was decided by the problem's size sets, not by constants.
+  bool last_by_sizes_ = false;
+  void note_decided(Frame& fr, const std::optional<bool>& cond, const std::string& what) {
+    if (!cond || !last_by_sizes_) return;
+    std::string n = "`" + what + "` in `" + fr.fn + "` is " + (*cond ? "true" : "false") +
+                    " at every size set of the problem (bench and tests), so it was decided here";
+    if (std::find(C.notes.begin(), C.notes.end(), n) == C.notes.end()) C.notes.push_back(n);
+  }
+
   // A condition's value when it is the same at every size set of the problem.
   std::optional<bool> truth(const Val& v) {
     if (v.kind == Val::Bool || v.kind == Val::Int) {
@@ -365,7 +397,10 @@ class Interp {
       if (v.kind == Val::Bool && !v.per_set.empty()) {
         bool all = std::all_of(v.per_set.begin(), v.per_set.end(), [](char c) { return c; });
         bool none = std::none_of(v.per_set.begin(), v.per_set.end(), [](char c) { return c; });
-        if (all || none) return all;
+        if (all || none) {
+          last_by_sizes_ = true;
+          return all;
+        }
         return std::nullopt;
       }
       if (v.kind == Val::Int) {
@@ -373,7 +408,10 @@ class Interp {
         if (p) {
           bool all = std::all_of(p->begin(), p->end(), [](int64_t x) { return x != 0; });
           bool none = std::all_of(p->begin(), p->end(), [](int64_t x) { return x == 0; });
-          if (all || none) return all;
+          if (all || none) {
+            last_by_sizes_ = true;
+            return all;
+          }
         }
         return std::nullopt;
       }
@@ -406,9 +444,7 @@ class Interp {
     r.text = what;
     for (size_t s = 0; s < x.size(); ++s)
       r.per_set.push_back(op == "&&" ? (x[s] && y[s]) : (x[s] || y[s]));
-    bool all = std::all_of(r.per_set.begin(), r.per_set.end(), [](char c) { return c; });
-    bool none = std::none_of(r.per_set.begin(), r.per_set.end(), [](char c) { return c; });
-    if (all || none) return make_bool(all);
+    if (a.k && b.k) return make_bool(op == "&&" ? (*a.k && *b.k) : (*a.k || *b.k));
     return r;
   }
 
@@ -648,14 +684,21 @@ class Interp {
     eval(fr, T, i, e);
   }
 
-  bool macro_is_check(const Converter::FnMacro& m) {
-    for (const CTok& t : m.body)
-      if (t.kind == CTok::Ident &&
-          (starts_with(t.text, "TORCH_") || starts_with(t.text, "AT_ASSERT") || t.text == "throw" ||
-           t.text == "cudaSuccess" || t.text == "cudaError_t" || t.text == "printf" ||
-           t.text == "fprintf" || t.text == "exit" || t.text == "abort" || t.text == "assert" ||
-           t.text == "cudaGetErrorString" || starts_with(t.text, "C10_")))
+  bool macro_is_check(const Converter::FnMacro& m, int depth = 0) {
+    for (const CTok& t : m.body) {
+      if (t.kind != CTok::Ident) continue;
+      if (starts_with(t.text, "TORCH_") || starts_with(t.text, "AT_ASSERT") || t.text == "throw" ||
+          t.text == "cudaSuccess" || t.text == "cudaError_t" || t.text == "printf" ||
+          t.text == "fprintf" || t.text == "exit" || t.text == "abort" || t.text == "assert" ||
+          t.text == "cudaGetErrorString" || starts_with(t.text, "C10_") ||
+          starts_with(t.text, "CHECK"))
         return true;
+      // A macro made of other checking macros (CHECK_INPUT(x) -> CHECK_CUDA(x); ...).
+      auto inner = C.fn_macros.find(t.text);
+      if (depth < 8 && inner != C.fn_macros.end() && &inner->second != &m &&
+          macro_is_check(inner->second, depth + 1))
+        return true;
+    }
     return false;
   }
 
@@ -674,11 +717,13 @@ class Interp {
     }
     std::string what = "if (" + snippet(T, j + 1, c) + ")";
     std::optional<bool> cond;
+    last_by_sizes_ = false;
     try {
       cond = truth(eval(fr, T, j + 1, c));
     } catch (const ImportError&) {
       cond.reset();
     }
+    note_decided(fr, cond, what);
     if (!cond) {
       bool checks = only_checks(T, c + 1, then_end) &&
                     (else_begin == end || only_checks(T, else_begin, else_end));
@@ -723,11 +768,13 @@ class Interp {
         eval(fr, T, open + 1, s1);
     }
     for (int n = 0;; ++n) {
+      // Only a constant condition unrolls: one that merely holds at every size set now may not
+      // on a later pass.
       std::optional<bool> cond = true;
-      Val cv;
       if (s2 > s1 + 1) {
-        cv = eval(fr, T, s1 + 1, s2);
-        cond = truth(cv);
+        Val cv = eval(fr, T, s1 + 1, s2);
+        cond.reset();
+        if ((cv.kind == Val::Bool || cv.kind == Val::Int) && cv.k) cond = *cv.k != 0;
       }
       if (!cond) {
         run_as_repeat(fr, T, open, s1, s2, close, close + 1, body_end, what);
@@ -819,7 +866,9 @@ class Interp {
                        snippet(T, cond_open + 1, cond_close) + ")";
     for (int n = 0;; ++n) {
       if (!(do_while && n == 0)) {
-        auto cond = truth(eval(fr, T, cond_open + 1, cond_close));
+        Val cv = eval(fr, T, cond_open + 1, cond_close);
+        std::optional<bool> cond;
+        if ((cv.kind == Val::Bool || cv.kind == Val::Int) && cv.k) cond = *cv.k != 0;
         if (!cond)
           fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                                  "` runs a number of times that depends on the sizes");
@@ -921,9 +970,12 @@ class Interp {
       bool has_init = false;
       std::vector<std::pair<size_t, size_t>> ctor_args;
       bool array = false;
+      size_t array_open = 0, array_close = 0;
       if (k < e && is_punct(T[k], "[")) {
         size_t c = close_of(T, k, e);
         array = true;
+        array_open = k;
+        array_close = c;
         k = c + 1;
       }
       size_t decl_end = next_declarator(T, k, e);
@@ -943,9 +995,24 @@ class Interp {
       }
       if (array) {
         if (has_init && v.kind != Val::List) v = Val{};
-        if (!has_init) v = make_unknown("the array `" + name + "`");
+        if (!has_init) {
+          // T name[N]: N default values (streams, device properties), else unknown values.
+          Val n = to_int(eval(fr, T, array_open + 1, array_close), what, fr);
+          v = Val{};
+          v.kind = Val::List;
+          if (!n.k || *n.k < 0 || *n.k > 64) {
+            v = make_unknown("the array `" + name + "`");
+          } else {
+            Val item = convert_decl(fr, type, ptr, false, Val{}, name, what);
+            v.items.assign(static_cast<size_t>(*n.k), item);
+          }
+        }
       } else {
         v = convert_decl(fr, type, ptr, has_init, std::move(v), name, what);
+      }
+      if (v.kind == Val::Tensor) {
+        TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
+        if (t.role == "alloc" && t.name.empty()) t.name = name;  // scratch buffers keep the name
       }
       declare(fr, name, std::move(v));
       k = decl_end;
@@ -1058,6 +1125,15 @@ class Interp {
     for (size_t k = i; k < end; ++k) {
       const CTok& t = T[k];
       if (t.kind != CTok::Punct) continue;
+      if (d == 0 && t.text == "<" && k > i && T[k - 1].kind == CTok::Ident) {
+        // Template arguments (x.packed_accessor32<float, 3>(), std::min<int>(a, b)).
+        size_t c = c_match(T, k, end);
+        if (c < end && c + 1 < end &&
+            (is_punct(T[c + 1], "(") || is_punct(T[c + 1], "::") || is_punct(T[c + 1], "{"))) {
+          k = c;
+          continue;
+        }
+      }
       if (t.text == "(" || t.text == "[" || t.text == "{" || t.text == "<<<") ++d;
       if (t.text == ")" || t.text == "]" || t.text == "}" || t.text == ">>>") --d;
       if (d == 0 && t.text == ",") {
@@ -1168,8 +1244,10 @@ class Interp {
         break;
       }
     }
+    last_by_sizes_ = false;
     auto cond = truth(c);
     std::string what = snippet(x.T, from, else_end);
+    note_decided(x.fr, cond, what);
     if (!cond)
       fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
                              "` picks a value by a condition that is not the same at every size "
@@ -1334,7 +1412,7 @@ class Interp {
       Val v = unary(x);
       Val p = v;
       p.name = x.lv_name;
-      p.why = "&";
+      p.path = x.lv_path;
       return p;
     }
     if (is_punct(t, "*")) {
@@ -1951,6 +2029,10 @@ class Interp {
       fail("host_logic", "host logic in `" + fr.fn + "`: cannot follow the call `" + what + "`");
     }
     const std::string& name = callee.name;
+    if ((name == "static_cast" || name == "reinterpret_cast" || name == "const_cast" ||
+         name == "dynamic_cast" || name == "std::static_pointer_cast") &&
+        args.size() == 1)
+      return cast_to(fr, callee.text, eval(fr, x.T, args[0].first, args[0].second), what);
     // Functions of the source.
     if (FnRef f = find_function(name, false); f.item) {
       std::vector<std::string> targ_types;
@@ -2121,7 +2203,7 @@ class Interp {
         starts_with(s, "nvtx")) {
       if (s == "cudaGetDevice" && !args.empty()) {
         Val p = a(0);
-        if (!p.name.empty()) store(fr, p.name, {}, make_int(0), what);
+        if (!p.name.empty()) store(fr, p.name, p.path, make_int(0), what);
       }
       if (contains(s, "Stream") && !starts_with(s, "cudaStream")) {
         Val st;
@@ -2149,7 +2231,7 @@ class Interp {
       Val st;
       st.kind = Val::Stream;
       st.created = true;
-      if (!p.name.empty()) store(fr, p.name, {}, st, what);
+      if (!p.name.empty()) store(fr, p.name, p.path, st, what);
       if (std::find(
               C.notes.begin(), C.notes.end(),
               std::string(
@@ -2162,7 +2244,7 @@ class Interp {
       Val p = a(0);
       Val props;
       props.kind = Val::Props;
-      if (!p.name.empty()) store(fr, p.name, {}, props, what);
+      if (!p.name.empty()) store(fr, p.name, p.path, props, what);
       return make_int(0);
     }
     if (s == "cuda::getCurrentDeviceProperties" || s == "cuda::getDeviceProperties") {
@@ -2185,7 +2267,7 @@ class Interp {
       else
         fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                                "` reads a device attribute that depends on the GPU");
-      if (!p.name.empty()) store(fr, p.name, {}, value, what);
+      if (!p.name.empty()) store(fr, p.name, p.path, value, what);
       return make_int(0);
     }
     if (s == "cudaMemset" || s == "cudaMemsetAsync") {
@@ -2207,7 +2289,8 @@ class Interp {
       return make_int(0);
     }
     if (starts_with(s, "cudaMemcpy")) {
-      std::string all = what;
+      std::string all;
+      for (auto [ra, rb] : args) all += c_text(x.T, ra, rb) + " ";
       if (contains(all, "DeviceToHost") || contains(all, "cudaMemcpyDefault"))
         fail("data_dependent_host",
              "`" + what + "` in `" + fr.fn + "` copies GPU results to the host");
@@ -2314,9 +2397,22 @@ class Interp {
       return list_of(eval_args(fr, x.T, args));
     }
     if (s == "move" || s == "forward") return a(0);
-    if (s == "swap")
-      fail("host_logic",
-           "host logic in `" + fr.fn + "`: `" + what + "` swaps buffers between launches");
+    if (s == "swap" && args.size() == 2) {
+      // std::swap(a, b) of two variables (ping-pong buffers in a loop of known length).
+      auto name_of = [&](std::pair<size_t, size_t> r) {
+        return r.second == r.first + 1 && x.T[r.first].kind == CTok::Ident ? x.T[r.first].text : "";
+      };
+      std::string na = name_of(args[0]), nb = name_of(args[1]);
+      Var* va = na.empty() ? nullptr : lookup(fr, na);
+      Var* vb = nb.empty() ? nullptr : lookup(fr, nb);
+      if (!va || !vb)
+        fail("host_logic",
+             "host logic in `" + fr.fn + "`: `" + what + "` swaps values kernrl cannot follow");
+      Val ta = va->v, tb = vb->v;
+      store(fr, na, {}, tb, what);
+      store(fr, nb, {}, ta, what);
+      return Val{};
+    }
     if (s == "cuda::CUDAStreamGuard" || s == "cuda::OptionalCUDAGuard" || s == "cuda::CUDAGuard")
       return Val{};
     if (starts_with(name, "torch::") || starts_with(name, "at::") || starts_with(name, "c10::") ||
@@ -2363,9 +2459,11 @@ class Interp {
                              std::to_string(kMaxCallDepth) + " levels deep");
     const CItem& it = *f.item;
     Frame fr;
+    fr.parent = &globals_;
     fr.fn = it.name;
     fr.ext = ext_;
     fr.T = &f.src->toks;
+    fr.depth_base = 1;
     fr.scopes.emplace_back();
     if (it.is_template) {
       size_t k = 0;
@@ -2459,6 +2557,9 @@ class Interp {
     }
 
     // Kernel parameters vs arguments.
+    for (const CParam& p : kern.params)
+      if (std::string why = kernel_param_problem(p); !why.empty())
+        fail("unsupported_cuda", "the kernel `" + name + "` " + why);
     if (arg_ranges.size() != kern.params.size())
       fail("mismatch", "the launch `" + what + "` in `" + fr.fn + "` passes " +
                            std::to_string(arg_ranges.size()) + " arguments; `" + name + "` takes " +

@@ -338,7 +338,10 @@ void Converter::add_fill(int tensor, const std::string& value) {
   L.fills = tensor;
   L.kernel = "kernrl_import_fill_" + sanitize(t.dtype);
   std::string n = numel_text(t.shape);
-  L.grid = {"cdiv(" + n + ", 256)"};
+  bool constant =
+      std::all_of(t.shape.begin(), t.shape.end(), [](const Val& d) { return d.k.has_value(); });
+  L.grid = {constant ? std::to_string(std::max(1LL, (std::stoll(n) + 255) / 256))
+                     : "cdiv(" + n + ", 256)"};
   L.block = {"256"};
   LaunchArgOut p;
   p.tensor = tensor;
@@ -2007,10 +2010,10 @@ std::string Converter::run(const std::string& source_name) {
     if (static_cast<unsigned char>(c) < 0x20) c = '?';
   std::sort(host_fns.begin(), host_fns.end());
   host_fns.erase(std::unique(host_fns.begin(), host_fns.end()), host_fns.end());
-  o << "// Converted by kernrl import-kernelbench" << (name.empty() ? "" : " from " + name)
-    << ": the CUDA source of load_inline module " << join(used_exts)
+  o << "// Converted by kernrl import-kernelbench" << (name.empty() ? "" : " from " + name) << ".\n"
+    << "// The CUDA source of load_inline module " << join(used_exts)
     << " without its host wrapper (" << join(host_fns)
-    << "), whose launches are the launch block.\n";
+    << ");\n// the wrapper's launches are the launch block.\n";
   for (const auto& n : notes) o << "// Note: " << n << "\n";
   o << "/* kernrl\nproblem: " << P.id << "\nlaunches:\n";
   for (size_t l = 0; l < launches.size(); ++l) {
