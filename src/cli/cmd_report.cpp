@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "report/kernelbench.h"
 #include "report/report.h"
 
 namespace kernrl {
@@ -44,9 +45,16 @@ CommandRun add_report_command(CLI::App& app) {
   cmd->add_option("--p", o->ps, "fast_p thresholds, comma-separated (default 0,0.5,0.8,1,1.5,2)")
       ->delimiter(',')
       ->type_name("P,...");
-  cmd->add_option("--format", o->format, "md (for people, default), csv (one table) or json (documented, stable schema)")
-      ->check(CLI::IsMember({"md", "csv", "json"}))
+  cmd->add_option("--format", o->format,
+                  "md (for people, default), csv (one table), json (documented, stable schema),\n"
+                  "or kernelbench (KernelBench's eval_results.json per run and level, into --out)")
+      ->check(CLI::IsMember({"md", "csv", "json", "kernelbench"}))
       ->capture_default_str();
+  auto kb_out = std::make_shared<std::string>();
+  cmd->add_option("--out", *kb_out,
+                  "--format kernelbench: the folder for the <run>_level_<L>/ folders of\n"
+                  "eval_results.json (and pass_at_k_results.json); created if missing")
+      ->type_name("DIR");
   cmd->add_option("--sort", o->sort,
                   "Leaderboard across runs, best first by this metric: pass@K, fast_P, correct_rate, compile_rate,\n"
                   "format_rate, geomean_speedup, mean_reward, median_sol_fraction, samples, problems, suspicious\n"
@@ -72,7 +80,19 @@ CommandRun add_report_command(CLI::App& app) {
       "  kernrl report runs/*.jsonl --sort fast_1                 # leaderboard across runs\n"
       "  kernrl report new.jsonl --baseline main.jsonl --fail-on-regression\n"
       "  kernrl report runs/a.jsonl --format json | jq '.runs[0].pass_at_k[\"1\"].value'");
-  return [o]() { return run_report(*o, std::cout, std::cerr); };
+  return [o, kb_out]() {
+    if (o->format == "kernelbench" || !kb_out->empty()) {
+      if (o->format != "kernelbench" || kb_out->empty()) {
+        std::cerr << "kernrl report: --format kernelbench and --out DIR go together\n";
+        return kExitUsage;
+      }
+      KernelBenchOptions ko;
+      ko.ks = o->ks;
+      ko.run = o->run;
+      return run_kernelbench_report(o->inputs, ko, *kb_out, std::cout, std::cerr);
+    }
+    return run_report(*o, std::cout, std::cerr);
+  };
 }
 
 }  // namespace kernrl
