@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
              "Exit codes: 0 success / correct, 1 graded and not correct (or a failed gate), 2 usage or config error.");
   CommandRun runs[] = {add_list_command(app), add_show_command(app), add_eval_command(app),
                        add_grade_dir_command(app), add_report_command(app), add_bench_command(app),
-                       add_import_command(app)};
+                       add_import_command(app), add_export_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   try {
     CLI::App* sub = app.get_subcommands().front();
     static const char* names[] = {"list",   "show",  "eval", "grade-dir",
-                                  "report", "bench", "import-kernelbench"};
+                                  "report", "bench", "import-kernelbench", "export"};
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
       if (sub->get_name() == names[i]) return runs[i]();
   } catch (const SpecError& e) {
