@@ -52,10 +52,10 @@ std::string convert_for_grading(const std::string& text, const std::string& file
                                 const ProblemSpec& problem, std::vector<std::string>* notes) {
   KernelBenchImport r = import_kernelbench(text, problem, fs::path(file).filename().string());
   if (!r.converted)
-    throw FormatError(
-        "could not convert this KernelBench-style module into a kernel file "
-        "(docs/kernel-format.md): " +
-        r.reason + " [" + r.category + "]");
+    throw FormatError(std::string("could not convert this ") +
+                      (looks_like_kernelbench(text) ? "KernelBench-style module" : "Python file") +
+                      " into a kernel file: " + r.reason + " [" + r.category +
+                      "] (docs/import-kernelbench.md; kernel files: docs/kernel-format.md)");
   if (notes) *notes = r.notes;
   return r.kernel_file;
 }
