@@ -280,6 +280,17 @@ class Interp {
         return std::nullopt;
       };
       auto x = num(a), y = num(b);
+      // A whole-valued float constant next to a size (n / 16.0, n * 2.0f): the size's Ratio or
+      // floating value, so that ceil(n / 16.0) is still cdiv(n, 16).
+      auto whole = [](const Val& v) {
+        return v.kind == Val::Float && v.f && std::isfinite(*v.f) && std::floor(*v.f) == *v.f &&
+               std::fabs(*v.f) < 9e15;
+      };
+      if (!(x && y) && (a.kind == Val::Int || a.kind == Val::Float) &&
+          (b.kind == Val::Int || b.kind == Val::Float)) {
+        if (whole(a)) a = make_int(static_cast<int64_t>(*a.f)), a.floaty = true;
+        if (whole(b)) b = make_int(static_cast<int64_t>(*b.f)), b.floaty = true;
+      }
       if (x && y) {
         double r = op == "+"   ? *x + *y
                    : op == "-" ? *x - *y

@@ -116,6 +116,24 @@ torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
   CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"A", "B", "out", "M", "K", "N"});
 }
 
+TEST_CASE("import_kernelbench: ceil of a float division is cdiv") {
+  ProblemSpec p = problem("L1_26");
+  std::string cuda = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  dim3 grid(ceil(n / 256.0), std::ceil((float)x.size(0) / 4));
+  k<<<grid, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchSpec l = checked_plan(r, p).launches.at(0);
+  CHECK(l.grid == std::vector<std::string>{"cdiv(batch_size * dim, 256)", "cdiv(batch_size, 4)"});
+}
+
 TEST_CASE("import_kernelbench: a template kernel without explicit arguments is deduced") {
   ProblemSpec p = problem("L1_26");
   std::string cuda = R"(
