@@ -109,6 +109,20 @@ static std::string kernel_template(const ProblemSpec& p) {
   return o.str();
 }
 
+std::string task_prompt(const ProblemSpec& p) {
+  std::ostringstream o;
+  o << "Write a fast CUDA kernel for the following problem.\n\n# Problem " << p.id << "\n\n"
+    << p.description << "\n\nPyTorch equivalent:\n```python\n"
+    << p.torch << "```\n\nTensors:\n"
+    << tensors_text(p)
+    << "\nSizes (your kernel must be correct for all of them, and is timed at bench):\n"
+    << sizes_text(p) << "\n"
+    << contract_summary() << "\nStart from this template:\n```cuda\n"
+    << kernel_template(p)
+    << "```\n\nAnswer with the complete kernel file in one ```cuda code block.\n";
+  return o.str();
+}
+
 CommandRun add_show_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "show",
@@ -140,16 +154,7 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << "Write a fast CUDA kernel for the following problem.\n\n# Problem " << p.id
-                << "\n\n"
-                << p.description << "\n\nPyTorch equivalent:\n```python\n"
-                << p.torch << "```\n\nTensors:\n"
-                << tensors_text(p)
-                << "\nSizes (your kernel must be correct for all of them, and is timed at bench):\n"
-                << sizes_text(p) << "\n"
-                << contract_summary() << "\nStart from this template:\n```cuda\n"
-                << kernel_template(p)
-                << "```\n\nAnswer with the complete kernel file in one ```cuda code block.\n";
+      std::cout << task_prompt(p);
       return kExitOk;
     }
     std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"
