@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [precision]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency precision)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -131,6 +131,14 @@ fi
 if want speed; then
   log "speed: compile cold/cached per solution, eval wall time, run-to-run spread"
   python3 scripts/speed_bench.py --kernrl "$K" --out "$OUT/speed.md" | tail -60
+fi
+
+if want precision; then
+  log "precision margins of every fp32 problem (fp64, reordered fp32, TF32, bf16) at the bench size"
+  BUILD_DIR="$BUILD" PYTHON="${PYTHON:-python3}" timeout "${PRECISION_TIMEOUT:-300}" \
+    scripts/precision.sh --sizes bench --device cuda --out "$OUT/precision.md" >"$OUT/precision.log" 2>&1 ||
+    log "precision.sh stopped (see precision.log)"
+  tail -5 "$OUT/precision.log"
 fi
 
 if want pack; then

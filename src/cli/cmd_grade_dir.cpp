@@ -144,48 +144,61 @@ void make_parent(const std::string& option, const std::string& path) {
                      ec.message());
 }
 
-// Writes `text` to `path` whole or reports why not: a regular file through a temporary file
-// renamed over it (never half a file); anything else (/dev/stdout, a pipe) directly.
-bool write_whole_file(const std::string& path, const std::string& text, std::string* error) {
-  struct stat st {};
-  bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  std::string target = special ? path : path + ".tmp." + std::to_string(getpid());
-  int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = std::strerror(errno);
+// Writes --kernelbench-json FILE (one level's eval_results.json; pass_at_k_results.json and
+// unattributed.json beside it when there is something to put in them) and --kernelbench-dir DIR
+// (a folder per run and level). False, with the reason on stderr, when something could not be
+// written.
+bool kernelbench_outputs(const KernelBenchOptions& ko, const std::vector<json>& records,
+                         const std::string& file, const std::string& dir, const std::string& out) {
+  KernelBenchOutput kb = kernelbench_output(records, ko);
+  auto fail = [&](const std::string& option, const std::string& what) {
+    std::fprintf(stderr, "kernrl grade-dir: %s %s (the records are in %s)\n", option.c_str(),
+                 escape_invalid_utf8(what).c_str(), escape_invalid_utf8(out).c_str());
     return false;
-  }
-  const char* p = text.data();
-  size_t n = text.size();
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      *error = std::strerror(errno);
-      ::close(fd);
-      if (!special) ::unlink(target.c_str());
-      return false;
+  };
+  bool ok = true;
+  std::string where;
+  if (!file.empty()) {
+    if (kb.runs.size() > 1) {
+      std::string levels;
+      for (const auto& r : kb.runs)
+        levels += (levels.empty() ? "" : ", ") + std::to_string(r.level);
+      ok = fail("--kernelbench-json",
+                file + ": the records span levels " + levels +
+                    " and an eval_results.json holds one level: give --level, or "
+                    "--kernelbench-dir DIR for one folder per level");
+    } else {
+      std::vector<std::pair<std::string, std::string>> files = {
+          {file, kb.runs.empty() ? "{}" : kernelbench_text(kb.runs[0].eval_results, 4)}};
+      struct stat st {};
+      bool regular = ::stat(file.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+      fs::path folder = fs::path(file).parent_path();
+      if (regular && !kb.runs.empty() && kb.runs[0].pass_at_k)
+        files.push_back({(folder / "pass_at_k_results.json").string(),
+                         kernelbench_text(*kb.runs[0].pass_at_k, 2)});
+      if (regular && kb.unattributed_count) {
+        files.push_back(
+            {(folder / "unattributed.json").string(), kernelbench_text(kb.unattributed, 2) + "\n"});
+        where = (folder / "unattributed.json").string();
+      }
+      for (const auto& [path, text] : files)
+        if (std::string err = write_whole_file(path, text); !err.empty() && ok)
+          ok = fail("--kernelbench-json", path + ": cannot write: " + err);
     }
-    p += w;
-    n -= static_cast<size_t>(w);
   }
-  if (!special && ::fsync(fd) != 0) {
-    *error = std::strerror(errno);
-    ::close(fd);
-    ::unlink(target.c_str());
-    return false;
+  if (!dir.empty()) {
+    if (std::string err = write_kernelbench(kb, dir); !err.empty())
+      ok = fail("--kernelbench-dir", err + ": cannot write");
+    else if (kb.unattributed_count)
+      where = (fs::path(dir) / "unattributed.json").string();
   }
-  if (::close(fd) != 0) {
-    *error = std::strerror(errno);
-    if (!special) ::unlink(target.c_str());
-    return false;
-  }
-  if (!special && ::rename(target.c_str(), path.c_str()) != 0) {
-    *error = std::strerror(errno);
-    ::unlink(target.c_str());
-    return false;
-  }
-  return true;
+  if (kb.unattributed_count)
+    std::fprintf(
+        stderr,
+        "kernrl grade-dir: %zu record(s) name no problem and are in no eval_results.json%s\n",
+        kb.unattributed_count,
+        where.empty() ? "" : (": listed in " + escape_invalid_utf8(where)).c_str());
+  return ok;
 }
 
 }  // namespace
@@ -207,8 +220,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       "internal error (each\n"
       "named on stderr); 2 when it could not run or an output could not be written.");
   struct Opts {
-    std::string dir, out, run, gpus, shard, config, level_problem, kernelbench_json, baselines,
-        reward, seed;
+    std::string dir, out, run, gpus, shard, config, level_problem, kernelbench_json,
+        kernelbench_dir, baselines, reward, seed;
     int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     int level = 0;
     bool resume = true, compile_only = false, quiet = false;
@@ -241,6 +254,9 @@ CommandRun add_grade_dir_command(CLI::App& app) {
   cmd->add_option("--reward", o->reward, "Reward preset (default from the config)");
   cmd->add_option("--kernelbench-json", o->kernelbench_json,
                   "Also write KernelBench's eval_results.json shape here (its folder is created)");
+  cmd->add_option("--kernelbench-dir", o->kernelbench_dir,
+                  "Also write KernelBench's run folders here: <run>_level_<L>/eval_results.json "
+                  "(+ pass_at_k_results.json)");
   return [o]() {
     {
       Config cfg = load_config(o->config);
@@ -286,6 +302,14 @@ CommandRun add_grade_dir_command(CLI::App& app) {
                    : ::access(kb_dir.c_str(), W_OK) != 0)
           throw UsageError("--kernelbench-json " + o->kernelbench_json +
                            ": cannot write there: " + std::strerror(errno));
+      }
+
+      if (!o->kernelbench_dir.empty()) {
+        std::error_code ec;
+        fs::create_directories(o->kernelbench_dir, ec);
+        if (ec || ::access(o->kernelbench_dir.c_str(), W_OK) != 0)
+          throw UsageError("--kernelbench-dir " + o->kernelbench_dir + ": cannot write there: " +
+                           (ec ? ec.message() : std::string(std::strerror(errno))));
       }
 
       // What to grade: discovered files (never kernrl's own outputs), this shard, minus what
@@ -426,18 +450,17 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       for (auto& r : records)
         if (r.value("run", json(nullptr)) == json(run)) mine.push_back(r);
       int rc = kExitOk;
-      if (!o->kernelbench_json.empty()) {
-        std::string err;
-        std::string text =
-            kernelbench_results(mine).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-        if (!write_whole_file(o->kernelbench_json, text, &err)) {
-          std::fprintf(
-              stderr,
-              "kernrl grade-dir: --kernelbench-json %s: cannot write: %s (the records are in %s)\n",
-              escape_invalid_utf8(o->kernelbench_json).c_str(), err.c_str(),
-              escape_invalid_utf8(out).c_str());
+      if (!o->kernelbench_json.empty() || !o->kernelbench_dir.empty()) {
+        // KernelBench's files, from this run's records of the selected level and problem.
+        std::vector<json> selected;
+        for (const auto& r : mine)
+          if (only_problem.empty() || !r["problem"].is_string() || r["problem"] == only_problem)
+            selected.push_back(r);
+        KernelBenchOptions ko;
+        ko.run = run;
+        if (o->level) ko.level = o->level;
+        if (!kernelbench_outputs(ko, selected, o->kernelbench_json, o->kernelbench_dir, out))
           rc = kExitUsage;
-        }
       }
       if (!o->quiet) {
         ReportOptions ro;

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "report/render.h"
+#include "report/kernelbench.h"
 #include "report/report.h"
 
 namespace kernrl {
@@ -62,9 +63,17 @@ CommandRun add_report_command(CLI::App& app) {
   std::string formats;
   for (const std::string& name : report::report_formats())
     formats += (formats.empty() ? "" : "\n") + name + ": " + report::find_format(name)->summary;
+  formats += "\nkernelbench: KernelBench's eval_results.json per run and level, into --out DIR";
+  std::vector<std::string> allowed = report::report_formats();
+  allowed.push_back("kernelbench");
   cmd->add_option("--format", o->format, formats)
-      ->check(CLI::IsMember(report::report_formats()))
+      ->check(CLI::IsMember(allowed))
       ->capture_default_str();
+  auto kb_out = std::make_shared<std::string>();
+  cmd->add_option("--out", *kb_out,
+                  "--format kernelbench: the folder for the <run>_level_<L>/ folders of\n"
+                  "eval_results.json (and pass_at_k_results.json); created if missing")
+      ->type_name("DIR");
   cmd->add_option("--sort", o->sort,
                   "Leaderboard across runs, best first by this metric: pass@K, fast_P, "
                   "correct_rate, compile_rate,\n"
@@ -97,8 +106,21 @@ CommandRun add_report_command(CLI::App& app) {
       "  kernrl report new.jsonl --baseline main.jsonl --fail-on-regression\n"
       "  kernrl report runs/a.jsonl --format json | jq '.runs[0].pass_at_k[\"1\"].value'\n"
       "  kernrl report runs/ --by level --format html > report.html   # tables and charts, one "
-      "file");
-  return [o]() { return run_report(*o, std::cout, std::cerr); };
+      "file\n"
+      "  kernrl report runs/a.jsonl --format kernelbench --out kb/   # KernelBench's result files");
+  return [o, kb_out]() {
+    if (o->format == "kernelbench" || !kb_out->empty()) {
+      if (o->format != "kernelbench" || kb_out->empty()) {
+        std::cerr << "kernrl report: --format kernelbench and --out DIR go together\n";
+        return kExitUsage;
+      }
+      KernelBenchOptions ko;
+      ko.ks = o->ks;
+      ko.run = o->run;
+      return run_kernelbench_report(o->inputs, ko, *kb_out, std::cout, std::cerr);
+    }
+    return run_report(*o, std::cout, std::cerr);
+  };
 }
 
 }  // namespace kernrl

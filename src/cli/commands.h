@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/errors.h"
+#include "core/problem.h"
 
 namespace kernrl {
 
@@ -17,6 +18,8 @@ CommandRun add_eval_command(CLI::App& app);
 CommandRun add_grade_dir_command(CLI::App& app);
 CommandRun add_report_command(CLI::App& app);
 CommandRun add_bench_command(CLI::App& app);
+CommandRun add_import_command(CLI::App& app);  // also lets eval and grade-dir convert .py files
+CommandRun add_export_command(CLI::App& app);
 CommandRun add_serve_command(CLI::App& app);
 
 // True when stdout is a terminal and NO_COLOR is unset.

@@ -23,6 +23,13 @@ fs::path problems_dir() {
   return data_dir() / "problems";
 }
 
-fs::path helper_exe(const std::string& name) { return exe_dir() / name; }
+fs::path helper_exe(const std::string& name) {
+  // Beside the executable (a build tree), else an installed tree's libexec/kernrl.
+  fs::path beside = exe_dir() / name;
+  fs::path installed = (exe_dir() / ".." / "libexec" / "kernrl" / name).lexically_normal();
+  std::error_code ec;
+  if (!fs::exists(beside, ec) && fs::exists(installed, ec)) return installed;
+  return beside;
+}
 
 }  // namespace kernrl

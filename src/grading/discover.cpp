@@ -23,7 +23,7 @@ namespace {
 
 bool graded_extension(const fs::path& p) {
   auto ext = p.extension().string();
-  return ext == ".cu" || ext == ".md" || ext == ".txt";
+  return ext == ".cu" || ext == ".md" || ext == ".txt" || ext == ".py";
 }
 
 // A path for a message: valid UTF-8 whatever the bytes of its name.
@@ -136,7 +136,7 @@ Discovery discover_files(const fs::path& dir, const std::vector<fs::path>& exclu
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return files[a] < files[b]; });
 
-  static const std::regex kb(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.(cu|md|txt)$)");
+  static const std::regex kb(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.(cu|md|txt|py)$)");
   std::map<std::string, int> per_folder;
   for (size_t i : order) {
     DiscoveredFile f{files[i], rels[i], "", std::nullopt};

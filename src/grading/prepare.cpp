@@ -107,7 +107,21 @@ bool read_bytes(const std::string& file, bool regular_only, std::string* out, st
   return true;
 }
 
+SourceConverter& source_converter() {
+  static SourceConverter c;
+  return c;
+}
+
+bool python_file(const std::string& file) {
+  std::string e = fs::path(file).extension().string();
+  return e == ".py" || e == ".PY" || e == ".Py";
+}
+
 }  // namespace
+
+void set_source_converter(SourceConverter converter) {
+  source_converter() = std::move(converter);
+}
 
 std::string resolve_problem_id(const std::string& file, const std::string& option,
                                const std::string& from_block) {
@@ -204,12 +218,40 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   LaunchPlan plan;
   std::string block_problem;
   std::optional<FormatError> format_problem;
-  try {
-    src = extract_kernel(text, file);
-    plan = parse_launch_block(src);
-    block_problem = plan.problem;
-  } catch (const FormatError& e) {
-    format_problem = e;
+  // A KernelBench module (.py) is converted into a kernel file for the problem its path or the
+  // option names; compiler messages then name lines of the converted file.
+  std::string kernel_text = text, kernel_name = file;
+  if (python_file(file) && source_converter()) {
+    std::string named = resolve_problem_id(file, opt.problem, "");
+    std::optional<ProblemSpec> spec;
+    try {
+      if (!named.empty()) spec = load_problem(find_problem_dir(problems_dir(), named));
+    } catch (const SpecError&) {
+      // Recorded below as the unknown problem it is.
+    }
+    if (spec) {
+      std::vector<std::string> notes;
+      try {
+        kernel_text = source_converter()(text, file, *spec, &notes);
+        kernel_name = file + ".cu";
+        r["converted"] = {{"from", "kernelbench"}, {"notes", notes}};
+      } catch (const FormatError& e) {
+        format_problem = e;
+      }
+    } else if (named.empty()) {
+      format_problem = FormatError(
+          "this is a KernelBench-style Python module; kernrl converts it for a known problem: give "
+          "--problem, or name it as KernelBench does (level_L_problem_P_sample_S_kernel.py)");
+    }
+  }
+  if (!format_problem) {
+    try {
+      src = extract_kernel(kernel_text, kernel_name);
+      plan = parse_launch_block(src);
+      block_problem = plan.problem;
+    } catch (const FormatError& e) {
+      format_problem = e;
+    }
   }
 
   // The problem: the option (or grade-dir's layout), else the launch block, else the path.
@@ -276,7 +318,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
         return finish("format_error", out.usage_error, 0, "");
       }
 
-  out.compiled = compile_kernel(src, file, arch, plan.kernel_names(), cfg);
+  out.compiled = compile_kernel(src, kernel_name, arch, plan.kernel_names(), cfg);
   const CompileResult& c = out.compiled;
   r["compile"] = {{"ms", c.ms}, {"arch", arch}, {"cached", c.cached}, {"nvrtc", c.nvrtc_version}};
   if (!c.ok()) {

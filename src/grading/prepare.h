@@ -2,6 +2,7 @@
 // worker's answer. The session (session.h) schedules these; they run in the kernrl process.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -42,6 +43,14 @@ struct Prepared {
   std::string usage_error;
   RecordLimits limits;  // from the config: caps on the record's logs and messages
 };
+
+// Converts a file of another format into a kernel file for `problem`: the kernrl binary sets the
+// KernelBench converter (src/import), so eval and grade-dir grade `load_inline` modules (.py).
+// Returns the kernel file's text (and notes on what it assumed); throws FormatError with the reason.
+using SourceConverter = std::function<std::string(const std::string& text, const std::string& file,
+                                                  const ProblemSpec& problem,
+                                                  std::vector<std::string>* notes)>;
+void set_source_converter(SourceConverter converter);
 
 // Which problem a file is for: the option, the launch block, then its path
 // (.../<problem id>/file, problems/L1/23_Softmax/file, L1_23_Softmax.cu, level_1_problem_23_...).

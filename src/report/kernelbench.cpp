@@ -1,15 +1,26 @@
 #include "report/kernelbench.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
-#include <optional>
+#include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 
+#include "record/safe_text.h"
+#include "record/trace_file.h"
 #include "report/report.h"
 
 namespace kernrl {
 using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -22,121 +33,412 @@ const json& field(const json& r, const char* key) {
   auto it = r.find(key);
   return it != r.end() ? *it : null_value;
 }
-std::optional<int> level_of(const json& r) {
-  const json& l = field(r, "level");
-  if (l.is_number_integer()) return l.get<int>();
-  return std::nullopt;
-}
-// "L1_23_Softmax" -> 23: KernelBench's problem id within its level.
-std::optional<int> problem_number(const json& r) {
+
+// "L1_23..." -> (1, 23).
+std::optional<std::pair<int, int>> level_and_number(const std::string& id) {
   int level = 0, number = 0;
-  if (std::sscanf(text(r, "problem").c_str(), "L%d_%d", &level, &number) == 2) return number;
+  char l = 0;
+  if (std::sscanf(id.c_str(), "%c%d_%d", &l, &level, &number) == 3 && l == 'L' && level >= 0 &&
+      number >= 0)
+    return std::make_pair(level, number);
   return std::nullopt;
 }
 
-// KernelBench's runtime_stats: mean/std/min/max/num_trials in ms, plus the device.
-json runtime_stats(const json& stats, const json& device) {
-  json s = {{"mean", stats.value("mean_ms", -1.0)}, {"std", stats.value("std_ms", 0.0)},
-            {"min", stats.value("min_ms", -1.0)},   {"max", stats.value("max_ms", -1.0)},
-            {"median", stats.value("median_ms", -1.0)}, {"num_trials", stats.value("n", 0)}};
+// The KernelBench level and problem number of a record: from its problem, else from the name
+// the record says it was given (an unknown problem named in KernelBench's layout).
+std::optional<std::pair<int, int>> kb_key(const json& r) {
+  if (auto k = level_and_number(text(r, "problem"))) return k;
+  const json& u = field(r, "problem_unknown");
+  if (u.is_object() && u.contains("named") && u["named"].is_string())
+    return level_and_number(u["named"].get<std::string>());
+  return std::nullopt;
+}
+
+// KernelBench rounds its timing statistics to 3 significant digits (float(f"{x:.3g}")).
+double three_digits(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return std::strtod(buf, nullptr);
+}
+
+ojson device_fields(const json& device) {
+  ojson d = ojson::object();
   if (device.is_object()) {
-    s["hardware"] = device.value("name", std::string());
-    s["device"] = "cuda:" + std::to_string(device.value("gpu_index", 0));
+    d["hardware"] = device.value("name", std::string());
+    d["device"] = "cuda:" + std::to_string(device.value("gpu_index", 0));
   }
+  return d;
+}
+
+// KernelBench's runtime_stats: mean/std/min/max in ms (3 significant digits), num_trials, and the
+// device.
+ojson runtime_stats(const json& stats, const json& device) {
+  ojson s = {{"mean", three_digits(stats.value("mean_ms", -1.0))},
+             {"std", three_digits(stats.value("std_ms", 0.0))},
+             {"min", three_digits(stats.value("min_ms", -1.0))},
+             {"max", three_digits(stats.value("max_ms", -1.0))},
+             {"num_trials", stats.value("n", 0)}};
+  ojson d = device_fields(device);
+  for (auto& [k, v] : d.items()) s[k] = v;
   return s;
 }
 
-json metadata(const json& r) {
-  json m = json::object();
+// kernrl's own view of the record, kept under metadata.kernrl.
+ojson kernrl_fields(const json& r) {
+  ojson k = {{"status", field(r, "status")},
+             {"problem", field(r, "problem")},
+             {"file", field(r, "file")},
+             {"source_sha256", field(r, "source_sha256")},
+             {"speedup", field(r, "speedup")},
+             {"sol_fraction", field(r, "sol_fraction")},
+             {"suspicious", field(r, "suspicious")},
+             {"reward", field(r, "reward")}};
+  const json& e = field(r, "error");
+  if (e.is_object() && e.contains("message")) k["message"] = e["message"];
+  if (r.contains("problem_unknown")) k["problem_unknown"] = r["problem_unknown"];
+  const json& t = field(r, "timing");
+  if (t.is_object()) {
+    if (t.contains("kernel") && t["kernel"].is_object()) k["timing_ms"] = t["kernel"];
+    if (t.contains("baseline") && t["baseline"].is_object())
+      k["baseline_runtime_stats"] = runtime_stats(t["baseline"], field(r, "device"));
+  }
+  return k;
+}
+
+ojson entry(const json& r, int sample_id) {
+  std::string status = text(r, "status");
+  const json& t = field(r, "timing");
   const json& device = field(r, "device");
-  if (device.is_object()) {
-    m["hardware"] = device.value("name", std::string());
-    m["device"] = "cuda:" + std::to_string(device.value("gpu_index", 0));
+  const json& e = field(r, "error");
+  std::string message = e.is_object() ? e.value("message", std::string()) : "";
+  std::string log = e.is_object() ? e.value("log", std::string()) : "";
+  // KernelBench: compiled is false for build failures and for evaluations that timed out.
+  // A record without a `compile` field at all (written by other tools) is judged by its status.
+  bool compile_ran = field(r, "compile").is_object() || !r.contains("compile");
+  bool compiled =
+      compile_ran && status != "format_error" && status != "compile_error" && status != "timeout";
+  bool timed =
+      status == "correct" && t.is_object() && t.contains("kernel") && t["kernel"].is_object();
+
+  ojson m = device_fields(device);
+  if (status == "timeout") {
+    m = ojson::object();
+    m["error"] = "Evaluation timed out";
+  } else if (status == "compile_error" || status == "format_error") {
+    m["compilation_error_name"] = status;
+    m["compilation_error"] = log.empty() ? message : message + "\n" + log;
+  } else if (status == "launch_error" || status == "runtime_error") {
+    m["runtime_error"] = log.empty() ? message : message + "\n" + log;
+    m["runtime_error_name"] = status;
+  } else if (status == "incorrect") {
+    m["correctness_issue"] = message;
+    m["correctness_issue_name"] = "correctness_issue";
   }
   const json& c = field(r, "correctness");
   if (c.is_object() && c.contains("n_trials"))
-    m["correctness_trials"] = "(" + std::to_string(c.value("n_passed", 0)) + " / " + std::to_string(c.value("n_trials", 0)) + ")";
-  const json& e = field(r, "error");
-  if (e.is_object()) {
-    // KernelBench's names for the same failures where it has one; kernrl's status otherwise.
-    std::string status = text(r, "status");
-    std::string key = status == "compile_error" ? "compilation_error"
-                      : status == "incorrect"   ? "correctness_issue"
-                      : status == "launch_error" ? "runtime_error"
-                                                 : status;
-    if (!key.empty()) m[key] = e.value("message", std::string());
-  }
-  json k = {{"status", field(r, "status")},       {"problem", field(r, "problem")},
-            {"file", field(r, "file")},           {"source_sha256", field(r, "source_sha256")},
-            {"speedup", field(r, "speedup")},     {"sol_fraction", field(r, "sol_fraction")},
-            {"suspicious", field(r, "suspicious")}, {"reward", field(r, "reward")}};
-  const json& t = field(r, "timing");
-  if (t.is_object() && t.contains("baseline") && t["baseline"].is_object())
-    k["baseline_runtime_stats"] = runtime_stats(t["baseline"], device);
-  m["kernrl"] = k;
-  return m;
+    m["correctness_trials"] = "(" + std::to_string(c.value("n_passed", 0)) + " / " +
+                              std::to_string(c.value("n_trials", 0)) + ")";
+  m["kernrl"] = kernrl_fields(r);
+  ojson rt = timed ? runtime_stats(t["kernel"], device) : ojson::object();
+  return ojson{{"sample_id", sample_id},
+               {"compiled", compiled},
+               {"correctness", status == "correct"},
+               {"metadata", m},
+               {"runtime", timed ? rt["mean"].get<double>() : -1.0},
+               {"runtime_stats", rt}};
 }
 
-json entry(const json& r, int sample_id) {
-  std::string status = text(r, "status");
-  const json& t = field(r, "timing");
-  bool timed = status == "correct" && t.is_object() && t.contains("kernel") && t["kernel"].is_object();
-  return {{"sample_id", sample_id},
-          {"compiled", status != "format_error" && status != "compile_error"},
-          {"correctness", status == "correct"},
-          {"metadata", metadata(r)},
-          {"runtime", timed ? t["kernel"].value("mean_ms", -1.0) : -1.0},
-          {"runtime_stats", timed ? runtime_stats(t["kernel"], field(r, "device")) : json::object()}};
+// KernelBench's calc_pass_at_k: 1 - prod(1 - k / arange(n - c + 1, n + 1)).
+double kb_pass_at_k(int n, int c, int k) {
+  if (n - c < k) return 1.0;
+  double prod = 1.0;
+  for (int i = n - c + 1; i <= n; ++i) prod *= 1.0 - static_cast<double>(k) / i;
+  return 1.0 - prod;
+}
+
+// pass_at_k_results.json as KernelBench's calculate_pass_at_k writes it, quirks included: k larger
+// than a problem's samples is clamped to them (and stored under pass@<clamped>); averages divide
+// by every problem.
+ojson pass_at_k_file(const ojson& eval_results, const std::vector<int>& ks) {
+  ojson problems = ojson::object();
+  for (const auto& [pid, list] : eval_results.items()) {
+    int total = static_cast<int>(list.size());
+    int correct = 0;
+    for (const auto& s : list)
+      if (s["correctness"].get<bool>() && s["compiled"].get<bool>()) ++correct;
+    ojson p = {{"total_samples", total}, {"correct_samples", correct}};
+    for (int k : ks) {
+      int kk = std::min(k, total);
+      p["pass@" + std::to_string(kk)] = kb_pass_at_k(total, correct, kk);
+    }
+    problems[pid] = p;
+  }
+  size_t total_problems = problems.size();
+  ojson averages = ojson::object();
+  ojson metadata = ojson::object();
+  if (total_problems > 0)
+    for (int k : ks) {
+      std::string key = "pass@" + std::to_string(k);
+      double sum = 0;
+      for (const auto& [pid, p] : problems.items())
+        if (p.contains(key)) sum += p[key].get<double>();
+      averages["avg_pass@" + std::to_string(k)] = sum / static_cast<double>(total_problems);
+    }
+  size_t with_samples = 0, samples = 0, correct = 0;
+  for (const auto& [pid, p] : problems.items()) {
+    with_samples += p["total_samples"].get<int>() > 0;
+    samples += p["total_samples"].get<size_t>();
+    correct += p["correct_samples"].get<size_t>();
+  }
+  metadata["total_problems"] = total_problems;
+  metadata["problems_with_samples"] = with_samples;
+  metadata["total_evaluated_samples"] = samples;
+  metadata["total_correct_samples"] = correct;
+  for (int k : ks) {
+    std::string key = "pass@" + std::to_string(k);
+    size_t n = 0;
+    for (const auto& [pid, p] : problems.items()) n += p.contains(key);
+    metadata[key + "_count"] = n;
+  }
+  return ojson{{"averages", averages}, {"metadata", metadata}, {"problems", problems}};
+}
+
+std::string safe_folder(const std::string& run) {
+  std::string s;
+  for (unsigned char c : run)
+    s += std::isalnum(c) || c == '-' || c == '_' || c == '.' ? static_cast<char>(c) : '_';
+  if (s.empty() || s == "." || s == "..") s = "run";
+  return s;
 }
 
 }  // namespace
 
-json kernelbench_results(const std::vector<json>& records) {
-  std::vector<json> recs = drop_duplicates(records, nullptr);
-  std::set<int> levels;
-  for (const json& r : recs)
-    if (auto l = level_of(r); l && problem_number(r)) levels.insert(*l);
-  auto key_of = [&](const json& r) -> std::optional<std::string> {
-    auto n = problem_number(r);
-    auto l = level_of(r);
-    if (!n || !l) return std::nullopt;
-    return levels.size() > 1 ? "L" + std::to_string(*l) + "_" + std::to_string(*n) : std::to_string(*n);
-  };
+KernelBenchOutput kernelbench_output(const std::vector<json>& records,
+                                     const KernelBenchOptions& opt) {
+  KernelBenchOutput out;
+  std::vector<json> recs = drop_duplicates(records, &out.duplicates);
+  std::vector<int> ks = opt.ks;
+  std::sort(ks.begin(), ks.end());
+  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+  ks.erase(std::remove_if(ks.begin(), ks.end(), [](int k) { return k < 1; }), ks.end());
+  if (ks.empty()) ks = {1};
 
-  // Samples keep their `sample` number; records without one get the lowest numbers not taken.
-  json out = json::object();
-  std::map<std::string, std::set<int>> taken;
-  for (const json& r : recs)
-    if (auto key = key_of(r); key && field(r, "sample").is_number_integer())
-      taken[*key].insert(field(r, "sample").get<int>());
-  std::map<std::string, int> next;
+  // run -> level -> problem number -> records, in record order.
+  std::map<std::string, std::map<int, std::map<int, std::vector<const json*>>>> grouped;
   for (const json& r : recs) {
-    auto key = key_of(r);
-    if (!key) continue;
-    int id;
-    if (field(r, "sample").is_number_integer()) {
-      id = field(r, "sample").get<int>();
-    } else {
-      id = next[*key];
-      while (taken[*key].count(id)) ++id;
-      taken[*key].insert(id);
-      next[*key] = id + 1;
+    std::string run = field(r, "run").is_string() ? r["run"].get<std::string>() : "(none)";
+    if (!opt.run.empty() && run != opt.run) continue;
+    auto key = kb_key(r);
+    if (!key) {
+      // No level or problem number (an unreadable file, no problem named): listed apart, also
+      // under a level filter, since it may belong to that level.
+      const json& u = field(r, "problem_unknown");
+      out.unattributed[run].push_back(
+          ojson{{"file", field(r, "file")},
+                {"source_sha256", field(r, "source_sha256")},
+                {"status", field(r, "status")},
+                {"reason", u.is_object() ? u.value("reason", json(nullptr)) : json(nullptr)},
+                {"message", field(r, "error").is_object()
+                                ? field(r, "error").value("message", json(nullptr))
+                                : json(nullptr)}});
+      ++out.unattributed_count;
+      continue;
     }
-    out[*key].push_back(entry(r, id));
+    if (opt.level && key->first != *opt.level) continue;
+    grouped[run][key->first][key->second].push_back(&r);
   }
-  for (json& list : out)
-    std::stable_sort(list.begin(), list.end(),
-                     [](const json& a, const json& b) { return a["sample_id"].get<int>() < b["sample_id"].get<int>(); });
+
+  for (const auto& [run, levels] : grouped)
+    for (const auto& [level, problems] : levels) {
+      KernelBenchRun kr;
+      kr.run = run;
+      kr.level = level;
+      kr.folder = safe_folder(run) + "_level_" + std::to_string(level);
+      kr.eval_results = ojson::object();
+      bool several = false;
+      for (const auto& [number, list] : problems) {  // numeric order, as KernelBench sorts
+        // Samples keep their number; records without one (or a number already taken) get the
+        // lowest free ones, so every sample_id is unique within a problem.
+        std::set<int> taken;
+        std::vector<std::optional<int>> ids(list.size());
+        for (size_t i = 0; i < list.size(); ++i) {
+          const json& s = field(*list[i], "sample");
+          if (s.is_number_integer() && taken.insert(s.get<int>()).second) ids[i] = s.get<int>();
+        }
+        int next = 0;
+        for (size_t i = 0; i < list.size(); ++i)
+          if (!ids[i]) {
+            while (taken.count(next)) ++next;
+            ids[i] = next;
+            taken.insert(next);
+          }
+        std::vector<std::pair<int, ojson>> entries;
+        for (size_t i = 0; i < list.size(); ++i) {
+          ojson e = entry(*list[i], *ids[i]);
+          const json& s = field(*list[i], "sample");
+          if (s.is_number_integer() && s.get<int>() != *ids[i])
+            e["metadata"]["kernrl"]["sample"] = s;  // renumbered: the record's own number
+          entries.push_back({*ids[i], std::move(e)});
+        }
+        std::stable_sort(entries.begin(), entries.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        ojson arr = ojson::array();
+        for (auto& [id, e] : entries) arr.push_back(std::move(e));
+        several |= arr.size() > 1;
+        kr.samples += arr.size();
+        kr.eval_results[std::to_string(number)] = std::move(arr);
+      }
+      if (several) kr.pass_at_k = pass_at_k_file(kr.eval_results, ks);
+      out.runs.push_back(std::move(kr));
+    }
   return out;
 }
 
-std::map<int, json> kernelbench_results_by_level(const std::vector<json>& records) {
-  std::map<int, std::vector<json>> by_level;
-  for (const json& r : records)
-    if (auto l = level_of(r)) by_level[*l].push_back(r);
-  std::map<int, json> out;
-  for (const auto& [level, recs] : by_level) out[level] = kernelbench_results(recs);
-  return out;
+std::string kernelbench_text(const ojson& j, int indent) {
+  return j.dump(indent, ' ', true, ojson::error_handler_t::replace);
+}
+
+std::vector<std::pair<std::string, std::string>> kernelbench_files(const KernelBenchOutput& out) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& r : out.runs) {
+    files.push_back({r.folder + "/eval_results.json", kernelbench_text(r.eval_results, 4)});
+    if (r.pass_at_k)
+      files.push_back({r.folder + "/pass_at_k_results.json", kernelbench_text(*r.pass_at_k, 2)});
+  }
+  if (out.unattributed_count)
+    files.push_back({"unattributed.json", kernelbench_text(out.unattributed, 2) + "\n"});
+  return files;
+}
+
+std::string write_whole_file(const std::string& path, const std::string& content) {
+  fs::path parent = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec) return "cannot create the folder " + parent.string() + ": " + ec.message();
+  }
+  struct stat st {};
+  bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (special && S_ISDIR(st.st_mode)) return "it is a folder";
+  std::string target = special ? path : path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return std::strerror(errno);
+  auto undo = [&](int err) {
+    ::close(fd);
+    if (!special) ::unlink(target.c_str());
+    return std::string(std::strerror(err));
+  };
+  const char* p = content.data();
+  size_t n = content.size();
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return undo(errno);
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  if (!special && ::fsync(fd) != 0) return undo(errno);
+  if (::close(fd) != 0) {
+    int err = errno;
+    if (!special) ::unlink(target.c_str());
+    return std::strerror(err);
+  }
+  if (!special && ::rename(target.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(target.c_str());
+    return std::strerror(err);
+  }
+  return "";
+}
+
+std::string write_kernelbench(const KernelBenchOutput& out, const std::string& dir) {
+  for (const auto& [rel, content] : kernelbench_files(out)) {
+    std::string path = (fs::path(dir) / rel).string();
+    if (std::string err = write_whole_file(path, content); !err.empty()) return path + ": " + err;
+  }
+  return "";
+}
+
+ojson kernelbench_results(const std::vector<json>& records) {
+  KernelBenchOutput out = kernelbench_output(records, {});
+  if (out.runs.empty()) return ojson::object();
+  return out.runs.front().eval_results;
+}
+
+bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<json>* records,
+                       std::ostream& err) {
+  bool any = false;
+  for (const std::string& in : inputs) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) {
+      for (auto it = fs::recursive_directory_iterator(
+               in, fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->path().extension() == ".jsonl" && it->is_regular_file(ec))
+          files.push_back(it->path().string());
+      std::sort(files.begin(), files.end());
+      if (files.empty()) err << escape_invalid_utf8(in) << ": no *.jsonl files in this directory\n";
+    } else if (fs::exists(in, ec)) {
+      files.push_back(in);
+    } else {
+      err << escape_invalid_utf8(in) << ": no such file or directory\n";
+    }
+    for (const std::string& f : files) {
+      std::vector<TraceProblem> problems;
+      std::vector<json> recs = read_trace(f, &problems);
+      bool readable = true;
+      for (const TraceProblem& p : problems) {
+        if (p.line == 0) readable = false;
+        err << escape_invalid_utf8(p.file)
+            << (p.line ? ":" + std::to_string(p.line) : std::string()) << ": " << p.message << "\n";
+      }
+      if (!readable) continue;
+      any = true;
+      for (auto& r : recs) records->push_back(std::move(r));
+    }
+  }
+  return any;
+}
+
+int run_kernelbench_report(const std::vector<std::string>& inputs, const KernelBenchOptions& opt,
+                           const std::string& dir, std::ostream& out, std::ostream& err) {
+  std::vector<json> records;
+  if (!read_trace_inputs(inputs, &records, err)) {
+    err << "kernrl report: no readable trace file among the inputs\n";
+    return 2;
+  }
+  if (!opt.run.empty()) {
+    std::set<std::string> runs;
+    for (const json& r : records)
+      runs.insert(field(r, "run").is_string() ? r["run"].get<std::string>() : "(none)");
+    if (!runs.count(opt.run)) {
+      std::string present;
+      for (const auto& r : runs) present += (present.empty() ? "" : ", ") + r;
+      err << "kernrl report: no records of run '" << opt.run
+          << "' (runs present: " << (present.empty() ? "none" : present) << ")\n";
+      return 2;
+    }
+  }
+  KernelBenchOutput kb = kernelbench_output(records, opt);
+  if (std::string e = write_kernelbench(kb, dir); !e.empty()) {
+    err << "kernrl report: cannot write " << escape_invalid_utf8(e) << "\n";
+    return 2;
+  }
+  for (const auto& r : kb.runs)
+    out << escape_invalid_utf8((fs::path(dir) / r.folder).string()) << "/eval_results.json"
+        << (r.pass_at_k ? " (+ pass_at_k_results.json)" : "") << ": run "
+        << escape_invalid_utf8(r.run) << ", level " << r.level << ", " << r.eval_results.size()
+        << " problem(s), " << r.samples << " sample(s)\n";
+  if (kb.runs.empty())
+    out << "no record names a KernelBench level and problem: no eval_results.json written\n";
+  if (kb.unattributed_count)
+    out << kb.unattributed_count
+        << " record(s) name no problem and are in no eval_results.json: listed in "
+        << escape_invalid_utf8((fs::path(dir) / "unattributed.json").string()) << "\n";
+  if (kb.duplicates)
+    out << kb.duplicates << " duplicate record(s) (regraded by a resumed run) left out\n";
+  return 0;
 }
 
 }  // namespace kernrl

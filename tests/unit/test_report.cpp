@@ -7,7 +7,6 @@
 #include <string>
 
 #include "record/trace_file.h"
-#include "report/kernelbench.h"
 #include "report/report.h"
 
 using kernrl::ReportOptions;
@@ -326,49 +325,6 @@ TEST_CASE("usage errors exit 2") {
   CHECK(report(opt).code == 2);
   opt.by = "run";
   CHECK(report(opt).code == 0);
-}
-
-TEST_CASE("KernelBench eval_results.json shape") {
-  json kb = kernrl::kernelbench_results(load({"passk.jsonl"}));
-  REQUIRE(kb.contains("1"));  // L1_1_Alpha: problem 1 of level 1
-  const json& list = kb["1"];
-  REQUIRE(list.size() == 10);
-  int correct = 0;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const json& e = list[i];
-    CHECK(e["sample_id"] == int(i));
-    for (const char* k : {"compiled", "correctness", "metadata", "runtime", "runtime_stats"})
-      CHECK(e.contains(k));
-    CHECK(e["compiled"] == true);
-    if (e["correctness"] == true) {
-      ++correct;
-      CHECK(e["runtime"].get<double>() == doctest::Approx(0.505));  // kernel mean_ms: 0.5 * 1.01
-      CHECK(e["runtime_stats"]["num_trials"] == 50);
-      CHECK(e["runtime_stats"]["hardware"] == "NVIDIA H100 80GB HBM3");
-      CHECK(e["metadata"]["correctness_trials"] == "(5 / 5)");
-    } else {
-      CHECK(e["runtime"] == -1.0);
-      CHECK(e["runtime_stats"] == json::object());
-      CHECK(e["metadata"].contains("correctness_issue"));
-    }
-  }
-  CHECK(correct == 3);
-
-  // Records spanning levels: level-qualified keys; by level: one file each, plain numbers.
-  std::vector<json> merged;
-  for (auto& r : load({"shards/shard_a.jsonl", "shards/shard_b.jsonl"}))
-    if (r["run"] == "merged") merged.push_back(r);
-  kb = kernrl::kernelbench_results(merged);
-  CHECK(kb.size() == 3);
-  REQUIRE(kb.contains("L1_1"));
-  CHECK(kb["L1_1"].size() == 2);  // the resumed duplicate counted once
-  CHECK(kb["L1_1"][1]["correctness"] == true);
-  CHECK(kb["L1_2"][0]["compiled"] == false);
-  auto levels = kernrl::kernelbench_results_by_level(merged);
-  REQUIRE(levels.size() == 2);
-  CHECK(levels[1].contains("1"));
-  CHECK(levels[1].contains("2"));
-  CHECK(levels[2].contains("1"));
 }
 
 TEST_CASE("unattributed records: outside every metric, listed on their own") {

@@ -1,0 +1,171 @@
+// The converter's internals, shared by its Python side (kernelbench_import.cpp) and its C++ host
+// side (host_interp.cpp). Values are what a host program computes, known exactly where kernrl
+// knows them (constants, dtypes, the problem's scalars) and as kernrl expressions over the sizes
+// where they vary with the size set.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/problem.h"
+#include "import/cxx_reader.h"
+#include "import/import_error.h"
+#include "import/python_reader.h"
+
+namespace kernrl::kbimport {
+
+struct Val {
+  enum Kind {
+    Void,
+    Int,     // k: constant; else e: an expression over the sizes (and num_sms, repeat variables)
+    Float,   // f: the value; text: the literal as written or the scalar's name
+    Bool,    // k (0/1), or per_set: the value at each size set of the problem
+    Tensor,  // tensor: index into Converter::tensors
+    Ptr,     // tensor (-1: null), elem: the pointee C type ("" for void)
+    Dim3,    // items: 3 Ints
+    List,    // items
+    Opts,    // dtype (TensorOptions)
+    DType,   // dtype (a kernrl dtype name)
+    Device,
+    Stream,  // created: a stream made with cudaStreamCreate
+    Props,   // cudaDeviceProp
+    Ratio,   // items[0] / items[1] computed in floating point: (float)a / b
+    Type,    // elem: a C type (scalar_t, float)
+    Func,    // name: a function of the source (or a lambda: first/last token range)
+    Ext,     // ext: a load_inline module
+    ExtFn,   // ext, name
+    Layer,   // name: a torch.nn module attribute of ModelNew; elem: its class
+    Str,
+    Unknown  // why: what it is, for the message if it is used
+  } kind = Void;
+  std::optional<int64_t> k;
+  std::string e;
+  std::string scalar;  // Int/Float taken unchanged from a problem scalar
+  std::optional<double> f;
+  std::string text;
+  bool floaty = false;  // an Int converted to a floating type
+  std::vector<char> per_set;
+  int tensor = -1;
+  std::string elem;
+  std::string dtype;
+  std::string name;
+  int ext = -1;
+  bool created = false;
+  std::vector<Val> items;
+  std::vector<std::string> path;  // &var.member[i]: the member/index path of `name`
+  std::string why;
+  size_t first = 0, last = 0;  // lambda body tokens
+  const std::vector<CTok>* toks = nullptr;
+};
+
+Val make_int(int64_t v);
+Val make_int_expr(const std::string& e);
+Val make_float(double v, const std::string& text = "");
+Val make_bool(bool b);
+Val make_unknown(const std::string& why);
+
+// An Int's text as a kernrl expression; atomic ones (a name, a number) unwrapped.
+std::string int_text(const Val& v);
+
+struct TensorInfo {
+  std::string role;  // input, parameter, alloc
+  std::string name;  // the problem's name (inputs, parameters) or the variable's (allocs)
+  std::string dtype;
+  std::vector<Val> shape;  // Ints
+  std::string fill;        // allocs: "" (empty), or the value it was filled with ("0", "1.0")
+  int fill_launch = -1;    // index of the launch that fills it
+  int line = 0;
+  std::string origin;  // "torch::zeros(...)" for messages
+};
+
+struct LaunchArgOut {
+  int tensor = -1;   // a tensor's pointer
+  std::string text;  // else the argument's text
+};
+
+struct LaunchOut {
+  std::string kernel;
+  std::vector<std::string> grid, block;
+  std::string shared = "0";
+  std::vector<LaunchArgOut> args;
+  std::string repeat_count, repeat_var;
+  bool fill = false;  // a fill kernel kernrl added
+  int fills = -1;     // fill: the tensor
+};
+
+// One load_inline module.
+struct ExtModule {
+  std::string var;  // the Python name it is bound to ("softmax_ext", "self.ext")
+  std::vector<std::string> cuda_sources, cpp_sources;
+  std::vector<std::string> functions;
+  int line = 0;
+  bool used = false;
+  // Parsed sources: one per string.
+  struct Source {
+    std::string text;
+    bool cuda = true;
+    std::vector<CTok> toks;
+    std::vector<CItem> items;
+  };
+  std::vector<Source> sources;
+};
+
+class Converter {
+ public:
+  Converter(const ProblemSpec& p, const std::string& python) : P(p), python_(python) {}
+  std::string run(const std::string& source_name);  // the kernel file; throws ImportError
+  std::vector<std::string> notes;
+
+  // ---- state shared by both sides ----
+  const ProblemSpec& P;
+  std::vector<TensorInfo> tensors;
+  std::vector<LaunchOut> launches;
+  std::vector<ExtModule> exts;
+  std::set<std::string> fill_types;  // C types of the fill kernels to add
+  std::vector<Vars> size_sets;       // bench then tests
+  std::set<std::string> reserved;    // names taken in the launch block
+
+  // ---- C++ host side (host_interp.cpp) ----
+  // Calls host function `fn` of module `ext` with Python-side arguments; returns what it returns.
+  Val call_host(int ext, const std::string& fn, const std::vector<Val>& args,
+                const std::vector<std::pair<std::string, Val>>& kwargs);
+  std::map<std::string, std::vector<CTok>> macros;  // object-like #defines: NAME -> body tokens
+  struct FnMacro {
+    std::vector<std::string> params;
+    std::vector<CTok> body;
+  };
+  std::map<std::string, FnMacro> fn_macros;
+  void add_macros(const std::vector<CTok>& toks);
+
+  // ---- shared helpers ----
+  int add_tensor(TensorInfo t);
+  Val alloc(const std::vector<Val>& shape, const std::string& dtype, const std::string& fill,
+            const std::string& origin, const std::string& var);
+  void add_fill(int tensor, const std::string& value);
+  // Per size set values of an Int (nullopt when it depends on num_sms or a repeat variable).
+  std::optional<std::vector<int64_t>> per_set(const Val& v) const;
+  std::string size_expr(const std::string& shape_entry) const;
+  std::string repeat_count_, repeat_var_;  // set while a loop runs as a launch-block repeat
+  int host_depth_ = 0;
+
+ private:
+  const std::string& python_;
+};
+
+// Helpers shared by both sides.
+std::string c_type_of(const std::string& dtype);      // float32 -> float
+std::string dtype_of_c(const std::string& c_type);    // float -> float32 ("" if none)
+std::string dtype_of_torch(const std::string& name);  // kFloat32 / float32 / torch.float -> float32
+int dtype_bytes(const std::string& dtype);
+std::string float_literal(double v);
+// Integer + - * / % of two Ints: constants folded, else a kernrl expression (`what` for errors).
+Val int_binop(const std::string& op, const Val& a, const Val& b, const std::string& what);
+bool int_type(const std::string& c_type);
+bool float_type(const std::string& c_type);
+int c_type_bytes(const std::string& c_type);  // 0 when unknown
+
+}  // namespace kernrl::kbimport

@@ -1,0 +1,674 @@
+#include "import/python_reader.h"
+
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+
+#include "import/import_error.h"
+
+namespace kernrl::kbimport {
+
+namespace {
+
+[[noreturn]] void syntax(int line, const std::string& what) {
+  throw ImportError("python_syntax", "the Python text cannot be read: " + what + " (line " +
+                                         std::to_string(line) + ")");
+}
+
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+bool ident_char(char c) {
+  return ident_start(c) || std::isdigit(static_cast<unsigned char>(c));
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The value of a string literal's body as Python decodes it.
+std::string decode(const std::string& body, bool raw) {
+  if (raw) return body;
+  std::string out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c != '\\' || i + 1 >= body.size()) {
+      out += c;
+      continue;
+    }
+    char n = body[++i];
+    switch (n) {
+      case '\n':
+        break;  // line continuation inside the string
+      case '\\':
+        out += '\\';
+        break;
+      case '\'':
+        out += '\'';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'v':
+        out += '\v';
+        break;
+      case 'x':
+      case 'u':
+      case 'U': {
+        size_t digits = n == 'x' ? 2 : n == 'u' ? 4 : 8;
+        uint32_t cp = 0;
+        size_t k = 0;
+        for (; k < digits && i + 1 < body.size() && hex_value(body[i + 1]) >= 0; ++k)
+          cp = cp * 16 + static_cast<uint32_t>(hex_value(body[++i]));
+        if (k == digits)
+          append_utf8(out, cp);
+        else
+          out += std::string("\\") + n;
+        break;
+      }
+      default:
+        if (n >= '0' && n <= '7') {
+          uint32_t cp = static_cast<uint32_t>(n - '0');
+          for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7';
+               ++k)
+            cp = cp * 8 + static_cast<uint32_t>(body[++i] - '0');
+          append_utf8(out, cp);
+        } else {
+          out += '\\';  // Python keeps unknown escapes as written
+          out += n;
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PyLine> py_lines(const std::string& text) {
+  std::vector<PyLine> lines;
+  PyLine cur;
+  int depth = 0;
+  int line = 1;
+  bool at_line_start = true;
+  size_t i = 0;
+  const size_t n = text.size();
+  auto flush = [&]() {
+    if (!cur.toks.empty()) lines.push_back(std::move(cur));
+    cur = PyLine{};
+    at_line_start = true;
+  };
+  while (i < n) {
+    if (at_line_start && depth == 0) {
+      int col = 0;
+      size_t j = i;
+      while (j < n && (text[j] == ' ' || text[j] == '\t' || text[j] == '\f')) {
+        col = text[j] == '\t' ? (col / 8 + 1) * 8 : col + 1;
+        ++j;
+      }
+      i = j;
+      if (i < n && (text[i] == '\n' || text[i] == '#' || text[i] == '\r')) {
+        // Blank or comment-only line: no indentation of its own.
+        while (i < n && text[i] != '\n') ++i;
+        if (i < n) ++i, ++line;
+        continue;
+      }
+      cur.indent = col;
+      cur.line = line;
+      at_line_start = false;
+      continue;
+    }
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+      if (depth == 0) flush();
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
+      ++i;
+      continue;
+    }
+    if (c == '#') {
+      while (i < n && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '\\' && i + 1 < n && (text[i + 1] == '\n' || text[i + 1] == '\r')) {
+      i += text[i + 1] == '\r' && i + 2 < n && text[i + 2] == '\n' ? 3 : 2;
+      ++line;
+      continue;
+    }
+    // String literal, with an optional prefix.
+    size_t p = i;
+    bool raw = false, fstr = false, bytes = false;
+    while (p < n && p - i < 3 && text[p] != '\0' && std::strchr("rRbBuUfF", text[p])) {
+      char l = static_cast<char>(std::tolower(static_cast<unsigned char>(text[p])));
+      raw |= l == 'r';
+      fstr |= l == 'f';
+      bytes |= l == 'b';
+      ++p;
+    }
+    if (p < n && (text[p] == '"' || text[p] == '\'')) {
+      {
+        char q = text[p];
+        bool triple = p + 2 < n && text[p + 1] == q && text[p + 2] == q;
+        size_t start = p + (triple ? 3 : 1);
+        size_t j = start;
+        int start_line = line;
+        for (;;) {
+          if (j >= n) syntax(start_line, "a string that is never closed");
+          char d = text[j];
+          if (d == '\\' && j + 1 < n) {
+            if (text[j + 1] == '\n') ++line;
+            j += 2;
+            continue;
+          }
+          if (d == '\n') {
+            if (!triple) syntax(start_line, "a string that is never closed");
+            ++line;
+          }
+          if (d == q && (!triple || (j + 2 < n && text[j + 1] == q && text[j + 2] == q))) break;
+          ++j;
+        }
+        PyTok t;
+        t.kind = PyTok::String;
+        t.text = decode(text.substr(start, j - start), raw);
+        t.line = start_line;
+        t.fstring = fstr;
+        t.bytes = bytes;
+        cur.toks.push_back(std::move(t));
+        i = j + (triple ? 3 : 1);
+        continue;
+      }
+    }
+    if (ident_start(c)) {
+      size_t j = i;
+      while (j < n && ident_char(text[j])) ++j;
+      cur.toks.push_back({PyTok::Name, text.substr(i, j - i), line});
+      i = j;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && i + 1 < n && std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+      size_t j = i;
+      while (j < n) {
+        char d = text[j];
+        if (std::isalnum(static_cast<unsigned char>(d)) || d == '_' || d == '.') {
+          ++j;
+        } else if ((d == '+' || d == '-') && j > i && (text[j - 1] == 'e' || text[j - 1] == 'E') &&
+                   !(text.compare(i, 2, "0x") == 0 || text.compare(i, 2, "0X") == 0)) {
+          ++j;
+        } else {
+          break;
+        }
+      }
+      cur.toks.push_back({PyTok::Number, text.substr(i, j - i), line});
+      i = j;
+      continue;
+    }
+    static const char* const ops3[] = {"**=", "//=", ">>=", "<<=", "..."};
+    static const char* const ops2[] = {"**", "//", "==", "!=", "<=", ">=", "->", "+=", "-=", "*=",
+                                       "/=", "%=", "&=", "|=", "^=", "@=", ":=", "<<", ">>"};
+    std::string op;
+    for (const char* o : ops3)
+      if (text.compare(i, 3, o) == 0) op = o;
+    if (op.empty())
+      for (const char* o : ops2)
+        if (text.compare(i, 2, o) == 0) op = o;
+    if (op.empty()) op = std::string(1, c);
+    if (op == "(" || op == "[" || op == "{") ++depth;
+    if (op == ")" || op == "]" || op == "}") {
+      if (depth == 0) syntax(line, "an unmatched '" + op + "'");
+      --depth;
+    }
+    cur.toks.push_back({PyTok::Op, op, line});
+    i += op.size();
+  }
+  if (depth != 0) syntax(line, "a bracket that is never closed");
+  flush();
+  return lines;
+}
+
+namespace {
+
+class Parser {
+ public:
+  Parser(const std::vector<PyTok>& t, size_t b, size_t e) : t_(t), i_(b), end_(e) {}
+
+  PyExprP parse_all() {
+    PyExprP e = tuple_or_expr();
+    if (i_ != end_) syntax(t_[i_].line, "unexpected '" + t_[i_].text + "'");
+    return e;
+  }
+
+ private:
+  bool at_op(const char* op) const {
+    return i_ < end_ && t_[i_].kind == PyTok::Op && t_[i_].text == op;
+  }
+  bool at_name(const char* kw) const {
+    return i_ < end_ && t_[i_].kind == PyTok::Name && t_[i_].text == kw;
+  }
+  int line() const { return i_ < end_ ? t_[i_].line : (end_ > 0 ? t_[end_ - 1].line : 0); }
+  void expect(const char* op) {
+    if (!at_op(op)) syntax(line(), std::string("expected '") + op + "'");
+    ++i_;
+  }
+  static PyExprP make(PyExpr::Kind k, std::string text, int line) {
+    auto e = std::make_shared<PyExpr>();
+    e->kind = k;
+    e->text = std::move(text);
+    e->line = line;
+    return e;
+  }
+
+  PyExprP tuple_or_expr() {
+    int l = line();
+    PyExprP first = expr();
+    if (!at_op(",")) return first;
+    PyExprP tup = make(PyExpr::Tuple, "", l);
+    tup->kids.push_back(first);
+    while (at_op(",")) {
+      ++i_;
+      if (i_ >= end_ || at_op(")") || at_op("]") || at_op("=")) break;
+      tup->kids.push_back(expr());
+    }
+    return tup;
+  }
+
+  PyExprP expr() {
+    int l = line();
+    if (at_name("lambda")) {
+      // lambda args: body
+      int depth = 0;
+      while (i_ < end_) {
+        const PyTok& t = t_[i_];
+        if (t.kind == PyTok::Op && (t.text == "(" || t.text == "[" || t.text == "{")) ++depth;
+        if (t.kind == PyTok::Op && (t.text == ")" || t.text == "]" || t.text == "}")) {
+          if (depth == 0) break;
+          --depth;
+        }
+        if (depth == 0 && t.kind == PyTok::Op && t.text == ",") break;
+        ++i_;
+      }
+      return make(PyExpr::Other, "lambda", l);
+    }
+    PyExprP e = or_expr();
+    if (at_name("if")) {
+      ++i_;
+      or_expr();
+      if (!at_name("else")) syntax(line(), "expected 'else'");
+      ++i_;
+      expr();
+      PyExprP o = make(PyExpr::Other, "conditional expression", l);
+      o->kids.push_back(e);
+      return o;
+    }
+    return e;
+  }
+  PyExprP or_expr() {
+    PyExprP e = and_expr();
+    while (at_name("or")) {
+      int l = line();
+      ++i_;
+      e = bin("or", e, and_expr(), l);
+    }
+    return e;
+  }
+  PyExprP and_expr() {
+    PyExprP e = not_expr();
+    while (at_name("and")) {
+      int l = line();
+      ++i_;
+      e = bin("and", e, not_expr(), l);
+    }
+    return e;
+  }
+  PyExprP not_expr() {
+    if (at_name("not")) {
+      int l = line();
+      ++i_;
+      PyExprP u = make(PyExpr::Unary, "not", l);
+      u->kids.push_back(not_expr());
+      return u;
+    }
+    return comparison();
+  }
+  PyExprP comparison() {
+    PyExprP e = bitor_expr();
+    for (;;) {
+      int l = line();
+      std::string op;
+      if (at_op("<") || at_op(">") || at_op("==") || at_op("!=") || at_op("<=") || at_op(">=")) {
+        op = t_[i_].text;
+        ++i_;
+      } else if (at_name("in")) {
+        op = "in";
+        ++i_;
+      } else if (at_name("is")) {
+        op = "is";
+        ++i_;
+        if (at_name("not")) ++i_, op = "is not";
+      } else if (at_name("not") && i_ + 1 < end_ && t_[i_ + 1].text == "in") {
+        op = "not in";
+        i_ += 2;
+      } else {
+        return e;
+      }
+      e = bin(op, e, bitor_expr(), l);
+    }
+  }
+  PyExprP bitor_expr() {
+    return left_assoc({"|"}, [&] { return bitxor_expr(); });
+  }
+  PyExprP bitxor_expr() {
+    return left_assoc({"^"}, [&] { return bitand_expr(); });
+  }
+  PyExprP bitand_expr() {
+    return left_assoc({"&"}, [&] { return shift_expr(); });
+  }
+  PyExprP shift_expr() {
+    return left_assoc({"<<", ">>"}, [&] { return arith(); });
+  }
+  PyExprP arith() {
+    return left_assoc({"+", "-"}, [&] { return term(); });
+  }
+  PyExprP term() {
+    return left_assoc({"*", "/", "//", "%", "@"}, [&] { return factor(); });
+  }
+  PyExprP factor() {
+    if (at_op("-") || at_op("+") || at_op("~")) {
+      int l = line();
+      std::string op = t_[i_++].text;
+      PyExprP u = make(PyExpr::Unary, op, l);
+      u->kids.push_back(factor());
+      return u;
+    }
+    return power();
+  }
+  PyExprP power() {
+    PyExprP e = postfix();
+    if (at_op("**")) {
+      int l = line();
+      ++i_;
+      e = bin("**", e, factor(), l);
+    }
+    return e;
+  }
+  template <typename F>
+  PyExprP left_assoc(std::initializer_list<const char*> ops, F next) {
+    PyExprP e = next();
+    for (;;) {
+      bool found = false;
+      for (const char* op : ops)
+        if (at_op(op)) {
+          int l = line();
+          ++i_;
+          e = bin(op, e, next(), l);
+          found = true;
+          break;
+        }
+      if (!found) return e;
+    }
+  }
+  PyExprP bin(const std::string& op, PyExprP a, PyExprP b, int l) {
+    PyExprP e = make(PyExpr::BinOp, op, l);
+    e->kids = {std::move(a), std::move(b)};
+    return e;
+  }
+
+  PyExprP postfix() {
+    PyExprP e = atom();
+    for (;;) {
+      int l = line();
+      if (at_op(".")) {
+        ++i_;
+        if (i_ >= end_ || t_[i_].kind != PyTok::Name) syntax(line(), "expected a name after '.'");
+        PyExprP a = make(PyExpr::Attr, t_[i_++].text, l);
+        a->kids.push_back(e);
+        e = a;
+      } else if (at_op("(")) {
+        ++i_;
+        PyExprP c = make(PyExpr::Call, "", l);
+        c->kids.push_back(e);
+        while (!at_op(")")) {
+          if (i_ >= end_) syntax(l, "a call that is never closed");
+          if (at_op("*") || at_op("**")) {
+            ++i_;
+            expr();
+            c->kwargs.push_back({"*", make(PyExpr::Other, "unpacking", l)});
+          } else if (i_ + 1 < end_ && t_[i_].kind == PyTok::Name && t_[i_ + 1].kind == PyTok::Op &&
+                     t_[i_ + 1].text == "=") {
+            std::string k = t_[i_].text;
+            i_ += 2;
+            c->kwargs.push_back({k, expr()});
+          } else {
+            c->kids.push_back(expr());
+            if (at_name("for")) {  // a generator expression as the only argument
+              skip_to_close();
+              c->kids.back() = make(PyExpr::Other, "generator expression", l);
+              break;
+            }
+          }
+          if (at_op(","))
+            ++i_;
+          else if (!at_op(")"))
+            syntax(line(), "expected ',' or ')' in a call");
+        }
+        expect(")");
+        e = c;
+      } else if (at_op("[")) {
+        ++i_;
+        PyExprP x = make(PyExpr::Index, "", l);
+        x->kids.push_back(e);
+        size_t save = i_;
+        // A slice (a:b) or a multi-dimensional index is "Other".
+        int depth = 0;
+        bool slice = false;
+        size_t j = i_;
+        for (; j < end_; ++j) {
+          const PyTok& t = t_[j];
+          if (t.kind == PyTok::Op && (t.text == "(" || t.text == "[" || t.text == "{")) ++depth;
+          if (t.kind == PyTok::Op && (t.text == ")" || t.text == "]" || t.text == "}")) {
+            if (depth == 0) break;
+            --depth;
+          }
+          if (depth == 0 && t.kind == PyTok::Op && (t.text == ":" || t.text == ",")) slice = true;
+        }
+        if (slice || j == save) {
+          i_ = j;
+          x->kids.push_back(make(PyExpr::Other, "slice", l));
+        } else {
+          x->kids.push_back(tuple_or_expr());
+        }
+        expect("]");
+        e = x;
+      } else {
+        return e;
+      }
+    }
+  }
+
+  void skip_to_close() {
+    int depth = 0;
+    while (i_ < end_) {
+      const PyTok& t = t_[i_];
+      if (t.kind == PyTok::Op && (t.text == "(" || t.text == "[" || t.text == "{")) ++depth;
+      if (t.kind == PyTok::Op && (t.text == ")" || t.text == "]" || t.text == "}")) {
+        if (depth == 0) return;
+        --depth;
+      }
+      ++i_;
+    }
+  }
+
+  PyExprP atom() {
+    if (i_ >= end_) syntax(line(), "an expression is missing");
+    const PyTok& t = t_[i_];
+    int l = t.line;
+    if (t.kind == PyTok::Number) {
+      ++i_;
+      return make(PyExpr::Num, t.text, l);
+    }
+    if (t.kind == PyTok::String) {
+      // Adjacent literals concatenate.
+      PyExprP s = make(PyExpr::Str, "", l);
+      while (i_ < end_ && t_[i_].kind == PyTok::String) {
+        s->text += t_[i_].text;
+        s->fstring |= t_[i_].fstring;
+        ++i_;
+      }
+      return s;
+    }
+    if (t.kind == PyTok::Name) {
+      ++i_;
+      if (t.text == "True" || t.text == "False" || t.text == "None")
+        return make(PyExpr::Const, t.text, l);
+      return make(PyExpr::Name, t.text, l);
+    }
+    if (at_op("(")) {
+      ++i_;
+      if (at_op(")")) {
+        ++i_;
+        return make(PyExpr::Tuple, "", l);
+      }
+      PyExprP e = tuple_or_expr();
+      if (at_name("for")) {
+        skip_to_close();
+        e = make(PyExpr::Other, "generator expression", l);
+      }
+      expect(")");
+      return e;
+    }
+    if (at_op("[")) {
+      ++i_;
+      PyExprP list = make(PyExpr::List, "", l);
+      while (!at_op("]")) {
+        if (i_ >= end_) syntax(l, "a list that is never closed");
+        list->kids.push_back(expr());
+        if (at_name("for")) {
+          skip_to_close();
+          expect("]");
+          return make(PyExpr::Other, "list comprehension", l);
+        }
+        if (at_op(","))
+          ++i_;
+        else if (!at_op("]"))
+          syntax(line(), "expected ',' or ']'");
+      }
+      ++i_;
+      return list;
+    }
+    if (at_op("{")) {
+      ++i_;
+      skip_to_close();
+      expect("}");
+      return make(PyExpr::Other, "dict or set", l);
+    }
+    if (at_op("...")) {
+      ++i_;
+      return make(PyExpr::Const, "Ellipsis", l);
+    }
+    syntax(l, "unexpected '" + t.text + "'");
+  }
+
+  const std::vector<PyTok>& t_;
+  size_t i_, end_;
+};
+
+}  // namespace
+
+PyExprP py_parse_expr(const std::vector<PyTok>& toks, size_t begin, size_t end) {
+  if (begin >= end) {
+    int l = begin < toks.size() ? toks[begin].line : (toks.empty() ? 0 : toks.back().line);
+    syntax(l, "an expression is missing");
+  }
+  return Parser(toks, begin, end).parse_all();
+}
+
+std::string py_dotted(const PyExprP& e) {
+  if (!e) return "";
+  if (e->kind == PyExpr::Name) return e->text;
+  if (e->kind == PyExpr::Attr) {
+    std::string base = py_dotted(e->kids[0]);
+    return base.empty() ? "" : base + "." + e->text;
+  }
+  return "";
+}
+
+std::string py_text(const PyExprP& e) {
+  if (!e) return "";
+  switch (e->kind) {
+    case PyExpr::Name:
+    case PyExpr::Num:
+    case PyExpr::Const:
+      return e->text;
+    case PyExpr::Str:
+      return "'" + e->text.substr(0, 40) + (e->text.size() > 40 ? "..." : "") + "'";
+    case PyExpr::Attr:
+      return py_text(e->kids[0]) + "." + e->text;
+    case PyExpr::Call: {
+      std::string s = py_text(e->kids[0]) + "(";
+      for (size_t i = 1; i < e->kids.size(); ++i) s += (i > 1 ? ", " : "") + py_text(e->kids[i]);
+      for (size_t i = 0; i < e->kwargs.size(); ++i)
+        s += (e->kids.size() > 1 || i ? ", " : "") + e->kwargs[i].first + "=" +
+             py_text(e->kwargs[i].second);
+      return s + ")";
+    }
+    case PyExpr::Index:
+      return py_text(e->kids[0]) + "[" + py_text(e->kids[1]) + "]";
+    case PyExpr::BinOp:
+      return py_text(e->kids[0]) + " " + e->text + " " + py_text(e->kids[1]);
+    case PyExpr::Unary:
+      return e->text + (e->text == "not" ? " " : "") + py_text(e->kids[0]);
+    case PyExpr::Tuple:
+    case PyExpr::List: {
+      std::string s = e->kind == PyExpr::Tuple ? "(" : "[";
+      for (size_t i = 0; i < e->kids.size(); ++i) s += (i ? ", " : "") + py_text(e->kids[i]);
+      return s + (e->kind == PyExpr::Tuple ? ")" : "]");
+    }
+    case PyExpr::Other:
+      return e->text;
+  }
+  return "";
+}
+
+}  // namespace kernrl::kbimport

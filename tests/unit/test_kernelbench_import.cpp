@@ -1,0 +1,362 @@
+// import_kernelbench: KernelBench load_inline modules -> kernel files, or a reason.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "core/paths.h"
+#include "core/problem.h"
+#include "extract/extract.h"
+#include "import/kernelbench_import.h"
+#include "import/python_reader.h"
+#include "parse/launch_block.h"
+
+using namespace kernrl;
+
+namespace {
+
+ProblemSpec problem(const std::string& id) {
+  return load_problem(find_problem_dir(problems_dir(), id));
+}
+
+// A module with `cuda` as the CUDA source, `fn` its host function, forward(self, `params`)
+// returning `call`.
+std::string module(const std::string& cuda, const std::string& fn, const std::string& params,
+                   const std::string& call, const std::string& init = "") {
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n" +
+         cuda +
+         "\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, functions=[\"" +
+         fn +
+         "\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self" +
+         (init.empty() ? "" : ", " + init.substr(0, init.find(':'))) +
+         "):\n        super().__init__()\n" +
+         (init.empty() ? "" : "        " + init.substr(init.find(':') + 1) + "\n") +
+         "\n    def forward(self, " + params + "):\n        return " + call + "\n";
+}
+
+const char* kGelu = R"(
+__global__ void gelu_kernel(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678f));
+}
+torch::Tensor gelu(torch::Tensor x) {
+  auto out = torch::empty_like(x);
+  int n = x.numel();
+  const int threads = 256;
+  gelu_kernel<<<(n + threads - 1) / threads, threads>>>(x.data_ptr<float>(), out.data_ptr<float>(), n);
+  return out;
+}
+)";
+
+// The converted file parses and checks against the problem at every size set.
+LaunchPlan checked_plan(const KernelBenchImport& r, const ProblemSpec& p) {
+  ExtractedSource src = extract_kernel(r.kernel_file, "converted.cu");
+  LaunchPlan plan = parse_launch_block(src);
+  check_plan(plan, p, 132);
+  return plan;
+}
+
+std::vector<std::string> arg_texts(const LaunchSpec& l) {
+  std::vector<std::string> v;
+  for (const auto& a : l.args) v.push_back(a.text);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: an elementwise module becomes a kernel file with a launch block") {
+  ProblemSpec p = problem("L1_26");
+  auto r = import_kernelbench(module(kGelu, "gelu", "x", "ext.gelu(x)"), p, "gen.py");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(r.category.empty());
+  CHECK(r.kernel_file.find("torch/extension.h") == std::string::npos);
+  CHECK(r.kernel_file.find("torch::Tensor gelu") == std::string::npos);  // the host wrapper is gone
+  CHECK(r.kernel_file.find("__global__ void gelu_kernel") != std::string::npos);
+  CHECK(r.kernel_file.find("from gen.py") != std::string::npos);
+  LaunchPlan plan = checked_plan(r, p);
+  CHECK(plan.problem == p.id);
+  REQUIRE(plan.launches.size() == 1);
+  const LaunchSpec& l = plan.launches[0];
+  CHECK(l.kernel == "gelu_kernel");
+  CHECK(l.block == std::vector<std::string>{"256"});
+  CHECK(l.grid == std::vector<std::string>{"(batch_size * dim + 256 - 1) / 256"});
+  CHECK(arg_texts(l) == std::vector<std::string>{"x", "out", "batch_size * dim"});
+}
+
+TEST_CASE("import_kernelbench: AT_DISPATCH and templates become name expressions") {
+  ProblemSpec p = problem("L1_2");
+  const char* cuda = R"(
+template <typename scalar_t, int TILE>
+__global__ void mm(const scalar_t* a, const scalar_t* b, scalar_t* c, int M, int K, int N) {}
+torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
+  auto c = torch::empty({a.size(0), b.size(1)}, a.options());
+  constexpr int T = 16;
+  dim3 block(T, T);
+  dim3 grid((b.size(1) + T - 1) / T, (a.size(0) + T - 1) / T);
+  AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "mm", ([&] {
+    mm<scalar_t, T><<<grid, block, 2 * T * T * sizeof(scalar_t)>>>(
+        a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), c.data_ptr<scalar_t>(), a.size(0), a.size(1), b.size(1));
+  }));
+  return c;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "matmul", "A, B", "ext.matmul(A, B)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].kernel == "mm<float, 16>");
+  CHECK(plan.launches[0].grid ==
+        std::vector<std::string>{"(N + 16 - 1) / 16", "(M + 16 - 1) / 16"});
+  CHECK(plan.launches[0].block == std::vector<std::string>{"16", "16"});
+  CHECK(plan.launches[0].shared_bytes == "2048");
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"A", "B", "out", "M", "K", "N"});
+}
+
+TEST_CASE("import_kernelbench: ceil of a float division is cdiv") {
+  ProblemSpec p = problem("L1_26");
+  std::string cuda = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  dim3 grid(ceil(n / 256.0), std::ceil((float)x.size(0) / 4));
+  k<<<grid, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchSpec l = checked_plan(r, p).launches.at(0);
+  CHECK(l.grid == std::vector<std::string>{"cdiv(batch_size * dim, 256)", "cdiv(batch_size, 4)"});
+}
+
+TEST_CASE("import_kernelbench: a template kernel without explicit arguments is deduced") {
+  ProblemSpec p = problem("L1_26");
+  std::string cuda = R"(
+template <typename T>
+__global__ void k(const T* x, T* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  k<<<x.numel() / 256 + 1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches.at(0).kernel == "k<float>");
+}
+
+TEST_CASE("import_kernelbench: scalars, parameters, zero-filled outputs and scratch buffers") {
+  ProblemSpec p = problem("L2_86");
+  const char* cuda = R"(
+__global__ void lin(const float* x, const float* w, const float* b, float* y, int M, int K, int N) {}
+__global__ void act(const float* y, float* out, float d, int n) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, float divisor) {
+  auto tmp = torch::empty({x.size(0), w.size(0)}, x.options());
+  auto out = torch::zeros_like(tmp);
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+                          tmp.data_ptr<float>(), x.size(0), x.size(1), w.size(0));
+  act<<<tmp.numel() / 128 + 1, 128>>>(tmp.data_ptr<float>(), out.data_ptr<float>(), divisor, tmp.numel());
+  return out;
+}
+)";
+  std::string py =
+      module(cuda, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias, self.divisor)",
+             "input_size, output_size, divisor: self.linear = nn.Linear(input_size, "
+             "output_size)\n        self.divisor = divisor");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].kernel == "kernrl_import_fill_float32");  // outputs are poisoned
+  CHECK(arg_texts(plan.launches[0]).at(2) == "0.0");
+  CHECK(arg_texts(plan.launches[1]) == std::vector<std::string>{"x", "weight", "bias", "tmp",
+                                                                "batch_size", "input_size",
+                                                                "output_size"});
+  CHECK(arg_texts(plan.launches[2]).at(2) == "divisor");
+  REQUIRE(plan.scratch.size() == 1);
+  CHECK(plan.scratch[0].name == "tmp");
+  CHECK(plan.scratch[0].count == "batch_size * output_size");
+  CHECK(r.kernel_file.find("__global__ void kernrl_import_fill_float32") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: a launch loop whose length depends on the sizes becomes a repeat") {
+  ProblemSpec p = problem("L1_4");
+  const char* cuda = R"(
+__global__ void chunk(const float* A, const float* x, float* y, int M, int K, int c) {}
+torch::Tensor mv(torch::Tensor A, torch::Tensor x) {
+  auto y = torch::empty({A.size(0), 1}, A.options());
+  int chunks = (A.size(1) + 1023) / 1024;
+  for (int c = 0; c < chunks; ++c)
+    chunk<<<A.size(0), 256>>>(A.data_ptr<float>(), x.data_ptr<float>(), y.data_ptr<float>(), A.size(0), A.size(1), c);
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "mv", "A, B", "ext.mv(A, B)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].repeat_var == "c");
+  CHECK(plan.launches[0].repeat_count == "max((K + 1023) / 1024, 0)");
+  CHECK(arg_texts(plan.launches[0]).back() == "c");
+}
+
+TEST_CASE(
+    "import_kernelbench: conditions on sizes are decided only when they agree at every size set") {
+  ProblemSpec p = problem("L1_23");  // dim: 16384 (bench), 256, 1000, 4099
+  auto cuda = [](const std::string& cond) {
+    return "__global__ void a(const float* x, float* y, int n) {}\n"
+           "__global__ void b(const float* x, float* y, int n) {}\n"
+           "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  int d = "
+           "x.size(1);\n"
+           "  if (" +
+           cond +
+           ") a<<<x.size(0), 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), d);\n"
+           "  else b<<<x.size(0), 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), d);\n  return "
+           "y;\n}\n";
+  };
+  auto mixed = import_kernelbench(module(cuda("d <= 1024"), "f", "x", "ext.f(x)"), p);
+  CHECK_FALSE(mixed.converted);
+  CHECK(mixed.category == "host_logic");
+  CHECK(mixed.reason.find("if (d <= 1024)") != std::string::npos);
+  auto uniform = import_kernelbench(module(cuda("d > 0"), "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(uniform.converted, uniform.reason);
+  CHECK(checked_plan(uniform, p).launches.at(0).kernel == "a");
+  REQUIRE(uniform.notes.size() == 1);
+  CHECK(uniform.notes[0].find("every size set") != std::string::npos);
+  CHECK(uniform.kernel_file.find("// Note: ") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: num_sms from the device properties") {
+  ProblemSpec p = problem("L9_2");
+  const char* cuda = R"(
+__global__ void part(const float* x, float* partial, long long n) {}
+__global__ void fin(const float* partial, float* out, int m) {}
+torch::Tensor sum(torch::Tensor x) {
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  int blocks = prop.multiProcessorCount * 2;
+  auto partial = torch::empty({blocks}, x.options());
+  auto out = torch::empty({}, x.options());
+  part<<<blocks, 256>>>(x.data_ptr<float>(), partial.data_ptr<float>(), x.numel());
+  fin<<<1, 256>>>(partial.data_ptr<float>(), out.data_ptr<float>(), blocks);
+  return out;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "sum", "x", "ext.sum(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  CHECK(plan.launches.at(0).grid == std::vector<std::string>{"num_sms * 2"});
+  REQUIRE(plan.scratch.size() == 1);
+  CHECK(plan.scratch[0].count == "(num_sms * 2)");
+}
+
+TEST_CASE("import_kernelbench: what cannot be converted says why") {
+  struct Case {
+    const char* name;
+    std::string problem, python, category, reason;
+  };
+  std::vector<Case> cases = {
+      {"torch op in forward", "L1_26", module(kGelu, "gelu", "x", "ext.gelu(F.conv2d(x, x))"),
+       "torch_op_in_forward", "PyTorch op `torch.nn.functional.conv2d` left in forward"},
+      {"operator on tensors", "L1_26", module(kGelu, "gelu", "x", "ext.gelu(x) * 2"),
+       "torch_op_in_forward", "PyTorch op `*`"},
+      {"cuBLAS", "L1_26",
+       module(
+           "torch::Tensor f(torch::Tensor x) { cublasHandle_t h; cublasCreate(&h); return x; }\n",
+           "f", "x", "ext.f(x)"),
+       "library_call", "cublasCreate"},
+      {"torch op in the wrapper", "L1_26",
+       module("torch::Tensor f(torch::Tensor x) { return torch::relu(x); }\n", "f", "x",
+              "ext.f(x)"),
+       "library_call", "torch::relu"},
+      {"item", "L1_26",
+       module("__global__ void k(float* y) {}\ntorch::Tensor f(torch::Tensor x) { auto y = "
+              "torch::empty_like(x); float m = x.max().item<float>(); return y; }\n",
+              "f", "x", "ext.f(x)"),
+       "library_call", "Tensor::max"},
+      {"in place", "L1_26",
+       module("__global__ void k(float* x, int n) {}\ntorch::Tensor f(torch::Tensor x) { "
+              "k<<<1, 1>>>(x.data_ptr<float>(), x.numel()); return x; }\n",
+              "f", "x", "ext.f(x)"),
+       "in_place", "in place"},
+      {"no ModelNew", "L1_26", "import torch\nx = 1\n", "not_kernelbench", "no class ModelNew"},
+      {"PyTorch only", "L1_26",
+       "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return "
+       "torch.relu(x)\n",
+       "not_kernelbench", "PyTorch-only"},
+      {"unclosed string", "L1_26", "src = \"\"\"\nabc\nclass ModelNew:\n  pass\n", "python_syntax",
+       "never closed"},
+      {"wrong input count", "L1_26", module(kGelu, "gelu", "x, y", "ext.gelu(x)"), "mismatch",
+       "takes 2 inputs"},
+      {"output of the wrong size", "L1_26",
+       module("__global__ void k(float* y) {}\ntorch::Tensor f(torch::Tensor x) { auto y = "
+              "torch::empty({x.size(0)}, x.options()); k<<<1, 1>>>(y.data_ptr<float>()); return y; "
+              "}\n",
+              "f", "x", "ext.f(x)"),
+       "mismatch", "elements at"},
+      {"bool parameter", "L1_26",
+       module(
+           "__global__ void k(const float* x, float* y, bool b) {}\ntorch::Tensor f(torch::Tensor "
+           "x) "
+           "{ auto y = torch::empty_like(x); k<<<1, 1>>>(x.data_ptr<float>(), y.data_ptr<float>(), "
+           "true); return y; }\n",
+           "f", "x", "ext.f(x)"),
+       "unsupported_cuda", "is a bool"},
+      {"pointer offset", "L1_26",
+       module("__global__ void k(const float* x, float* y) {}\ntorch::Tensor f(torch::Tensor x) { "
+              "auto y = torch::empty_like(x); k<<<1, 1>>>(x.data_ptr<float>() + 4, "
+              "y.data_ptr<float>()); "
+              "return y; }\n",
+              "f", "x", "ext.f(x)"),
+       "unsupported_cuda", "offsets a tensor's data pointer"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    auto r = import_kernelbench(c.python, problem(c.problem));
+    CHECK_FALSE(r.converted);
+    CHECK(r.kernel_file.empty());
+    CHECK(r.category == c.category);
+    CHECK_MESSAGE(r.reason.find(c.reason) != std::string::npos, r.reason);
+  }
+}
+
+TEST_CASE("import_kernelbench: never throws, whatever the text") {
+  ProblemSpec p = problem("L1_26");
+  std::string base = module(kGelu, "gelu", "x", "ext.gelu(x)");
+  std::mt19937 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    std::string t = base;
+    // Cut, duplicate or corrupt a random span.
+    size_t a = rng() % t.size(), b = std::min(t.size(), a + rng() % 40);
+    switch (i % 3) {
+      case 0:
+        t.erase(a, b - a);
+        break;
+      case 1:
+        t.insert(a, t.substr(a, b - a));
+        break;
+      default:
+        for (size_t k = a; k < b; ++k) t[k] = static_cast<char>(rng() % 128);
+    }
+    KernelBenchImport r;
+    CHECK_NOTHROW(r = import_kernelbench(t, p));
+    CHECK((r.converted ? !r.kernel_file.empty() : !r.reason.empty()));
+  }
+}
+
+TEST_CASE("python reader: strings decode as Python decodes them") {
+  auto lines =
+      kbimport::py_lines("a = 'x\\ty'\nb = r'x\\ty'\nc = \"\"\"l1\nl2\\\n\"\"\"\nd = b'\\x41'\n");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].toks.at(2).text == "x\ty");
+  CHECK(lines[1].toks.at(2).text == "x\\ty");
+  CHECK(lines[2].toks.at(2).text == "l1\nl2");
+  CHECK(lines[3].toks.at(2).text == "A");
+  CHECK(looks_like_kernelbench("class ModelNew: ... load_inline("));
+  CHECK_FALSE(looks_like_kernelbench("class Model: ..."));
+}
