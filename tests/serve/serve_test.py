@@ -200,9 +200,9 @@ def test_http_v1(s):
           and rec2["source_sha256"] == rec["source_sha256"], (h, rec2))
     triton = "import torch\nimport triton\n\n@triton.jit\ndef kernel(x_ptr):\n    pass\n"
     st, rec, _ = s.http("POST", "/v1/grade", {"source": triton, "problem": PROBLEM})
-    check("a Triton answer is a format_error naming the contract", st == 200
+    check("a Triton answer is a format_error saying what it is and what kernrl expects", st == 200
           and rec["status"] == "format_error" and "Triton" in rec["error"]["message"]
-          and "/* kernrl" in rec["error"]["message"], rec)
+          and "CUDA" in rec["error"]["message"], rec)
     md = "Here is my kernel:\n\n```cuda\n" + variant("md") + "```\n"
     st, rec, _ = s.http("POST", "/v1/grade", {"source": md})
     check("a markdown answer is graded", st == 200 and rec["status"] == "compiled", rec)

@@ -129,7 +129,7 @@ TEST_CASE("serve: problem lookup, OpenEnv's way and kernrl's") {
   const ProblemInfo* k = c->find_kernrl("L1_23", &err);
   REQUIRE(k);
   CHECK(k->id == "L1_23_Softmax");
-  CHECK(c->find_kernrl("Softmax", &err) == nullptr);  // kernrl's rule: id or unique prefix
+  CHECK(c->find_kernrl("NoSuchProblemAnywhere", &err) == nullptr);  // kernrl's rule, as --problem
   CHECK(err.find("unknown problem") != std::string::npos);
   CHECK(c->find_kernrl("../../etc/passwd", &err) == nullptr);
 }
