@@ -2,6 +2,7 @@
 # worker's references) and CUDA Toolkit (NVRTC and the headers kernels include).
 #   docker build -t kernrl .
 #   docker run --rm --gpus all -v "$PWD/runs:/work/runs" kernrl grade-dir runs/model-a
+#   docker run --rm --gpus all -p 127.0.0.1:8000:8000 kernrl serve --host 0.0.0.0   (docs/serve.md)
 # The base image must be a CUDA "devel" image: kernrl compiles kernels at run time with NVRTC and
 # the toolkit's headers.
 ARG BASE=pytorch/pytorch:2.5.1-cuda12.4-cudnn9-devel
@@ -10,7 +11,7 @@ FROM ${BASE} AS build
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake ninja-build libcli11-dev \
-      libyaml-cpp-dev nlohmann-json3-dev libssl-dev libseccomp-dev libmd4c-dev \
+      libyaml-cpp-dev nlohmann-json3-dev libssl-dev libseccomp-dev libmd4c-dev libboost-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
