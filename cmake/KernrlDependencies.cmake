@@ -23,6 +23,7 @@ find_package(CLI11 REQUIRED)
 find_package(CUDAToolkit REQUIRED)  # NVRTC, the driver API, cuBLAS
 find_package(Torch REQUIRED)        # references; Debian 1.13 (CPU) or 2.x from the torch wheel (CUDA)
 find_package(Seccomp REQUIRED)      # the compiler's sandbox (cmake/FindSeccomp.cmake)
+find_package(Boost 1.74 REQUIRED)   # Beast and Asio, header-only: kernrl serve's HTTP and WebSocket
 
 # libtorch with CUDA: the GPU worker can be built. Without it (CPU machines) kernrl still lists,
 # shows, parses, compiles and reports; `eval` then says plainly that nothing ran.

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 mkdir -p .device
 cd .device
 apt-get download libcli11-dev libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev doctest-dev libssl-dev libssl3 \
-  libseccomp-dev libseccomp2 libmd4c-dev libmd4c0
+  libseccomp-dev libseccomp2 libmd4c-dev libmd4c0 libboost1.74-dev
 ls -1

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "contract/prompt.h"
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"

@@ -20,9 +20,7 @@ CommandRun add_report_command(CLI::App& app);
 CommandRun add_bench_command(CLI::App& app);
 CommandRun add_import_command(CLI::App& app);  // also lets eval and grade-dir convert .py files
 CommandRun add_export_command(CLI::App& app);
-
-// The task prompt `kernrl show ID --prompt` prints (cmd_show.cpp; also `kernrl export`'s prompts).
-std::string task_prompt(const ProblemSpec& problem);
+CommandRun add_serve_command(CLI::App& app);
 
 // True when stdout is a terminal and NO_COLOR is unset.
 bool use_color();

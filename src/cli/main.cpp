@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
       "internal error.");
   CommandRun runs[] = {add_list_command(app),      add_show_command(app),   add_eval_command(app),
                        add_grade_dir_command(app), add_report_command(app), add_bench_command(app),
-                       add_import_command(app),    add_export_command(app)};
+                       add_import_command(app),    add_export_command(app),
+                       add_serve_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -53,8 +54,8 @@ int main(int argc, char** argv) {
   CLI::App* sub = app.get_subcommands().front();
   std::string name = "kernrl " + sub->get_name();
   try {
-    static const char* names[] = {"list",   "show",  "eval", "grade-dir",
-                                  "report", "bench", "import-kernelbench", "export"};
+    static const char* names[] = {"list",   "show",   "eval",  "grade-dir",          "report",
+                                  "bench",  "import-kernelbench", "export", "serve"};
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
       if (sub->get_name() == names[i]) return runs[i]();
   } catch (const UsageError& e) {

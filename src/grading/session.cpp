@@ -157,6 +157,22 @@ void GradingSession::drain() {
   idle_cv_.wait(l, [&] { return in_flight_ == 0; });
 }
 
+void GradingSession::cancel_queued() {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    cancelled_ = true;
+    dropped.swap(compile_q_);
+    for (auto& j : gpu_q_) dropped.push_back(std::move(j));
+    gpu_q_.clear();
+  }
+  for (auto& j : dropped) {
+    Outcome out;
+    out.not_graded = "cancelled";
+    finish(j, std::move(out));
+  }
+}
+
 size_t GradingSession::queued() {
   std::lock_guard<std::mutex> l(mu_);
   return compile_q_.size() + gpu_q_.size();
@@ -203,14 +219,22 @@ void GradingSession::finish(Job& job, Outcome out) {
 void GradingSession::compile_loop() {
   for (;;) {
     Job job;
+    std::string out_of_time;  // why it is not graded: cancelled, or past its deadline
     {
       std::unique_lock<std::mutex> l(mu_);
       cv_.wait(l, [&] { return stopping_ || !compile_q_.empty(); });
       if (compile_q_.empty()) return;
       job = std::move(compile_q_.front());
       compile_q_.pop_front();
+      if (cancelled_) out_of_time = "cancelled";
     }
     Outcome out;
+    if (out_of_time.empty() && Clock::now() >= job.sub.deadline) out_of_time = "deadline";
+    if (!out_of_time.empty()) {
+      out.not_graded = out_of_time;
+      finish(job, std::move(out));
+      continue;
+    }
     try {
       const Submission& s = job.sub;
       // Compiled for the likely GPU while the workers start; again if the GPU turns out different.
@@ -244,7 +268,13 @@ void GradingSession::compile_loop() {
       job.prep = std::move(p);
       job.queued_at = Clock::now();
       {
-        std::lock_guard<std::mutex> l(mu_);
+        std::unique_lock<std::mutex> l(mu_);
+        if (cancelled_) {
+          l.unlock();
+          out.not_graded = "cancelled";
+          finish(job, std::move(out));
+          continue;
+        }
         gpu_q_.push_back(std::move(job));
       }
       cv_.notify_all();
@@ -282,6 +312,16 @@ void GradingSession::gpu_loop(Gpu* g) {
       gpu_q_.pop_front();
     }
     Outcome out;
+    // A run that could not finish before the deadline is not started: a kernel is stopped only by
+    // its own run timeout, never because it waited.
+    if (job.sub.deadline != Clock::time_point::max() &&
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(opt_.cfg.run_timeout_s)) >
+            job.sub.deadline) {
+      out.not_graded = "deadline";
+      finish(job, std::move(out));
+      continue;
+    }
     try {
       Prepared& p = job.prep;
       auto start = Clock::now();

@@ -4,6 +4,7 @@
 // (CPU steps, here) and in the worker (GPU steps, src/worker).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -42,6 +43,9 @@ struct Submission {
   // grade-dir's selection: a file whose launch block names a problem outside it is skipped.
   std::string only_problem;
   int only_level = 0;
+  // Not started on a GPU unless a whole run (the config's run timeout) still fits before this,
+  // nor compiled after it: then nothing is graded (Outcome::not_graded "deadline").
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct Outcome {
@@ -49,6 +53,9 @@ struct Outcome {
   bool skipped = false;        // outside the selection; `record` holds only problem and file
   std::string usage_error;     // kernrl's own input was wrong (eval exits 2); the record says why
   std::string internal_error;  // the grader failed on this file; no record
+  // Nothing was graded, and why (no record): "deadline" (Submission::deadline) or "cancelled"
+  // (cancel_queued()).
+  std::string not_graded;
 };
 
 class GradingSession {
@@ -72,6 +79,10 @@ class GradingSession {
   Outcome grade(Submission s);
   // Waits until everything submitted so far is done.
   void drain();
+  // Ends every submission not yet started, now and from now on, with not_graded "cancelled":
+  // those waiting to compile, and those compiled and waiting for a GPU (or done compiling later).
+  // Submissions compiling or running on a GPU finish as usual. For a service shutting down.
+  void cancel_queued();
   // Submissions waiting to compile or for a GPU.
   size_t queued();
   // Per GPU: evaluations, busy milliseconds, worker restarts.
@@ -114,6 +125,7 @@ class GradingSession {
   std::deque<Job> compile_q_, gpu_q_;
   size_t in_flight_ = 0;
   bool stopping_ = false;
+  bool cancelled_ = false;
   std::vector<std::thread> threads_;
   std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
 };

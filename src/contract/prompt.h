@@ -1,0 +1,26 @@
+// The task prompt a model gets for a problem (`kernrl show --prompt`, `kernrl serve`'s
+// observations and prompts) and the kernel template inside it, made from the problem's spec and the
+// kernel-file contract.
+#pragma once
+
+#include <string>
+
+#include "core/problem.h"
+
+namespace kernrl {
+
+// A kernel file to start from: the launch block and one kernel taking every tensor, scalar and
+// size of the problem.
+std::string kernel_template(const ProblemSpec& p);
+
+// Tensors with their dtypes, shapes and roles (outputs with their tolerance), one per line.
+std::string tensors_text(const ProblemSpec& p);
+
+// The bench and test size sets, one per line.
+std::string sizes_text(const ProblemSpec& p);
+
+// The complete task prompt: the problem, its PyTorch code, tensors, sizes, the kernel-file
+// contract and the template, ending with how to answer.
+std::string task_prompt(const ProblemSpec& p);
+
+}  // namespace kernrl

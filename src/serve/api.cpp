@@ -1,0 +1,549 @@
+#include "serve/api.h"
+
+#include <atomic>
+#include <cctype>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "record/trace_file.h"
+#include "serve/openenv.h"
+
+namespace kernrl::serve {
+using nlohmann::json;
+
+namespace {
+
+// "%41" -> "A"; a malformed escape is kept as it is.
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+struct Target {
+  std::string path;
+  std::map<std::string, std::string> query;
+};
+
+Target split_target(const std::string& target) {
+  Target t;
+  size_t q = target.find('?');
+  t.path = target.substr(0, q);
+  if (t.path.size() > 1 && t.path.back() == '/') t.path.pop_back();
+  if (q == std::string::npos) return t;
+  std::string rest = target.substr(q + 1);
+  for (size_t pos = 0; pos <= rest.size();) {
+    size_t amp = rest.find('&', pos);
+    std::string kv = rest.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+    size_t eq = kv.find('=');
+    if (!kv.empty())
+      t.query[percent_decode(kv.substr(0, eq))] =
+          eq == std::string::npos ? "" : percent_decode(kv.substr(eq + 1));
+    if (amp == std::string::npos) break;
+    pos = amp + 1;
+  }
+  return t;
+}
+
+HttpResponse json_response(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = json_line(body);
+  return r;
+}
+
+// OpenEnv's endpoints answer errors as FastAPI does: {"detail": ...}.
+HttpResponse detail(int status, const json& what, const json& extra = json::object()) {
+  json body = {{"detail", what}};
+  for (const auto& [k, v] : extra.items()) body[k] = v;
+  return json_response(status, body);
+}
+
+// kernrl's endpoints: {"error": {"code", "message"}}.
+HttpResponse api_failure(int status, const std::string& code, const std::string& message) {
+  return json_response(status, {{"error", {{"code", code}, {"message", message}}}});
+}
+
+int status_for(const GradeResult& r) {
+  switch (r.kind) {
+    case GradeResult::Refused:
+    case GradeResult::Stopped:
+      return 503;
+    case GradeResult::Expired:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+void add_retry_after(HttpResponse& r, const GradeResult& g) {
+  if (g.kind == GradeResult::Refused) r.headers.emplace_back("Retry-After", "1");
+}
+
+// FastAPI's answer to a body that is not JSON.
+HttpResponse json_invalid(const std::string& what) {
+  return detail(422, json::array({{{"type", "json_invalid"},
+                                   {"loc", {"body"}},
+                                   {"msg", "JSON decode error"},
+                                   {"ctx", {{"error", what}}}}}));
+}
+
+json body_loc(json errors, std::initializer_list<const char*> prefix) {
+  for (auto& e : errors) {
+    json loc = json::array();
+    for (const char* p : prefix) loc.push_back(p);
+    for (const auto& l : e["loc"]) loc.push_back(l);
+    e["loc"] = loc;
+  }
+  return errors;
+}
+
+// POST /reset: OpenEnv's ResetRequest ({seed?, episode_id?, ...}, here with problem_id).
+HttpResponse http_reset(Service& svc, const std::string& body) {
+  json j = json::object();
+  if (!body.empty()) {
+    try {
+      j = parse_client_json(body);
+    } catch (const std::exception& e) {
+      return json_invalid(e.what());
+    }
+  }
+  json errors = json::array();
+  if (!j.is_object()) {
+    errors.push_back(
+        {{"type", "model_attributes_type"},
+         {"loc", {"body"}},
+         {"msg", "Input should be a valid dictionary or object to extract fields from"},
+         {"input", small_input(j)}});
+    return detail(422, errors);
+  }
+  if (j.contains("seed") && !j["seed"].is_null() && !is_seed(j["seed"]))
+    errors.push_back({{"type", "int_type"},
+                      {"loc", {"body", "seed"}},
+                      {"msg", "Input should be a non-negative integer"},
+                      {"input", small_input(j["seed"])}});
+  if (j.contains("episode_id") && !j["episode_id"].is_null() &&
+      (!j["episode_id"].is_string() || j["episode_id"].get_ref<const std::string&>().size() > 255))
+    errors.push_back({{"type", "string_type"},
+                      {"loc", {"body", "episode_id"}},
+                      {"msg", "Input should be a string of at most 255 characters"},
+                      {"input", small_input(j["episode_id"])}});
+  if (j.contains("problem_id") && !j["problem_id"].is_null() && !j["problem_id"].is_string())
+    errors.push_back({{"type", "string_type"},
+                      {"loc", {"body", "problem_id"}},
+                      {"msg", "Input should be a valid string"},
+                      {"input", small_input(j["problem_id"])}});
+  if (!errors.empty()) return detail(422, errors);
+  const ProblemCatalog& cat = svc.problems();
+  const ProblemInfo* p = nullptr;
+  if (j.contains("problem_id") && j["problem_id"].is_string() &&
+      !j["problem_id"].get_ref<const std::string&>().empty()) {
+    std::string want = j["problem_id"].get<std::string>();
+    p = cat.find_openenv(want);
+    if (!p) return detail(404, "Problem " + want + " not found");
+  } else {
+    p = &cat.pick(j.contains("seed") && is_seed(j["seed"]) ? j["seed"].get<uint64_t>()
+                                                           : std::random_device{}());
+  }
+  return json_response(200, reset_payload(*p, svc.grader().gpu_info(), svc.options().max_turns));
+}
+
+// POST /step: OpenEnv's StepRequest ({action, timeout_s?, request_id?, ...}). HTTP keeps no
+// episode, so the problem comes with the request (action.problem_id or problem_id) or from the
+// answer's launch block, and the step is the episode's first.
+void http_step(Service& svc, const std::string& body, const std::shared_ptr<Responder>& out) {
+  json j;
+  try {
+    j = parse_client_json(body);
+  } catch (const std::exception& e) {
+    return out->reply(json_invalid(e.what()));
+  }
+  json errors = json::array();
+  if (!j.is_object()) {
+    errors.push_back(
+        {{"type", "model_attributes_type"},
+         {"loc", {"body"}},
+         {"msg", "Input should be a valid dictionary or object to extract fields from"},
+         {"input", small_input(j)}});
+    return out->reply(detail(422, errors));
+  }
+  if (!j.contains("action")) {
+    errors.push_back({{"type", "missing"},
+                      {"loc", {"body", "action"}},
+                      {"msg", "Field required"},
+                      {"input", small_input(j)}});
+  } else {
+    for (auto& e : body_loc(validate_action(j["action"], true), {"body", "action"}))
+      errors.push_back(e);
+  }
+  if (j.contains("timeout_s") && !j["timeout_s"].is_null() &&
+      (!j["timeout_s"].is_number() || j["timeout_s"].get<double>() <= 0))
+    errors.push_back({{"type", "greater_than"},
+                      {"loc", {"body", "timeout_s"}},
+                      {"msg", "Input should be greater than 0"},
+                      {"input", small_input(j["timeout_s"])}});
+  if (j.contains("request_id") && !j["request_id"].is_null() &&
+      (!j["request_id"].is_string() || j["request_id"].get_ref<const std::string&>().size() > 255))
+    errors.push_back({{"type", "string_type"},
+                      {"loc", {"body", "request_id"}},
+                      {"msg", "Input should be a string of at most 255 characters"},
+                      {"input", small_input(j["request_id"])}});
+  if (j.contains("problem_id") && !j["problem_id"].is_null() && !j["problem_id"].is_string())
+    errors.push_back({{"type", "string_type"},
+                      {"loc", {"body", "problem_id"}},
+                      {"msg", "Input should be a valid string"},
+                      {"input", small_input(j["problem_id"])}});
+  if (!errors.empty()) return out->reply(detail(422, errors));
+
+  const json& action = j["action"];
+  std::string want;
+  if (action.contains("problem_id") && action["problem_id"].is_string())
+    want = action["problem_id"].get<std::string>();
+  else if (j.contains("problem_id") && j["problem_id"].is_string())
+    want = j["problem_id"].get<std::string>();
+  const ProblemInfo* p = nullptr;
+  if (!want.empty()) {
+    p = svc.problems().find_openenv(want);
+    if (!p) return out->reply(detail(404, "Problem " + want + " not found"));
+  }
+  GradeRequest req;
+  req.source = action["code"].get<std::string>();
+  req.problem = p ? p->id : "";
+  req.label = svc.make_label("http-step");
+  if (j.contains("request_id") && j["request_id"].is_string())
+    req.label += "/" + j["request_id"].get<std::string>();
+  if (j.contains("timeout_s") && j["timeout_s"].is_number())
+    req.timeout_s = j["timeout_s"].get<double>();
+  std::string gpu = svc.grader().gpu_info();
+  Service* s = &svc;
+  svc.grade(std::move(req), [s, p, gpu, out](GradeResult r) {
+    if (r.kind != GradeResult::Graded) {
+      HttpResponse resp =
+          detail(status_for(r), r.message, {{"code", r.code()}, {"reason", r.reason()}});
+      add_retry_after(resp, r);
+      return out->reply(resp);
+    }
+    const ProblemInfo* shown = p;
+    if (!shown && r.record.contains("problem") && r.record["problem"].is_string())
+      shown = s->problems().find_openenv(r.record["problem"].get<std::string>());
+    Episode e;
+    e.max_turns = s->options().max_turns;
+    e.problem_id = shown ? shown->id : "";
+    e.count(r.record);
+    HttpResponse resp = json_response(200, step_payload(shown, e, r.record, gpu));
+    resp.headers.emplace_back("X-Kernrl-Cache", r.cache);
+    out->reply(resp);
+  });
+}
+
+json info(const Service& svc) {
+  const ServiceOptions& o = svc.options();
+  return {{"schema", kServeSchema},
+          {"kernrl_version", KERNRL_VERSION},
+          {"trace_schema", "kernrl.trace.v1"},
+          {"compile_only", svc.grader().compile_only()},
+          {"gpu_info", svc.grader().gpu_info()},
+          {"gpus", svc.grader().gpus()},
+          {"run", o.run},
+          {"run_seed", o.run_seed},
+          {"reward_preset", o.reward_preset},
+          {"max_sessions", o.max_sessions},
+          {"sessions", svc.sessions()},
+          {"max_queue", o.max_queue},
+          {"queued", svc.grader().queued()},
+          {"step_timeout_s", o.step_timeout_s},
+          {"run_timeout_s", svc.grader().run_timeout_s()},
+          {"max_turns", o.max_turns},
+          {"cache_bytes", o.cache_bytes},
+          {"problems", svc.problems().all().size()}};
+}
+
+void v1_grade(Service& svc, const std::string& body, const std::shared_ptr<Responder>& out) {
+  json j;
+  try {
+    j = parse_client_json(body);
+  } catch (const std::exception& e) {
+    return out->reply(api_failure(400, "INVALID_JSON", std::string("Invalid JSON: ") + e.what()));
+  }
+  GradeRequest req;
+  std::string error;
+  bool not_found = false;
+  if (!parse_grade_request(j, svc.problems(), {}, &req, &error, &not_found))
+    return out->reply(api_failure(not_found ? 404 : 400,
+                                  not_found ? "UNKNOWN_PROBLEM" : "VALIDATION_ERROR", error));
+  svc.grade(std::move(req), [out](GradeResult r) {
+    if (r.kind != GradeResult::Graded) {
+      HttpResponse resp = json_response(status_for(r), {{"error", api_error(r)}});
+      add_retry_after(resp, r);
+      return out->reply(resp);
+    }
+    HttpResponse resp = json_response(200, r.record);
+    resp.headers.emplace_back("X-Kernrl-Cache", r.cache);
+    out->reply(resp);
+  });
+}
+
+void v1_grade_batch(Service& svc, const std::string& body, const std::shared_ptr<Responder>& out) {
+  json j;
+  try {
+    j = parse_client_json(body);
+  } catch (const std::exception& e) {
+    return out->reply(api_failure(400, "INVALID_JSON", std::string("Invalid JSON: ") + e.what()));
+  }
+  if (!j.is_object() || !j.contains("items") || !j["items"].is_array())
+    return out->reply(
+        api_failure(400, "VALIDATION_ERROR", "expected an object {\"items\": [grade requests]}"));
+  for (const auto& [k, v] : j.items())
+    if (k != "items")
+      return out->reply(
+          api_failure(400, "VALIDATION_ERROR", "unknown field '" + k + "' (fields: items)"));
+  std::vector<GradeRequest> reqs;
+  for (size_t i = 0; i < j["items"].size(); ++i) {
+    GradeRequest req;
+    std::string error;
+    bool not_found = false;
+    if (!parse_grade_request(j["items"][i], svc.problems(), {}, &req, &error, &not_found))
+      return out->reply(api_failure(not_found ? 404 : 400,
+                                    not_found ? "UNKNOWN_PROBLEM" : "VALIDATION_ERROR",
+                                    "items[" + std::to_string(i) + "]: " + error));
+    reqs.push_back(std::move(req));
+  }
+  out->start_stream(200, "application/x-ndjson");
+  struct Batch {
+    std::atomic<size_t> left;
+    std::atomic<size_t> graded{0}, not_graded{0};
+    explicit Batch(size_t n) : left(n) {}
+  };
+  auto b = std::make_shared<Batch>(reqs.size());
+  auto finish = [b, out] {
+    out->chunk(
+        json_line(
+            {{"done", true}, {"graded", b->graded.load()}, {"not_graded", b->not_graded.load()}}) +
+        "\n");
+    out->end_stream();
+  };
+  if (reqs.empty()) return finish();
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    svc.grade(std::move(reqs[i]), [b, out, i, finish](GradeResult r) {
+      json line = {{"index", i}};
+      if (r.kind == GradeResult::Graded) {
+        line["cache"] = r.cache;
+        line["record"] = std::move(r.record);
+        ++b->graded;
+      } else {
+        line["error"] = api_error(r);
+        ++b->not_graded;
+      }
+      out->chunk(json_line(line) + "\n");
+      if (--b->left == 0) finish();
+    });
+  }
+}
+
+}  // namespace
+
+bool authorized(const std::string& token, const std::string& authorization) {
+  if (token.empty()) return true;
+  const std::string want = "Bearer " + token;
+  if (authorization.size() != want.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    diff |= static_cast<unsigned char>(authorization[i] ^ want[i]);
+  return diff == 0;
+}
+
+std::string endpoint_name(const std::string& method, const std::string& target) {
+  std::string path = split_target(target).path;
+  static const char* const fixed[] = {
+      "/health", "/metadata", "/schema", "/state",    "/reset",          "/step",
+      "/ws",     "/metrics",  "/v1",     "/v1/grade", "/v1/grade-batch", "/v1/problems"};
+  for (const char* f : fixed)
+    if (path == f) return method + " " + f;
+  if (path.rfind("/v1/problems/", 0) == 0)
+    return method + (path.size() > 7 && path.compare(path.size() - 7, 7, "/prompt") == 0
+                         ? " /v1/problems/{id}/prompt"
+                         : " /v1/problems/{id}");
+  return "other";
+}
+
+bool parse_grade_request(const json& j, const ProblemCatalog& problems,
+                         const std::vector<std::string>& extra_keys, GradeRequest* out,
+                         std::string* error, bool* not_found) {
+  *not_found = false;
+  if (!j.is_object()) {
+    *error = "a grade request is a JSON object {\"source\": ...}";
+    return false;
+  }
+  static const char* const known[] = {"source", "problem", "label", "seed", "sample", "timeout_s"};
+  for (const auto& [k, v] : j.items()) {
+    bool ok = false;
+    for (const char* n : known) ok = ok || k == n;
+    for (const auto& n : extra_keys) ok = ok || k == n;
+    if (!ok) {
+      *error =
+          "unknown field '" + k + "' (fields: source, problem, label, seed, sample, timeout_s)";
+      return false;
+    }
+  }
+  auto present = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
+  if (!present("source") || !j["source"].is_string()) {
+    *error = "'source' (the answer's text, a string) is required";
+    return false;
+  }
+  out->source = j["source"].get<std::string>();
+  if (present("problem")) {
+    if (!j["problem"].is_string()) {
+      *error = "'problem' must be a string (a problem id such as L1_23_Softmax)";
+      return false;
+    }
+    std::string want = j["problem"].get<std::string>();
+    if (!want.empty()) {
+      const ProblemInfo* p = problems.find_kernrl(want, error);
+      if (!p) {
+        *not_found = true;
+        return false;
+      }
+      out->problem = p->id;
+    }
+  }
+  if (present("label")) {
+    if (!j["label"].is_string() || j["label"].get_ref<const std::string&>().size() > 4096) {
+      *error = "'label' must be a string of at most 4096 bytes";
+      return false;
+    }
+    out->label = j["label"].get<std::string>();
+  }
+  if (present("seed")) {
+    if (!is_seed(j["seed"])) {
+      *error = "'seed' must be a whole number from 0 to 18446744073709551615";
+      return false;
+    }
+    out->seed = j["seed"].get<uint64_t>();
+  }
+  if (present("sample")) {
+    if (!j["sample"].is_number_integer() || j["sample"].get<int64_t>() < INT32_MIN ||
+        j["sample"].get<int64_t>() > INT32_MAX) {
+      *error = "'sample' must be a whole number";
+      return false;
+    }
+    out->sample = static_cast<int>(j["sample"].get<int64_t>());
+  }
+  if (present("timeout_s")) {
+    if (!j["timeout_s"].is_number() || !(j["timeout_s"].get<double>() > 0)) {
+      *error = "'timeout_s' must be a number of seconds above 0";
+      return false;
+    }
+    out->timeout_s = j["timeout_s"].get<double>();
+  }
+  return true;
+}
+
+json api_error(const GradeResult& r) {
+  const char* code = r.kind == GradeResult::Refused   ? "CAPACITY_REACHED"
+                     : r.kind == GradeResult::Expired ? "DEADLINE_EXCEEDED"
+                     : r.kind == GradeResult::Stopped ? "SHUTTING_DOWN"
+                                                      : "INTERNAL_ERROR";
+  return {{"code", code}, {"reason", r.reason()}, {"message", r.message}};
+}
+
+void handle_http(Service& svc, const std::string& token, const HttpRequest& req,
+                 const std::shared_ptr<Responder>& out) {
+  Target t = split_target(req.target);
+  const std::string& m = req.method;
+  bool v1 = t.path == "/v1" || t.path.rfind("/v1/", 0) == 0;
+  if (!(m == "GET" && t.path == "/health") && !authorized(token, req.authorization)) {
+    HttpResponse r = v1 ? api_failure(401, "UNAUTHORIZED", "a bearer token is required")
+                        : detail(401, "Not authenticated");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return out->reply(r);
+  }
+  auto method_is = [&](const char* want) {
+    if (m == want || (std::strcmp(want, "GET") == 0 && m == "HEAD")) return true;
+    HttpResponse r = v1 ? api_failure(405, "METHOD_NOT_ALLOWED", "use " + std::string(want))
+                        : detail(405, "Method Not Allowed");
+    r.headers.emplace_back("Allow", want);
+    out->reply(r);
+    return false;
+  };
+  if (svc.shutting_down() && m == "POST") {
+    HttpResponse r = v1 ? api_failure(503, "SHUTTING_DOWN", "the server is shutting down")
+                        : detail(503, "the server is shutting down");
+    return out->reply(r);
+  }
+
+  if (t.path == "/health") {
+    if (method_is("GET")) out->reply(json_response(200, {{"status", svc.health()}}));
+  } else if (t.path == "/metadata") {
+    if (method_is("GET")) out->reply(json_response(200, openenv_metadata()));
+  } else if (t.path == "/schema") {
+    if (method_is("GET")) out->reply(json_response(200, openenv_schema()));
+  } else if (t.path == "/state") {
+    if (method_is("GET"))
+      out->reply(json_response(200, openenv_fresh_state(svc.options().max_turns)));
+  } else if (t.path == "/reset") {
+    if (method_is("POST")) out->reply(http_reset(svc, req.body));
+  } else if (t.path == "/step") {
+    if (method_is("POST")) http_step(svc, req.body, out);
+  } else if (t.path == "/metrics") {
+    if (method_is("GET")) {
+      HttpResponse r;
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      r.body = svc.metrics_text();
+      out->reply(r);
+    }
+  } else if (t.path == "/v1") {
+    if (method_is("GET")) out->reply(json_response(200, info(svc)));
+  } else if (t.path == "/v1/grade") {
+    if (method_is("POST")) v1_grade(svc, req.body, out);
+  } else if (t.path == "/v1/grade-batch") {
+    if (method_is("POST")) v1_grade_batch(svc, req.body, out);
+  } else if (t.path == "/v1/problems") {
+    if (!method_is("GET")) return;
+    int level = 0;
+    if (t.query.count("level")) {
+      try {
+        level = std::stoi(t.query["level"]);
+      } catch (const std::exception&) {
+        return out->reply(api_failure(400, "VALIDATION_ERROR", "level must be a number"));
+      }
+    }
+    json list = json::array();
+    for (const auto& p : svc.problems().all())
+      if (!level || p.level == level) list.push_back(p.summary);
+    out->reply(json_response(200, {{"schema", kServeSchema}, {"problems", list}}));
+  } else if (t.path.rfind("/v1/problems/", 0) == 0) {
+    if (!method_is("GET")) return;
+    std::string rest = t.path.substr(std::strlen("/v1/problems/"));
+    bool prompt = false;
+    if (rest.size() > 7 && rest.compare(rest.size() - 7, 7, "/prompt") == 0) {
+      prompt = true;
+      rest.resize(rest.size() - 7);
+    }
+    std::string error;
+    const ProblemInfo* p = svc.problems().find_kernrl(percent_decode(rest), &error);
+    if (!p) return out->reply(api_failure(404, "UNKNOWN_PROBLEM", error));
+    if (prompt) {
+      HttpResponse r;
+      r.content_type = "text/markdown; charset=utf-8";
+      r.body = p->prompt;
+      return out->reply(r);
+    }
+    out->reply(json_response(
+        200, {{"schema", kServeSchema}, {"problem", p->spec}, {"prompt", p->prompt}}));
+  } else {
+    out->reply(v1 ? api_failure(404, "NOT_FOUND", "no such endpoint: " + t.path)
+                  : detail(404, "Not Found"));
+  }
+}
+
+}  // namespace kernrl::serve

@@ -1,0 +1,564 @@
+#include "serve/http_server.h"
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "record/trace_file.h"
+#include "serve/api.h"
+#include "serve/openenv.h"
+
+namespace kernrl::serve {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+
+namespace {
+
+constexpr auto kReadTimeout = std::chrono::seconds(60);  // an HTTP request, once started
+constexpr size_t kMaxInbox = 32;  // WebSocket messages read ahead of the one being handled
+
+// What the server does with every connection at shutdown.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual void shut() = 0;
+};
+
+struct Shared {
+  Service& svc;
+  ServerOptions opt;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::weak_ptr<Connection>> conns;
+  bool closing = false;
+
+  void add(const std::shared_ptr<Connection>& c) {
+    std::lock_guard<std::mutex> l(mu);
+    conns.erase(std::remove_if(conns.begin(), conns.end(),
+                               [](const std::weak_ptr<Connection>& w) { return w.expired(); }),
+                conns.end());
+    conns.push_back(c);
+  }
+  void gone() {
+    { std::lock_guard<std::mutex> l(mu); }
+    cv.notify_all();
+  }
+  size_t live() {
+    size_t n = 0;
+    for (auto& w : conns) n += !w.expired();
+    return n;
+  }
+};
+
+std::string header_text(const http::response_header<>& h) {
+  std::ostringstream o;
+  o << h;
+  return o.str();
+}
+
+// ---- WebSocket sessions ----
+
+class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
+ public:
+  WsConn(Shared& sh, beast::tcp_stream&& stream)
+      : sh_(sh), ws_(std::move(stream)), session_(sh.svc) {}
+
+  ~WsConn() override {
+    if (slot_) sh_.svc.close_session();
+    sh_.gone();
+  }
+
+  void run(http::request<http::string_body> req) {
+    size_t active = 0, max = 0;
+    slot_ = sh_.svc.open_session(&active, &max);
+    if (!slot_) {
+      refusal_ = json_line(ws_error_message(ws_error::kCapacity,
+                                            "Server at capacity: " + std::to_string(active) + "/" +
+                                                std::to_string(max) +
+                                                " sessions active. Cannot accept new connections.",
+                                            {{"active_sessions", active}, {"max_sessions", max}}));
+    }
+    beast::get_lowest_layer(ws_).expires_never();
+    websocket::stream_base::timeout t;
+    t.handshake_timeout = std::chrono::seconds(30);
+    t.idle_timeout = std::chrono::seconds(300);
+    t.keep_alive_pings = true;
+    ws_.set_option(t);
+    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+      res.set(http::field::server, "kernrl/" KERNRL_VERSION);
+    }));
+    ws_.read_message_max(sh_.opt.max_body_bytes);
+    ws_.auto_fragment(false);
+    ws_.async_accept(req, beast::bind_front_handler(&WsConn::on_accept, shared_from_this()));
+  }
+
+  void shut() override {
+    net::post(ws_.get_executor(), [self = shared_from_this()] {
+      if (self->closing_) return;
+      self->closing_ = true;
+      self->close_code_ = websocket::close_code::going_away;
+      // Messages received but not yet handled get an explicit answer.
+      for (size_t i = 0; i < self->inbox_.size(); ++i)
+        self->send(json_line(ws_error_message(
+            ws_error::kExecution, "the server is shutting down; this message was not handled",
+            {{"reason", "shutdown"}})));
+      self->inbox_.clear();
+      self->maybe_close();
+    });
+  }
+
+ private:
+  void on_accept(beast::error_code ec) {
+    if (ec) return;
+    if (!slot_) {  // as OpenEnv does: accept, say why, close
+      closing_ = true;
+      send(refusal_);
+      do_read();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> l(sh_.mu);
+      if (sh_.closing) closing_ = true, close_code_ = websocket::close_code::going_away;
+    }
+    do_read();
+    maybe_close();
+  }
+
+  void do_read() {
+    reading_ = true;
+    ws_.async_read(buf_, beast::bind_front_handler(&WsConn::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, size_t) {
+    reading_ = false;
+    if (ec) {  // closed, timed out, or a message over the limit (closed with 1009)
+      dead_ = true;
+      inbox_.clear();
+      return;
+    }
+    std::string text = beast::buffers_to_string(buf_.data());
+    buf_.consume(buf_.size());
+    if (closing_) {
+      if (slot_)
+        send(json_line(ws_error_message(ws_error::kExecution,
+                                        "the server is shutting down; this message was not handled",
+                                        {{"reason", "shutdown"}})));
+      maybe_close();
+    } else {
+      inbox_.push_back(std::move(text));
+      pump();
+    }
+    if (!dead_ && inbox_.size() < kMaxInbox) do_read();
+  }
+
+  void pump() {
+    if (busy_ || closing_ || dead_ || inbox_.empty()) return;
+    busy_ = true;
+    std::string msg = std::move(inbox_.front());
+    inbox_.pop_front();
+    auto self = shared_from_this();
+    auto reply = [self](std::string text, bool close) {
+      net::post(self->ws_.get_executor(), [self, text = std::move(text), close]() mutable {
+        self->on_reply(std::move(text), close);
+      });
+    };
+    try {
+      session_.handle(msg, reply);
+    } catch (const std::exception& e) {  // a bug: said, answered, and the session goes on
+      std::fprintf(stderr, "kernrl serve: internal error in a WebSocket session: %s\n", e.what());
+      reply(json_line(ws_error_message(ws_error::kExecution,
+                                       std::string("internal error: ") + e.what(),
+                                       {{"reason", "internal"}})),
+            false);
+    }
+  }
+
+  void on_reply(std::string reply, bool close) {
+    busy_ = false;
+    if (!reply.empty()) send(std::move(reply));
+    if (close) {
+      closing_ = true;
+      inbox_.clear();
+    }
+    if (!reading_ && !dead_ && !closing_ && inbox_.size() < kMaxInbox) do_read();
+    pump();
+    maybe_close();
+  }
+
+  void send(std::string text) {
+    if (dead_) return;
+    outbox_.push_back(std::move(text));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(net::buffer(outbox_.front()),
+                    beast::bind_front_handler(&WsConn::on_write, shared_from_this()));
+  }
+
+  void on_write(beast::error_code ec, size_t) {
+    writing_ = false;
+    outbox_.pop_front();
+    if (ec) {
+      dead_ = true;
+      outbox_.clear();
+      return;
+    }
+    if (!outbox_.empty()) return write_next();
+    maybe_close();
+  }
+
+  void maybe_close() {
+    if (!closing_ || dead_ || busy_ || writing_ || !outbox_.empty() || close_sent_) return;
+    close_sent_ = true;
+    ws_.async_close(websocket::close_reason(close_code_),
+                    [self = shared_from_this()](beast::error_code) { self->dead_ = true; });
+  }
+
+  Shared& sh_;
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buf_;
+  WsSession session_;
+  bool slot_ = false;
+  std::string refusal_;
+  std::deque<std::string> inbox_, outbox_;
+  bool reading_ = false, busy_ = false, writing_ = false, closing_ = false, dead_ = false,
+       close_sent_ = false;
+  websocket::close_code close_code_ = websocket::close_code::normal;
+};
+
+// ---- HTTP connections ----
+
+class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn> {
+ public:
+  HttpConn(Shared& sh, tcp::socket&& s) : sh_(sh), stream_(std::move(s)) {}
+  ~HttpConn() override { sh_.gone(); }
+
+  void start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+  }
+
+  void shut() override {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      self->closing_ = true;
+      if (!self->in_request_) self->stream_.cancel();  // the idle read ends, then close()
+    });
+  }
+
+  // On the strand: queues bytes to send; `last` ends the response.
+  void enqueue(std::string bytes, bool last) {
+    outbox_.push_back(std::move(bytes));
+    if (last) response_done_ = true;
+    if (!writing_) write_next();
+  }
+
+ private:
+  void do_read() {
+    if (closing_) return close();
+    parser_.emplace();
+    parser_->body_limit(sh_.opt.max_body_bytes);
+    parser_->header_limit(64 * 1024);
+    stream_.expires_after(kReadTimeout);
+    http::async_read(stream_, buf_, *parser_,
+                     beast::bind_front_handler(&HttpConn::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, size_t) {
+    stream_.expires_never();
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      in_request_ = true;
+      return respond_now(413, "PAYLOAD_TOO_LARGE",
+                         "the request body is over the limit of " +
+                             std::to_string(sh_.opt.max_body_bytes) + " bytes (--max-body-mb)");
+    }
+    if (ec == http::error::header_limit) {
+      keep_alive_ = false;
+      in_request_ = true;
+      return respond_now(431, "HEADERS_TOO_LARGE", "the request headers are over 64 KiB");
+    }
+    if (ec) return close();  // end of stream, timeout, or not HTTP
+    http::request<http::string_body> req = parser_->release();
+    if (websocket::is_upgrade(req)) {
+      std::string path(req.target());
+      std::string auth(req[http::field::authorization]);
+      if (path.substr(0, path.find('?')) != "/ws") {
+        keep_alive_ = false;
+        in_request_ = true;
+        return respond_now(404, "NOT_FOUND", "WebSocket sessions are at /ws");
+      }
+      if (!authorized(sh_.opt.token, auth)) {
+        keep_alive_ = false;
+        in_request_ = true;
+        return respond_now(401, "UNAUTHORIZED", "a bearer token is required");
+      }
+      auto ws = std::make_shared<WsConn>(sh_, std::move(stream_));
+      sh_.add(ws);
+      ws->run(std::move(req));
+      return;
+    }
+    in_request_ = true;
+    keep_alive_ = req.keep_alive();
+    head_ = req.method() == http::verb::head;
+    HttpRequest r;
+    r.method = std::string(req.method_string());
+    if (head_) r.method = "HEAD";
+    r.target = std::string(req.target());
+    r.body = std::move(req.body());
+    r.authorization = std::string(req[http::field::authorization]);
+    endpoint_ = endpoint_name(r.method, r.target);
+    try {
+      handle_http(sh_.svc, sh_.opt.token, r, std::make_shared<Out>(shared_from_this()));
+    } catch (const std::exception& e) {  // a bug: said, answered, and the server goes on
+      std::fprintf(stderr, "kernrl serve: internal error on %s: %s\n", endpoint_.c_str(), e.what());
+      keep_alive_ = false;
+      respond_now(500, "INTERNAL_ERROR", std::string("internal error: ") + e.what());
+    }
+  }
+
+  void respond_now(int status, const char* code, const std::string& message) {
+    HttpResponse r;
+    r.status = status;
+    r.body = json_line({{"error", {{"code", code}, {"message", message}}}});
+    endpoint_ = "other";
+    enqueue(render(r), true);
+  }
+
+  void write_next() {
+    writing_ = true;
+    net::async_write(stream_, net::buffer(outbox_.front()),
+                     beast::bind_front_handler(&HttpConn::on_write, shared_from_this()));
+  }
+
+  void on_write(beast::error_code ec, size_t) {
+    writing_ = false;
+    outbox_.pop_front();
+    if (ec) return close();
+    if (!outbox_.empty()) return write_next();
+    if (!response_done_) return;
+    response_done_ = false;
+    in_request_ = false;
+    if (!keep_alive_ || closing_) return close();
+    do_read();
+  }
+
+  // Ends the connection gracefully: no more sending, then what the client still sends (the rest
+  // of an oversized body) is read and dropped, so that it reads the response rather than a reset.
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    drain();
+  }
+
+  void drain() {
+    stream_.expires_after(std::chrono::seconds(5));
+    stream_.async_read_some(
+        net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+          self->drained_ += n;
+          if (ec || self->drained_ > 2 * self->sh_.opt.max_body_bytes + (1 << 20)) {
+            beast::error_code ignored;
+            self->stream_.socket().close(ignored);
+            return;
+          }
+          self->drain();
+        });
+  }
+
+ private:
+  // A whole response as bytes (on the strand).
+  std::string render(const HttpResponse& r) {
+    sh_.svc.metrics().request(endpoint_, r.status);
+    http::response<http::string_body> res{static_cast<http::status>(r.status), 11};
+    res.set(http::field::server, "kernrl/" KERNRL_VERSION);
+    res.set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res.set(k, v);
+    res.keep_alive(keep_alive_ && !closing_);
+    res.body() = r.body;
+    res.prepare_payload();
+    if (head_) return header_text(res.base());
+    std::ostringstream o;
+    o << res;
+    return o.str();
+  }
+  // The head of a chunked response (on the strand).
+  std::string render_stream_head(int status, const std::string& content_type) {
+    sh_.svc.metrics().request(endpoint_, status);
+    http::response<http::empty_body> res{static_cast<http::status>(status), 11};
+    res.set(http::field::server, "kernrl/" KERNRL_VERSION);
+    res.set(http::field::content_type, content_type);
+    res.keep_alive(keep_alive_ && !closing_);
+    res.chunked(true);
+    return header_text(res.base());
+  }
+
+  // The Responder handle_http answers through, from any thread: each answer is rendered and
+  // queued on the connection's strand, in order.
+  class Out : public Responder {
+   public:
+    explicit Out(std::shared_ptr<HttpConn> c) : c_(std::move(c)) {}
+    void reply(HttpResponse r) override {
+      net::post(c_->stream_.get_executor(),
+                [c = c_, r = std::move(r)] { c->enqueue(c->render(r), true); });
+    }
+    void start_stream(int status, const std::string& content_type) override {
+      net::post(c_->stream_.get_executor(), [c = c_, status, content_type] {
+        c->enqueue(c->render_stream_head(status, content_type), false);
+      });
+    }
+    void chunk(std::string data) override {
+      if (data.empty()) return;
+      char size[32];
+      std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+      std::string bytes = size + data + "\r\n";
+      net::post(c_->stream_.get_executor(),
+                [c = c_, b = std::move(bytes)]() mutable { c->enqueue(std::move(b), false); });
+    }
+    void end_stream() override {
+      net::post(c_->stream_.get_executor(), [c = c_] { c->enqueue("0\r\n\r\n", true); });
+    }
+
+   private:
+    std::shared_ptr<HttpConn> c_;
+  };
+
+  Shared& sh_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::deque<std::string> outbox_;
+  std::string endpoint_;
+  std::array<char, 16384> scratch_;
+  size_t drained_ = 0;
+  bool closed_ = false;
+  bool writing_ = false, response_done_ = false, in_request_ = false, keep_alive_ = true,
+       closing_ = false, head_ = false;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(Service& svc, ServerOptions o) : sh{svc, std::move(o), {}, {}, {}, false}, acceptor(ioc) {}
+
+  void accept() {
+    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+      if (!ec) {
+        auto c = std::make_shared<HttpConn>(sh, std::move(s));
+        sh.add(c);
+        c->start();
+      }
+      accept();
+    });
+  }
+
+  Shared sh;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  std::vector<std::thread> threads;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+};
+
+Server::Server(Service& svc, ServerOptions opt)
+    : impl_(std::make_unique<Impl>(svc, std::move(opt))) {}
+
+Server::~Server() {
+  stop();
+}
+
+void Server::start() {
+  auto& im = *impl_;
+  beast::error_code ec;
+  auto addr =
+      net::ip::make_address(im.sh.opt.host == "localhost" ? "127.0.0.1" : im.sh.opt.host, ec);
+  if (ec)
+    throw std::runtime_error("--host " + im.sh.opt.host + ": not an IP address (" + ec.message() +
+                             ")");
+  tcp::endpoint ep(addr, im.sh.opt.port);
+  std::string where = im.sh.opt.host + ":" + std::to_string(im.sh.opt.port);
+  im.acceptor.open(ep.protocol(), ec);
+  if (!ec) im.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) im.acceptor.bind(ep, ec);
+  if (!ec) im.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
+  im.work.emplace(net::make_work_guard(im.ioc));
+  im.accept();
+  for (int i = 0; i < std::max(1, im.sh.opt.threads); ++i)
+    im.threads.emplace_back([&im] {
+      for (;;) {
+        try {
+          im.ioc.run();
+          return;
+        } catch (const std::exception& e) {  // a handler's bug must not take the server down
+          std::fprintf(stderr, "kernrl serve: internal error: %s\n", e.what());
+        }
+      }
+    });
+}
+
+uint16_t Server::port() const {
+  beast::error_code ec;
+  auto ep = impl_->acceptor.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
+void Server::stop_accepting() {
+  std::promise<void> done;
+  net::post(impl_->acceptor.get_executor(), [&] {
+    beast::error_code ec;
+    impl_->acceptor.close(ec);
+    done.set_value();
+  });
+  if (!impl_->threads.empty()) done.get_future().wait();
+}
+
+void Server::close_connections() {
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard<std::mutex> l(impl_->sh.mu);
+    impl_->sh.closing = true;
+    for (auto& w : impl_->sh.conns)
+      if (auto c = w.lock()) live.push_back(c);
+  }
+  for (auto& c : live) c->shut();
+}
+
+void Server::wait_closed(std::chrono::milliseconds grace) {
+  std::unique_lock<std::mutex> l(impl_->sh.mu);
+  impl_->sh.cv.wait_for(l, grace, [&] { return impl_->sh.live() == 0; });
+}
+
+void Server::stop() {
+  if (!impl_) return;
+  impl_->work.reset();
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads)
+    if (t.joinable()) t.join();
+  impl_->threads.clear();
+}
+
+}  // namespace kernrl::serve

@@ -1,0 +1,44 @@
+// The network side of `kernrl serve` (Boost.Beast on Boost.Asio): HTTP/1.1 with keep-alive and
+// chunked streaming, and WebSocket sessions at /ws, each connection on a strand of a small pool of
+// threads. Everything else is in Service, WsSession and handle_http.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "serve/service.h"
+
+namespace kernrl::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;             // 0: any free port (port() says which)
+  std::string token;                // bearer token; empty: none
+  size_t max_body_bytes = 8 << 20;  // an HTTP body or a WebSocket message
+  int threads = 2;                  // network threads
+};
+
+class Server {
+ public:
+  Server(Service& svc, ServerOptions opt);
+  ~Server();
+  // Binds and listens, then serves on the network threads. Throws std::runtime_error naming the
+  // address when it cannot bind.
+  void start();
+  uint16_t port() const;
+  // Shutdown, in order: no new connections; then (once every answer is out) close every
+  // connection: WebSocket sessions with 1001 "going away" after their pending replies, HTTP
+  // connections after their current response; wait up to `grace` for them to go; stop.
+  void stop_accepting();
+  void close_connections();
+  void wait_closed(std::chrono::milliseconds grace);
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kernrl::serve

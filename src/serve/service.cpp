@@ -1,0 +1,263 @@
+#include "serve/service.h"
+
+#include <cstdio>
+
+#include "core/hash.h"
+#include "record/safe_text.h"
+#include "record/trace_file.h"
+
+namespace kernrl::serve {
+using nlohmann::json;
+
+const char* GradeResult::code() const {
+  return kind == Refused ? "CAPACITY_REACHED" : "EXECUTION_ERROR";
+}
+
+const char* GradeResult::reason() const {
+  switch (kind) {
+    case Refused:
+      return "capacity";
+    case Expired:
+      return "deadline";
+    case Stopped:
+      return "shutdown";
+    default:
+      return "internal";
+  }
+}
+
+Service::Service(ServiceOptions opt, std::shared_ptr<Grader> grader,
+                 std::shared_ptr<const ProblemCatalog> problems)
+    : opt_(std::move(opt)), grader_(std::move(grader)), problems_(std::move(problems)) {
+  if (!opt_.trace.empty()) trace_ = std::make_unique<TraceWriter>(opt_.trace);
+}
+
+Service::~Service() {
+  begin_shutdown();
+  stop_grader();
+  wait_answered();
+}
+
+std::string Service::make_label(const std::string& prefix) {
+  return prefix + "-" + std::to_string(++labels_);
+}
+
+std::string Service::cache_key(const GradeRequest& req) const {
+  return sha256_hex(req.source) + '\x1f' + req.problem + '\x1f' +
+         (req.seed ? std::to_string(*req.seed) : "*") + '\x1f' + opt_.config_digest;
+}
+
+void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
+  auto w = std::make_shared<Waiter>();
+  w->t0 = std::chrono::steady_clock::now();
+  w->cache = "miss";
+  if (req.label.empty()) req.label = make_label("request");
+  w->req = std::move(req);
+  w->done = std::move(done);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++unanswered_;
+  }
+  if (shutting_down_) {
+    answer(*w, GradeResult{GradeResult::Stopped, nullptr, "miss",
+                           "the server is shutting down; this answer was not graded"});
+    return;
+  }
+  bool cache = opt_.cache_bytes > 0;
+  std::string key = cache_key(w->req);
+  size_t queue = 0;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    if (cache) {
+      auto it = cache_.find(key);
+      if (it != cache_.end() && it->second.graded) {
+        lru_.splice(lru_.begin(), lru_, it->second.lru);
+        json rec = it->second.record;
+        l.unlock();
+        w->cache = "hit";
+        answer(*w, GradeResult{GradeResult::Graded, std::move(rec), "hit", ""});
+        return;
+      }
+      if (it != cache_.end()) {  // being graded for another request: wait for that record
+        w->cache = "coalesced";
+        it->second.waiters.push_back(std::move(*w));
+        return;
+      }
+    }
+    queue = in_flight_;
+    if (in_flight_ < opt_.max_queue) {
+      ++in_flight_;
+      if (cache) cache_[key];
+      queue = SIZE_MAX;
+    }
+  }
+  if (queue != SIZE_MAX) {
+    answer(*w, GradeResult{GradeResult::Refused, nullptr, "miss",
+                           "the grading queue is full (" + std::to_string(queue) +
+                               " answers in flight, --max-queue " + std::to_string(opt_.max_queue) +
+                               "); try again later"});
+    return;
+  }
+  Job job;
+  job.source = w->req.source;
+  job.label = w->req.label;
+  job.problem = w->req.problem;
+  job.run = opt_.run;
+  job.sample = w->req.sample;
+  job.seed = w->req.seed
+                 ? *w->req.seed
+                 : derive_seed(opt_.run_seed, std::to_string(++labels_) + w->req.label) >> 1;
+  double timeout = opt_.step_timeout_s;
+  if (w->req.timeout_s && *w->req.timeout_s < timeout) timeout = *w->req.timeout_s;
+  if (timeout > 0)
+    job.deadline =
+        w->t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+  grader_->submit(std::move(job), [this, key, w](Outcome o) { on_outcome(key, w, std::move(o)); });
+}
+
+void Service::on_outcome(const std::string& key, const std::shared_ptr<Waiter>& first, Outcome o) {
+  std::vector<Waiter> others;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --in_flight_;
+    auto it = cache_.find(key);
+    if (opt_.cache_bytes > 0 && it != cache_.end() && !it->second.graded) {
+      others = std::move(it->second.waiters);
+      it->second.waiters.clear();
+      if (o.kind == Outcome::Graded) {
+        Entry& e = it->second;
+        e.graded = true;
+        e.record = o.record;
+        e.bytes = json_line(o.record).size() + key.size();
+        lru_.push_front(key);
+        e.lru = lru_.begin();
+        cache_bytes_ += e.bytes;
+        evict_locked();
+      } else {
+        cache_.erase(it);
+      }
+    }
+  }
+  GradeResult r;
+  switch (o.kind) {
+    case Outcome::Graded:
+      r.kind = GradeResult::Graded;
+      break;
+    case Outcome::Expired:
+      r.kind = GradeResult::Expired;
+      break;
+    case Outcome::Stopped:
+      r.kind = GradeResult::Stopped;
+      break;
+    case Outcome::Failed:
+      r.kind = GradeResult::Failed;
+      break;
+  }
+  r.message = o.message;
+  for (auto& w : others) {
+    GradeResult copy = r;
+    copy.record = o.record;
+    copy.cache = "coalesced";
+    answer(w, std::move(copy));
+  }
+  r.record = std::move(o.record);
+  answer(*first, std::move(r));
+}
+
+void Service::evict_locked() {
+  while (cache_bytes_ > opt_.cache_bytes && !lru_.empty()) {
+    auto it = cache_.find(lru_.back());
+    lru_.pop_back();
+    if (it == cache_.end()) continue;
+    cache_bytes_ -= it->second.bytes;
+    cache_.erase(it);
+  }
+}
+
+void Service::answer(Waiter& w, GradeResult r) {
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.t0).count();
+  if (r.kind == GradeResult::Graded) {
+    // The record is the grading's; the name and sample are this request's.
+    r.record["file"] = w.req.label;
+    r.record["sample"] = w.req.sample ? json(*w.req.sample) : json(nullptr);
+    r.cache = w.cache;
+    if (trace_) {
+      try {
+        trace_->append(r.record);
+      } catch (const std::exception& e) {
+        metrics_.trace_write_failed();
+        if (!trace_failed_.exchange(true))
+          std::fprintf(stderr, "kernrl serve: cannot append to --trace: %s\n", e.what());
+      }
+    }
+    metrics_.graded(r.record.value("status", "?"), r.cache, secs);
+  } else {
+    metrics_.not_graded(r.reason());
+  }
+  try {
+    w.done(std::move(r));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kernrl serve: answering a request failed: %s\n", e.what());
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --unanswered_;
+  }
+  answered_cv_.notify_all();
+}
+
+bool Service::open_session(size_t* active, size_t* max) {
+  size_t n = sessions_.load();
+  *max = opt_.max_sessions;
+  do {
+    *active = n;
+    if (n >= opt_.max_sessions) {
+      metrics_.session_refused();
+      return false;
+    }
+  } while (!sessions_.compare_exchange_weak(n, n + 1));
+  *active = n + 1;
+  return true;
+}
+
+void Service::close_session() {
+  --sessions_;
+}
+
+void Service::begin_shutdown() {
+  shutting_down_ = true;
+}
+
+void Service::stop_grader() {
+  grader_->stop();
+}
+
+void Service::wait_answered() {
+  std::unique_lock<std::mutex> l(mu_);
+  answered_cv_.wait(l, [&] { return unanswered_ == 0; });
+}
+
+std::string Service::health() const {
+  if (shutting_down_) return "unhealthy";
+  if (trace_failed_) return "degraded";
+  return "healthy";
+}
+
+std::string Service::metrics_text() const {
+  Metrics::Gauges g;
+  g.queued = grader_->queued();
+  g.running = grader_->running();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    g.in_flight = in_flight_;
+    g.cache_entries = lru_.size();
+    g.cache_bytes = cache_bytes_;
+  }
+  g.sessions = sessions_.load();
+  g.max_sessions = opt_.max_sessions;
+  g.compile_only = grader_->compile_only();
+  g.gpus = grader_->gpus();
+  return metrics_.prometheus(g);
+}
+
+}  // namespace kernrl::serve

@@ -1,0 +1,136 @@
+// The service behind every transport (HTTP, WebSocket, --stdio): admission against capacity,
+// deadlines, the result cache, the trace file and the metrics, in front of a Grader.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "serve/grader.h"
+#include "serve/metrics.h"
+#include "serve/problems.h"
+
+namespace kernrl {
+class TraceWriter;
+}
+
+namespace kernrl::serve {
+
+constexpr const char* kServeSchema = "kernrl.serve.v1";
+
+struct ServiceOptions {
+  size_t max_sessions = 64;        // WebSocket sessions at once
+  size_t max_queue = 256;          // answers admitted and not yet answered (cache hits aside)
+  double step_timeout_s = 50;      // from an answer's arrival to its record
+  int max_turns = 10;              // turns of an OpenEnv episode
+  size_t cache_bytes = 128 << 20;  // the result cache's bound (0: no cache)
+  std::string trace;               // --trace: every record answered is appended here
+  std::string run = "serve";       // the records' "run"
+  uint64_t run_seed = 0;           // the records' "run_seed"; each answer's seed is derived from it
+  std::string config_digest;       // what of the configuration decides a record (cache keys)
+  std::string reward_preset;       // for /v1 and /metadata
+};
+
+// One answer to grade, as a transport received it.
+struct GradeRequest {
+  std::string source;
+  std::string label;    // the record's "file"; empty: one is made up
+  std::string problem;  // a problem id kernrl has (already resolved); empty: the launch block's
+  std::optional<uint64_t> seed;
+  std::optional<int> sample;
+  std::optional<double> timeout_s;  // a deadline shorter than the service's
+};
+
+struct GradeResult {
+  enum Kind { Graded, Refused, Expired, Stopped, Failed } kind = Failed;
+  nlohmann::json record;       // Graded
+  const char* cache = "miss";  // Graded: "miss", "hit" or "coalesced"
+  std::string message;         // otherwise: why nothing was graded
+  // OpenEnv's error code for a result that is not Graded: CAPACITY_REACHED or EXECUTION_ERROR.
+  const char* code() const;
+  // "capacity", "deadline", "shutdown" or "internal".
+  const char* reason() const;
+};
+
+class Service {
+ public:
+  Service(ServiceOptions opt, std::shared_ptr<Grader> grader,
+          std::shared_ptr<const ProblemCatalog> problems);
+  ~Service();
+
+  // Grades one answer: from the cache, joined with the same answer being graded, or queued when
+  // there is room. `done` is called exactly once, from any thread (possibly before this returns).
+  void grade(GradeRequest req, std::function<void(GradeResult)> done);
+
+  // A WebSocket session: false (with the counts) when `max_sessions` are open.
+  bool open_session(size_t* active, size_t* max);
+  void close_session();
+  size_t sessions() const { return sessions_.load(); }
+
+  // Shutdown, in order: refuse new answers (they get Stopped), then stop the grader (queued
+  // answers get Stopped, running ones finish and are answered). Both idempotent.
+  void begin_shutdown();
+  void stop_grader();
+  bool shutting_down() const { return shutting_down_.load(); }
+  // Waits until every answer admitted has been answered.
+  void wait_answered();
+
+  const ServiceOptions& options() const { return opt_; }
+  const Grader& grader() const { return *grader_; }
+  const ProblemCatalog& problems() const { return *problems_; }
+  Metrics& metrics() { return metrics_; }
+  std::string metrics_text() const;
+  // "healthy", "degraded" (records could not be appended to the trace) or "unhealthy" (shutting
+  // down).
+  std::string health() const;
+  // A fresh label for an answer that came without one.
+  std::string make_label(const std::string& prefix);
+
+ private:
+  struct Waiter {
+    GradeRequest req;
+    std::function<void(GradeResult)> done;
+    std::chrono::steady_clock::time_point t0;
+    const char* cache;
+  };
+  struct Entry {
+    bool graded = false;
+    nlohmann::json record;
+    size_t bytes = 0;
+    std::list<std::string>::iterator lru;
+    std::vector<Waiter> waiters;
+  };
+
+  std::string cache_key(const GradeRequest& req) const;
+  void answer(Waiter& w, GradeResult r);
+  void on_outcome(const std::string& key, const std::shared_ptr<Waiter>& first, Outcome o);
+  void evict_locked();
+
+  ServiceOptions opt_;
+  std::shared_ptr<Grader> grader_;
+  std::shared_ptr<const ProblemCatalog> problems_;
+  std::unique_ptr<TraceWriter> trace_;
+  Metrics metrics_;
+
+  mutable std::mutex mu_;
+  std::condition_variable answered_cv_;
+  std::map<std::string, Entry> cache_;
+  std::list<std::string> lru_;  // graded entries, most recent first
+  size_t cache_bytes_ = 0;
+  size_t in_flight_ = 0;   // answers handed to the grader and not yet back (what max_queue bounds)
+  size_t unanswered_ = 0;  // requests accepted and not yet answered
+  std::atomic<size_t> sessions_{0};
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<uint64_t> labels_{0};
+  std::atomic<bool> trace_failed_{false};
+};
+
+}  // namespace kernrl::serve
