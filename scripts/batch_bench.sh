@@ -52,7 +52,29 @@ print(f"{len(recs)} records in {secs:.1f} s = {60 * len(recs) / secs:.1f} kernel
 print("statuses:", dict(Counter(r["status"] for r in recs)))
 cpu = sum(r.get("compile", {}).get("ms", 0) for r in recs if r.get("compile"))
 print(f"compile time summed over samples: {cpu / 1000:.1f} s (overlapped with GPU work)")
+# Where the grader's time went (the records' `grader` objects), mean ms per record that ran.
+ran = [r for r in recs if r.get("ran") and isinstance(r.get("grader"), dict)]
+if ran:
+    keys = ["prepare_ms", "queue_ms", "worker_ms", "total_ms"]
+    print("grader, mean ms per kernel that ran:", ", ".join(
+        f"{k[:-3]} {sum(r['grader'].get(k, 0) for r in ran) / len(ran):.1f}" for k in keys))
+    phases = Counter()
+    for r in ran:
+        phases.update(r["grader"].get("phases", {}))
+    print("  worker phases:", ", ".join(f"{k} {v / len(ran):.1f}" for k, v in phases.most_common()))
+    by_problem = {}
+    for r in ran:
+        by_problem.setdefault(r["problem"], []).append(r)
+    print("  per problem (mean worker ms | kernel+reference+baseline timing ms):")
+    for p, rs in sorted(by_problem.items()):
+        w = sum(r["grader"].get("worker_ms", 0) for r in rs) / len(rs)
+        ph = Counter()
+        for r in rs:
+            ph.update(r["grader"].get("phases", {}))
+        top = ", ".join(f"{k} {v / len(rs):.0f}" for k, v in ph.most_common(4))
+        print(f"    {p:44s} {w:8.1f}  [{top}]")
 PY
+grep -A12 "records in" "$OUTDIR/batch_full.log" || true
 echo "== kill -9 part way, then --resume"
 rm -f "$OUTDIR/batch_killed.jsonl"
 "$K" grade-dir "$D" --out "$OUTDIR/batch_killed.jsonl" --run batch --seed 7 --config "$D/config.yaml" --quiet "${gpu_args[@]}" &

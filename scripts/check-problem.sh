@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FILTER="${1:-*}"
 BUILD="${BUILD_DIR:-build}"
-[ -f "$BUILD/build.ninja" ] || cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+[ -f "$BUILD/build.ninja" ] || cmake --preset default -B "$BUILD" >/dev/null
 cmake --build "$BUILD" -j 2 --target kernrl_problem_tests kernrl_refdump kernrl-nvrtc
 export KERNRL_PROBLEM_FILTER="$FILTER"
 status=0

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 BUILD="${BUILD_DIR:-build}"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKERNRL_BUILD_TESTS=OFF
+cmake --preset release -B "$BUILD"
 cmake --build "$BUILD" -j "$(nproc)"
 DIR="$(mktemp -d)"
 for d in problems/L*/*/; do

@@ -36,7 +36,7 @@ done
 if [ "$BUILD_STEP" = 1 ]; then
   command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/deps.sh installs it)" >&2; exit 2; }
   if [ ! -f "$BUILD/build.ninja" ]; then
-    CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DKERNRL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    (cd "$ROOT" && cmake --preset fuzz -B "$BUILD" >/dev/null)
   fi
   cmake --build "$BUILD" -j "${JOBS:-2}" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") >/dev/null
 fi

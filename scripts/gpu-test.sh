@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [precision]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency precision)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -33,7 +33,7 @@ if want build; then
     extra+=(-DOPENSSL_INCLUDE_DIR="$PREFIX/usr/include" -DOPENSSL_CRYPTO_LIBRARY="$PREFIX/usr/lib/x86_64-linux-gnu/libcrypto.so.3"
             -DCMAKE_CXX_FLAGS="-isystem $PREFIX/usr/include/x86_64-linux-gnu")
   fi
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  cmake --preset gpu -B "$BUILD" \
     -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$PREFIX/usr" -DCUDAToolkit_ROOT="$CUDA_HOME" \
     -DKERNRL_PROBLEM_GLOB="${KERNRL_PROBLEM_GLOB:-L*/*}" "${extra[@]}" >"$OUT/configure.log" 2>&1 ||
     { tail -40 "$OUT/configure.log"; exit 1; }
@@ -107,9 +107,38 @@ if want batch; then
   OUT="$OUT" scripts/batch_bench.sh --build "$BUILD" | tee "$OUT/batch.md"
 fi
 
+if want latency; then
+  log "eval latency: one cached Level-1 kernel, bench size and a tiny size, 5 times each"
+  SOL=problems/L1/23_Softmax/solution.cu
+  "$K" eval "$SOL" --json >/dev/null 2>&1  # compile into the cache
+  for mode in bench tiny; do
+    args=(); [ "$mode" = tiny ] && args=(--size batch_size=4 --size dim=256)
+    for i in 1 2 3 4 5; do
+      s=$(date +%s.%N)
+      "$K" eval "$SOL" --json "${args[@]}" >"$OUT/latency.json" 2>/dev/null
+      e=$(date +%s.%N)
+      python3 - "$OUT/latency.json" "$mode" "$s" "$e" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline()); g = r.get("grader", {})
+print(f"{sys.argv[2]:6s} {r['status']:8s} end to end {float(sys.argv[4]) - float(sys.argv[3]):.2f} s; "
+      f"record: prepare {g.get('prepare_ms', 0):.0f} ms, worker {g.get('worker_ms', 0):.0f} ms, "
+      f"total {g.get('total_ms', 0):.0f} ms")
+PY
+    done
+  done | tee "$OUT/latency.md"
+fi
+
 if want speed; then
   log "speed: compile cold/cached per solution, eval wall time, run-to-run spread"
   python3 scripts/speed_bench.py --kernrl "$K" --out "$OUT/speed.md" | tail -60
+fi
+
+if want precision; then
+  log "precision margins of every fp32 problem (fp64, reordered fp32, TF32, bf16) at the bench size"
+  BUILD_DIR="$BUILD" PYTHON="${PYTHON:-python3}" timeout "${PRECISION_TIMEOUT:-300}" \
+    scripts/precision.sh --sizes bench --device cuda --out "$OUT/precision.md" >"$OUT/precision.log" 2>&1 ||
+    log "precision.sh stopped (see precision.log)"
+  tail -5 "$OUT/precision.log"
 fi
 
 if want pack; then

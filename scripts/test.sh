@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 BUILD="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}"
+cmake --preset ci -B "$BUILD" -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}"
 cmake --build "$BUILD" -j "$JOBS"
 ctest --test-dir "$BUILD" --output-on-failure -j 2

@@ -8,23 +8,28 @@
 #include "core/config.h"
 #include "core/paths.h"
 #include "core/problem.h"
+#include "grading/baselines.h"
+#include "grading/worker_client.h"
 #include "record/record.h"
 #include "record/trace_file.h"
-#include "run/worker_client.h"
-#include "time/baselines.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 CommandRun add_bench_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("bench", "Measure device ceilings (--device) or write a baseline file (--baselines).");
+  auto* cmd = app.add_subcommand(
+      "bench", "Measure device ceilings (--device) or write a baseline file (--baselines).");
   cmd->footer(
-      "--device: memory bandwidth (device-to-device copy, bytes read + written), cuBLAS matrix throughput\n"
-      "(fp32, tf32, fp16, bf16, and fp8 through cuBLASLt where the GPU has it) and launch latency, written\n"
+      "--device: memory bandwidth (device-to-device copy, bytes read + written), cuBLAS matrix "
+      "throughput\n"
+      "(fp32, tf32, fp16, bf16, and fp8 through cuBLASLt where the GPU has it) and launch latency, "
+      "written\n"
       "as JSON keyed by GPU name and driver.\n"
-      "--baselines: the device ceilings plus every selected problem's PyTorch reference timed at its bench\n"
-      "size with the grading protocol; eval and grade-dir reuse it when GPU name and versions match.");
+      "--baselines: the device ceilings plus every selected problem's PyTorch reference timed at "
+      "its bench\n"
+      "size with the grading protocol; eval and grade-dir reuse it when GPU name and versions "
+      "match.");
   struct Opts {
     bool device = false, baselines = false;
     std::string out, problem, config;
@@ -33,11 +38,14 @@ CommandRun add_bench_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   cmd->add_flag("--device", o->device, "Measure the GPU's ceilings");
   cmd->add_flag("--baselines", o->baselines, "Time the references into a baseline file");
-  cmd->add_option("--out", o->out, "Output file (default: kernrl-device-<gpu>-<driver>.json, or baselines/<gpu>.json)");
+  cmd->add_option(
+      "--out", o->out,
+      "Output file (default: kernrl-device-<gpu>-<driver>.json, or baselines/<gpu>.json)");
   cmd->add_option("--level", o->level, "Baselines for this level only")->check(CLI::Range(1, 10));
   cmd->add_option("--problem", o->problem, "Baseline for this problem only");
   cmd->add_option("--gpu", o->gpu, "GPU index (default 0)");
-  cmd->add_option("--repeats", o->repeats, "Device measurements to take; the best is the ceiling (default 3)");
+  cmd->add_option("--repeats", o->repeats,
+                  "Device measurements to take; the best is the ceiling (default 3)");
   cmd->add_option("--config", o->config, "Config file (timing settings)");
   return [o]() {
     if (o->device == o->baselines) {
@@ -48,50 +56,62 @@ CommandRun add_bench_command(CLI::App& app) {
     WorkerClient worker(o->gpu);
     worker.spawn();
     std::string err;
-    if (!worker.wait_ready(&err)) {
-      std::cerr << "kernrl bench: " << err << "\n";
-      return kExitFail;
-    }
-    json dev = worker.device();
+    if (!worker.wait_ready(&err)) throw UsageError(err);  // no usable GPU: a set-up error
+    json dev = worker.device().to_json();
     std::string slug = gpu_slug(dev.value("name", "gpu"));
-    std::fprintf(stderr, "kernrl bench: %s (driver %s)\n", dev.value("name", "?").c_str(), worker.versions().value("driver", "?").c_str());
-    json ceil = worker.request({{"cmd", "bench_device"}, {"repeats", o->repeats}}, 600);
-    if (ceil.value("status", "") != "ok") {
-      std::cerr << "kernrl bench: device measurement failed: " << ceil.dump() << "\n";
+    std::fprintf(stderr, "kernrl bench: %s (driver %s)\n", dev.value("name", "?").c_str(),
+                 worker.versions_json().value("driver", "?").c_str());
+    BenchDeviceRequest dreq;
+    dreq.repeats = o->repeats;
+    BenchAnswer dans = worker.bench(dreq.to_json(), 600);
+    if (!dans.ok) {
+      std::cerr << "kernrl bench: device measurement failed: " << dans.error << "\n";
       return kExitFail;
     }
-    json doc = {{"device", dev}, {"versions", worker.versions()}, {"date", now_iso8601()}, {"ceilings", ceil["ceilings"]}};
+    const json& ceil = dans.result;
+    json doc = {{"device", dev},
+                {"versions", worker.versions_json()},
+                {"date", now_iso8601()},
+                {"ceilings", ceil["ceilings"]}};
     if (o->device) {
       doc["schema"] = "kernrl.device.v1";
       doc["repeats"] = ceil["repeats"];
-      std::string out = o->out.empty() ? "kernrl-device-" + slug + "-" + worker.versions().value("driver", "") + ".json" : o->out;
+      std::string out = o->out.empty() ? "kernrl-device-" + slug + "-" +
+                                             worker.versions_json().value("driver", "") + ".json"
+                                       : o->out;
       std::ofstream(out) << doc.dump(2) << "\n";
       std::cout << doc.dump(2) << "\n";
       std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());
       return kExitOk;
     }
     doc["schema"] = kBaselineSchema;
-    doc["config"] = {{"warmup", cfg.warmup}, {"min_samples", cfg.min_samples}, {"max_samples", cfg.max_samples},
-                     {"target_rel_stderr", cfg.target_rel_stderr}, {"time_cap_s", cfg.time_cap_s},
-                     {"input_sets", cfg.input_sets}, {"flush_l2", cfg.flush_l2}};
+    doc["config"] = {{"warmup", cfg.warmup},           {"min_samples", cfg.min_samples},
+                     {"max_samples", cfg.max_samples}, {"target_rel_stderr", cfg.target_rel_stderr},
+                     {"time_cap_s", cfg.time_cap_s},   {"input_sets", cfg.input_sets},
+                     {"flush_l2", cfg.flush_l2}};
     doc["problems"] = json::object();
-    std::string only = o->problem.empty() ? "" : problem_id_of_dir(find_problem_dir(problems_dir(), o->problem));
+    std::string only =
+        o->problem.empty() ? "" : problem_id_of_dir(find_problem_dir(problems_dir(), o->problem));
     for (const auto& dir : problem_dirs(problems_dir())) {
       ProblemSpec p = load_problem(dir);
       if ((o->level && p.level != o->level) || (!only.empty() && p.id != only)) continue;
-      json r = worker.request({{"cmd", "bench_reference"}, {"problem_dir", dir.string()}, {"config", cfg.to_json()}, {"seed", 1}},
-                              cfg.run_timeout_s);
-      if (r.value("status", "") != "ok") {
-        std::fprintf(stderr, "  %-48s FAILED: %s\n", p.id.c_str(), r.value("error", json::object()).dump().c_str());
+      BenchReferenceRequest rreq;
+      rreq.problem_dir = dir.string();
+      rreq.cfg = cfg;
+      BenchAnswer ans = worker.bench(rreq.to_json(), cfg.run_timeout_s);
+      if (!ans.ok) {
+        std::fprintf(stderr, "  %-48s FAILED: %s\n", p.id.c_str(), ans.error.c_str());
         continue;
       }
+      const json& r = ans.result;
       json bench = json::object();
       for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
       double ms = r["baseline"].value("median_ms", 0.0);
       doc["problems"][p.id] = {{"sizes", bench}, {"baseline", r["baseline"]}};
       std::fprintf(stderr, "  %-48s %10.4f ms\n", p.id.c_str(), ms);
     }
-    std::string out = o->out.empty() ? (data_dir() / "baselines" / (slug + ".json")).string() : o->out;
+    std::string out =
+        o->out.empty() ? (data_dir() / "baselines" / (slug + ".json")).string() : o->out;
     fs::create_directories(fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path());
     std::ofstream(out) << doc.dump(1) << "\n";
     std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());

@@ -8,9 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,64 +19,22 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "cli/discover.h"
-#include "cli/grade.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "extract/extract.h"
+#include "grading/discover.h"
+#include "grading/session.h"
 #include "record/record.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
 #include "report/kernelbench.h"
 #include "report/report.h"
-#include "run/worker_client.h"
-#include "time/baselines.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-uint64_t fresh_seed();
-
 namespace {
-
-// A queue between the compile pool and the GPU threads.
-template <typename T>
-class Queue {
- public:
-  void push(T v) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      q_.push_back(std::move(v));
-    }
-    cv_.notify_one();
-  }
-  void close() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      closed_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool pop(T* out) {
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [&] { return closed_ || !q_.empty(); });
-    if (q_.empty()) return false;
-    *out = std::move(q_.front());
-    q_.pop_front();
-    return true;
-  }
-  size_t size() {
-    std::lock_guard<std::mutex> l(mu_);
-    return q_.size();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<T> q_;
-  bool closed_ = false;
-};
 
 class Progress {
  public:
@@ -116,44 +72,6 @@ class Progress {
   std::chrono::steady_clock::time_point t0_;
 };
 
-std::vector<int> parse_gpus(const std::string& s) {
-  std::vector<int> g;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t c = s.find(',', pos);
-    std::string part = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    try {
-      g.push_back(std::stoi(part));
-    } catch (...) {
-      throw UsageError("--gpus expects a list like 0,1,2; got '" + s + "'");
-    }
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return g;
-}
-
-// GPUs visible to this process, without touching CUDA: /dev/nvidiaN, narrowed by
-// CUDA_VISIBLE_DEVICES.
-std::vector<int> visible_gpus() {
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v) {
-    std::vector<int> g;
-    std::string s = v;
-    int i = 0;
-    for (size_t pos = 0; pos <= s.size() && !s.empty();) {
-      size_t c = s.find(',', pos);
-      if (s.substr(pos, c - pos).size()) g.push_back(i++);
-      if (c == std::string::npos) break;
-      pos = c + 1;
-    }
-    return g;
-  }
-  std::vector<int> g;
-  for (int i = 0; i < 64; ++i)
-    if (fs::exists("/dev/nvidia" + std::to_string(i))) g.push_back(i);
-  return g;
-}
-
 }  // namespace
 
 namespace {
@@ -171,6 +89,48 @@ std::string resume_key(const std::string& run, const std::string& file, const st
   fs::path abs = fs::absolute(file, ec);
   std::string path = ec ? file : abs.lexically_normal().string();
   return run + '\x1f' + escape_invalid_utf8(path) + '\x1f' + sha;
+}
+
+// Adds a record's `grader` milliseconds into `sum` (keys as in the record; `phases` nested).
+void add_grader_phases(json& sum, const json& rec) {
+  auto g = rec.find("grader");
+  if (g == rec.end() || !g->is_object()) return;
+  for (const auto& [k, v] : g->items()) {
+    if (v.is_number()) sum[k] = sum.value(k, 0.0) + v.get<double>();
+    if (k == "phases" && v.is_object()) {
+      json& phases = sum["phases"];
+      if (!phases.is_object()) phases = json::object();
+      for (const auto& [pk, pv] : v.items())
+        if (pv.is_number()) phases[pk] = phases.value(pk, 0.0) + pv.get<double>();
+    }
+  }
+}
+
+// Where the run's time went: kernels/min, mean milliseconds per kernel by phase, GPU busy time.
+void print_grader_summary(size_t n, double run_s, const json& sum, const json& gpus) {
+  auto mean = [&](const json& o, const std::string& k) {
+    return o.is_object() && o.contains(k) ? o[k].get<double>() / static_cast<double>(n) : 0.0;
+  };
+  std::fprintf(stderr, "kernrl grade-dir: %zu records in %.1f s = %.1f kernels/min\n", n, run_s,
+               static_cast<double>(n) / std::max(run_s, 1e-9) * 60);
+  std::fprintf(stderr, "  per kernel, mean ms: prepare %.1f, queue %.1f, worker %.1f, total %.1f\n",
+               mean(sum, "prepare_ms"), mean(sum, "queue_ms"), mean(sum, "worker_ms"),
+               mean(sum, "total_ms"));
+  if (sum.contains("phases")) {
+    std::string line;
+    char buf[96];
+    for (const auto& [k, v] : sum["phases"].items()) {
+      std::snprintf(buf, sizeof buf, "%s%s %.1f", line.empty() ? "" : ", ", k.c_str(),
+                    v.get<double>() / static_cast<double>(n));
+      line += buf;
+    }
+    std::fprintf(stderr, "  in the worker, mean ms: %s\n", line.c_str());
+  }
+  for (const auto& g : gpus)
+    std::fprintf(stderr, "  GPU %d: %llu evaluations, worker busy %.0f%% of the run\n",
+                 g.value("gpu_index", -1),
+                 static_cast<unsigned long long>(g.value("evaluations", uint64_t{0})),
+                 100.0 * g.value("busy_ms", 0.0) / std::max(run_s * 1000, 1e-9));
 }
 
 // The parent folder of an output file, created if missing. Throws UsageError naming the option.
@@ -298,7 +258,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
                   "Also write KernelBench's run folders here: <run>_level_<L>/eval_results.json "
                   "(+ pass_at_k_results.json)");
   return [o]() {
-    try {
+    {
       Config cfg = load_config(o->config);
       if (!o->reward.empty()) cfg.reward_preset = o->reward;
       require_sandbox(cfg);  // fail closed, before anything is graded
@@ -412,149 +372,67 @@ CommandRun add_grade_dir_command(CLI::App& app) {
                      all.size(), todo.size(), skipped, run.c_str(),
                      escape_invalid_utf8(out).c_str());
 
-      // GPU workers: started first, so libtorch loads while the first files compile.
-      std::vector<int> gpus = o->compile_only
-                                  ? std::vector<int>{}
-                                  : (o->gpus.empty() ? visible_gpus() : parse_gpus(o->gpus));
-      std::vector<std::unique_ptr<WorkerClient>> workers;
-      for (int g : gpus) {
-        workers.push_back(std::make_unique<WorkerClient>(g));
-        workers.back()->spawn();
-      }
-      std::vector<WorkerClient*> ready;
-      std::string no_gpu = o->compile_only ? "--compile-only" : "no GPU visible";
-      for (auto& w : workers) {
-        std::string err;
-        if (w->wait_ready(&err))
-          ready.push_back(w.get());
-        else
-          no_gpu = "no GPU: " + err;
-      }
-      if (!o->compile_only && !ready.empty() && !o->quiet)
-        std::fprintf(stderr, "kernrl grade-dir: %zu GPU worker(s): %s\n", ready.size(),
-                     ready[0]->device().value("name", "?").c_str());
-      std::string arch = cfg.arch != "auto" ? cfg.arch
-                         : ready.empty()    ? cfg.fallback_arch
-                                            : ready[0]->device().value("arch", cfg.fallback_arch);
-      int64_t sms = ready.empty() ? 132 : ready[0]->device().value("sms", 132);
-      BaselineStore baselines;
-      baselines.configure(o->baselines);
-      if (!ready.empty()) baselines.load_for(ready[0]->device(), ready[0]->versions());
-
+      SessionOptions so;
+      so.cfg = cfg;
+      so.gpus = o->gpus.empty() ? std::vector<int>{} : parse_gpu_list(o->gpus);
+      so.compile_only = o->compile_only;
+      so.baselines_path = o->baselines;
+      so.compile_jobs = o->jobs;
+      so.seed = seed;
+      GradingSession session(so);
       Progress progress(todo.size(), tty, o->quiet, use_color());
       std::atomic<size_t> internal_errors{0};
-      std::mutex stderr_mu;
-      // A file the grader itself failed on (not the kernel): said on stderr, no record, so a
-      // --resume run retries it.
-      auto internal_error = [&](const std::string& file, const std::string& what) {
-        ++internal_errors;
-        std::lock_guard<std::mutex> l(stderr_mu);
-        std::fprintf(stderr,
-                     "kernrl grade-dir: %s: internal error, no record written (a --resume run "
-                     "retries it): %s\n",
-                     escape_invalid_utf8(file).c_str(), escape_invalid_utf8(what).c_str());
-      };
+      std::mutex mu;
       // Every record is appended (and flushed) as soon as it is known. A write that fails (disk
       // full) stops the run: later records would be lost too.
       std::atomic<bool> write_failed{false};
       std::string write_error;
-      auto emit = [&](json& rec, std::chrono::steady_clock::time_point t0) {
-        rec["run_seed"] = seed;
-        rec["wall_ms"] =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
-        try {
-          writer->append(rec);
-        } catch (const std::runtime_error& e) {
-          std::lock_guard<std::mutex> l(stderr_mu);
-          if (!write_failed.exchange(true)) write_error = e.what();
-          return;
-        }
-        progress.done(rec);
-      };
-
-      // Compile pool -> queue -> GPU threads. No exception leaves a thread: a file the grader
-      // fails on is reported and left for --resume, and the run goes on.
-      struct Item {
-        Prepared prep;
-        GradeOptions opt;
-        std::chrono::steady_clock::time_point t0;
-      };
-      Queue<Item> ready_q;
-      std::atomic<size_t> next{0};
-      std::mutex baseline_mu;
-      std::map<std::pair<int, std::string>, json>
-          baseline_cache;  // (gpu, problem) -> timing, once per GPU per run
-      auto compile_worker = [&]() {
-        for (size_t i; !write_failed && (i = next++) < todo.size();) {
-          const DiscoveredFile& f = todo[i];
-          try {
-            auto t0 = std::chrono::steady_clock::now();
-            GradeOptions opt;
-            opt.problem = f.problem;
-            opt.problem_from_path = true;
-            opt.regular_files_only = true;
-            opt.seed = derive_seed(seed, f.rel) >> 1;
-            opt.compile_only = ready.empty();
-            opt.run = run;
-            opt.sample = f.sample;
-            Prepared p = prepare_file(f.file, opt, cfg, arch, sms);
-            bool filtered = (!only_problem.empty() && p.problem.id != only_problem) ||
-                            (o->level && p.problem.level != o->level);
-            if (filtered && f.problem.empty() && !p.problem.id.empty()) {
-              progress.done(
-                  json{{"status", "skipped"}, {"problem", p.problem.id}, {"file", f.file}});
-              continue;  // its launch block names a problem outside the selection
-            }
-            if (p.done || ready.empty()) {
-              complete_record(p, nullptr, nullptr, json::object(), preset, baselines.ceilings(),
-                              no_gpu);
-              emit(p.record, t0);
-            } else {
-              ready_q.push(Item{std::move(p), opt, t0});
-            }
-          } catch (const std::exception& e) {
-            internal_error(f.file, e.what());
+      auto t_run = std::chrono::steady_clock::now();
+      json grader_sum = json::object();  // the records' `grader` phases, summed
+      for (const DiscoveredFile& f : todo) {
+        Submission sub;
+        sub.file = f.file;
+        sub.opt.problem = f.problem;
+        sub.opt.problem_from_path = true;
+        sub.opt.regular_files_only = true;
+        sub.opt.seed = derive_seed(seed, f.rel) >> 1;
+        sub.opt.run = run;
+        sub.opt.sample = f.sample;
+        sub.only_problem = only_problem;
+        sub.only_level = o->level;
+        session.submit(std::move(sub), [&, file = f.file](Outcome r) {
+          std::lock_guard<std::mutex> l(mu);
+          if (!r.internal_error.empty()) {
+            // The grader failed on this file, not the kernel: said on stderr, no record, so a
+            // --resume run retries it.
+            ++internal_errors;
+            std::fprintf(stderr,
+                         "kernrl grade-dir: %s: internal error, no record written (a --resume run "
+                         "retries it): %s\n",
+                         escape_invalid_utf8(file).c_str(),
+                         escape_invalid_utf8(r.internal_error).c_str());
+            return;
           }
-        }
-      };
-      auto gpu_thread = [&](WorkerClient* w) {
-        Item it;
-        while (ready_q.pop(&it)) {
-          if (write_failed) continue;  // drain the queue
-          try {
-            json bench = json::object();
-            for (const auto& n : it.prep.problem.size_names) bench[n] = it.prep.problem.bench.at(n);
-            std::optional<json> base = baselines.baseline(it.prep.problem.id, bench);
-            std::string base_source = base ? baselines.source() : "reused";
-            if (!base) {
-              std::lock_guard<std::mutex> l(baseline_mu);
-              auto f = baseline_cache.find({w->gpu(), it.prep.problem.id});
-              if (f != baseline_cache.end()) base = f->second;
-            }
-            json answer = w->request(eval_request(it.prep, it.opt, cfg, base), cfg.run_timeout_s);
-            if (answer.contains("timing") && answer["timing"].contains("baseline")) {
-              if (base) answer["timing"]["baseline_source"] = base_source;
-              std::lock_guard<std::mutex> l(baseline_mu);
-              baseline_cache.emplace(std::make_pair(w->gpu(), it.prep.problem.id),
-                                     answer["timing"]["baseline"]);
-            }
-            json device = w->device();
-            device["gpu_index"] = w->gpu();
-            complete_record(it.prep, &answer, device, w->versions(), preset, baselines.ceilings(),
-                            "");
-            emit(it.prep.record, it.t0);
-          } catch (const std::exception& e) {
-            internal_error(it.prep.record.value("file", std::string("?")), e.what());
+          if (r.skipped) {  // its launch block names a problem outside the selection
+            progress.done(r.record);
+            return;
           }
-        }
-      };
-      std::vector<std::thread> compilers, gpu_threads;
-      for (auto* w : ready) gpu_threads.emplace_back(gpu_thread, w);
-      for (int j = 0; j < std::max(1, o->jobs); ++j) compilers.emplace_back(compile_worker);
-      for (auto& t : compilers) t.join();
-      ready_q.close();
-      for (auto& t : gpu_threads) t.join();
+          if (write_failed) return;
+          r.record["run_seed"] = seed;
+          try {
+            writer->append(r.record);
+          } catch (const std::runtime_error& e) {
+            write_failed = true;
+            write_error = e.what();
+            return;
+          }
+          add_grader_phases(grader_sum, r.record);
+          progress.done(r.record);
+        });
+      }
+      session.drain();
+      double run_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
       if (write_failed) {
         std::fprintf(stderr,
                      "kernrl grade-dir: %s; the run stopped (a --resume run goes on from the "
@@ -562,6 +440,8 @@ CommandRun add_grade_dir_command(CLI::App& app) {
                      escape_invalid_utf8(write_error).c_str());
         return kExitUsage;
       }
+      if (!o->quiet && progress.count())
+        print_grader_summary(progress.count(), run_s, grader_sum, session.gpu_stats());
 
       // The run's summary, as `kernrl report` prints it.
       std::vector<TraceProblem> bad;
@@ -595,9 +475,6 @@ CommandRun add_grade_dir_command(CLI::App& app) {
         rc = kExitFail;
       }
       return rc;
-    } catch (const UsageError& e) {
-      std::cerr << "kernrl grade-dir: " << e.what() << "\n";
-      return kExitUsage;
     }
   };
 }

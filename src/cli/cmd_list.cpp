@@ -10,7 +10,8 @@
 namespace kernrl {
 
 CommandRun add_list_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("list", "List the problems (id, level, name, bench sizes, dtypes).");
+  auto* cmd =
+      app.add_subcommand("list", "List the problems (id, level, name, bench sizes, dtypes).");
   auto level = std::make_shared<int>(0);
   auto as_json = std::make_shared<bool>(false);
   cmd->add_option("--level", *level, "Only this level (1-10)")->check(CLI::Range(1, 10));
@@ -31,13 +32,18 @@ CommandRun add_list_command(CLI::App& app) {
       for (const auto* list : {&p.inputs, &p.parameters, &p.outputs})
         for (const auto& t : *list) dtypes.insert(t.dtype.name);
       std::string sizes, types;
-      for (const auto& n : p.size_names) sizes += (sizes.empty() ? "" : " ") + n + "=" + std::to_string(p.bench.at(n));
+      for (const auto& n : p.size_names)
+        sizes += (sizes.empty() ? "" : " ") + n + "=" + std::to_string(p.bench.at(n));
       for (const auto& d : dtypes) types += (types.empty() ? "" : ",") + d;
       if (*as_json) {
         nlohmann::json bench = nlohmann::json::object();
         for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
-        std::cout << json_line({{"id", p.id}, {"level", p.level}, {"name", p.name}, {"sizes", bench},
-                                {"dtypes", dtypes}}) << "\n";
+        std::cout << json_line({{"id", p.id},
+                                {"level", p.level},
+                                {"name", p.name},
+                                {"sizes", bench},
+                                {"dtypes", dtypes}})
+                  << "\n";
       } else {
         std::printf("%-48s L%-3d %-28s %s\n", p.id.c_str(), p.level, types.c_str(), sizes.c_str());
       }

@@ -4,10 +4,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/grade.h"
 #include "contract/contract.h"
 #include "core/paths.h"
 #include "core/problem.h"
+#include "grading/prepare.h"
 #include "record/trace_file.h"
 
 namespace kernrl {
@@ -64,7 +64,7 @@ std::string sizes_text(const ProblemSpec& p) {
 
 }  // namespace
 
-std::string kernel_template(const ProblemSpec& p) {
+static std::string kernel_template(const ProblemSpec& p) {
   std::ostringstream o;
   bool half = false, bf16 = false;
   std::vector<std::string> args, params;

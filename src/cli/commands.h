@@ -4,12 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "core/errors.h"
 #include "core/problem.h"
 
 namespace kernrl {
-
-// Exit codes: 0 success, 1 graded-not-correct (eval) or a failed gate (report), 2 usage/config error.
-constexpr int kExitOk = 0, kExitFail = 1, kExitUsage = 2;
 
 // The subcommand's work, run after parsing; returns the process exit code.
 using CommandRun = std::function<int()>;

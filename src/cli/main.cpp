@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "core/problem.h"
 #include "extract/extract.h"
+#include "record/safe_text.h"
 
 namespace kernrl {
 bool use_color() {
@@ -18,22 +19,29 @@ bool use_color() {
 
 int main(int argc, char** argv) {
   using namespace kernrl;
-  CLI::App app{"kernrl " KERNRL_VERSION
-               ": grade CUDA kernels against PyTorch references - compile (NVRTC), check on fresh random inputs,\n"
-               "time against the eager baseline, and report pass@k / fast_p / speedups and RL rewards.\n"
-               "Kernel files: device-only CUDA C++ with a /* kernrl */ launch block (docs/kernel-format.md)."};
+  CLI::App app{
+      "kernrl " KERNRL_VERSION
+      ": grade CUDA kernels against PyTorch references - compile (NVRTC), check on fresh random "
+      "inputs,\n"
+      "time against the eager baseline, and report pass@k / fast_p / speedups and RL rewards.\n"
+      "Kernel files: device-only CUDA C++ with a /* kernrl */ launch block "
+      "(docs/kernel-format.md)."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kernrl " KERNRL_VERSION);
-  app.footer("Examples:\n"
-             "  kernrl list --level 1\n"
-             "  kernrl show L1_23_Softmax --prompt > prompt.md\n"
-             "  kernrl eval answer.md --problem L1_23_Softmax\n"
-             "  kernrl grade-dir runs/model-a --out runs/model-a.jsonl\n"
-             "  kernrl report runs/*.jsonl --by level --k 1,5\n"
-             "Exit codes: 0 success / correct, 1 graded and not correct (or a failed gate), 2 usage or config error.");
-  CommandRun runs[] = {add_list_command(app), add_show_command(app), add_eval_command(app),
+  app.footer(
+      "Examples:\n"
+      "  kernrl list --level 1\n"
+      "  kernrl show L1_23_Softmax --prompt > prompt.md\n"
+      "  kernrl eval answer.md --problem L1_23_Softmax\n"
+      "  kernrl grade-dir runs/model-a --out runs/model-a.jsonl\n"
+      "  kernrl report runs/*.jsonl --by level --k 1,5\n"
+      "Exit codes (every command; docs/cli.md): 0 success / correct, 1 graded and not correct (or "
+      "a\n"
+      "failed gate), 2 usage or config error, 3 nothing ran (eval without a usable GPU), 4 "
+      "internal error.");
+  CommandRun runs[] = {add_list_command(app),      add_show_command(app),   add_eval_command(app),
                        add_grade_dir_command(app), add_report_command(app), add_bench_command(app),
-                       add_import_command(app), add_export_command(app)};
+                       add_import_command(app),    add_export_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -41,18 +49,21 @@ int main(int argc, char** argv) {
     std::cerr << "kernrl: " << e.what() << " (see kernrl --help)\n";
     return kExitUsage;
   }
+  // The one place errors become exit codes (core/errors.h): kernrl's inputs -> 2, a bug -> 4.
+  CLI::App* sub = app.get_subcommands().front();
+  std::string name = "kernrl " + sub->get_name();
   try {
-    CLI::App* sub = app.get_subcommands().front();
-    static const char* names[] = {"list",   "show",  "eval", "grade-dir",
+    static const char* names[] = {"list",   "show",  "eval",   "grade-dir",
                                   "report", "bench", "import-kernelbench", "export"};
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
       if (sub->get_name() == names[i]) return runs[i]();
-  } catch (const SpecError& e) {
-    std::cerr << "kernrl: " << e.what() << "\n";
+  } catch (const UsageError& e) {
+    std::cerr << name << ": " << escape_invalid_utf8(e.what()) << "\n";
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "kernrl: " << e.what() << "\n";
-    return kExitUsage;
+    std::cerr << name << ": internal error: " << escape_invalid_utf8(e.what())
+              << " (a bug in kernrl; please report it with the command line)\n";
+    return kExitInternal;
   }
-  return kExitUsage;
+  return kExitInternal;
 }

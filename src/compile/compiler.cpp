@@ -13,10 +13,10 @@
 #include <sstream>
 #include <thread>
 
-#include "compile/builtin_headers.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "core/subprocess.h"
+#include "headers/builtin_headers.h"
 #include "record/safe_text.h"
 
 namespace kernrl {
@@ -69,7 +69,7 @@ std::string empty_directory() {
 // Translation phase 2: backslash-newline splices removed, exactly as NVRTC does (no blanks
 // between). The newlines a splice removed are put back after the logical line, so later lines keep
 // their numbers.
-std::string splice_lines(const std::string& code) {
+static std::string splice_lines(const std::string& code) {
   std::string out;
   out.reserve(code.size());
   int pending = 0;
@@ -124,7 +124,7 @@ bool digit_separator(const std::string& s, size_t i) {
 // What the preprocessor sees, for scanning: splices joined, comments removed, raw-string literals
 // blanked (their newlines kept), and the digraph %: spelled #. Ordinary literals stay: they cannot
 // span lines, so they cannot hide or fake a directive.
-std::string preprocessor_view(const std::string& original) {
+static std::string preprocessor_view(const std::string& original) {
   const std::string code = splice_lines(original);
   std::string out;
   out.reserve(code.size());

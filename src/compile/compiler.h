@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/errors.h"
 #include "extract/extract.h"
 
 namespace kernrl {
@@ -29,8 +30,8 @@ struct CompileResult {
 };
 
 // The compiler's OS sandbox cannot be set up (a property of the grading machine, not of a kernel).
-struct SandboxError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct SandboxError : UsageError {
+  using UsageError::UsageError;
 };
 
 // Why kernrl-nvrtc's sandbox does not hold on this machine (empty when it does, or when

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "compile/builtin_headers.h"
+#include "headers/builtin_headers.h"
 
 namespace kernrl {
 namespace {

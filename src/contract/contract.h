@@ -1,6 +1,6 @@
 // The kernel-file contract as users and models are told it: `kernrl show --prompt`,
 // `kernrl show --contract` and docs/kernel-format.md all take it from here, and here it is made
-// from the lists the compiler itself uses (src/compile/headers.txt, the prelude), so they cannot
+// from the lists the compiler itself uses (src/headers/headers.txt, the prelude), so they cannot
 // drift.
 #pragma once
 

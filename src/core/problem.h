@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/expr.h"
 
 namespace kernrl {
 
 // A spec or launch-block error; `what()` names the file and line.
-struct SpecError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct SpecError : UsageError {
+  using UsageError::UsageError;
 };
 
 struct DType {

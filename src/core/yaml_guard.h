@@ -17,7 +17,7 @@ struct YamlLimits {
 
 // A violation of the limits; `line` is 0-based within the text, as yaml-cpp's marks are.
 struct YamlShapeError : std::runtime_error {
-  YamlShapeError(const std::string& msg, int line) : std::runtime_error(msg), line(line) {}
+  YamlShapeError(const std::string& msg, int at_line) : std::runtime_error(msg), line(at_line) {}
   int line;
 };
 

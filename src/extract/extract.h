@@ -9,7 +9,7 @@
 namespace kernrl {
 
 struct FormatError : std::runtime_error {
-  FormatError(const std::string& msg, int line = 0) : std::runtime_error(msg), line(line) {}
+  FormatError(const std::string& msg, int at_line = 0) : std::runtime_error(msg), line(at_line) {}
   int line;  // 1-based line in the submitted file; 0 when not tied to a line
 };
 

@@ -5,13 +5,15 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/errors.h"
 #include "record/feedback.h"
 
 namespace kernrl {
 using nlohmann::json;
 
 int exit_code_for(const std::string& status) {
-  return status == "correct" || status == "compiled" ? 0 : 1;
+  if (status == "internal_error") return kExitInternal;
+  return status == "correct" || status == "compiled" ? kExitOk : kExitFail;
 }
 
 double sol_ms(double flops, double bytes, const json& c, const std::string& dtype_class) {
@@ -64,7 +66,9 @@ void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings
   } else {
     rec["speedup"] = nullptr;
   }
-  rec["reward"] = compute_reward(preset, rec);
+  // The grader's own failure says nothing about the kernel: no reward either way.
+  rec["reward"] = rec.value("status", "") == "internal_error" ? json(nullptr)
+                                                              : json(compute_reward(preset, rec));
   rec["feedback"] = make_feedback(rec);
 }
 

@@ -45,6 +45,8 @@ check "eval --compile-only cached" 0 "$KERNRL" eval "$SOL" --compile-only --json
 has "second compile is cached" '"cached":true' "$TMP/out"
 check "eval human summary says nothing ran" 0 "$KERNRL" eval "$SOL" --compile-only
 has "summary" "nothing ran" "$TMP/out"
+check "eval without a GPU: compiled, nothing ran, exit 3" 3 env CUDA_VISIBLE_DEVICES= "$KERNRL" eval "$SOL" --json
+has "nothing ran: compiled record" '"status":"compiled"' "$TMP/out"
 
 printf 'I think this works:\n```cuda\nextern "C" __global__ void k(float* out) { out[0] = 1 }\n/* kernrl\nlaunches:\n  - {kernel: k, grid: [1], block: [1], args: [out]}\n*/\n```\n' >"$TMP/answer.md"
 check "markdown compile error" 1 "$KERNRL" eval "$TMP/answer.md" --problem L1_23_Softmax --compile-only --json

@@ -1,11 +1,11 @@
-// Compiles the probe of one supported header (src/compile/headers.txt) through the real compile
+// Compiles the probe of one supported header (src/headers/headers.txt) through the real compile
 // path (sandbox included): `kernrl_header_check NAME`. Exit 0 when it compiles without warnings.
 #include <cstdio>
 #include <string>
 
-#include "compile/builtin_headers.h"
 #include "compile/compiler.h"
 #include "core/config.h"
+#include "headers/builtin_headers.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

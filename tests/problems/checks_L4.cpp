@@ -1,7 +1,7 @@
 // Independent CPU checks of the Level-4 references: E4M3 rounding against the decoded bit patterns,
 // INT4 unpacking against hand-packed codes, MoE routing and combination against per-token loops,
 // the chunked delta-rule recurrences against step-by-step loops in double precision, and the
-// attention layers (RoPE conventions, head mapping, causal softmax) against loops in double.
+// attention layers (rotate-half RoPE, head mapping, causal softmax) against loops in double.
 //
 // Debian's libtorch is built with glog, whose CHECK macro collides with doctest's short names, so
 // this file uses only the DOCTEST_-prefixed macros.
@@ -100,7 +100,7 @@ DOCTEST_TEST_CASE("L4_4_FP8_Matmul: E4M3 rounding matches the decoded bit patter
   DOCTEST_REQUIRE(torch::equal(x.to(torch::kFloat64), xd));  // every test value is exact in fp16
   x = x.view({1, -1, k});
   // weight = I: amax 1, scale 448, quantized 448 * I exactly; out = xq * 448 / 448 = xq.
-  auto w = torch::eye(k, torch::kFloat16);
+  auto w = torch::eye(k, torch::kFloat32);
   auto out = run_reference("L4_4_FP8_Matmul", {{"x", x}, {"weight", w}},
                            {{"batch_size", 1}, {"seq_len", x.size(1)}, {"in_features", k}, {"out_features", k}})
                  .at("out");
@@ -110,23 +110,30 @@ DOCTEST_TEST_CASE("L4_4_FP8_Matmul: E4M3 rounding matches the decoded bit patter
   DOCTEST_CHECK(torch::equal(out.to(torch::kFloat64), expected));
 }
 
-DOCTEST_TEST_CASE("L4_4_FP8_Matmul: per-tensor scaling and dequantization") {
+// v rounded to float16, as a double.
+double half_round(double v) { return torch::tensor({(float)v}).to(torch::kFloat16).item<double>(); }
+
+DOCTEST_TEST_CASE("L4_4_FP8_Matmul: per-tensor scaling (float16 on the x side) and dequantization") {
   torch::manual_seed(41);
   const int64_t m = 5, kk = 24, nn = 7;
   auto x = (torch::randn({1, m, kk}) * 3).to(torch::kFloat16);
-  auto w = (torch::randn({nn, kk}) * 0.1).to(torch::kFloat16);
+  auto w = torch::randn({kk, nn}) * 0.1;  // float32 [in_features, out_features]
   auto out = run_reference("L4_4_FP8_Matmul", {{"x", x}, {"weight", w}},
                            {{"batch_size", 1}, {"seq_len", m}, {"in_features", kk}, {"out_features", nn}})
                  .at("out");
   auto xd = x.to(torch::kFloat64).view({m, kk}), wd = w.to(torch::kFloat64);
-  const double sx = 448.0 / xd.abs().max().item<double>(), sw = 448.0 / wd.abs().max().item<double>();
+  // x side: scale, products and inverse each rounded to float16; weight side in float32.
+  const double sx = half_round(448.0 / xd.abs().max().item<double>());
+  const float sw = 448.0f / (float)wd.abs().max().item<double>();
+  const double inv_x = half_round(1.0 / sx), inv_w = (double)(1.0f / sw);
   auto want = torch::zeros({m, nn}, torch::kFloat64);
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < nn; j++) {
       double s = 0;
       for (int64_t q = 0; q < kk; q++)
-        s += e4m3_round((float)(float(xd[i][q].item<double>()) * float(sx))) * e4m3_round((float)(float(wd[j][q].item<double>()) * float(sw)));
-      want[i][j] = s / sx / sw;
+        s += e4m3_round(std::min(448.0, std::max(-448.0, half_round(xd[i][q].item<double>() * sx)))) *
+             e4m3_round((float)(w[q][j].item<float>() * sw));
+      want[i][j] = s * inv_x * inv_w;
     }
   expect_close(out.view({m, nn}), want, 2e-3, 2e-3, 1e-3);
 }
@@ -155,6 +162,26 @@ DOCTEST_TEST_CASE("L4_6_INT4_Quantized_GEMM: unpacking matches hand-packed nibbl
   DOCTEST_CHECK(torch::equal(out.to(torch::kFloat64), want));
   // A spot check of the byte layout: byte 0 of row 0 holds column 0 (low) and column 1 (high).
   DOCTEST_CHECK(packed[0][0].item<int>() == (codes[0] | (codes[1] << 4)));
+}
+
+DOCTEST_TEST_CASE("L4_6_INT4_Quantized_GEMM: each dequantized weight is rounded to float16") {
+  const int64_t n = 2, k = 128, group = 128;
+  auto packed = torch::full({n, k / 2}, 0xF7, torch::kUInt8);  // codes 7 (low) and 15 (high)
+  auto scales = torch::tensor({0.1, 0.0377}, torch::kFloat64).view({n, 1}).to(torch::kFloat16);
+  auto x = torch::eye(k, torch::kFloat16).unsqueeze(0);
+  auto out = run_reference("L4_6_INT4_Quantized_GEMM", {{"x", x}, {"qweight", packed}, {"scales", scales}},
+                           {{"batch_size", 1}, {"seq_len", k}, {"in_features", k}, {"out_features", n}, {"group_size", group}})
+                 .at("out");
+  for (int64_t r = 0; r < n; r++) {
+    const float s = scales[r][0].item<float>();
+    for (int q : {7, 15}) {
+      // s * (q - 8) is exact in float; the weight is that rounded to fp16.
+      const double want = torch::tensor({s * float(q - 8)}).to(torch::kFloat16).item<double>();
+      DOCTEST_CHECK(out[0][q == 7 ? 0 : 1][r].item<double>() == want);
+    }
+  }
+  DOCTEST_CHECK(torch::tensor({scales[0][0].item<float>() * 7.0f}).to(torch::kFloat16).item<double>() !=
+                scales[0][0].item<double>() * 7.0);  // the rounding matters for these values
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -229,12 +256,12 @@ DOCTEST_TEST_CASE("L4_2_DeepSeek_MoE: group-limited routing matches a per-token 
   TensorMap m;
   m["gate_weight"] = torch::randn({experts, hidden}) * 0.25;
   m["e_score_correction_bias"] = torch::rand({experts}) * 0.1 - 0.05;
-  m["experts_gate_proj"] = (torch::randn({experts, inter, hidden}) * 0.2).to(torch::kBFloat16);
-  m["experts_up_proj"] = (torch::randn({experts, inter, hidden}) * 0.2).to(torch::kBFloat16);
-  m["experts_down_proj"] = (torch::randn({experts, hidden, inter}) * 0.3).to(torch::kBFloat16);
-  m["shared_gate_proj"] = (torch::randn({shared, hidden}) * 0.2).to(torch::kBFloat16);
-  m["shared_up_proj"] = (torch::randn({shared, hidden}) * 0.2).to(torch::kBFloat16);
-  m["shared_down_proj"] = (torch::randn({hidden, shared}) * 0.3).to(torch::kBFloat16);
+  m["experts_gate_proj"] = torch::randn({experts, inter, hidden}) * 0.2;
+  m["experts_up_proj"] = torch::randn({experts, inter, hidden}) * 0.2;
+  m["experts_down_proj"] = torch::randn({experts, hidden, inter}) * 0.3;
+  m["shared_gate_proj"] = torch::randn({shared, hidden}) * 0.2;
+  m["shared_up_proj"] = torch::randn({shared, hidden}) * 0.2;
+  m["shared_down_proj"] = torch::randn({hidden, shared}) * 0.3;
   {
     kernrl::RefContext ctx{m, sizes, {{"routed_scaling_factor", scale}}, torch::Device(torch::kCPU)};
     m["x"] = entry("L4_2_DeepSeek_MoE").generate(ctx).at("x");  // drawn with routing margins
@@ -262,9 +289,8 @@ DOCTEST_TEST_CASE("L4_2_DeepSeek_MoE: group-limited routing matches a per-token 
     std::sort(gsc.rbegin(), gsc.rend());
     std::vector<bool> kept(groups, false);
     for (int64_t r = 0; r < topk_group; r++) kept[gsc[r].second] = true;
-    std::vector<std::pair<double, int64_t>> cand;
-    for (int64_t e = 0; e < experts; e++)
-      if (kept[e / per]) cand.push_back({choice[e], e});
+    std::vector<std::pair<double, int64_t>> cand;  // experts outside the kept groups count as 0
+    for (int64_t e = 0; e < experts; e++) cand.push_back({kept[e / per] ? choice[e] : 0.0, e});
     std::sort(cand.rbegin(), cand.rend());
     double sum = 0;
     for (int64_t r = 0; r < top_k; r++) sum += score[cand[r].second];
@@ -277,7 +303,7 @@ DOCTEST_TEST_CASE("L4_2_DeepSeek_MoE: group-limited routing matches a per-token 
     auto sy = expert_double(m["x"][0][i], m["shared_gate_proj"], m["shared_up_proj"], m["shared_down_proj"]);
     for (int64_t c = 0; c < hidden; c++) want[0][i][c] = routed[c] + sy[c];
   }
-  expect_close(out, want, 0.1, 0.03, 0.02);
+  expect_close(out, want, 1e-5, 2e-4, 1e-2);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -295,35 +321,43 @@ DOCTEST_TEST_CASE("L4_7 / L4_8 delta-rule layers: chunked references match the s
     // 150 steps: two full chunks of 64 and a padded one.
     const int64_t b = 2, t = 150, hidden = 24, nh = 2, hd = 16, conv = 4, d = nh * hd;
     const int64_t na = dc.channel_decay ? d : nh;
-    const double eps = 1e-6;
-    auto bf = [](torch::Tensor v) { return v.to(torch::kBFloat16); };
+    const double eps = 1e-5;
     TensorMap m;
-    m["x"] = bf(torch::randn({b, t, hidden}));
+    m["x"] = torch::randn({b, t, hidden});
     for (const char* w : {"q_proj_weight", "k_proj_weight", "v_proj_weight", "g_proj_weight"})
-      m[w] = bf(torch::randn({d, hidden}) * 0.3);
-    m["a_proj_weight"] = bf(torch::randn({na, hidden}) * 0.3);
-    m["a_proj_bias"] = torch::rand({na}) * 3 + 2;
-    m["b_proj_weight"] = bf(torch::randn({nh, hidden}) * 0.3);
-    for (const char* w : {"q_conv_weight", "k_conv_weight", "v_conv_weight"}) m[w] = bf(torch::rand({d, conv}) - 0.5);
-    m["o_norm_weight"] = bf(torch::rand({hd}) * 2 + 1);
-    m["o_proj_weight"] = bf(torch::randn({hidden, d}) * 0.3);
+      m[w] = torch::randn({d, hidden}) * 0.3;
+    m["a_proj_weight"] = torch::randn({na, hidden}) * 0.3;
+    m["a_proj_bias"] = torch::rand({na}) - 0.5;
+    m["a_proj_bias"][0] = -20.0f;  // sigmoid below 1e-6: the gate clamps at log(1e-6)
+    m["b_proj_weight"] = torch::randn({nh, hidden}) * 0.3;
+    m["b_proj_bias"] = torch::rand({nh}) - 0.5;
+    for (const char* w : {"q_conv", "k_conv", "v_conv"}) {
+      m[std::string(w) + "_weight"] = torch::rand({d, conv}) - 0.5;
+      m[std::string(w) + "_bias"] = torch::rand({d}) - 0.5;
+    }
+    m["o_norm_weight"] = torch::rand({hd}) + 0.5;
+    m["o_norm_bias"] = torch::rand({hd}) - 0.5;
+    m["o_proj_weight"] = torch::randn({hidden, d}) * 0.3;
     Sizes sizes{{"batch_size", b}, {"seq_len", t}, {"hidden_size", hidden}, {"num_heads", nh}, {"head_dim", hd}, {"conv_size", conv}};
     auto out = run_reference(dc.id, m, sizes, {{"norm_eps", eps}}).at("out");
 
-    // Projections as bf16 GEMMs (as specified), everything after them in double, per element.
-    auto proj = [&](const char* w) { return torch::matmul(m["x"], m[w].t()).to(torch::kFloat64).contiguous(); };
+    // The whole layer in double, per element, with the recurrence run step by step.
+    auto dbl = [&](const std::string& n) { return m[n].to(torch::kFloat64); };
+    auto x = dbl("x");
+    auto proj = [&](const char* w) { return torch::matmul(x, dbl(w).t()).contiguous(); };
     auto pq = proj("q_proj_weight"), pk = proj("k_proj_weight"), pv = proj("v_proj_weight"), pg = proj("g_proj_weight");
     auto pa = proj("a_proj_weight"), pb = proj("b_proj_weight");
-    auto conv_silu = [&](const torch::Tensor& u, const char* w) {
-      auto wd = m[w].to(torch::kFloat64);
+    auto conv_silu = [&](const torch::Tensor& u, const std::string& w) {
+      auto wd = dbl(w + "_weight"), bd = dbl(w + "_bias");
       auto y = torch::zeros({b, t, d}, torch::kFloat64);
       auto pu = u.accessor<double, 3>();
       auto pw = wd.accessor<double, 2>();
+      auto pbias = bd.accessor<double, 1>();
       auto py = y.accessor<double, 3>();
       for (int64_t i = 0; i < b; i++)
         for (int64_t s = 0; s < t; s++)
           for (int64_t c = 0; c < d; c++) {
-            double acc = 0;
+            double acc = pbias[c];
             for (int64_t j = 0; j < conv; j++) {
               const int64_t src = s - (conv - 1) + j;
               if (src >= 0) acc += pw[c][j] * pu[i][src][c];
@@ -332,35 +366,28 @@ DOCTEST_TEST_CASE("L4_7 / L4_8 delta-rule layers: chunked references match the s
           }
       return y;
     };
-    auto q = conv_silu(pq, "q_conv_weight"), k = conv_silu(pk, "k_conv_weight"), v = conv_silu(pv, "v_conv_weight");
+    auto q = conv_silu(pq, "q_conv"), k = conv_silu(pk, "k_conv"), v = conv_silu(pv, "v_conv");
     auto aq = q.accessor<double, 3>(), ak = k.accessor<double, 3>(), av = v.accessor<double, 3>();
     auto aa = pa.accessor<double, 3>(), ab = pb.accessor<double, 3>(), ag = pg.accessor<double, 3>();
-    auto abias = m["a_proj_bias"].to(torch::kFloat64);
-    auto anw = m["o_norm_weight"].to(torch::kFloat64);
+    auto abias = dbl("a_proj_bias"), bbias = dbl("b_proj_bias");
+    auto anw = dbl("o_norm_weight"), anb = dbl("o_norm_bias");
     auto o = torch::zeros({b, t, d}, torch::kFloat64);
     auto ao = o.accessor<double, 3>();
     for (int64_t i = 0; i < b; i++)
       for (int64_t h = 0; h < nh; h++) {
         std::vector<double> st(hd * hd, 0.0);  // S[key][value]
         for (int64_t s = 0; s < t; s++) {
-          std::vector<double> qq(hd), kk(hd), vv(hd), alpha(hd);
-          double nq = 0, nk = 0;
+          std::vector<double> qq(hd), kk(hd), vv(hd), decay(hd);
           for (int64_t c = 0; c < hd; c++) {
-            qq[c] = aq[i][s][h * hd + c];
+            qq[c] = aq[i][s][h * hd + c] / std::sqrt((double)hd);
             kk[c] = ak[i][s][h * hd + c];
             vv[c] = av[i][s][h * hd + c];
-            nq += qq[c] * qq[c];
-            nk += kk[c] * kk[c];
-          }
-          for (int64_t c = 0; c < hd; c++) {
-            qq[c] = qq[c] / std::sqrt(nq + 1e-6) / std::sqrt((double)hd);
-            kk[c] = kk[c] / std::sqrt(nk + 1e-6);
             const int64_t ai = dc.channel_decay ? h * hd + c : h;
-            alpha[c] = sigmoid(aa[i][s][ai] + abias[ai].item<double>());
+            decay[c] = std::max(sigmoid(aa[i][s][ai] + abias[ai].item<double>()), 1e-6);
           }
-          const double beta = sigmoid(ab[i][s][h]);
+          const double beta = sigmoid(ab[i][s][h] + bbias[h].item<double>());
           for (int64_t r = 0; r < hd; r++)
-            for (int64_t c = 0; c < hd; c++) st[r * hd + c] *= alpha[r];
+            for (int64_t c = 0; c < hd; c++) st[r * hd + c] *= decay[r];
           for (int64_t c = 0; c < hd; c++) {
             double kv = 0;
             for (int64_t r = 0; r < hd; r++) kv += st[r * hd + c] * kk[r];
@@ -368,20 +395,22 @@ DOCTEST_TEST_CASE("L4_7 / L4_8 delta-rule layers: chunked references match the s
             for (int64_t r = 0; r < hd; r++) st[r * hd + c] += kk[r] * delta;
           }
           std::vector<double> oo(hd, 0.0);
-          double ms = 0;
+          double mean = 0, var = 0;
           for (int64_t c = 0; c < hd; c++) {
             for (int64_t r = 0; r < hd; r++) oo[c] += st[r * hd + c] * qq[r];
-            ms += oo[c] * oo[c] / hd;
+            mean += oo[c] / hd;
           }
+          for (int64_t c = 0; c < hd; c++) var += (oo[c] - mean) * (oo[c] - mean) / hd;
           for (int64_t c = 0; c < hd; c++)
-            ao[i][s][h * hd + c] = oo[c] / std::sqrt(ms + eps) * anw[c].item<double>() * sigmoid(ag[i][s][h * hd + c]);
+            ao[i][s][h * hd + c] = ((oo[c] - mean) / std::sqrt(var + eps) * anw[c].item<double>() + anb[c].item<double>()) *
+                                   sigmoid(ag[i][s][h * hd + c]);
         }
       }
-    auto want = torch::matmul(o.to(torch::kBFloat16), m["o_proj_weight"].t());
-    expect_close(out, want, 5e-2, 2e-2, 1e-2);
-    // Closer than that in fact: the two differ only by float32 rounding and one bf16 rounding.
-    const double l2 = ((out.to(torch::kFloat64) - want.to(torch::kFloat64)).norm() / want.to(torch::kFloat64).norm()).item<double>();
-    DOCTEST_CHECK(l2 < 3e-3);
+    auto want = torch::matmul(o, dbl("o_proj_weight").t());
+    expect_close(out, want, 1e-5, 1e-3, 1e-2);
+    // Closer than that in fact: the two differ only by float32 rounding.
+    const double l2 = ((out.to(torch::kFloat64) - want).norm() / want.norm()).item<double>();
+    DOCTEST_CHECK(l2 < 1e-5);
   }
 }
 
@@ -418,29 +447,36 @@ std::vector<std::vector<double>> cols(const torch::Tensor& m, int64_t col0, int6
   return r;
 }
 
+// RoPE angle as PyTorch computes it: inv_freq = 1 / theta^(2i / d) and position * inv_freq, both
+// rounded to float32.
+double rope_angle(int64_t t, int64_t i, int64_t d, double theta) {
+  const float inv_freq = 1.0f / std::pow((float)theta, (float)(2 * i) / (float)d);
+  return (double)((float)t * inv_freq);
+}
+
 DOCTEST_TEST_CASE("L4_3_GroupedQueryAttention: rotate-half RoPE, GQA head mapping and causal softmax") {
   torch::manual_seed(31);
   const int64_t s = 11, hidden = 16, nh = 4, nkv = 2, hd = 8;
-  const double theta = 500000.0;
-  auto bf = [](torch::Tensor v) { return v.to(torch::kBFloat16); };
-  TensorMap m{{"x", bf(torch::randn({1, s, hidden}) * 2)},
-              {"q_proj_weight", bf(torch::randn({nh * hd, hidden}) * 0.4)},
-              {"k_proj_weight", bf(torch::randn({nkv * hd, hidden}) * 0.4)},
-              {"v_proj_weight", bf(torch::randn({nkv * hd, hidden}) * 0.4)},
-              {"o_proj_weight", bf(torch::randn({hidden, nh * hd}) * 0.4)}};
+  const double theta = 10000.0;
+  TensorMap m{{"x", torch::randn({1, s, hidden})},
+              {"q_proj_weight", torch::randn({nh * hd, hidden}) * 0.4},
+              {"k_proj_weight", torch::randn({nkv * hd, hidden}) * 0.4},
+              {"v_proj_weight", torch::randn({nkv * hd, hidden}) * 0.4},
+              {"o_proj_weight", torch::randn({hidden, nh * hd}) * 0.4}};
   auto out = run_reference("L4_3_GroupedQueryAttention", m,
                            {{"batch_size", 1}, {"seq_len", s}, {"hidden_size", hidden}, {"num_heads", nh},
                             {"num_kv_heads", nkv}, {"head_dim", hd}},
                            {{"rope_theta", theta}})
                  .at("out");
-  auto x = m["x"][0];
-  auto proj = [&](const char* w) { return torch::matmul(x, m[w].t()).to(torch::kFloat64).contiguous(); };
+  auto d = [&](const char* n) { return m[n].to(torch::kFloat64); };
+  auto x = d("x")[0];
+  auto proj = [&](const char* w) { return torch::matmul(x, d(w).t()).contiguous(); };
   auto pq = proj("q_proj_weight"), pk = proj("k_proj_weight"), pv = proj("v_proj_weight");
   auto rope = [&](std::vector<std::vector<double>> u) {
     for (int64_t t = 0; t < s; t++) {
       auto r = u[t];
       for (int64_t i = 0; i < hd / 2; i++) {
-        const double ang = (double)t * (double)(1.0f / std::pow((float)theta, (float)(2 * i) / (float)hd));
+        const double ang = rope_angle(t, i, hd, theta);
         r[i] = u[t][i] * std::cos(ang) - u[t][i + hd / 2] * std::sin(ang);
         r[i + hd / 2] = u[t][i + hd / 2] * std::cos(ang) + u[t][i] * std::sin(ang);
       }
@@ -455,53 +491,53 @@ DOCTEST_TEST_CASE("L4_3_GroupedQueryAttention: rotate-half RoPE, GQA head mappin
     for (int64_t t = 0; t < s; t++)
       for (int64_t c = 0; c < hd; c++) attn[t][h * hd + c] = o[t][c];
   }
-  auto want = torch::matmul(attn.to(torch::kBFloat16), m["o_proj_weight"].t()).unsqueeze(0);
-  expect_close(out, want, 5e-2, 2e-2, 1e-2);
+  auto want = torch::matmul(attn, d("o_proj_weight").t()).unsqueeze(0);
+  expect_close(out, want, 1e-5, 5e-4, 1e-2);
 }
 
-DOCTEST_TEST_CASE("L4_1_DeepSeek_MLA: latent RMSNorms, interleaved RoPE on the shared rope key, causal softmax") {
+DOCTEST_TEST_CASE("L4_1_DeepSeek_MLA: latent RMSNorms, rotate-half RoPE on the shared rope key, causal softmax") {
   torch::manual_seed(32);
   const int64_t s = 9, hidden = 16, nh = 2, qr = 12, kr = 10, nope = 8, rope = 4, vd = 6;
   const double eps = 1e-6, theta = 10000.0, scale = 1.0 / std::sqrt((double)(nope + rope));
-  auto bf = [](torch::Tensor v) { return v.to(torch::kBFloat16); };
-  TensorMap m{{"x", bf(torch::randn({1, s, hidden}) * 2)},
-              {"q_a_proj_weight", bf(torch::randn({qr, hidden}) * 0.4)},
-              {"q_a_layernorm_weight", bf(torch::rand({qr}) + 0.5)},
-              {"q_b_proj_weight", bf(torch::randn({nh * (nope + rope), qr}) * 0.4)},
-              {"kv_a_proj_with_mqa_weight", bf(torch::randn({kr + rope, hidden}) * 0.4)},
-              {"kv_a_layernorm_weight", bf(torch::rand({kr}) + 0.5)},
-              {"kv_b_proj_weight", bf(torch::randn({nh * (nope + vd), kr}) * 0.4)},
-              {"o_proj_weight", bf(torch::randn({hidden, nh * vd}) * 0.4)}};
+  TensorMap m{{"x", torch::randn({1, s, hidden})},
+              {"q_a_proj_weight", torch::randn({qr, hidden}) * 0.4},
+              {"q_a_layernorm_weight", torch::rand({qr}) + 0.5},
+              {"q_b_proj_weight", torch::randn({nh * (nope + rope), qr}) * 0.4},
+              {"kv_a_proj_with_mqa_weight", torch::randn({kr + rope, hidden}) * 0.4},
+              {"kv_a_layernorm_weight", torch::rand({kr}) + 0.5},
+              {"kv_b_proj_weight", torch::randn({nh * (nope + vd), kr}) * 0.4},
+              {"o_proj_weight", torch::randn({hidden, nh * vd}) * 0.4}};
   auto out = run_reference("L4_1_DeepSeek_MLA", m,
                            {{"batch_size", 1}, {"seq_len", s}, {"hidden_size", hidden}, {"num_heads", nh}, {"q_lora_rank", qr},
                             {"kv_lora_rank", kr}, {"qk_nope_head_dim", nope}, {"qk_rope_head_dim", rope}, {"v_head_dim", vd}},
                            {{"rms_norm_eps", eps}, {"rope_theta", theta}, {"softmax_scale", scale}})
                  .at("out");
-  auto x = m["x"][0];
-  // RMSNorm of columns [0, n) of a bf16 GEMM result, in double, rounded to bf16.
+  auto d = [&](const char* n) { return m[n].to(torch::kFloat64); };
+  auto x = d("x")[0];
+  // RMSNorm of columns [0, n) of u in double.
   auto rmsnorm = [&](const torch::Tensor& u, int64_t n, const torch::Tensor& w) {
-    auto d = u.to(torch::kFloat64).contiguous();
     auto r = torch::zeros({s, n}, torch::kFloat64);
     for (int64_t t = 0; t < s; t++) {
       double ms = 0;
-      for (int64_t c = 0; c < n; c++) ms += d[t][c].item<double>() * d[t][c].item<double>() / n;
-      for (int64_t c = 0; c < n; c++) r[t][c] = d[t][c].item<double>() / std::sqrt(ms + eps) * w[c].item<double>();
+      for (int64_t c = 0; c < n; c++) ms += u[t][c].item<double>() * u[t][c].item<double>() / n;
+      for (int64_t c = 0; c < n; c++) r[t][c] = u[t][c].item<double>() / std::sqrt(ms + eps) * w[c].item<double>();
     }
-    return r.to(torch::kBFloat16);
+    return r;
   };
-  auto q = torch::matmul(rmsnorm(torch::matmul(x, m["q_a_proj_weight"].t()), qr, m["q_a_layernorm_weight"]), m["q_b_proj_weight"].t())
-               .to(torch::kFloat64).contiguous();
-  auto ckv = torch::matmul(x, m["kv_a_proj_with_mqa_weight"].t());
-  auto kv = torch::matmul(rmsnorm(ckv, kr, m["kv_a_layernorm_weight"]), m["kv_b_proj_weight"].t()).to(torch::kFloat64).contiguous();
-  auto k_pe = cols(ckv.to(torch::kFloat64).contiguous(), kr, rope);
-  // Interleaved RoPE: pairs (2i, 2i+1) rotated by t * theta^(-2i / rope).
+  auto q = torch::matmul(rmsnorm(torch::matmul(x, d("q_a_proj_weight").t()), qr, d("q_a_layernorm_weight")),
+                         d("q_b_proj_weight").t())
+               .contiguous();
+  auto ckv = torch::matmul(x, d("kv_a_proj_with_mqa_weight").t()).contiguous();
+  auto kv = torch::matmul(rmsnorm(ckv, kr, d("kv_a_layernorm_weight")), d("kv_b_proj_weight").t()).contiguous();
+  auto k_pe = cols(ckv, kr, rope);
+  // Rotate-half RoPE on the rope dims: pairs (i, i + rope/2).
   auto rot = [&](std::vector<std::vector<double>> u) {
     for (int64_t t = 0; t < s; t++)
       for (int64_t i = 0; i < rope / 2; i++) {
-        const double ang = (double)t * (double)(1.0f / std::pow((float)theta, (float)(2 * i) / (float)rope));
-        const double a = u[t][2 * i], b = u[t][2 * i + 1];
-        u[t][2 * i] = a * std::cos(ang) - b * std::sin(ang);
-        u[t][2 * i + 1] = a * std::sin(ang) + b * std::cos(ang);
+        const double ang = rope_angle(t, i, rope, theta);
+        const double a = u[t][i], b = u[t][i + rope / 2];
+        u[t][i] = a * std::cos(ang) - b * std::sin(ang);
+        u[t][i + rope / 2] = b * std::cos(ang) + a * std::sin(ang);
       }
     return u;
   };
@@ -518,8 +554,8 @@ DOCTEST_TEST_CASE("L4_1_DeepSeek_MLA: latent RMSNorms, interleaved RoPE on the s
     for (int64_t t = 0; t < s; t++)
       for (int64_t c = 0; c < vd; c++) attn[t][h * vd + c] = o[t][c];
   }
-  auto want = torch::matmul(attn.to(torch::kBFloat16), m["o_proj_weight"].t()).unsqueeze(0);
-  expect_close(out, want, 5e-2, 2e-2, 1e-2);
+  auto want = torch::matmul(attn, d("o_proj_weight").t()).unsqueeze(0);
+  expect_close(out, want, 1e-5, 5e-4, 1e-2);
 }
 
 }  // namespace kernrl_checks_L4

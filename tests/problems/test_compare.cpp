@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "check/compare.h"
+#include "worker/compare.h"
 
 using namespace kernrl;
 

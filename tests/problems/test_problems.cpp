@@ -1,15 +1,18 @@
 // Every problem, on CPU: the spec validates, the reference runs at every test size with the
 // declared outputs, cheap answers (zeros, a constant, a copy of the first input) fail the
-// comparison, bench tensors stay under 4 GiB, and solution.cu parses and compiles for sm_90a.
+// comparison, bench tensors stay under 4 GiB, the description ends with its differences from the
+// OpenEnv problem, and solution.cu parses and compiles for sm_90a.
 #include <doctest/doctest.h>
 
-#include "check/compare.h"
+#include "worker/compare.h"
 #include "compile/compiler.h"
 #include "core/paths.h"
 #include "extract/extract.h"
 #include "parse/launch_block.h"
 #include "problem_filter.h"
-#include "run/inputs.h"
+#include "worker/inputs.h"
+
+#include <sstream>
 
 using namespace kernrl;
 
@@ -78,6 +81,49 @@ TEST_CASE("every problem: spec, reference at test sizes, guards against cheap an
       });
       if (any_copy) CHECK_MESSAGE(copy_fails, "a copy of the first input passes");
     }
+  }
+}
+
+// The description's last section: "Differences from the OpenEnv problem:" followed by "None." or
+// by a list whose items start with "- " (continuation lines indented). Empty when it is well
+// formed, else what is wrong.
+namespace {
+std::string differences_problem(const std::string& description) {
+  const std::string head = "Differences from the OpenEnv problem:";
+  const size_t at = description.find(head);
+  if (at == std::string::npos) return "no \"" + head + "\" section";
+  if (description.find(head, at + 1) != std::string::npos) return "more than one differences section";
+  if (at > 0 && description[at - 1] != '\n') return "the differences heading does not start a line";
+  std::string rest = description.substr(at + head.size());
+  while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.pop_back();
+  if (rest == " None.") return "";
+  if (rest.rfind("\n- ", 0) != 0) return "the differences section is neither \"None.\" nor a list of \"- \" items";
+  std::istringstream lines(rest.substr(1));
+  std::string line;
+  int items = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("- ", 0) == 0) {
+      ++items;
+      if (line.size() < 10) return "an empty differences item";
+    } else if (line.rfind("  ", 0) != 0) {
+      return "a line of the differences section is neither an item nor its continuation: " + line;
+    }
+  }
+  return items > 0 ? "" : "no differences items";
+}
+}  // namespace
+
+TEST_CASE("every description ends with its differences from the OpenEnv problem") {
+  CHECK(differences_problem("Text.\n\nDifferences from the OpenEnv problem: None.\n") == "");
+  CHECK(differences_problem("Text.\n\nDifferences from the OpenEnv problem:\n- One change (why).\n  More.\n") == "");
+  CHECK(differences_problem("Text.\n") != "");
+  CHECK(differences_problem("Text.\nDifferences from the OpenEnv problem:\nsome prose\n") != "");
+  CHECK(differences_problem("Text.\nDifferences from the OpenEnv problem: None.\nMore text.\n") != "");
+  for (const auto& dir : problem_dirs(problems_dir())) {
+    std::string id = problem_id_of_dir(dir);
+    if (!problem_selected(id)) continue;
+    INFO("problem ", id);
+    CHECK_MESSAGE(differences_problem(load_problem(dir).description) == "", differences_problem(load_problem(dir).description));
   }
 }
 

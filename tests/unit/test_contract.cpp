@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
-#include "compile/builtin_headers.h"
-#include "compile/prelude.h"
 #include "contract/contract.h"
+#include "headers/builtin_headers.h"
+#include "headers/prelude.h"
 #include "parse/launch_block.h"
 
 using namespace kernrl;
@@ -25,7 +25,7 @@ TEST_CASE("every header the list serves from memory has a text, and every text i
   }
   for (const auto& name : texts) {
     if (name == "kernrl_prelude.h" || name.rfind("kernrl/", 0) == 0) continue;
-    CHECK_MESSAGE(listed.count(name), (name + " is served but not in src/compile/headers.txt"));
+    CHECK_MESSAGE(listed.count(name), (name + " is served but not in src/headers/headers.txt"));
   }
   CHECK(supported_headers().size() >= 60);
 }

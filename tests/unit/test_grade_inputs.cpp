@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cli/discover.h"
-#include "cli/grade.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "grading/discover.h"
+#include "grading/prepare.h"
 #include "test_dirs.h"
 
 using namespace kernrl;

@@ -5,11 +5,11 @@
 
 #include "core/hash.h"
 #include "core/problem.h"
+#include "grading/baselines.h"
 #include "record/feedback.h"
 #include "record/record.h"
 #include "record/reward.h"
 #include "record/trace_file.h"
-#include "time/baselines.h"
 
 using namespace kernrl;
 using nlohmann::json;
@@ -24,7 +24,9 @@ TEST_CASE("reward presets") {
   auto k = load_reward_preset("kernrl");
   auto s = load_reward_preset("staged");
   auto w = load_reward_preset("weighted");
-  auto rec = [](const std::string& st, double speedup) { return json{{"status", st}, {"speedup", speedup}}; };
+  auto rec = [](const std::string& st, double speedup) {
+    return json{{"status", st}, {"speedup", speedup}};
+  };
   CHECK(compute_reward(k, rec("compile_error", 0)).get<double>() == doctest::Approx(-0.5));
   CHECK(compute_reward(k, rec("format_error", 0)).get<double>() == doctest::Approx(-0.5));
   CHECK(compute_reward(k, rec("incorrect", 0)).get<double>() == doctest::Approx(-0.25));
@@ -35,7 +37,8 @@ TEST_CASE("reward presets") {
   CHECK(compute_reward(k, rec("compiled", 0)).is_null());
   CHECK(compute_reward(s, rec("incorrect", 0)).get<double>() == doctest::Approx(0.1));
   CHECK(compute_reward(s, rec("correct", 0.9)).get<double>() == doctest::Approx(0.4));
-  CHECK(compute_reward(s, rec("correct", 2.0)).get<double>() == doctest::Approx(0.1 + 0.3 + 0.3 + 0.3 / 5));
+  CHECK(compute_reward(s, rec("correct", 2.0)).get<double>() ==
+        doctest::Approx(0.1 + 0.3 + 0.3 + 0.3 / 5));
   CHECK(compute_reward(s, rec("correct", 1024.0)).get<double>() == doctest::Approx(1.0));
   CHECK(compute_reward(w, rec("correct", 6.0)).get<double>() == doctest::Approx(1.0));
   CHECK(compute_reward(w, rec("compile_error", 0)).get<double>() == doctest::Approx(0.1));
@@ -44,8 +47,12 @@ TEST_CASE("reward presets") {
 
 TEST_CASE("feedback: status, key compiler lines, guidance, bounded") {
   json r = {{"status", "compile_error"},
-            {"error", {{"category", "compile_error"}, {"message", "NVRTC: compilation failed"},
-                       {"log", "k.cu(3): warning: unused\nk.cu(7): error: identifier \"foo\" is undefined\n\n1 error detected in the compilation of \"k.cu\".\n"}}}};
+            {"error",
+             {{"category", "compile_error"},
+              {"message", "NVRTC: compilation failed"},
+              {"log",
+               "k.cu(3): warning: unused\nk.cu(7): error: identifier \"foo\" is undefined\n\n1 "
+               "error detected in the compilation of \"k.cu\".\n"}}}};
   auto f = make_feedback(r);
   CHECK(f.find("Status: compile_error") == 0);
   CHECK(f.find("identifier \"foo\" is undefined") != std::string::npos);
@@ -65,7 +72,9 @@ TEST_CASE("speed of light and the suspicious flag") {
   auto preset = load_reward_preset("kernrl");
   json rec = {{"status", "correct"},
               {"work", {{"flops", 1e9}, {"bytes", 3e9}, {"dtype_class", "fp32"}}},
-              {"timing", {{"kernel", {{"median_ms", 2.0}, {"std_ms", 0.01}, {"n", 10}}}, {"baseline", {{"median_ms", 4.0}}}}}};
+              {"timing",
+               {{"kernel", {{"median_ms", 2.0}, {"std_ms", 0.01}, {"n", 10}}},
+                {"baseline", {{"median_ms", 4.0}}}}}};
   finalize_record(rec, preset, ceil);
   CHECK(rec["speedup"].get<double>() == doctest::Approx(2.0));
   CHECK(rec["sol_fraction"].get<double>() == doctest::Approx(0.5));
@@ -109,7 +118,10 @@ TEST_CASE("baseline files match by GPU name and versions") {
               {"device", {{"name", "NVIDIA H100 80GB HBM3"}}},
               {"versions", {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}}},
               {"ceilings", {{"bandwidth_gbs", 3000.0}}},
-              {"problems", {{"L1_23_Softmax", {{"sizes", {{"batch_size", 4096}, {"dim", 16384}}}, {"baseline", {{"median_ms", 1.5}}}}}}}};
+              {"problems",
+               {{"L1_23_Softmax",
+                 {{"sizes", {{"batch_size", 4096}, {"dim", 16384}}},
+                  {"baseline", {{"median_ms", 1.5}}}}}}}};
   std::ofstream(f) << doc.dump();
   json sizes = {{"batch_size", 4096}, {"dim", 16384}};
   json dev = {{"name", "NVIDIA H100 80GB HBM3"}};
@@ -118,7 +130,8 @@ TEST_CASE("baseline files match by GPU name and versions") {
   same.load_for(dev, {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}});
   REQUIRE(same.baseline("L1_23_Softmax", sizes));
   CHECK((*same.baseline("L1_23_Softmax", sizes))["median_ms"] == 1.5);
-  CHECK_FALSE(same.baseline("L1_23_Softmax", {{"batch_size", 8}, {"dim", 16384}}));  // other sizes: measure
+  CHECK_FALSE(
+      same.baseline("L1_23_Softmax", {{"batch_size", 8}, {"dim", 16384}}));  // other sizes: measure
   CHECK(same.ceilings()["bandwidth_gbs"] == 3000.0);
   BaselineStore other_versions;
   other_versions.configure(f.string());
@@ -127,7 +140,8 @@ TEST_CASE("baseline files match by GPU name and versions") {
   CHECK(other_versions.ceilings()["bandwidth_gbs"] == 3000.0);  // the hardware is the same
   BaselineStore other_gpu;
   other_gpu.configure(f.string());
-  other_gpu.load_for({{"name", "NVIDIA H200"}}, {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}});
+  other_gpu.load_for({{"name", "NVIDIA H200"}},
+                     {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}});
   CHECK_FALSE(other_gpu.baseline("L1_23_Softmax", sizes));
   CHECK(other_gpu.ceilings().is_null());
 }

@@ -328,14 +328,14 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int e = 0; e < 16; ++e) {
         float* pp = &Pt[(part * 16 + e) * ATT_LD + r];
-        const float p = __expf(*pp - base);
+        const float p = expf(*pp - base);
         *pp = p;
         ps += p;
       }
       red_s[part * 64 + r] = ps;
       __syncthreads();
       if (part == 0) {
-        const float alpha = m_old == -INFINITY ? 0.0f : __expf(m_old - base);
+        const float alpha = m_old == -INFINITY ? 0.0f : expf(m_old - base);
         l_s[r] = l_s[r] * alpha + ((red_s[r] + red_s[64 + r]) + (red_s[128 + r] + red_s[192 + r]));
         m_s[r] = m_new;
         a_s[r] = alpha;

@@ -1,12 +1,13 @@
-// DeepSeek-V3 MoE:
-//   router:   one block per token; fp32 logits (64 experts x 4 partial sums, fixed-order reduction),
-//             then one thread does the group-limited top-k selection and weight normalization
+// DeepSeek-V3 MoE in fp32:
+//   router:   one block per token; logits (64 experts x 4 partial sums, fixed-order reduction),
+//             then one thread does the group-limited top-k selection (choices outside the kept
+//             groups count as 0) and the weight normalization
 //   grouping: (token, slot) pairs sorted by expert with a counting sort (atomics; the order inside an
 //             expert's group does not change any result)
-//   experts:  grouped GEMMs  gu = x[token] @ [gate; up]^T (bf16) -> h = silu(gate) * up (bf16)
-//             -> y = h @ down^T (fp32); 128-row tiles never straddle two experts
-//   shared:   the same three steps for the shared expert on all tokens (bf16 result)
-//   combine:  out = bf16(bf16(sum_j w_j y_j) + shared), j in slot order (deterministic)
+//   experts:  grouped SGEMMs  gu = x[token] @ [gate; up]^T -> h = silu(gate) * up -> y = h @ down^T;
+//             128-row tiles never straddle two experts
+//   shared:   the same three steps for the shared expert on all tokens
+//   combine:  out = sum_j w_j y_j + shared, j in slot order (deterministic)
 // Assumes n_routed_experts <= 64 (one router thread quartet per expert), as in every size set.
 /* kernrl
 problem: L4_2_DeepSeek_MoE
@@ -47,7 +48,7 @@ launches:
     grid: [4096]
     block: [256]
     args: [sgu, sh, batch_size * seq_len, shared_intermediate_size]
-  - kernel: gemm_bf16
+  - kernel: gemm_nt
     grid: ["cdiv(hidden_size, 128)", "cdiv(batch_size * seq_len, 128)"]
     block: [256]
     args: [sh, shared_down_proj, sy, batch_size * seq_len, hidden_size, shared_intermediate_size]
@@ -64,83 +65,99 @@ scratch:
   tile_start: {dtype: int32, count: "n_routed_experts + 1"}
   row_token: {dtype: int32, count: "batch_size * seq_len * num_experts_per_tok"}
   pair_row: {dtype: int32, count: "batch_size * seq_len * num_experts_per_tok"}
-  gu: {dtype: bfloat16, count: "batch_size * seq_len * num_experts_per_tok * 2 * moe_intermediate_size"}
-  h: {dtype: bfloat16, count: "batch_size * seq_len * num_experts_per_tok * moe_intermediate_size"}
+  gu: {dtype: float32, count: "batch_size * seq_len * num_experts_per_tok * 2 * moe_intermediate_size"}
+  h: {dtype: float32, count: "batch_size * seq_len * num_experts_per_tok * moe_intermediate_size"}
   y: {dtype: float32, count: "batch_size * seq_len * num_experts_per_tok * hidden_size"}
-  sgu: {dtype: bfloat16, count: "batch_size * seq_len * 2 * shared_intermediate_size"}
-  sh: {dtype: bfloat16, count: "batch_size * seq_len * shared_intermediate_size"}
-  sy: {dtype: bfloat16, count: "batch_size * seq_len * hidden_size"}
+  sgu: {dtype: float32, count: "batch_size * seq_len * 2 * shared_intermediate_size"}
+  sh: {dtype: float32, count: "batch_size * seq_len * shared_intermediate_size"}
+  sy: {dtype: float32, count: "batch_size * seq_len * hidden_size"}
 */
-#include <cuda_bf16.h>
-#include <mma.h>
-
 #define MAX_EXPERTS 64
 
-// ---- generic tensor-core tile GEMM: C[m, n] = sum_k A(m, k) * B(n, k), fp32 accumulation ----
-// T is __half or __nv_bfloat16. 256 threads (8 warps as 2 x 4), 128x128 output tile, K step 32,
-// WMMA 16x16x16 fragments (each warp: 64 rows x 32 columns).
-// la(m, k) / lb(n, k) return T and are only called in range (zeros are used outside);
-// st(m, n, acc) is only called for in-range outputs.
+// ---- fp32 tile GEMM: C[m, n] = sum_k A(m, k) * B(n, k) -----------------------------------------
+// 128x128 block tile, BK = 8, 256 threads, each thread owns an 8x8 sub-tile: rows ty*4+{0..3} and
+// 64+ty*4+{0..3}, columns tx*4+{0..3} and 64+tx*4+{0..3} (tx = tid % 16, ty = tid / 16). The next
+// K slab is prefetched into registers while the current one is used (two shared buffers, one
+// barrier per slab). la(m, k) / lb(n, k) return floats and are only called in range (zeros are
+// used outside); st(m, n, acc) is only called for in-range outputs (m < M, n < N).
 #define GEMM_BM 128
-#define GEMM_BN 128
-#define GEMM_BK 32
-#define GEMM_LD (GEMM_BK + 8)
-template <class T, class LA, class LB, class ST>
-__device__ __forceinline__ void gemm_tile(int M, int N, int K, int m0, int n0, LA la, LB lb, ST st) {
-  using namespace nvcuda;
-  __shared__ __align__(32) T As[GEMM_BM * GEMM_LD];
-  __shared__ __align__(32) T Bs[GEMM_BN * GEMM_LD];
-  __shared__ __align__(32) float Cs[8][16 * 16];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int wm = warp / 4, wn = warp % 4;  // warp tile: rows wm*64 .. +64, columns wn*32 .. +32
-  const T zero = T(0.0f);
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+#define GEMM_BK 8
+#define GEMM_LD (GEMM_BM + 4)
+
+template <class LA, class LB, class ST>
+__device__ __forceinline__ void sgemm_tile(int M, int N, int K, int m0, int n0, LA la, LB lb, ST st) {
+  __shared__ __align__(16) float As[2][GEMM_BK][GEMM_LD];
+  __shared__ __align__(16) float Bs[2][GEMM_BK][GEMM_LD];
+  const int tid = threadIdx.x;
+  const int lk = tid & 7;   // k offset inside the slab this thread loads
+  const int lr = tid >> 3;  // row offset (0..31) inside each 32-row quarter this thread loads
+  const int tx = tid & 15, ty = tid >> 4;
+  float acc[8][8];
 #pragma unroll
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
-  for (int k0 = 0; k0 < K; k0 += GEMM_BK) {
-#pragma unroll 4
-    for (int l = 0; l < 16; l++) {
-      const int idx = tid + l * 256, r = idx / GEMM_BK, kk = idx % GEMM_BK, k = k0 + kk;
-      As[r * GEMM_LD + kk] = (m0 + r < M && k < K) ? la(m0 + r, k) : zero;
-      Bs[r * GEMM_LD + kk] = (n0 + r < N && k < K) ? lb(n0 + r, k) : zero;
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+  float ra[4], rb[4];
+  const int nk = (K + GEMM_BK - 1) / GEMM_BK;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int k = lk, m = m0 + lr + 32 * i, n = n0 + lr + 32 * i;
+    ra[i] = (m < M && k < K) ? la(m, k) : 0.0f;
+    rb[i] = (n < N && k < K) ? lb(n, k) : 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    As[0][lk][lr + 32 * i] = ra[i];
+    Bs[0][lk][lr + 32 * i] = rb[i];
+  }
+  __syncthreads();
+  for (int kt = 0; kt < nk; ++kt) {
+    const int cur = kt & 1;
+    if (kt + 1 < nk) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int k = (kt + 1) * GEMM_BK + lk, m = m0 + lr + 32 * i, n = n0 + lr + 32 * i;
+        ra[i] = (m < M && k < K) ? la(m, k) : 0.0f;
+        rb[i] = (n < N && k < K) ? lb(n, k) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < GEMM_BK; ++kk) {
+      const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][kk][ty * 4]);
+      const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][kk][64 + ty * 4]);
+      const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][kk][tx * 4]);
+      const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][kk][64 + tx * 4]);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    if (kt + 1 < nk) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        As[cur ^ 1][lk][lr + 32 * i] = ra[i];
+        Bs[cur ^ 1][lk][lr + 32 * i] = rb[i];
+      }
     }
     __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < GEMM_BK; kk += 16) {
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb[2];
-#pragma unroll
-      for (int j = 0; j < 2; j++) wmma::load_matrix_sync(fb[j], Bs + (wn * 32 + j * 16) * GEMM_LD + kk, GEMM_LD);
-#pragma unroll
-      for (int i = 0; i < 4; i++) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
-        wmma::load_matrix_sync(fa, As + (wm * 64 + i * 16) * GEMM_LD + kk, GEMM_LD);
-#pragma unroll
-        for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
-      }
-    }
-    __syncthreads();  // the next iteration overwrites As / Bs
   }
-  // Epilogue: each warp stages one 16x16 accumulator at a time in its own shared buffer.
 #pragma unroll
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 8; ++i) {
+    const int m = m0 + (i < 4 ? 0 : 60) + ty * 4 + i;
+    if (m >= M) continue;
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
-      wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);
-      __syncwarp();
-#pragma unroll
-      for (int e = lane; e < 256; e += 32) {
-        const int m = m0 + wm * 64 + i * 16 + e / 16, n = n0 + wn * 32 + j * 16 + e % 16;
-        if (m < M && n < N) st(m, n, Cs[warp][e]);
-      }
-      __syncwarp();
+    for (int j = 0; j < 8; ++j) {
+      const int n = n0 + (j < 4 ? 0 : 60) + tx * 4 + j;
+      if (n < N) st(m, n, acc[i][j]);
     }
+  }
 }
-// ---- end generic GEMM ----
+// ---- end fp32 tile GEMM ----
 
-extern "C" __global__ void __launch_bounds__(256, 2)
-    router(const __nv_bfloat16* __restrict__ x, const float* __restrict__ gw, const float* __restrict__ bias,
+extern "C" __global__ void __launch_bounds__(256)
+    router(const float* __restrict__ x, const float* __restrict__ gw, const float* __restrict__ bias,
            int* __restrict__ topk_idx, float* __restrict__ topk_w, int H, int E, int G, int TG, int K, float scale) {
   __shared__ float part[256];
   __shared__ float score[MAX_EXPERTS], choice[MAX_EXPERTS], gscore[MAX_EXPERTS];
@@ -149,9 +166,9 @@ extern "C" __global__ void __launch_bounds__(256, 2)
   const int tid = threadIdx.x, e = tid / 4, p = tid % 4;
   float acc = 0.0f;
   if (e < E) {
-    const __nv_bfloat16* xr = x + (size_t)t * H;
+    const float* xr = x + (size_t)t * H;
     const float* wr = gw + (size_t)e * H;
-    for (int k = p; k < H; k += 4) acc = fmaf((xr[k]), wr[k], acc);
+    for (int k = p; k < H; k += 4) acc = fmaf(xr[k], wr[k], acc);
   }
   part[tid] = acc;
   __syncthreads();
@@ -186,10 +203,14 @@ extern "C" __global__ void __launch_bounds__(256, 2)
   }
   float sum = 0.0f;
   int sel[MAX_EXPERTS];
-  for (int r = 0; r < K; r++) {  // K best experts inside the kept groups
+  for (int r = 0; r < K; r++) {  // K largest choices, 0 for experts outside the kept groups
     int best = -1;
-    for (int i = 0; i < E; i++)
-      if (kept[i / per] && !taken[i] && (best < 0 || choice[i] > choice[best])) best = i;
+    float bv = 0.0f;
+    for (int i = 0; i < E; i++) {
+      if (taken[i]) continue;
+      const float v = kept[i / per] ? choice[i] : 0.0f;
+      if (best < 0 || v > bv) best = i, bv = v;
+    }
     taken[best] = 1;
     sel[r] = best;
     sum += score[best];
@@ -236,80 +257,72 @@ __device__ __forceinline__ int tile_expert(const int* tile_start, int experts, i
   return -1;
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2)
-    gate_up_gemm(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w1, const __nv_bfloat16* __restrict__ w3,
+extern "C" __global__ void __launch_bounds__(256)
+    gate_up_gemm(const float* __restrict__ x, const float* __restrict__ w1, const float* __restrict__ w3,
                  const int* __restrict__ offsets, const int* __restrict__ tile_start, const int* __restrict__ row_token,
-                 __nv_bfloat16* __restrict__ gu, int experts, int hidden, int inter) {
+                 float* __restrict__ gu, int experts, int hidden, int inter) {
   const int e = tile_expert(tile_start, experts, blockIdx.y);
   if (e < 0) return;
   const int r0 = offsets[e] + (blockIdx.y - tile_start[e]) * GEMM_BM;
   const int rows = offsets[e + 1] - r0;
-  const __nv_bfloat16* g = w1 + (size_t)e * inter * hidden;
-  const __nv_bfloat16* u = w3 + (size_t)e * inter * hidden;
+  const float* g = w1 + (size_t)e * inter * hidden;
+  const float* u = w3 + (size_t)e * inter * hidden;
   const int n2 = 2 * inter;
-  gemm_tile<__nv_bfloat16>(
-      rows, n2, hidden, 0, blockIdx.x * GEMM_BN,
-      [&](int m, int k) { return (x[(size_t)row_token[r0 + m] * hidden + k]); },
-      [&](int n, int k) {
-        return n < inter ? (g[(size_t)n * hidden + k]) : (u[(size_t)(n - inter) * hidden + k]);
-      },
-      [&](int m, int n, float v) { gu[(size_t)(r0 + m) * n2 + n] = __float2bfloat16(v); });
+  sgemm_tile(
+      rows, n2, hidden, 0, blockIdx.x * GEMM_BM, [&](int m, int k) { return x[(size_t)row_token[r0 + m] * hidden + k]; },
+      [&](int n, int k) { return n < inter ? g[(size_t)n * hidden + k] : u[(size_t)(n - inter) * hidden + k]; },
+      [&](int m, int n, float v) { gu[(size_t)(r0 + m) * n2 + n] = v; });
 }
 
-extern "C" __global__ void swiglu(const __nv_bfloat16* __restrict__ gu, __nv_bfloat16* __restrict__ h, int rows, int inter) {
+extern "C" __global__ void swiglu(const float* __restrict__ gu, float* __restrict__ h, int rows, int inter) {
   const long long total = (long long)rows * inter;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
     const long long r = i / inter, c = i % inter;
-    const float g = __bfloat162float(gu[r * 2 * inter + c]);
-    const float u = __bfloat162float(gu[r * 2 * inter + inter + c]);
-    h[i] = __float2bfloat16(g / (1.0f + expf(-g)) * u);
+    const float g = gu[r * 2 * inter + c];
+    const float u = gu[r * 2 * inter + inter + c];
+    h[i] = g / (1.0f + expf(-g)) * u;
   }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2)
-    down_gemm(const __nv_bfloat16* __restrict__ h, const __nv_bfloat16* __restrict__ w2, const int* __restrict__ offsets,
+extern "C" __global__ void __launch_bounds__(256)
+    down_gemm(const float* __restrict__ h, const float* __restrict__ w2, const int* __restrict__ offsets,
               const int* __restrict__ tile_start, float* __restrict__ y, int experts, int hidden, int inter) {
   const int e = tile_expert(tile_start, experts, blockIdx.y);
   if (e < 0) return;
   const int r0 = offsets[e] + (blockIdx.y - tile_start[e]) * GEMM_BM;
   const int rows = offsets[e + 1] - r0;
-  const __nv_bfloat16* d = w2 + (size_t)e * hidden * inter;
-  gemm_tile<__nv_bfloat16>(
-      rows, hidden, inter, 0, blockIdx.x * GEMM_BN,
-      [&](int m, int k) { return (h[(size_t)(r0 + m) * inter + k]); },
-      [&](int n, int k) { return (d[(size_t)n * inter + k]); },
+  const float* d = w2 + (size_t)e * hidden * inter;
+  sgemm_tile(
+      rows, hidden, inter, 0, blockIdx.x * GEMM_BM, [&](int m, int k) { return h[(size_t)(r0 + m) * inter + k]; },
+      [&](int n, int k) { return d[(size_t)n * inter + k]; },
       [&](int m, int n, float v) { y[(size_t)(r0 + m) * hidden + n] = v; });
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2)
-    shared_gate_up_gemm(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ wg, const __nv_bfloat16* __restrict__ wu,
-                        __nv_bfloat16* __restrict__ sgu, int M, int K, int inter) {
+extern "C" __global__ void __launch_bounds__(256)
+    shared_gate_up_gemm(const float* __restrict__ x, const float* __restrict__ wg, const float* __restrict__ wu,
+                        float* __restrict__ sgu, int M, int K, int inter) {
   const int N = 2 * inter;
-  gemm_tile<__nv_bfloat16>(
-      M, N, K, blockIdx.y * GEMM_BM, blockIdx.x * GEMM_BN,
-      [&](int m, int k) { return (x[(size_t)m * K + k]); },
-      [&](int n, int k) { return (n < inter ? wg[(size_t)n * K + k] : wu[(size_t)(n - inter) * K + k]); },
-      [&](int m, int n, float v) { sgu[(size_t)m * N + n] = __float2bfloat16(v); });
+  sgemm_tile(
+      M, N, K, blockIdx.y * GEMM_BM, blockIdx.x * GEMM_BM, [&](int m, int k) { return x[(size_t)m * K + k]; },
+      [&](int n, int k) { return n < inter ? wg[(size_t)n * K + k] : wu[(size_t)(n - inter) * K + k]; },
+      [&](int m, int n, float v) { sgu[(size_t)m * N + n] = v; });
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restrict__ w,
-                                                            __nv_bfloat16* __restrict__ c, int M, int N, int K) {
-  gemm_tile<__nv_bfloat16>(
-      M, N, K, blockIdx.y * GEMM_BM, blockIdx.x * GEMM_BN,
-      [&](int m, int k) { return (a[(size_t)m * K + k]); },
-      [&](int n, int k) { return (w[(size_t)n * K + k]); },
-      [&](int m, int n, float v) { c[(size_t)m * N + n] = __float2bfloat16(v); });
+// c[M, N] = a[M, K] @ w[N, K]^T
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_nt(const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ c, int M, int N, int K) {
+  sgemm_tile(
+      M, N, K, blockIdx.y * GEMM_BM, blockIdx.x * GEMM_BM, [&](int m, int k) { return a[(size_t)m * K + k]; },
+      [&](int n, int k) { return w[(size_t)n * K + k]; }, [&](int m, int n, float v) { c[(size_t)m * N + n] = v; });
 }
 
 extern "C" __global__ void combine(const float* __restrict__ y, const float* __restrict__ wts, const int* __restrict__ pair_row,
-                                   const __nv_bfloat16* __restrict__ sy, __nv_bfloat16* __restrict__ out, int tokens, int hidden,
-                                   int top_k) {
+                                   const float* __restrict__ sy, float* __restrict__ out, int tokens, int hidden, int top_k) {
   const long long total = (long long)tokens * hidden;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
     const long long t = i / hidden, c = i % hidden;
     float acc = 0.0f;
     for (int j = 0; j < top_k; j++) acc += wts[t * top_k + j] * y[(size_t)pair_row[t * top_k + j] * hidden + c];
-    const float routed = __bfloat162float(__float2bfloat16(acc));
-    out[i] = __float2bfloat16(routed + __bfloat162float(sy[i]));
+    out[i] = acc + sy[i];
   }
 }

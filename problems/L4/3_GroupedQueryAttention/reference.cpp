@@ -4,7 +4,7 @@
 
 namespace kernrl::problems::L4_3_GroupedQueryAttention {
 
-// Rotate-half RoPE in float32: x [..., seq, head_dim].
+// Rotate-half RoPE: x [..., seq, head_dim], cos / sin [seq, head_dim].
 torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
   auto halves = x.chunk(2, -1);
   return x * cos + torch::cat({-halves[1], halves[0]}, -1) * sin;
@@ -19,17 +19,18 @@ TensorMap reference(const RefContext& c) {
   auto k = torch::matmul(x, c.t("k_proj_weight").t()).view({b, s, nkv, hd}).transpose(1, 2);
   auto v = torch::matmul(x, c.t("v_proj_weight").t()).view({b, s, nkv, hd}).transpose(1, 2);
   auto f32 = c.opts(torch::kFloat32);
-  auto inv_freq = 1.0 / torch::pow(torch::full({}, theta, f32), torch::arange(0, hd, 2, f32) / static_cast<double>(hd));
-  auto freqs = torch::arange(s, f32).unsqueeze(1) * inv_freq.unsqueeze(0);
+  auto inv_freq = 1.0 / torch::pow(theta, torch::arange(0, hd, 2, f32) / static_cast<double>(hd));
+  auto freqs = torch::outer(torch::arange(s, f32), inv_freq);
   auto emb = torch::cat({freqs, freqs}, -1);
   auto cos = emb.cos(), sin = emb.sin();
-  auto qr = rope(q.to(torch::kFloat32), cos, sin);
-  auto kr = rope(k.to(torch::kFloat32), cos, sin).repeat_interleave(nh / nkv, 1);
-  auto vf = v.to(torch::kFloat32).repeat_interleave(nh / nkv, 1);
-  auto scores = torch::matmul(qr, kr.transpose(-1, -2)) / std::sqrt(static_cast<double>(hd));
+  auto qr = rope(q, cos, sin);
+  auto kr = rope(k, cos, sin).repeat_interleave(nh / nkv, 1);
+  auto vr = v.repeat_interleave(nh / nkv, 1);
+  auto scores =
+      torch::matmul(qr, kr.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(hd)));
   auto mask = torch::ones({s, s}, c.opts(torch::kBool)).triu(1);
   auto p = torch::softmax(scores.masked_fill(mask, -INFINITY), -1);
-  auto attn = torch::matmul(p, vf).transpose(1, 2).reshape({b, s, nh * hd}).to(torch::kBFloat16);
+  auto attn = torch::matmul(p, vr).transpose(1, 2).reshape({b, s, nh * hd});
   return {{"out", torch::matmul(attn, c.t("o_proj_weight").t())}};
 }
 

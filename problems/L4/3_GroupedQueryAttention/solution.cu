@@ -1,268 +1,332 @@
-// Llama-3 GQA layer: fused QKV GEMM (bf16 out) -> RoPE + head split to fp32 -> causal flash
-// attention (SIMT fp32, online softmax) -> o_proj GEMM. head_dim is 128 in every size set.
+// Llama GQA layer in fp32: (1) q, k, v projections (SGEMM, written head-major), (2) RoPE in place
+// on q and k, (3) causal flash attention (SIMT fp32, online softmax) with each key/value head
+// shared by num_heads / num_kv_heads query heads, (4) the output projection. head_dim is 128 in
+// every size set.
 /* kernrl
 problem: L4_3_GroupedQueryAttention
 launches:
-  - kernel: qkv_gemm
-    grid: ["cdiv((num_heads + 2 * num_kv_heads) * head_dim, 128)", "cdiv(batch_size * seq_len, 128)"]
+  - kernel: proj_heads
+    grid: ["cdiv(num_heads * head_dim, 128)", "cdiv(batch_size * seq_len, 128)"]
     block: [256]
-    args: [x, q_proj_weight, k_proj_weight, v_proj_weight, qkv, batch_size * seq_len, hidden_size, num_heads * head_dim, num_kv_heads * head_dim]
-  - kernel: rope_split
-    grid: [2048]
+    args: [x, q_proj_weight, q, batch_size * seq_len, num_heads * head_dim, hidden_size, seq_len, num_heads]
+  - kernel: proj_heads
+    grid: ["cdiv(num_kv_heads * head_dim, 128)", "cdiv(batch_size * seq_len, 128)"]
     block: [256]
-    args: [qkv, q32, k32, v32, batch_size, seq_len, num_heads, num_kv_heads, rope_theta]
-  - kernel: gqa_attention
-    grid: ["cdiv(seq_len, 64)", num_heads, batch_size]
+    args: [x, k_proj_weight, k, batch_size * seq_len, num_kv_heads * head_dim, hidden_size, seq_len, num_kv_heads]
+  - kernel: proj_heads
+    grid: ["cdiv(num_kv_heads * head_dim, 128)", "cdiv(batch_size * seq_len, 128)"]
     block: [256]
-    shared_bytes: 115968
-    args: [q32, k32, v32, attn, seq_len, num_heads, num_kv_heads, 0.08838834764831845]
-  - kernel: o_gemm
+    args: [x, v_proj_weight, v, batch_size * seq_len, num_kv_heads * head_dim, hidden_size, seq_len, num_kv_heads]
+  - kernel: rope_inplace
+    grid: [batch_size * num_heads * seq_len]
+    block: [64]
+    args: [q, seq_len, rope_theta]
+  - kernel: rope_inplace
+    grid: [batch_size * num_kv_heads * seq_len]
+    block: [64]
+    args: [k, seq_len, rope_theta]
+  - kernel: "attention<128, 128, true>"
+    grid: ["cdiv(seq_len, 64)", "batch_size * num_heads"]
+    block: [256]
+    shared_bytes: "(2 * 128 * 68 + 64 * 128 + 64 * 68 + 704) * 4"
+    args: [q, k, v, attn, seq_len, num_heads, num_kv_heads, 0.08838834764831845]
+  - kernel: linear
     grid: ["cdiv(hidden_size, 128)", "cdiv(batch_size * seq_len, 128)"]
     block: [256]
     args: [attn, o_proj_weight, out, batch_size * seq_len, hidden_size, num_heads * head_dim]
 scratch:
-  qkv: {dtype: bfloat16, count: "batch_size * seq_len * (num_heads + 2 * num_kv_heads) * head_dim"}
-  q32: {dtype: float32, count: "batch_size * seq_len * num_heads * head_dim"}
-  k32: {dtype: float32, count: "batch_size * seq_len * num_kv_heads * head_dim"}
-  v32: {dtype: float32, count: "batch_size * seq_len * num_kv_heads * head_dim"}
-  attn: {dtype: bfloat16, count: "batch_size * seq_len * num_heads * head_dim"}
+  q: {dtype: float32, count: "batch_size * seq_len * num_heads * head_dim"}
+  k: {dtype: float32, count: "batch_size * seq_len * num_kv_heads * head_dim"}
+  v: {dtype: float32, count: "batch_size * seq_len * num_kv_heads * head_dim"}
+  attn: {dtype: float32, count: "batch_size * seq_len * num_heads * head_dim"}
 */
-#include <cuda_bf16.h>
-#include <mma.h>
 
 #define HEAD_DIM 128
 
-// ---- generic tensor-core tile GEMM: C[m, n] = sum_k A(m, k) * B(n, k), fp32 accumulation ----
-// T is __half or __nv_bfloat16. 256 threads (8 warps as 2 x 4), 128x128 output tile, K step 32,
-// WMMA 16x16x16 fragments (each warp: 64 rows x 32 columns).
-// la(m, k) / lb(n, k) return T and are only called in range (zeros are used outside);
-// st(m, n, acc) is only called for in-range outputs.
+// ---- tiled SGEMM core: acc = A[m0:m0+128, :] @ W[n0:n0+128, :]^T --------------------------------
+// A is [M, K] and W is [N, K], both row-major (K contiguous), i.e. the x @ weight^T of nn.Linear.
+// 128x128 block tile, BK = 8, 256 threads, each thread owns an 8x8 sub-tile: rows ty*4+{0..3} and
+// 64+ty*4+{0..3}, columns tx*4+{0..3} and 64+tx*4+{0..3}. The next K slab is prefetched into
+// registers while the current one is used (two shared buffers, one barrier per slab). Out-of-range
+// rows, columns and k are loaded as zeros, so any M, N, K work.
 #define GEMM_BM 128
-#define GEMM_BN 128
-#define GEMM_BK 32
-#define GEMM_LD (GEMM_BK + 8)
-template <class T, class LA, class LB, class ST>
-__device__ __forceinline__ void gemm_tile(int M, int N, int K, int m0, int n0, LA la, LB lb, ST st) {
-  using namespace nvcuda;
-  __shared__ __align__(32) T As[GEMM_BM * GEMM_LD];
-  __shared__ __align__(32) T Bs[GEMM_BN * GEMM_LD];
-  __shared__ __align__(32) float Cs[8][16 * 16];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int wm = warp / 4, wn = warp % 4;  // warp tile: rows wm*64 .. +64, columns wn*32 .. +32
-  const T zero = T(0.0f);
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];
+#define GEMM_BK 8
+#define GEMM_LD (GEMM_BM + 4)
+
+__device__ __forceinline__ int gemm_row(int i) { return (i < 4 ? 0 : 60) + (threadIdx.x >> 4) * 4 + i; }
+__device__ __forceinline__ int gemm_col(int j) { return (j < 4 ? 0 : 60) + (threadIdx.x & 15) * 4 + j; }
+
+__device__ __forceinline__ void gemm_tile(const float* __restrict__ A, const float* __restrict__ W, int M,
+                                          int N, int K, int m0, int n0, float acc[8][8]) {
+  __shared__ __align__(16) float As[2][GEMM_BK][GEMM_LD];
+  __shared__ __align__(16) float Ws[2][GEMM_BK][GEMM_LD];
+  const int tid = threadIdx.x;
+  const int lk = tid & 7;   // k offset inside the slab this thread loads
+  const int lr = tid >> 3;  // row offset (0..31) inside each 32-row quarter this thread loads
+  const int tx = tid & 15, ty = tid >> 4;
 #pragma unroll
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 8; ++i)
 #pragma unroll
-    for (int j = 0; j < 2; j++) wmma::fill_fragment(acc[i][j], 0.0f);
-  for (int k0 = 0; k0 < K; k0 += GEMM_BK) {
-#pragma unroll 4
-    for (int l = 0; l < 16; l++) {
-      const int idx = tid + l * 256, r = idx / GEMM_BK, kk = idx % GEMM_BK, k = k0 + kk;
-      As[r * GEMM_LD + kk] = (m0 + r < M && k < K) ? la(m0 + r, k) : zero;
-      Bs[r * GEMM_LD + kk] = (n0 + r < N && k < K) ? lb(n0 + r, k) : zero;
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+  float ra[4], rw[4];
+  const int nk = (K + GEMM_BK - 1) / GEMM_BK;
+  // slab 0
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int k = lk, m = m0 + lr + 32 * i, n = n0 + lr + 32 * i;
+    ra[i] = (m < M && k < K) ? A[(size_t)m * K + k] : 0.0f;
+    rw[i] = (n < N && k < K) ? W[(size_t)n * K + k] : 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    As[0][lk][lr + 32 * i] = ra[i];
+    Ws[0][lk][lr + 32 * i] = rw[i];
+  }
+  __syncthreads();
+  for (int kt = 0; kt < nk; ++kt) {
+    const int cur = kt & 1;
+    if (kt + 1 < nk) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int k = (kt + 1) * GEMM_BK + lk, m = m0 + lr + 32 * i, n = n0 + lr + 32 * i;
+        ra[i] = (m < M && k < K) ? A[(size_t)m * K + k] : 0.0f;
+        rw[i] = (n < N && k < K) ? W[(size_t)n * K + k] : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < GEMM_BK; ++kk) {
+      const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][kk][ty * 4]);
+      const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][kk][64 + ty * 4]);
+      const float4 b0 = *reinterpret_cast<const float4*>(&Ws[cur][kk][tx * 4]);
+      const float4 b1 = *reinterpret_cast<const float4*>(&Ws[cur][kk][64 + tx * 4]);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    if (kt + 1 < nk) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        As[cur ^ 1][lk][lr + 32 * i] = ra[i];
+        Ws[cur ^ 1][lk][lr + 32 * i] = rw[i];
+      }
     }
     __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < GEMM_BK; kk += 16) {
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb[2];
-#pragma unroll
-      for (int j = 0; j < 2; j++) wmma::load_matrix_sync(fb[j], Bs + (wn * 32 + j * 16) * GEMM_LD + kk, GEMM_LD);
-#pragma unroll
-      for (int i = 0; i < 4; i++) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
-        wmma::load_matrix_sync(fa, As + (wm * 64 + i * 16) * GEMM_LD + kk, GEMM_LD);
-#pragma unroll
-        for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], fa, fb[j], acc[i][j]);
-      }
-    }
-    __syncthreads();  // the next iteration overwrites As / Bs
   }
-  // Epilogue: each warp stages one 16x16 accumulator at a time in its own shared buffer.
-#pragma unroll
-  for (int i = 0; i < 4; i++)
-#pragma unroll
-    for (int j = 0; j < 2; j++) {
-      wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);
-      __syncwarp();
-#pragma unroll
-      for (int e = lane; e < 256; e += 32) {
-        const int m = m0 + wm * 64 + i * 16 + e / 16, n = n0 + wn * 32 + j * 16 + e % 16;
-        if (m < M && n < N) st(m, n, Cs[warp][e]);
-      }
-      __syncwarp();
-    }
 }
-// ---- end generic GEMM ----
-// ---- causal flash attention (SIMT, fp32): one block of 256 threads per 64 query rows ----
-// q: [rows][D] of this (batch, head), k: [keys][D], v: [keys][DV]; out row q is written (bf16) to
-// out[q * out_stride + c]. Online softmax over 64-key tiles; scores scaled by `scale`.
-// Dynamic shared memory: attn_smem_bytes(D, DV) = 4 * (64*D + 64*(D+1) + 64*DV + 64*65 + 3*64).
-template <int D, int DV>
-__device__ __forceinline__ void attn_block(const float* __restrict__ q, const float* __restrict__ k,
-                                           const float* __restrict__ v, __nv_bfloat16* __restrict__ out,
-                                           long long out_stride, int S, int q0, float scale) {
-  extern __shared__ float smem[];
-  float* Qs = smem;                // [64][D], pre-scaled
-  float* Ks = Qs + 64 * D;         // [64][D + 1]
-  float* Vs = Ks + 64 * (D + 1);   // [64][DV]
-  float* Ps = Vs + 64 * DV;        // [64][65]
-  float* mrow = Ps + 64 * 65;      // running max per query row
-  float* lrow = mrow + 64;         // running sum per query row
-  float* crow = lrow + 64;         // rescale factor of the current tile
-  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-  for (int i = tid; i < 64 * D; i += 256) {
-    const int r = i / D, d = i % D;
-    Qs[i] = (q0 + r < S) ? q[(size_t)(q0 + r) * D + d] * scale : 0.0f;
+// ------------------------------------------------------------------------------------------------
+
+// x[M, K] @ w[N, K]^T written head-major: dst[b][h][t][d] for m = b * S + t, n = h * HEAD_DIM + d.
+extern "C" __global__ void __launch_bounds__(256)
+    proj_heads(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ dst, int M, int N,
+               int K, int S, int heads) {
+  const int m0 = blockIdx.y * GEMM_BM, n0 = blockIdx.x * GEMM_BM;
+  float acc[8][8];
+  gemm_tile(x, w, M, N, K, m0, n0, acc);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int m = m0 + gemm_row(i);
+    if (m >= M) continue;
+    const int b = m / S, t = m - b * S;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int n = n0 + gemm_col(j);
+      if (n < N) {
+        const int h = n / HEAD_DIM, d = n - h * HEAD_DIM;
+        dst[(((size_t)b * heads + h) * S + t) * HEAD_DIM + d] = acc[i][j];
+      }
+    }
+  }
+}
+
+// out[M, N] = a[M, K] @ w[N, K]^T
+extern "C" __global__ void __launch_bounds__(256)
+    linear(const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ out, int M, int N, int K) {
+  const int m0 = blockIdx.y * GEMM_BM, n0 = blockIdx.x * GEMM_BM;
+  float acc[8][8];
+  gemm_tile(a, w, M, N, K, m0, n0, acc);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int m = m0 + gemm_row(i);
+    if (m >= M) continue;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int n = n0 + gemm_col(j);
+      if (n < N) out[(size_t)m * N + n] = acc[i][j];
+    }
+  }
+}
+
+// Rotate-half RoPE in place on one row [HEAD_DIM] per block (row = (b * heads + h) * S + t);
+// thread i rotates the pair (i, i + 64). inv_freq and the angle are float32, as PyTorch computes
+// them.
+extern "C" __global__ void rope_inplace(float* __restrict__ buf, int S, float theta) {
+  const size_t row = blockIdx.x;
+  const int t = (int)(row % S), i = threadIdx.x;
+  const float inv_freq = 1.0f / powf(theta, (float)(2 * i) / (float)HEAD_DIM);
+  const float ang = (float)t * inv_freq;
+  const float c = cosf(ang), s = sinf(ang);
+  float* p = buf + row * HEAD_DIM;
+  const float x1 = p[i], x2 = p[i + HEAD_DIM / 2];
+  p[i] = x1 * c - x2 * s;
+  p[i + HEAD_DIM / 2] = x2 * c + x1 * s;
+}
+
+// ---- tiled attention with an online softmax ----------------------------------------------------
+// q: [B * nh][S][QKD], k: [B * nkv][S][QKD], v: [B * nkv][S][VD] (head-major); query head h uses
+// key/value head h / (nh / nkv). One block of 256 threads per (64-query tile, b * nh + h)
+// walks the key tiles of 64: scores S = Q K^T * scale (masked), online softmax (running row max
+// m and row sum l, O rescaled by exp(m_old - m_new)), O += P V; at the end O / l is stored into
+// y[b][s][h * VD + d] (token-major, heads side by side: the layout the output projection reads).
+// Thread (ty, tx) = (tid / 16, tid % 16) owns query rows ty*4 .. ty*4+3; for the scores it owns
+// key columns tx*4 .. tx*4+3, for O the head-dim columns tx + 16c. Q and K are kept transposed in
+// shared memory (float4 reads along the rows/keys), P is stored transposed ([key][query]).
+#define ATT_LD 68  // padded leading dimension of the transposed tiles (multiple of 4)
+
+template <int QKD, int VD, bool CAUSAL>
+__global__ void __launch_bounds__(256)
+    attention(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+              float* __restrict__ y, int S, int nh, int nkv, float scale) {
+  static_assert(VD % 16 == 0, "value head dim must be a multiple of 16");
+  constexpr int NC = VD / 16;
+  extern __shared__ __align__(16) float smem[];
+  float* Qt = smem;               // [QKD][ATT_LD]
+  float* Kt = Qt + QKD * ATT_LD;  // [QKD][ATT_LD]
+  float* Vs = Kt + QKD * ATT_LD;  // [64][VD]
+  float* Pt = Vs + 64 * VD;       // [64 keys][ATT_LD]
+  float* m_s = Pt + 64 * ATT_LD;  // [64] running row max
+  float* l_s = m_s + 64;          // [64] running row sum
+  float* a_s = l_s + 64;          // [64] rescale factor of the current tile
+  float* red_m = a_s + 64;        // [4][64]
+  float* red_s = red_m + 256;     // [4][64]
+  const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+  const int bh = blockIdx.y, b = bh / nh, h = bh % nh, kvh = b * nkv + h / (nh / nkv);
+  // Causal: the last query tiles have the most key tiles; start them first.
+  const int q0 = (CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x) * 64;
+  const float* Qh = q + (size_t)bh * S * QKD;
+  const float* Kh = k + (size_t)kvh * S * QKD;
+  const float* Vh = v + (size_t)kvh * S * VD;
+
+  for (int i = tid; i < 64 * QKD; i += 256) {
+    const int r = i / QKD, d = i - r * QKD;
+    Qt[d * ATT_LD + r] = q0 + r < S ? Qh[(size_t)(q0 + r) * QKD + d] : 0.0f;
   }
   if (tid < 64) {
-    mrow[tid] = -INFINITY;
-    lrow[tid] = 0.0f;
+    m_s[tid] = -INFINITY;
+    l_s[tid] = 0.0f;
   }
-  float o[4][DV / 16];
+  float o[4][NC];
 #pragma unroll
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 4; ++i)
 #pragma unroll
-    for (int j = 0; j < DV / 16; j++) o[i][j] = 0.0f;
-  const int kv_end = min(S, q0 + 64);  // causal: keys <= last query of this block
-  for (int k0 = 0; k0 < kv_end; k0 += 64) {
-    __syncthreads();  // previous tile fully consumed (and Q/m/l initialised on the first pass)
-    for (int i = tid; i < 64 * D; i += 256) {
-      const int r = i / D, d = i % D;
-      Ks[r * (D + 1) + d] = (k0 + r < S) ? k[(size_t)(k0 + r) * D + d] : 0.0f;
+    for (int c = 0; c < NC; ++c) o[i][c] = 0.0f;
+
+  const int kend = CAUSAL ? min(S, q0 + 64) : S;
+  for (int k0 = 0; k0 < kend; k0 += 64) {
+    __syncthreads();  // the previous tile's readers of Kt, Vs and Pt are done
+    for (int i = tid; i < 64 * QKD; i += 256) {
+      const int r = i / QKD, d = i - r * QKD;
+      Kt[d * ATT_LD + r] = k0 + r < S ? Kh[(size_t)(k0 + r) * QKD + d] : 0.0f;
     }
-    for (int i = tid; i < 64 * DV; i += 256) {
-      const int r = i / DV, d = i % DV;
-      Vs[i] = (k0 + r < S) ? v[(size_t)(k0 + r) * DV + d] : 0.0f;
+    for (int i = tid; i < 64 * VD; i += 256) {
+      const int r = i / VD, d = i - r * VD;
+      Vs[i] = k0 + r < S ? Vh[(size_t)(k0 + r) * VD + d] : 0.0f;
     }
     __syncthreads();
-    float s[4][4];
+    // ---- scores for rows ty*4+i, keys tx*4+j
+    float acc[4][4];
 #pragma unroll
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; j++) s[i][j] = 0.0f;
-    for (int d = 0; d < D; d++) {
-      float a[4], b[4];
+      for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+#pragma unroll 8
+    for (int d = 0; d < QKD; ++d) {
+      const float4 a4 = *reinterpret_cast<const float4*>(&Qt[d * ATT_LD + ty * 4]);
+      const float4 b4 = *reinterpret_cast<const float4*>(&Kt[d * ATT_LD + tx * 4]);
+      const float a[4] = {a4.x, a4.y, a4.z, a4.w};
+      const float bb[4] = {b4.x, b4.y, b4.z, b4.w};
 #pragma unroll
-      for (int i = 0; i < 4; i++) a[i] = Qs[(ty * 4 + i) * D + d];
+      for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; j++) b[j] = Ks[(tx + 16 * j) * (D + 1) + d];
-#pragma unroll
-      for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) s[i][j] = fmaf(a[i], b[j], s[i][j]);
+        for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], bb[j], acc[i][j]);
     }
 #pragma unroll
-    for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; ++j) {
+      const int kj = k0 + tx * 4 + j;
+      float s[4];
 #pragma unroll
-      for (int j = 0; j < 4; j++) {
-        const int qi = q0 + ty * 4 + i, kj = k0 + tx + 16 * j;
-        Ps[(ty * 4 + i) * 65 + tx + 16 * j] = (kj <= qi && kj < S) ? s[i][j] : -INFINITY;
+      for (int i = 0; i < 4; ++i) {
+        const int qi = q0 + ty * 4 + i;
+        const bool masked = kj >= S || (CAUSAL && kj > qi);
+        s[i] = masked ? -INFINITY : acc[i][j] * scale;
       }
+      *reinterpret_cast<float4*>(&Pt[(tx * 4 + j) * ATT_LD + ty * 4]) = make_float4(s[0], s[1], s[2], s[3]);
+    }
     __syncthreads();
-    if (tid < 64) {
-      float* p = Ps + tid * 65;
-      float mx = mrow[tid];
-      for (int c = 0; c < 64; c++) mx = fmaxf(mx, p[c]);
-      // every row has at least one unmasked key in the first tile (key 0), so mx is finite
-      const float corr = expf(mrow[tid] - mx);
-      float sum = 0.0f;
-      for (int c = 0; c < 64; c++) {
-        const float e = expf(p[c] - mx);
-        p[c] = e;
-        sum += e;
+    // ---- online softmax: row r = tid % 64, this thread's 16 keys = part * 16 .. part * 16 + 15
+    {
+      const int r = tid & 63, part = tid >> 6;
+      float pm = -INFINITY;
+#pragma unroll
+      for (int e = 0; e < 16; ++e) pm = fmaxf(pm, Pt[(part * 16 + e) * ATT_LD + r]);
+      red_m[part * 64 + r] = pm;
+      __syncthreads();
+      const float mt = fmaxf(fmaxf(red_m[r], red_m[64 + r]), fmaxf(red_m[128 + r], red_m[192 + r]));
+      const float m_old = m_s[r];
+      const float m_new = fmaxf(m_old, mt);
+      const float base = m_new == -INFINITY ? 0.0f : m_new;  // a fully masked row keeps p = 0
+      float ps = 0.0f;
+#pragma unroll
+      for (int e = 0; e < 16; ++e) {
+        float* pp = &Pt[(part * 16 + e) * ATT_LD + r];
+        const float p = __expf(*pp - base);
+        *pp = p;
+        ps += p;
       }
-      lrow[tid] = lrow[tid] * corr + sum;
-      mrow[tid] = mx;
-      crow[tid] = corr;
+      red_s[part * 64 + r] = ps;
+      __syncthreads();
+      if (part == 0) {
+        const float alpha = m_old == -INFINITY ? 0.0f : __expf(m_old - base);
+        l_s[r] = l_s[r] * alpha + ((red_s[r] + red_s[64 + r]) + (red_s[128 + r] + red_s[192 + r]));
+        m_s[r] = m_new;
+        a_s[r] = alpha;
+      }
+      __syncthreads();
     }
-    __syncthreads();
+    // ---- O = O * alpha + P V
+    {
+      float al[4];
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
-      const float c = crow[ty * 4 + i];
+      for (int i = 0; i < 4; ++i) al[i] = a_s[ty * 4 + i];
 #pragma unroll
-      for (int j = 0; j < DV / 16; j++) o[i][j] *= c;
-    }
-    for (int kk = 0; kk < 64; kk++) {
-      float p[4];
+      for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int i = 0; i < 4; i++) p[i] = Ps[(ty * 4 + i) * 65 + kk];
+        for (int c = 0; c < NC; ++c) o[i][c] *= al[i];
+#pragma unroll 4
+      for (int j = 0; j < 64; ++j) {
+        const float4 p4 = *reinterpret_cast<const float4*>(&Pt[j * ATT_LD + ty * 4]);
+        const float p[4] = {p4.x, p4.y, p4.z, p4.w};
 #pragma unroll
-      for (int j = 0; j < DV / 16; j++) {
-        const float vv = Vs[kk * DV + tx + 16 * j];
+        for (int c = 0; c < NC; ++c) {
+          const float vv = Vs[j * VD + tx + 16 * c];
 #pragma unroll
-        for (int i = 0; i < 4; i++) o[i][j] = fmaf(p[i], vv, o[i][j]);
+          for (int i = 0; i < 4; ++i) o[i][c] = fmaf(p[i], vv, o[i][c]);
+        }
       }
     }
   }
   __syncthreads();
+  const int E = nh * VD;
 #pragma unroll
-  for (int i = 0; i < 4; i++) {
-    const int qi = q0 + ty * 4 + i;
-    if (qi >= S) continue;
-    const float inv = 1.0f / lrow[ty * 4 + i];
+  for (int i = 0; i < 4; ++i) {
+    const int r = ty * 4 + i, qi = q0 + r;
+    if (qi < S) {
+      const float inv = 1.0f / l_s[r];
 #pragma unroll
-    for (int j = 0; j < DV / 16; j++) out[(size_t)qi * out_stride + tx + 16 * j] = __float2bfloat16(o[i][j] * inv);
-  }
-}
-// ---- end attention ----
-
-extern "C" __global__ void __launch_bounds__(256, 2)
-    qkv_gemm(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ wq, const __nv_bfloat16* __restrict__ wk,
-             const __nv_bfloat16* __restrict__ wv, __nv_bfloat16* __restrict__ qkv, int M, int K, int nq, int nkv) {
-  const int N = nq + 2 * nkv;
-  gemm_tile<__nv_bfloat16>(
-      M, N, K, blockIdx.y * GEMM_BM, blockIdx.x * GEMM_BN,
-      [&](int m, int k) { return (x[(size_t)m * K + k]); },
-      [&](int n, int k) {
-        const __nv_bfloat16* w = n < nq ? wq + (size_t)n * K : (n < nq + nkv ? wk + (size_t)(n - nq) * K : wv + (size_t)(n - nq - nkv) * K);
-        return (w[k]);
-      },
-      [&](int m, int n, float v) { qkv[(size_t)m * N + n] = __float2bfloat16(v); });
-}
-
-// qkv [B*S, (nh + 2 nkv) * 128] bf16 -> q32 [B, nh, S, 128], k32/v32 [B, nkv, S, 128] fp32, RoPE on q, k.
-extern "C" __global__ void rope_split(const __nv_bfloat16* __restrict__ qkv, float* __restrict__ q32, float* __restrict__ k32,
-                                      float* __restrict__ v32, int B, int S, int nh, int nkv, float theta) {
-  const int half = HEAD_DIM / 2, heads = nh + 2 * nkv;
-  const long long total = (long long)B * S * heads * half;
-  for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (long long)gridDim.x * blockDim.x) {
-    const int i = idx % half;
-    const int hh = (idx / half) % heads;
-    const long long t = idx / ((long long)half * heads);  // token = b * S + s
-    const int s = t % S, b = t / S;
-    const __nv_bfloat16* src = qkv + (size_t)t * heads * HEAD_DIM + (size_t)hh * HEAD_DIM;
-    const float x1 = __bfloat162float(src[i]), x2 = __bfloat162float(src[i + half]);
-    if (hh < nh + nkv) {
-      const float inv_freq = 1.0f / powf(theta, (float)(2 * i) / (float)HEAD_DIM);
-      const float ang = (float)s * inv_freq;
-      const float c = cosf(ang), sn = sinf(ang);
-      float* dst = hh < nh ? q32 + (((size_t)b * nh + hh) * S + s) * HEAD_DIM
-                           : k32 + (((size_t)b * nkv + (hh - nh)) * S + s) * HEAD_DIM;
-      dst[i] = x1 * c - x2 * sn;
-      dst[i + half] = x2 * c + x1 * sn;
-    } else {
-      float* dst = v32 + (((size_t)b * nkv + (hh - nh - nkv)) * S + s) * HEAD_DIM;
-      dst[i] = x1;
-      dst[i + half] = x2;
+      for (int c = 0; c < NC; ++c) y[((size_t)b * S + qi) * E + h * VD + tx + 16 * c] = o[i][c] * inv;
     }
   }
 }
-
-extern "C" __global__ void __launch_bounds__(256, 2)
-    gqa_attention(const float* __restrict__ q32, const float* __restrict__ k32, const float* __restrict__ v32,
-                  __nv_bfloat16* __restrict__ attn, int S, int nh, int nkv, float scale) {
-  const int b = blockIdx.z, h = blockIdx.y, kvh = h / (nh / nkv);
-  attn_block<HEAD_DIM, HEAD_DIM>(q32 + ((size_t)b * nh + h) * S * HEAD_DIM, k32 + ((size_t)b * nkv + kvh) * S * HEAD_DIM,
-                                 v32 + ((size_t)b * nkv + kvh) * S * HEAD_DIM, attn + (size_t)b * S * nh * HEAD_DIM + h * HEAD_DIM,
-                                 (long long)nh * HEAD_DIM, S, blockIdx.x * 64, scale);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 2) o_gemm(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restrict__ w,
-                                                         __nv_bfloat16* __restrict__ out, int M, int N, int K) {
-  gemm_tile<__nv_bfloat16>(
-      M, N, K, blockIdx.y * GEMM_BM, blockIdx.x * GEMM_BN,
-      [&](int m, int k) { return (a[(size_t)m * K + k]); },
-      [&](int n, int k) { return (w[(size_t)n * K + k]); },
-      [&](int m, int n, float v) { out[(size_t)m * N + n] = __float2bfloat16(v); });
-}
+// shared bytes: (2 * QKD * 68 + 64 * VD + 64 * 68 + 704) * 4

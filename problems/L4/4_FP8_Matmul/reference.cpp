@@ -5,34 +5,44 @@ namespace kernrl::problems::L4_4_FP8_Matmul {
 constexpr double kE4M3Max = 448.0;
 
 // Rounds float32 values onto the E4M3FN grid: clamp to +-448, then round to nearest, ties to even,
-// with 3 mantissa bits and the exponent clamped at -6 (subnormal spacing 2^-9). Exact: the step is a
-// power of two built from its bit pattern, and dividing by it only shifts the exponent.
+// with 3 mantissa bits and the exponent clamped at -6 (subnormal spacing 2^-9). Exact: the step is
+// a power of two built from its bit pattern, and dividing by it only shifts the exponent.
 torch::Tensor round_e4m3(const torch::Tensor& v32) {
   auto v = v32.clamp(-kE4M3Max, kE4M3Max);
   auto e = std::get<1>(torch::frexp(v)).to(torch::kInt32);  // v = m * 2^e with 0.5 <= |m| < 1
-  auto exponent = (e - 1).clamp_min(-6);                       // floor(log2|v|), at least -6
+  auto exponent = (e - 1).clamp_min(-6);                    // floor(log2|v|), at least -6
   auto step = ((exponent - 3 + 127) * (1 << 23)).to(torch::kInt32).view(torch::kFloat32);
   return torch::round(v / step) * step;
 }
 
+// float32 -> float16 -> float32: the rounding of a float16 operation computed exactly in float32.
+torch::Tensor f16(const torch::Tensor& v) {
+  return v.to(torch::kFloat16).to(torch::kFloat32);
+}
+
 TensorMap reference(const RefContext& c) {
   auto x = c.t("x").to(torch::kFloat32);
-  auto w = c.t("weight").to(torch::kFloat32);
-  auto scale_x = kE4M3Max / x.abs().max();
+  const auto& w = c.t("weight");  // float32 [in_features, out_features]
+  // x side in float16 arithmetic (each product / quotient is exact or correctly rounded in float32
+  // first, so rounding it to float16 is what the float16 operation returns).
+  auto scale_x = f16(kE4M3Max / x.abs().max());
+  auto xq = round_e4m3(f16(x * scale_x));
+  auto inv_x = f16(1.0 / scale_x);
   auto scale_w = kE4M3Max / w.abs().max();
-  auto xq = round_e4m3(x * scale_x);
   auto wq = round_e4m3(w * scale_w);
+  auto inv_w = 1.0 / scale_w;
   torch::Tensor acc;
   if (x.is_cuda()) {
     // E4M3 values (and their products by 2^-8) are exact in fp16; the 2^-8 factors keep the fp16
     // GEMM result in range, and are undone in float32 afterwards.
     const double pre = 1.0 / 256.0;
-    acc = torch::matmul((xq * pre).to(torch::kFloat16), (wq * pre).to(torch::kFloat16).t()).to(torch::kFloat32) * 65536.0;
+    acc = torch::matmul((xq * pre).to(torch::kFloat16), (wq * pre).to(torch::kFloat16))
+              .to(torch::kFloat32) *
+          65536.0;
   } else {
-    acc = torch::matmul(xq, wq.t());
+    acc = torch::matmul(xq, wq);
   }
-  auto out = acc * (1.0 / scale_x) * (1.0 / scale_w);
-  return {{"out", out.to(torch::kFloat16)}};
+  return {{"out", (acc * inv_x * inv_w).to(torch::kFloat16)}};
 }
 
 KERNRL_REFERENCE("L4_4_FP8_Matmul", reference);

@@ -1,7 +1,10 @@
 // FP8 E4M3 GEMM with per-tensor dynamic scaling:
-//   1. amax of x and weight (block max, then an integer atomicMax on the non-negative float bits),
-//   2. quantize both to E4M3 bytes with the hardware saturating round-to-nearest-even conversion,
-//   3. tensor-core (WMMA) tiled GEMM over the E4M3 values (exact products, fp32 accumulation), scaled on output.
+//   1. amax of x (fp16) and weight (fp32) (block max, then an integer atomicMax on the non-negative
+//      float bits),
+//   2. quantize both to E4M3 bytes with the hardware saturating round-to-nearest-even conversion
+//      (x scaled in fp16 arithmetic, the weight in fp32; wq stored transposed, [out, in]),
+//   3. tensor-core (WMMA) tiled GEMM over the E4M3 values (exact products, fp32 accumulation),
+//      scaled on output.
 /* kernrl
 problem: L4_4_FP8_Matmul
 launches:
@@ -12,7 +15,7 @@ launches:
   - kernel: quantize
     grid: [2048]
     block: [256]
-    args: [x, weight, amax, xq, wq, batch_size * seq_len * in_features, out_features * in_features]
+    args: [x, weight, amax, xq, wq, batch_size * seq_len * in_features, in_features, out_features]
   - kernel: fp8_gemm
     grid: ["cdiv(out_features, 128)", "cdiv(batch_size * seq_len, 128)"]
     block: [256]
@@ -91,13 +94,12 @@ __device__ __forceinline__ void gemm_tile(int M, int N, int K, int m0, int n0, L
 
 // blockIdx.y == 0: max |x|, blockIdx.y == 1: max |weight|. amax holds float bits (all >= 0, so
 // integer order equals float order); scratch is zeroed before each evaluation.
-extern "C" __global__ void absmax(const __half* __restrict__ x, const __half* __restrict__ w, int* amax, long long nx,
+extern "C" __global__ void absmax(const __half* __restrict__ x, const float* __restrict__ w, int* amax, long long nx,
                                   long long nw) {
-  const __half* p = blockIdx.y == 0 ? x : w;
   const long long n = blockIdx.y == 0 ? nx : nw;
   float m = 0.0f;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-    m = fmaxf(m, fabsf(__half2float(p[i])));
+    m = fmaxf(m, blockIdx.y == 0 ? fabsf(__half2float(x[i])) : fabsf(w[i]));
   __shared__ float red[256];
   red[threadIdx.x] = m;
   __syncthreads();
@@ -108,16 +110,21 @@ extern "C" __global__ void absmax(const __half* __restrict__ x, const __half* __
   if (threadIdx.x == 0) atomicMax(&amax[blockIdx.y], __float_as_int(red[0]));
 }
 
-extern "C" __global__ void quantize(const __half* __restrict__ x, const __half* __restrict__ w, const int* __restrict__ amax,
-                                    uint8_t* __restrict__ xq, uint8_t* __restrict__ wq, long long nx, long long nw) {
-  const float sx = 448.0f / __int_as_float(amax[0]);
+// x scale in fp16: scale_x = half(448 / amax_x); inverse half(1 / scale_x).
+__device__ __forceinline__ __half x_scale(const int* amax) { return __float2half(448.0f / __int_as_float(amax[0])); }
+
+// xq = e4m3(half(x * scale_x)), wq[n, k] = e4m3(weight[k, n] * scale_w) (weight is [K, N]).
+extern "C" __global__ void quantize(const __half* __restrict__ x, const float* __restrict__ w, const int* __restrict__ amax,
+                                    uint8_t* __restrict__ xq, uint8_t* __restrict__ wq, long long nx, int K, int N) {
+  const __half sx = x_scale(amax);
   const float sw = 448.0f / __int_as_float(amax[1]);
+  const long long nw = (long long)K * N;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nx + nw; i += (long long)gridDim.x * blockDim.x) {
     if (i < nx) {
-      xq[i] = __nv_cvt_float_to_fp8(__half2float(x[i]) * sx, __NV_SATFINITE, __NV_E4M3);
+      xq[i] = __nv_cvt_float_to_fp8(__half2float(__hmul(x[i], sx)), __NV_SATFINITE, __NV_E4M3);
     } else {
-      const long long j = i - nx;
-      wq[j] = __nv_cvt_float_to_fp8(__half2float(w[j]) * sw, __NV_SATFINITE, __NV_E4M3);
+      const long long j = i - nx, k = j / N, n = j % N;
+      wq[n * K + k] = __nv_cvt_float_to_fp8(w[j] * sw, __NV_SATFINITE, __NV_E4M3);
     }
   }
 }
@@ -130,7 +137,7 @@ __device__ __forceinline__ __half fp8_to_half(uint8_t v) {
 extern "C" __global__ void __launch_bounds__(256, 2) fp8_gemm(const uint8_t* __restrict__ xq, const uint8_t* __restrict__ wq,
                                                            const int* __restrict__ amax, __half* __restrict__ out, int M,
                                                            int N, int K) {
-  const float inv_x = 1.0f / (448.0f / __int_as_float(amax[0]));
+  const float inv_x = __half2float(__float2half(1.0f / __half2float(x_scale(amax))));
   const float inv_w = 1.0f / (448.0f / __int_as_float(amax[1]));
   const int m0 = blockIdx.y * GEMM_BM, n0 = blockIdx.x * GEMM_BN;
   gemm_tile<__half>(

@@ -26,15 +26,15 @@ TensorMap reference(const RefContext& c) {
   return {{"out", out.to(torch::kBFloat16).view(x3.sizes())}};
 }
 
-// Routing as Mixtral computes it: softmax over random router logits, top_k, renormalized.
+// Routing as the original draws it: top_k distinct experts uniformly at random per token (the
+// first top_k of a random permutation), weights softmax over top_k standard normals.
 TensorMap inputs(const RefContext& c) {
-  const int64_t b = c.size("batch_size"), s = c.size("seq_len"), e = c.size("num_experts"), k = c.size("top_k");
-  auto logits = torch::randn({b, s, e}, c.opts(torch::kFloat32));
-  auto probs = torch::softmax(logits, -1);
-  auto top = torch::topk(probs, k, -1);
-  auto w = std::get<0>(top);
-  w = w / w.sum(-1, true);
-  return {{"expert_indices", std::get<1>(top).to(torch::kInt64)}, {"expert_weights", w}};
+  const int64_t b = c.size("batch_size"), s = c.size("seq_len"), e = c.size("num_experts"),
+                k = c.size("top_k");
+  auto keys = torch::rand({b, s, e}, c.opts(torch::kFloat32));
+  auto idx = std::get<1>(keys.sort(-1)).narrow(-1, 0, k);  // a random permutation's first top_k
+  auto w = torch::softmax(torch::randn({b, s, k}, c.opts(torch::kFloat32)), -1);
+  return {{"expert_indices", idx.to(torch::kInt64)}, {"expert_weights", w}};
 }
 
 KERNRL_REFERENCE("L4_5_MoE_GatedGEMM", reference);

@@ -2,15 +2,19 @@
 
 namespace kernrl::problems::L4_6_INT4_Quantized_GEMM {
 
-// W[n, k] = scales[n, k / group_size] * (q[n, k] - 8); column 2j is the low nibble of byte j.
-torch::Tensor dequantize(const torch::Tensor& qweight, const torch::Tensor& scales, int64_t group_size) {
+// W[n, k] = fp16(scales[n, k / group_size] * (q[n, k] - 8)); column 2j is the low nibble of byte j.
+// The product of an fp16 scale and an integer in [-8, 7] is exact in float32; rounding it to fp16
+// is what the original's fp16 multiply does.
+torch::Tensor dequantize(const torch::Tensor& qweight, const torch::Tensor& scales,
+                         int64_t group_size) {
   const int64_t n = qweight.size(0);
   auto packed = qweight.to(torch::kInt32);
   auto low = packed.bitwise_and(15);
   auto high = packed.bitwise_and(240).div(16, "floor");
   auto q = torch::stack({low, high}, -1).reshape({n, -1});
-  auto w = (q - 8).to(torch::kFloat32).view({n, -1, group_size}) * scales.to(torch::kFloat32).unsqueeze(-1);
-  return w.view({n, -1});
+  auto w = (q - 8).to(torch::kFloat32).view({n, -1, group_size}) *
+           scales.to(torch::kFloat32).unsqueeze(-1);
+  return w.view({n, -1}).to(torch::kFloat16).to(torch::kFloat32);
 }
 
 TensorMap reference(const RefContext& c) {
@@ -23,6 +27,14 @@ TensorMap reference(const RefContext& c) {
   return {{"out", out.to(torch::kFloat16)}};
 }
 
+// Scales as the original draws them: |N(0, 1)| * 0.1 in float16.
+TensorMap inputs(const RefContext& c) {
+  const int64_t n = c.size("out_features"), groups = c.size("in_features") / c.size("group_size");
+  return {{"scales",
+           (torch::randn({n, groups}, c.opts(torch::kFloat32)).abs() * 0.1).to(torch::kFloat16)}};
+}
+
 KERNRL_REFERENCE("L4_6_INT4_Quantized_GEMM", reference);
+KERNRL_INPUTS("L4_6_INT4_Quantized_GEMM", inputs);
 
 }  // namespace kernrl::problems::L4_6_INT4_Quantized_GEMM

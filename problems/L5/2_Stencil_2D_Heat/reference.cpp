@@ -13,6 +13,17 @@ TensorMap reference(const RefContext& c) {
   return {{"out", out}};
 }
 
+// The original's grid: N(0, 1), then first row 1, last row 0, first column 1, last column 0.
+TensorMap inputs(const RefContext& c) {
+  auto u = torch::randn({c.size("grid_height"), c.size("grid_width")}, c.opts(torch::kFloat32));
+  u.select(0, 0).fill_(1.0);
+  u.select(0, -1).fill_(0.0);
+  u.select(1, 0).fill_(1.0);
+  u.select(1, -1).fill_(0.0);
+  return {{"u", u}};
+}
+
 KERNRL_REFERENCE("L5_2_Stencil_2D_Heat", reference);
+KERNRL_INPUTS("L5_2_Stencil_2D_Heat", inputs);
 
 }  // namespace kernrl::problems::L5_2_Stencil_2D_Heat

@@ -19,18 +19,19 @@ TensorMap reference(const RefContext& c) {
   return {{"x_new", x_new}, {"r_new", r_new}, {"p_new", p_new}, {"rsnew", rsnew}};
 }
 
-// A = 0.6 I + 0.25 (S + S^T) / sqrt(2 n) with S ~ N(0, 1): a Wigner matrix whose spectrum fills
-// [0.1, 1.1]; the state is that after one CG step (in float64) from x0.
+// A = Q diag(d) Q^T with Q the orthogonal factor of a QR decomposition of an N(0, 1) matrix and d
+// uniform in [0.1, 1.1) (the original's generator, computed in float64 and rounded to float32);
+// the state is that after one CG step (in float64) from x0 ~ N(0, 1) for b ~ N(0, 1).
 TensorMap inputs(const RefContext& c) {
   int64_t n = c.size("matrix_size");
-  auto f32 = c.opts(torch::kFloat32);
   auto f64 = c.opts(torch::kFloat64);
-  auto s0 = torch::randn({n, n}, f32);
-  auto A = (s0 + s0.t()) * (0.25 / std::sqrt(2.0 * static_cast<double>(n))) + 0.6 * torch::eye(n, f32);
-  auto Ad = A.to(torch::kFloat64);
+  auto q = std::get<0>(torch::linalg_qr(torch::randn({n, n}, f64)));
+  auto d = torch::rand({n}, f64) + 0.1;
+  auto Ad = torch::matmul(q * d.unsqueeze(0), q.t());
+  auto A = Ad.to(torch::kFloat32);
+  Ad = A.to(torch::kFloat64);
   auto x0 = torch::randn({n}, f64);
-  auto s = 0.5 + 1.5 * torch::rand({1}, f64);
-  auto b = torch::randn({n}, f64) * s;
+  auto b = torch::randn({n}, f64);
   auto r0 = b - Ad.mv(x0);
   auto p0 = r0;
   auto rs0 = torch::dot(r0, r0);

@@ -1,6 +1,6 @@
 // Lucas-Kanade: (1) gradients and the five products per pixel, (2) horizontal 15-tap sums,
-// (3) vertical 15-tap sums and the 2x2 solve. Reflect padding is done by index mirroring
-// (valid for height, width > 7).
+// (3) vertical 15-tap sums and the 2x2 solve. The Sobel taps read zeros outside the frame; the
+// window sums mirror indices (reflect padding, valid for height, width > 7).
 /* kernrl
 problem: L8_2_OpticalFlow_LucasKanade
 launches:
@@ -33,8 +33,10 @@ extern "C" __global__ void lk_products(const float* f1, const float* f2, float* 
   for (int dy = -1; dy <= 1; ++dy)
 #pragma unroll
     for (int dx = -1; dx <= 1; ++dx) {
-      size_t o = (size_t)refl(y + dy, H) * W + refl(x + dx, W);
-      p[dy + 1][dx + 1] = (f1[o] + f2[o]) * 0.5f;
+      int yy = y + dy, xx = x + dx;
+      bool in = yy >= 0 && yy < H && xx >= 0 && xx < W;
+      size_t o = in ? (size_t)yy * W + xx : 0;
+      p[dy + 1][dx + 1] = in ? (f1[o] + f2[o]) * 0.5f : 0.0f;
     }
   float ix = (p[0][2] + 2.0f * p[1][2] + p[2][2]) - (p[0][0] + 2.0f * p[1][0] + p[2][0]);
   float iy = (p[2][0] + 2.0f * p[2][1] + p[2][2]) - (p[0][0] + 2.0f * p[0][1] + p[0][2]);

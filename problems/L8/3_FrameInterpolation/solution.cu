@@ -1,11 +1,12 @@
-// Bidirectional warp + blend: one thread per output pixel, all channels.
+// Frame interpolation: one thread per output pixel computes both sample positions once (through
+// the normalized coordinates of the specification) and blends all channels.
 /* kernrl
 problem: L8_3_FrameInterpolation
 launches:
   - kernel: interpolate
-    grid: [cdiv(width, 32), cdiv(height, 8), batch]
+    grid: [cdiv(width, 32), cdiv(height, 8)]
     block: [32, 8]
-    args: [frame0, frame1, flow_01, flow_10, out, channels, height, width, t]
+    args: [frame0, frame1, flow_01, out, channels, height, width, t]
 */
 
 struct Tap {
@@ -13,7 +14,7 @@ struct Tap {
   float w00, w01, w10, w11;
 };
 
-// Bilinear taps at (sx, sy) with border clamping (align_corners=True pixel coordinates).
+// Bilinear taps at pixel position (sx, sy) with border clamping.
 __device__ __forceinline__ Tap taps(float sx, float sy, int H, int W) {
   sx = fminf(fmaxf(sx, 0.0f), (float)(W - 1));
   sy = fminf(fmaxf(sy, 0.0f), (float)(H - 1));
@@ -21,32 +22,28 @@ __device__ __forceinline__ Tap taps(float sx, float sy, int H, int W) {
   float wx = sx - x0, wy = sy - y0;
   int x1 = min(x0 + 1, W - 1), y1 = min(y0 + 1, H - 1);
   Tap t;
-  t.o00 = y0 * W + x0;
-  t.o01 = y0 * W + x1;
-  t.o10 = y1 * W + x0;
-  t.o11 = y1 * W + x1;
-  t.w00 = (1.0f - wx) * (1.0f - wy);
-  t.w01 = wx * (1.0f - wy);
-  t.w10 = (1.0f - wx) * wy;
-  t.w11 = wx * wy;
+  t.o00 = y0 * W + x0, t.o01 = y0 * W + x1, t.o10 = y1 * W + x0, t.o11 = y1 * W + x1;
+  t.w00 = (1.0f - wx) * (1.0f - wy), t.w01 = wx * (1.0f - wy), t.w10 = (1.0f - wx) * wy, t.w11 = wx * wy;
   return t;
 }
 
-__device__ __forceinline__ float sample(const float* p, const Tap& t) {
+__device__ __forceinline__ float apply(const Tap& t, const float* p) {
   return p[t.o00] * t.w00 + p[t.o01] * t.w01 + p[t.o10] * t.w10 + p[t.o11] * t.w11;
 }
 
-extern "C" __global__ void interpolate(const float* frame0, const float* frame1, const float* flow_01,
-                                       const float* flow_10, float* out, int C, int H, int W, float t) {
-  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y, b = blockIdx.z;
+extern "C" __global__ void interpolate(const float* frame0, const float* frame1, const float* flow, float* out, int C,
+                                       int H, int W, float t) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= W || y >= H) return;
-  size_t plane = (size_t)H * W, o = (size_t)y * W + x;
-  const float* fa = flow_01 + (size_t)b * 2 * plane;
-  const float* fb = flow_10 + (size_t)b * 2 * plane;
-  Tap t0 = taps(x - t * fa[o], y - t * fa[plane + o], H, W);
-  Tap t1 = taps(x - (1.0f - t) * fb[o], y - (1.0f - t) * fb[plane + o], H, W);
+  const size_t o = (size_t)y * W + x, plane = (size_t)H * W;
+  const float nx = flow[o * 2] / (W * 0.5f), ny = flow[o * 2 + 1] / (H * 0.5f);
+  const float gx = -1.0f + 2.0f * x / (float)(W - 1), gy = -1.0f + 2.0f * y / (float)(H - 1);
+  // Normalized -> pixel: (g + 1) / 2 * (n - 1).
+  Tap a = taps((gx - t * nx + 1.0f) * 0.5f * (W - 1), (gy - t * ny + 1.0f) * 0.5f * (H - 1), H, W);
+  Tap b = taps((gx + (1.0f - t) * nx + 1.0f) * 0.5f * (W - 1), (gy + (1.0f - t) * ny + 1.0f) * 0.5f * (H - 1), H, W);
   for (int c = 0; c < C; ++c) {
-    size_t base = ((size_t)b * C + c) * plane;
-    out[base + o] = (1.0f - t) * sample(frame0 + base, t0) + t * sample(frame1 + base, t1);
+    const float* p0 = frame0 + (size_t)c * plane;
+    const float* p1 = frame1 + (size_t)c * plane;
+    out[(size_t)c * plane + o] = (1.0f - t) * apply(a, p0) + t * apply(b, p1);
   }
 }

@@ -4,40 +4,33 @@ namespace kernrl::problems::L8_4_VideoDenoising_Temporal {
 
 using Tensor = torch::Tensor;
 
-// Samples img [C, H, W] at (x + d[0], y + d[1]), d [2, H, W]: bilinear, border, align_corners=True.
-inline Tensor warp(const Tensor& img, const Tensor& d) {
-  int64_t H = img.size(1), W = img.size(2);
-  auto xs = torch::arange(W, d.options()).view({1, W});
-  auto ys = torch::arange(H, d.options()).view({H, 1});
-  auto gx = (xs + d[0]) * (2.0 / (W - 1)) - 1.0;
-  auto gy = (ys + d[1]) * (2.0 / (H - 1)) - 1.0;
-  auto grid = torch::stack({gx, gy}, 2).unsqueeze(0);
-  return torch::grid_sampler(img.unsqueeze(0), grid, /*bilinear*/ 0, /*border*/ 1, /*align_corners*/ true).squeeze(0);
-}
-
 TensorMap reference(const RefContext& c) {
-  const auto& frames = c.t("frames");  // [T, C, H, W]
-  const auto& flows = c.t("flows");    // [T - 1, 2, H, W]
-  int64_t T = frames.size(0), m = T / 2;
-  double scale = c.scalar("flow_scale");
-  auto num = frames[m].clone();
-  auto den = torch::ones_like(frames[0][0]);
-  auto accumulate = [&](int64_t k, const Tensor& d) {
-    auto w = torch::exp(-torch::sqrt(d[0] * d[0] + d[1] * d[1]) / scale);
-    num = num + warp(frames[k], d) * w;
-    den = den + w;
-  };
-  Tensor acc = torch::zeros_like(flows[0]);
-  for (int64_t k = m + 1; k < T; ++k) {
-    acc = acc + flows[k - 1];
-    accumulate(k, acc);
+  const auto& frames = c.t("frames");  // [T, H, W]
+  const auto& flows = c.t("flows");    // [T - 1, H, W, 2]
+  const int64_t T = frames.size(0), H = frames.size(1), W = frames.size(2), mid = T / 2;
+  auto opt = frames.options();
+  auto acc = frames[mid].clone();
+  auto weight = torch::ones({H, W}, opt);
+  auto ys = torch::linspace(-1, 1, H, opt).view({H, 1}).expand({H, W});
+  auto xs = torch::linspace(-1, 1, W, opt).view({1, W}).expand({H, W});
+  auto base = torch::stack({xs, ys}, -1);  // [H, W, 2]: (x, y)
+  for (int64_t t = 0; t < T; ++t) {
+    if (t == mid) continue;
+    auto cum = torch::zeros({H, W, 2}, opt);
+    if (t < mid)
+      for (int64_t i = t; i < mid; ++i) cum = cum + flows[i];
+    else
+      for (int64_t i = mid; i < t; ++i) cum = cum - flows[i];
+    auto norm = torch::stack({cum.select(2, 0) / (W / 2.0), cum.select(2, 1) / (H / 2.0)}, -1);
+    auto grid = (base - norm).unsqueeze(0);
+    auto warped =
+        torch::grid_sampler(frames[t].unsqueeze(0).unsqueeze(0), grid, /*bilinear*/ 0, /*zeros*/ 0,
+                            /*align_corners*/ true)[0][0];
+    auto confidence = torch::exp(-cum.norm(2, -1) / 10);
+    acc = acc + warped * confidence;
+    weight = weight + confidence;
   }
-  acc = torch::zeros_like(flows[0]);
-  for (int64_t k = m - 1; k >= 0; --k) {
-    acc = acc + flows[k];
-    accumulate(k, -acc);
-  }
-  return {{"out", num / den}};
+  return {{"out", acc / weight}};
 }
 
 KERNRL_REFERENCE("L8_4_VideoDenoising_Temporal", reference);

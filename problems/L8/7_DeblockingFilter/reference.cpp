@@ -4,39 +4,36 @@ namespace kernrl::problems::L8_7_DeblockingFilter {
 
 using Tensor = torch::Tensor;
 
-// Filters every edge between positions 8k - 1 and 8k (k >= 1, 8k + 1 < size) along `dim` of the
-// int32 tensor f, in place: p1 p0 | q0 q1.
-inline void filter_edges(Tensor& f, int64_t dim, int64_t alpha, int64_t beta, int64_t tc, const torch::TensorOptions& opt) {
-  int64_t n = f.size(dim), K = (n - 2) / 8;
-  if (K < 1) return;
-  auto q0i = torch::arange(1, K + 1, opt) * 8;
-  auto p1 = f.index_select(dim, q0i - 2), p0 = f.index_select(dim, q0i - 1);
-  auto q0 = f.index_select(dim, q0i), q1 = f.index_select(dim, q0i + 1);
+// Filters every edge before positions bs, 2 bs, ... < size - 1 along `dim` of f [B, H, W]:
+// p1 p0 | q0 q1 read from f, the filtered copy returned.
+inline Tensor filter_edges(const Tensor& f, int64_t dim, int64_t bs, double alpha, double beta) {
+  auto pos = torch::arange(bs, f.size(dim) - 1, bs, f.options().dtype(torch::kInt64));
+  if (pos.numel() == 0) return f.clone();
+  auto p1 = f.index_select(dim, pos - 2), p0 = f.index_select(dim, pos - 1);
+  auto q0 = f.index_select(dim, pos), q1 = f.index_select(dim, pos + 1);
   auto on = (p0 - q0).abs().lt(alpha) & (p1 - p0).abs().lt(beta) & (q1 - q0).abs().lt(beta);
-  auto delta = torch::div((q0 - p0) * 4 + (p1 - q1) + 4, 8, "floor").clamp(-tc, tc);
-  f.index_copy_(dim, q0i - 1, torch::where(on, (p0 + delta).clamp(0, 255), p0));
-  f.index_copy_(dim, q0i, torch::where(on, (q0 - delta).clamp(0, 255), q0));
+  auto out = f.index_copy(dim, pos - 1, torch::where(on, (p1 * 2 + p0 + q0 + 2) / 4, p0));
+  return out.index_copy(dim, pos, torch::where(on, (q1 * 2 + q0 + p0 + 2) / 4, q0));
 }
 
 TensorMap reference(const RefContext& c) {
-  auto f = c.t("frames").to(torch::kInt32);  // [B, H, W]
-  int64_t alpha = c.scalar("alpha"), beta = c.scalar("beta"), tc = c.scalar("tc");
-  filter_edges(f, 2, alpha, beta, tc, c.opts(torch::kInt64));  // vertical edges (across columns)
-  filter_edges(f, 1, alpha, beta, tc, c.opts(torch::kInt64));  // then horizontal edges
-  return {{"out", f.to(torch::kUInt8)}};
+  int64_t bs = c.scalar("block_size");
+  double alpha = c.scalar("alpha"), beta = c.scalar("beta");
+  auto f = filter_edges(c.t("frame"), 2, bs, alpha, beta);  // vertical edges (across columns)
+  return {{"out", filter_edges(f, 1, bs, alpha, beta)}};    // then horizontal edges
 }
 
-// Blocky frames: a level per 8x8 block uniform in [96, 160) plus per-pixel noise in [-3, 3].
+// Blocky frames: a level per 8x8 block uniform in [0.3, 0.7) plus per-pixel noise in [-0.03, 0.03].
 TensorMap inputs(const RefContext& c) {
   int64_t B = c.size("batch"), H = c.size("height"), W = c.size("width");
-  auto opt = c.opts(torch::kInt64);
-  auto level = torch::randint(96, 160, {B, (H + 7) / 8, (W + 7) / 8}, opt)
+  auto opt = c.opts(torch::kFloat32);
+  auto level = (torch::rand({B, (H + 7) / 8, (W + 7) / 8}, opt) * 0.4 + 0.3)
                    .repeat_interleave(8, 1)
                    .repeat_interleave(8, 2)
                    .narrow(1, 0, H)
                    .narrow(2, 0, W);
-  auto noise = torch::randint(-3, 4, {B, H, W}, opt);
-  return {{"frames", (level + noise).clamp(0, 255).to(torch::kUInt8)}};
+  auto noise = (torch::rand({B, H, W}, opt) * 2 - 1) * 0.03;
+  return {{"frame", level + noise}};
 }
 
 KERNRL_REFERENCE("L8_7_DeblockingFilter", reference);

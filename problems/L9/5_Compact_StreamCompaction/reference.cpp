@@ -11,17 +11,6 @@ TensorMap reference(const RefContext& c) {
   return {{"count", count}, {"out", out}};
 }
 
-// x: a keep fraction p ~ U[0.2, 0.8] per draw; each element from U[0.5, 1) with probability p,
-// else from U[0, 0.5).
-TensorMap inputs(const RefContext& c) {
-  int64_t n = c.size("n");
-  double p = 0.2 + 0.6 * torch::rand({1}, c.opts()).item<double>();
-  auto keep = torch::rand({n}, c.opts()).lt(p);
-  auto u = torch::rand({n}, c.opts()) * 0.5;
-  return {{"x", torch::where(keep, u + 0.5, u)}};
-}
-
 KERNRL_REFERENCE("L9_5_Compact_StreamCompaction", reference);
-KERNRL_INPUTS("L9_5_Compact_StreamCompaction", inputs);
 
 }  // namespace kernrl::problems::L9_5_Compact_StreamCompaction

@@ -12,12 +12,15 @@ TensorMap reference(const RefContext& c) {
   return {{"out", excl - base.index_select(0, seg)}};
 }
 
-// flags: num_heads distinct positions set, uniformly at random.
+// flags: position 0 and num_heads - 1 further distinct positions in [1, n), uniformly at random
+// (the original's generator).
 TensorMap inputs(const RefContext& c) {
-  int64_t n = c.size("n");
-  auto pos = torch::randperm(n, c.opts(torch::kInt64)).narrow(0, 0, c.size("num_heads"));
+  const int64_t n = c.size("n");
+  auto pos =
+      torch::randperm(n - 1, c.opts(torch::kInt64)).narrow(0, 0, c.size("num_heads") - 1) + 1;
   auto flags = torch::zeros({n}, c.opts(torch::kBool));
   flags.index_fill_(0, pos, true);
+  flags.narrow(0, 0, 1).fill_(true);
   return {{"flags", flags}};
 }
 

@@ -1,0 +1,38 @@
+// Baseline files (`kernrl bench --baselines`): device ceilings and reference timings measured once
+// per GPU type, reused by eval and grade-dir when the GPU and software versions match.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace kernrl {
+
+constexpr const char* kBaselineSchema = "kernrl.baselines.v1";
+
+// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3"
+std::string gpu_slug(const std::string& gpu_name);
+
+class BaselineStore {
+ public:
+  // `path`: a file given with --baselines (an error if unreadable), or empty to look for
+  // baselines/<gpu slug>.json in the data directory once the device is known.
+  void configure(const std::string& path) { explicit_path_ = path; }
+  // Loads the file matching `device`; remembers why it does or does not apply.
+  void load_for(const nlohmann::json& device, const nlohmann::json& versions);
+  // The device ceilings when the file is for this GPU (versions need not match for hardware
+  // limits).
+  const nlohmann::json& ceilings() const { return ceilings_; }
+  // The baseline timing of `problem` at `sizes` when GPU and versions match.
+  std::optional<nlohmann::json> baseline(const std::string& problem,
+                                         const nlohmann::json& sizes) const;
+  const std::string& source() const { return source_; }
+  const std::string& note() const { return note_; }
+
+ private:
+  std::string explicit_path_, source_, note_;
+  nlohmann::json file_, ceilings_;
+  bool versions_match_ = false;
+};
+
+}  // namespace kernrl

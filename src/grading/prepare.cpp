@@ -1,0 +1,380 @@
+#include "grading/prepare.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "core/hash.h"
+#include "core/paths.h"
+#include "extract/extract.h"
+#include "record/record.h"
+
+namespace kernrl {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool problem_exists(const std::string& id) {
+  try {
+    find_problem_dir(problems_dir(), id);
+    return true;
+  } catch (const SpecError&) {
+    return false;
+  }
+}
+
+// The dominant dtype of the tensors read, for the matching matrix ceiling.
+std::string dtype_class(const ProblemSpec& p) {
+  std::map<std::string, int64_t> bytes;
+  for (const auto* t : p.read_tensors())
+    bytes[t->dtype.name] += p.numel_of(*t, p.bench) * t->dtype.bytes;
+  std::string best = "float32";
+  int64_t most = -1;
+  for (const auto& [n, b] : bytes)
+    if (b > most) most = b, best = n;
+  if (best == "float16") return "fp16";
+  if (best == "bfloat16") return "bf16";
+  return dtype_from_name(best)->is_float ? "fp32" : "int";
+}
+
+}  // namespace
+
+namespace {
+
+// The problem a path names (its folder, its folder's problem dir, its name, KernelBench's layout),
+// if kernrl has it; "" otherwise.
+std::string problem_from_path(const std::string& file) {
+  fs::path p = fs::absolute(file);
+  std::vector<std::string> candidates = {p.parent_path().filename().string(),
+                                         problem_id_of_dir(p.parent_path()), p.stem().string()};
+  if (std::string kb = kernelbench_problem_id(p.filename().string()); !kb.empty())
+    candidates.insert(candidates.begin(), kb);
+  for (const auto& c : candidates)
+    if (!c.empty() && c.size() < 256 && c[0] == 'L' && problem_exists(c)) return c;
+  return "";
+}
+
+// A file's bytes, or an error naming the file and the reason (errno's text).
+bool read_bytes(const std::string& file, bool regular_only, std::string* out, std::string* error) {
+  if (regular_only) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+      *error = "cannot read " + file + ": " + std::strerror(errno);
+      return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      *error = "cannot read " + file + ": " +
+               (S_ISDIR(st.st_mode) ? "it is a folder" : "not a regular file");
+      return false;
+    }
+  }
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
+  if (fd < 0) {
+    *error = "cannot read " + file + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    *error = "cannot read " + file + ": it is a folder";
+    return false;
+  }
+  out->clear();
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = "cannot read " + file + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
+}
+
+SourceConverter& source_converter() {
+  static SourceConverter c;
+  return c;
+}
+
+bool python_file(const std::string& file) {
+  std::string e = fs::path(file).extension().string();
+  return e == ".py" || e == ".PY" || e == ".Py";
+}
+
+}  // namespace
+
+void set_source_converter(SourceConverter converter) {
+  source_converter() = std::move(converter);
+}
+
+std::string resolve_problem_id(const std::string& file, const std::string& option,
+                               const std::string& from_block) {
+  if (!option.empty()) return option;
+  if (!from_block.empty()) return from_block;
+  return problem_from_path(file);
+}
+
+RecordLimits record_limits(const Config& cfg) {
+  RecordLimits l;
+  l.compile_log_bytes = static_cast<size_t>(cfg.record_compile_log_bytes);
+  l.worker_log_bytes = static_cast<size_t>(cfg.record_worker_log_bytes);
+  l.message_bytes = static_cast<size_t>(cfg.record_message_bytes);
+  return l;
+}
+
+uint64_t parse_seed(const std::string& text, const std::string& option) {
+  uint64_t v = 0;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  auto [ptr, ec] = std::from_chars(b, e, v);
+  bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits_only || ec != std::errc() || ptr != e)
+    throw UsageError(option + ": expected a whole number from 0 to 18446744073709551615, got '" +
+                     text + "'" +
+                     (digits_only && ec == std::errc::result_out_of_range ? " (too large)" : ""));
+  return v;
+}
+
+namespace {
+
+Prepared prepare(const std::string& file, const std::string* given_text, const GradeOptions& opt,
+                 const Config& cfg, const std::string& arch, int64_t num_sms) {
+  auto t0 = std::chrono::steady_clock::now();
+  Prepared out;
+  out.limits = record_limits(cfg);
+  json& r = out.record;
+  r = {{"schema", kTraceSchema},
+       {"kernel_format", kKernelFormatVersion},
+       {"run", opt.run.empty() ? json(nullptr) : json(opt.run)},
+       {"sample", opt.sample ? json(*opt.sample) : json(nullptr)},
+       {"file", file},
+       {"problem", nullptr},
+       {"level", nullptr},
+       {"source_sha256", nullptr},
+       {"status", "format_error"},
+       {"ran", false},
+       {"error", nullptr},
+       {"compile", nullptr},
+       {"correctness", nullptr},
+       {"timing", nullptr},
+       {"seed", opt.seed},
+       {"timestamp", now_iso8601()}};
+  auto finish = [&](const std::string& status, const std::string& msg, int line,
+                    const std::string& log) {
+    r["status"] = status;
+    r["error"] = {{"category", status}, {"message", msg}};
+    if (line) r["error"]["line"] = line;
+    if (!log.empty()) r["error"]["log"] = log;
+    out.done = true;
+    out.cpu_ms = ms_since(t0);
+    return out;
+  };
+  // Why `problem` is null: the reason, the name given (if any) and where it came from.
+  auto unknown = [&](const char* reason, const std::string& named, const char* from) {
+    r["problem_unknown"] = {{"reason", reason},
+                            {"named", named.empty() ? json(nullptr) : json(named)},
+                            {"from", from ? json(from) : json(nullptr)}};
+  };
+  auto set_problem = [&](const std::string& id) {
+    out.problem = load_problem(find_problem_dir(problems_dir(), id));
+    r["problem"] = out.problem.id;
+    r["level"] = out.problem.level;
+  };
+  const char* option_source = opt.problem_from_path ? "path" : "option";
+
+  std::string text, read_error;
+  if (given_text) {
+    text = *given_text;
+  } else if (!read_bytes(file, opt.regular_files_only, &text, &read_error)) {
+    // Nothing of the sample was read, so it is no sample of any problem: unattributed, with the
+    // problem the option or the path named, for the reader.
+    std::string named = !opt.problem.empty() ? opt.problem : problem_from_path(file);
+    unknown("unreadable", named,
+            named.empty()          ? nullptr
+            : !opt.problem.empty() ? option_source
+                                   : "path");
+    out.usage_error = read_error;
+    return finish("format_error", read_error, 0, "");
+  }
+  r["source_sha256"] = sha256_hex(text);  // of the raw bytes, whatever their encoding
+
+  ExtractedSource src;
+  LaunchPlan plan;
+  std::string block_problem;
+  std::optional<FormatError> format_problem;
+  // A KernelBench module (.py) is converted into a kernel file for the problem its path or the
+  // option names; compiler messages then name lines of the converted file.
+  std::string kernel_text = text, kernel_name = file;
+  if (python_file(file) && source_converter()) {
+    std::string named = resolve_problem_id(file, opt.problem, "");
+    std::optional<ProblemSpec> spec;
+    try {
+      if (!named.empty()) spec = load_problem(find_problem_dir(problems_dir(), named));
+    } catch (const SpecError&) {
+      // Recorded below as the unknown problem it is.
+    }
+    if (spec) {
+      std::vector<std::string> notes;
+      try {
+        kernel_text = source_converter()(text, file, *spec, &notes);
+        kernel_name = file + ".cu";
+        r["converted"] = {{"from", "kernelbench"}, {"notes", notes}};
+      } catch (const FormatError& e) {
+        format_problem = e;
+      }
+    } else if (named.empty()) {
+      format_problem = FormatError(
+          "this is a KernelBench-style Python module; kernrl converts it for a known problem: give "
+          "--problem, or name it as KernelBench does (level_L_problem_P_sample_S_kernel.py)");
+    }
+  }
+  if (!format_problem) {
+    try {
+      src = extract_kernel(kernel_text, kernel_name);
+      plan = parse_launch_block(src);
+      block_problem = plan.problem;
+    } catch (const FormatError& e) {
+      format_problem = e;
+    }
+  }
+
+  // The problem: the option (or grade-dir's layout), else the launch block, else the path.
+  std::string id = resolve_problem_id(file, opt.problem, block_problem);
+  const char* from = !opt.problem.empty()     ? option_source
+                     : !block_problem.empty() ? "launch_block"
+                                              : "path";
+  if (!id.empty()) {
+    try {
+      set_problem(id);
+    } catch (const SpecError& e) {
+      unknown("unknown_problem", id, from);
+      if (!opt.problem.empty() && !opt.problem_from_path) {
+        out.usage_error = e.what();
+        return finish("format_error", e.what(), 0, "");
+      }
+      if (!opt.problem.empty())
+        return finish(
+            "format_error",
+            "the file's path names a problem kernrl does not have: " + std::string(e.what()), 0,
+            "");
+      return finish("format_error",
+                    std::string("the launch block names an unknown problem: ") + e.what(),
+                    plan.line, "");
+    }
+  }
+  if (format_problem) {
+    if (id.empty()) unknown("not_named", "", nullptr);
+    return finish("format_error", format_problem->what(), format_problem->line, "");
+  }
+  if (id.empty()) {
+    unknown("not_named", "", nullptr);
+    return finish("format_error",
+                  "cannot tell which problem this file is for: give --problem, or `problem:` in "
+                  "the launch block",
+                  0, "");
+  }
+  if (!plan.problem.empty() && !opt.problem.empty()) {
+    std::optional<fs::path> named;
+    try {
+      named = find_problem_dir(problems_dir(), plan.problem);
+    } catch (const SpecError&) {
+    }
+    if (!named || *named != out.problem.dir)
+      return finish("format_error",
+                    "the launch block names problem " + plan.problem +
+                        (named ? "" : " (unknown to kernrl)") + " but " +
+                        (opt.problem_from_path ? "the file's path names " : "--problem is ") +
+                        opt.problem,
+                    plan.line, "");
+  }
+  try {
+    check_plan(plan, out.problem, num_sms);
+  } catch (const LaunchConfigError& e) {
+    return finish("launch_error", e.what(), e.line, "");
+  } catch (const FormatError& e) {
+    return finish("format_error", e.what(), e.line, "");
+  }
+  out.plan = plan;
+  if (opt.sizes)
+    for (const auto& [k, v] : *opt.sizes)
+      if (!out.problem.bench.count(k)) {
+        out.usage_error = "--size " + k + ": " + out.problem.id + " has no size named " + k;
+        return finish("format_error", out.usage_error, 0, "");
+      }
+
+  out.compiled = compile_kernel(src, kernel_name, arch, plan.kernel_names(), cfg);
+  const CompileResult& c = out.compiled;
+  r["compile"] = {{"ms", c.ms}, {"arch", arch}, {"cached", c.cached}, {"nvrtc", c.nvrtc_version}};
+  if (!c.ok()) {
+    std::string msg = c.status == CompileResult::Timeout ? c.error : "NVRTC: " + c.error;
+    return finish("compile_error", msg, 0, c.log);
+  }
+  if (!c.log.empty()) r["compile"]["log"] = c.log;  // warnings
+  r["status"] = "compiled";
+  out.cpu_ms = ms_since(t0);
+  if (opt.compile_only) out.done = true;
+  return out;
+}
+
+}  // namespace
+
+Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Config& cfg,
+                      const std::string& arch, int64_t num_sms) {
+  return prepare(file, nullptr, opt, cfg, arch, num_sms);
+}
+
+Prepared prepare_source(const std::string& text, const std::string& label, const GradeOptions& opt,
+                        const Config& cfg, const std::string& arch, int64_t num_sms) {
+  return prepare(label, &text, opt, cfg, arch, num_sms);
+}
+
+void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
+                     const json& versions, const RewardPreset& preset, const json& ceilings,
+                     const std::string& not_run_reason) {
+  json& r = p.record;
+  json v = versions.is_object() ? versions : json::object();
+  v["kernrl"] = KERNRL_VERSION;
+  if (p.compiled.nvrtc_version.size()) v["nvrtc"] = p.compiled.nvrtc_version;
+  r["versions"] = v;
+  r["device"] = device.is_object() ? device : json(nullptr);
+  if (answer) {
+    r["ran"] = true;
+    r["status"] = to_string(answer->status);
+    r["error"] = answer->error ? answer->error->to_json() : json(nullptr);
+    if (!answer->correctness.is_null()) r["correctness"] = answer->correctness;
+    if (!answer->timing.is_null()) r["timing"] = answer->timing;
+  } else if (r["status"] == "compiled" || !r["error"].is_object()) {
+    r["not_run_reason"] = not_run_reason;
+  } else {
+    r["not_run_reason"] = "stopped at " + r["status"].get<std::string>();
+  }
+  if (!p.problem.id.empty()) {
+    Vars at = p.problem.bench;
+    if (r.contains("timing") && r["timing"].is_object() && r["timing"].contains("sizes"))
+      for (auto& [k, val] : r["timing"]["sizes"].items()) at[k] = val.get<int64_t>();
+    r["work"] = {{"flops", p.problem.flops_at(at)},
+                 {"bytes", p.problem.bytes_at(at)},
+                 {"dtype_class", dtype_class(p.problem)}};
+  }
+  r["reward_preset"] = preset.name;
+  bound_record(r, p.limits);  // before the feedback is made from it
+  finalize_record(r, preset, ceilings);
+}
+
+}  // namespace kernrl

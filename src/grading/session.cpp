@@ -1,0 +1,329 @@
+#include "grading/session.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <random>
+
+#include "core/hash.h"
+#include "record/record.h"
+
+namespace kernrl {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32 | rd()) & 0x7fffffffffffffffULL;
+}
+
+std::vector<int> parse_gpu_list(const std::string& s) {
+  std::vector<int> g;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    std::string part = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    size_t used = 0;
+    int v = -1;
+    try {
+      v = std::stoi(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != part.size() || v < 0)
+      throw UsageError("--gpus expects a list like 0,1,2; got '" + s + "'");
+    g.push_back(v);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return g;
+}
+
+std::vector<int> visible_gpus() {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v) {
+    std::vector<int> g;
+    std::string s = v;
+    int i = 0;
+    for (size_t pos = 0; pos <= s.size() && !s.empty();) {
+      size_t c = s.find(',', pos);
+      if (s.substr(pos, c - pos).size()) g.push_back(i++);
+      if (c == std::string::npos) break;
+      pos = c + 1;
+    }
+    return g;
+  }
+  std::vector<int> g;
+  for (int i = 0; i < 64; ++i)
+    if (fs::exists("/dev/nvidia" + std::to_string(i))) g.push_back(i);
+  return g;
+}
+
+GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)) {
+  preset_ = load_reward_preset(opt_.cfg.reward_preset);
+  baselines_.configure(opt_.baselines_path);
+  arch_ = opt_.cfg.arch == "auto" ? opt_.cfg.fallback_arch : opt_.cfg.arch;
+  if (opt_.compile_only) {
+    no_gpu_ = "--compile-only";
+  } else {
+    std::vector<int> ids = opt_.gpus.empty() ? visible_gpus() : opt_.gpus;
+    if (ids.empty()) no_gpu_ = "no GPU: no GPU is visible";
+    // Started first: libtorch loads in the workers while the first files compile.
+    for (int id : ids) {
+      auto g = std::make_unique<Gpu>();
+      g->worker = std::make_unique<WorkerClient>(id);
+      g->worker->spawn();
+      gpus_.push_back(std::move(g));
+    }
+  }
+  int jobs = opt_.compile_jobs > 0
+                 ? opt_.compile_jobs
+                 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int j = 0; j < jobs; ++j) threads_.emplace_back([this] { compile_loop(); });
+}
+
+GradingSession::~GradingSession() {
+  drain();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+size_t GradingSession::wait_ready() {
+  std::call_once(ready_once_, [this] {
+    for (auto& g : gpus_) {
+      std::string err;
+      if (g->worker->wait_ready(&err))
+        ready_.push_back(g.get());
+      else
+        no_gpu_ = "no GPU: " + err;
+    }
+    if (ready_.empty()) return;
+    no_gpu_.clear();
+    baselines_.load_for(ready_[0]->worker->device_json(), ready_[0]->worker->versions_json());
+    const DeviceInfo& d = ready_[0]->worker->device();
+    std::lock_guard<std::mutex> l(mu_);
+    if (opt_.cfg.arch == "auto") arch_ = d.arch();
+    sms_ = d.sms;
+    for (Gpu* g : ready_) threads_.emplace_back([this, g] { gpu_loop(g); });
+  });
+  return ready_.size();
+}
+
+std::string GradingSession::no_gpu_reason() {
+  wait_ready();
+  return no_gpu_;
+}
+
+json GradingSession::device() {
+  wait_ready();
+  return ready_.empty() ? json(nullptr) : ready_[0]->worker->device_json();
+}
+
+void GradingSession::submit(Submission s, std::function<void(Outcome)> done) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    Job j;
+    j.sub = std::move(s);
+    j.done = std::move(done);
+    j.t0 = Clock::now();
+    compile_q_.push_back(std::move(j));
+    ++in_flight_;
+  }
+  cv_.notify_all();
+}
+
+Outcome GradingSession::grade(Submission s) {
+  std::promise<Outcome> p;
+  auto f = p.get_future();
+  submit(std::move(s), [&p](Outcome o) { p.set_value(std::move(o)); });
+  return f.get();
+}
+
+void GradingSession::drain() {
+  std::unique_lock<std::mutex> l(mu_);
+  idle_cv_.wait(l, [&] { return in_flight_ == 0; });
+}
+
+size_t GradingSession::queued() {
+  std::lock_guard<std::mutex> l(mu_);
+  return compile_q_.size() + gpu_q_.size();
+}
+
+json GradingSession::gpu_stats() {
+  std::lock_guard<std::mutex> l(mu_);
+  json out = json::array();
+  for (Gpu* g : ready_)
+    out.push_back({{"gpu_index", g->worker->gpu()},
+                   {"evaluations", g->evaluations},
+                   {"busy_ms", g->busy_ms},
+                   {"worker_restarts", g->worker->restarts()}});
+  return out;
+}
+
+Prepared GradingSession::prepare(const Submission& s, const std::string& arch, int64_t sms) {
+  GradeOptions o = s.opt;
+  o.compile_only = opt_.compile_only;
+  if (s.source) return prepare_source(*s.source, s.file, o, opt_.cfg, arch, sms);
+  return prepare_file(s.file, o, opt_.cfg, arch, sms);
+}
+
+void GradingSession::finish(Job& job, Outcome out) {
+  if (out.record.is_object()) {
+    out.record["wall_ms"] = ms_between(job.t0, Clock::now());
+    if (out.record.contains("grader") && out.record["grader"].is_object())
+      out.record["grader"]["total_ms"] = out.record["wall_ms"];
+  }
+  try {
+    job.done(std::move(out));
+  } catch (const std::exception& e) {
+    // The caller's failure, not the kernel's: said, and the session goes on.
+    std::fprintf(stderr, "kernrl: while handling the record of %s: %s\n", job.sub.file.c_str(),
+                 e.what());
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --in_flight_;
+  }
+  idle_cv_.notify_all();
+}
+
+void GradingSession::compile_loop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return stopping_ || !compile_q_.empty(); });
+      if (compile_q_.empty()) return;
+      job = std::move(compile_q_.front());
+      compile_q_.pop_front();
+    }
+    Outcome out;
+    try {
+      const Submission& s = job.sub;
+      // Compiled for the likely GPU while the workers start; again if the GPU turns out different.
+      std::string arch;
+      int64_t sms;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        arch = arch_;
+        sms = sms_;
+      }
+      Prepared p = prepare(s, arch, sms);
+      wait_ready();
+      if (arch != arch_ || sms != sms_) p = prepare(s, arch_, sms_);
+      bool outside = (!s.only_problem.empty() && p.problem.id != s.only_problem) ||
+                     (s.only_level && p.problem.level != s.only_level);
+      if (outside && s.opt.problem.empty() && !p.problem.id.empty()) {
+        out.skipped = true;
+        out.record = {{"status", "skipped"}, {"problem", p.problem.id}, {"file", s.file}};
+        finish(job, std::move(out));
+        continue;
+      }
+      p.record["grader"] = {{"prepare_ms", p.cpu_ms}};
+      if (p.done || ready_.empty()) {
+        complete_record(p, nullptr, nullptr, json::object(), preset_, baselines_.ceilings(),
+                        no_gpu_);
+        out.usage_error = p.usage_error;
+        out.record = std::move(p.record);
+        finish(job, std::move(out));
+        continue;
+      }
+      job.prep = std::move(p);
+      job.queued_at = Clock::now();
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        gpu_q_.push_back(std::move(job));
+      }
+      cv_.notify_all();
+    } catch (const std::exception& e) {
+      out.internal_error = e.what();
+      finish(job, std::move(out));
+    }
+  }
+}
+
+std::optional<json> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
+                                                 std::string* source) {
+  json bench = json::object();
+  for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
+  if (auto b = baselines_.baseline(p.id, bench)) {
+    *source = baselines_.source();
+    return b;
+  }
+  // Measured once per GPU per session, then reused.
+  std::lock_guard<std::mutex> l(mu_);
+  auto f = measured_baselines_.find({gpu, p.id});
+  if (f == measured_baselines_.end()) return std::nullopt;
+  *source = "reused";
+  return f->second;
+}
+
+void GradingSession::gpu_loop(Gpu* g) {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return stopping_ || !gpu_q_.empty(); });
+      if (gpu_q_.empty()) return;
+      job = std::move(gpu_q_.front());
+      gpu_q_.pop_front();
+    }
+    Outcome out;
+    try {
+      Prepared& p = job.prep;
+      auto start = Clock::now();
+      EvalRequest req;
+      req.problem_dir = p.problem.dir.string();
+      req.cubin = p.compiled.cubin_path;
+      req.lowered = p.compiled.lowered;
+      req.plan = p.plan;
+      req.seed = job.sub.opt.seed;
+      req.cfg = opt_.cfg;
+      if (job.sub.opt.sizes) {
+        Vars v = p.problem.bench;
+        for (const auto& [k, val] : *job.sub.opt.sizes) v[k] = val;
+        req.sizes = v;
+      }
+      std::string base_source;
+      if (!req.sizes) req.baseline = baseline_for(g->worker->gpu(), p.problem, &base_source);
+      EvalAnswer answer = g->worker->eval(req, opt_.cfg.run_timeout_s);
+      auto end = Clock::now();
+      if (answer.timing.is_object() && answer.timing.contains("baseline")) {
+        if (req.baseline) answer.timing["baseline_source"] = base_source;
+        std::lock_guard<std::mutex> l(mu_);
+        measured_baselines_.emplace(std::make_pair(g->worker->gpu(), p.problem.id),
+                                    answer.timing["baseline"]);
+      }
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        ++g->evaluations;
+        g->busy_ms += ms_between(start, end);
+      }
+      json& grader = p.record["grader"];
+      grader["queue_ms"] = ms_between(job.queued_at, start);
+      grader["worker_ms"] = ms_between(start, end);
+      grader["phases"] = answer.phases_ms;
+      complete_record(p, &answer, g->worker->device_json(), g->worker->versions_json(), preset_,
+                      baselines_.ceilings(), "");
+      out.record = std::move(p.record);
+    } catch (const std::exception& e) {
+      out.internal_error = e.what();
+    }
+    finish(job, std::move(out));
+  }
+}
+
+}  // namespace kernrl

@@ -1,0 +1,129 @@
+// The grading library's entry point: a session owns the config, the reward preset, the baselines,
+// one GPU worker per GPU, a compile pool, and one queue between them shared by every GPU. `eval`,
+// `grade-dir`, `serve` and the tests grade through it; what happens to one file is in prepare.h
+// (CPU steps, here) and in the worker (GPU steps, src/worker).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.h"
+#include "grading/baselines.h"
+#include "grading/prepare.h"
+#include "grading/worker_client.h"
+#include "record/reward.h"
+
+namespace kernrl {
+
+struct SessionOptions {
+  Config cfg;                  // with cfg.reward_preset the preset to load
+  std::vector<int> gpus;       // GPU indices; empty: every visible GPU
+  bool compile_only = false;   // no workers: extract, parse and compile only
+  std::string baselines_path;  // --baselines (empty: baselines/<gpu>.json if present)
+  int compile_jobs = 0;        // parallel compiles (0: one per core)
+  uint64_t seed = 0;           // the run seed; per-file seeds derive from it unless given
+};
+
+// One answer to grade: a file to read, or its text.
+struct Submission {
+  std::string file;                   // the path to read, or (with `source`) the record's label
+  std::optional<std::string> source;  // the answer's text (never read from `file` then)
+  GradeOptions opt;                   // problem, sizes, seed, run, sample...
+  // grade-dir's selection: a file whose launch block names a problem outside it is skipped.
+  std::string only_problem;
+  int only_level = 0;
+};
+
+struct Outcome {
+  nlohmann::json record;       // the complete kernrl.trace.v1 record (null when none)
+  bool skipped = false;        // outside the selection; `record` holds only problem and file
+  std::string usage_error;     // kernrl's own input was wrong (eval exits 2); the record says why
+  std::string internal_error;  // the grader failed on this file; no record
+};
+
+class GradingSession {
+ public:
+  // Loads the reward preset and starts the workers (without waiting for them).
+  explicit GradingSession(SessionOptions options);
+  ~GradingSession();  // finishes queued work, stops the threads and the workers
+  GradingSession(const GradingSession&) = delete;
+  GradingSession& operator=(const GradingSession&) = delete;
+
+  // Waits for the workers' hellos (once). Returns the number of usable GPUs.
+  size_t wait_ready();
+  // Why nothing runs on a GPU ("--compile-only", "no GPU: ..."); empty when a GPU is ready.
+  std::string no_gpu_reason();
+  // The first ready GPU (the record's `device`), or null.
+  nlohmann::json device();
+
+  // Grades asynchronously; `done` runs on a session thread once the outcome is known. Thread-safe.
+  void submit(Submission s, std::function<void(Outcome)> done);
+  // Grades and waits.
+  Outcome grade(Submission s);
+  // Waits until everything submitted so far is done.
+  void drain();
+  // Submissions waiting to compile or for a GPU.
+  size_t queued();
+  // Per GPU: evaluations, busy milliseconds, worker restarts.
+  nlohmann::json gpu_stats();
+
+  const Config& config() const { return opt_.cfg; }
+  const RewardPreset& preset() const { return preset_; }
+
+ private:
+  struct Job {
+    Submission sub;
+    std::function<void(Outcome)> done;
+    std::chrono::steady_clock::time_point t0;
+    Prepared prep;
+    std::chrono::steady_clock::time_point queued_at;
+  };
+  struct Gpu {
+    std::unique_ptr<WorkerClient> worker;
+    uint64_t evaluations = 0;
+    double busy_ms = 0;
+  };
+  void compile_loop();
+  void gpu_loop(Gpu* g);
+  void finish(Job& job, Outcome out);
+  std::optional<nlohmann::json> baseline_for(int gpu, const ProblemSpec& p, std::string* source);
+  Prepared prepare(const Submission& s, const std::string& arch, int64_t sms);
+
+  SessionOptions opt_;
+  RewardPreset preset_;
+  BaselineStore baselines_;
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  std::vector<Gpu*> ready_;
+  std::once_flag ready_once_;
+  std::string no_gpu_;
+  std::string arch_;
+  int64_t sms_ = 132;
+
+  std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<Job> compile_q_, gpu_q_;
+  size_t in_flight_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+  std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
+};
+
+// GPUs visible to this process without touching CUDA: /dev/nvidiaN, narrowed by
+// CUDA_VISIBLE_DEVICES.
+std::vector<int> visible_gpus();
+// "0,1,2" -> {0,1,2}; throws UsageError.
+std::vector<int> parse_gpu_list(const std::string& text);
+// A fresh random run seed.
+uint64_t fresh_seed();
+
+}  // namespace kernrl

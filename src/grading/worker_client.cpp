@@ -1,0 +1,211 @@
+#include "grading/worker_client.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/paths.h"
+
+namespace kernrl {
+using nlohmann::json;
+
+namespace {
+
+// The device the worker for GPU index `gpu` must see: that entry of this process's
+// CUDA_VISIBLE_DEVICES when it is set (a scheduler such as Slurm may hand out "2,3" or GPU UUIDs),
+// else the index itself.
+std::string physical_gpu(int gpu) {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!v || !*v) return std::to_string(gpu);
+  std::string s = v;
+  int i = 0;
+  for (size_t pos = 0; pos <= s.size();) {
+    size_t c = s.find(',', pos);
+    std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!item.empty() && i++ == gpu) return item;
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return std::to_string(gpu);
+}
+
+}  // namespace
+
+WorkerClient::~WorkerClient() {
+  if (proc_.running()) {
+    proc_.send_line(quit_request().dump());
+    proc_.kill_and_reap();
+  }
+  if (!log_file_.empty()) std::filesystem::remove(log_file_);
+}
+
+void WorkerClient::spawn() {
+  if (!std::filesystem::exists(helper_exe("kernrl-worker"))) return;  // wait_ready() says why
+  if (log_file_.empty())
+    log_file_ =
+        (std::filesystem::temp_directory_path() /
+         ("kernrl-worker-" + std::to_string(getpid()) + "-gpu" + std::to_string(gpu_) + ".log"))
+            .string();
+  SpawnOptions opt;
+  opt.stderr_file = log_file_;
+  opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
+  proc_.start({helper_exe("kernrl-worker").string()}, opt);
+  ready_ = false;
+}
+
+bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
+  if (ready_) return true;
+  if (!std::filesystem::exists(helper_exe("kernrl-worker"))) {
+    *error =
+        "this kernrl was built without libtorch for CUDA, so it has no GPU worker (kernrl-worker)";
+    return false;
+  }
+  if (!proc_.running()) spawn();
+  auto line = proc_.read_line(timeout_s);
+  if (!line) {
+    auto r = proc_.kill_and_reap();
+    *error = r.timed_out
+                 ? "the GPU worker did not start within " +
+                       std::to_string(static_cast<int>(timeout_s)) + " s"
+                 : "the GPU worker could not start" + (log_tail().empty() ? "" : ": " + log_tail());
+    return false;
+  }
+  try {
+    Hello hello = Hello::from_json(json::parse(*line));
+    if (hello.protocol != kWorkerProtocol) {
+      *error = "the GPU worker speaks protocol " + std::to_string(hello.protocol) +
+               " and kernrl protocol " + std::to_string(kWorkerProtocol) + " (worker built as " +
+               (hello.build_id.empty() ? "?" : hello.build_id) +
+               ", kernrl " KERNRL_VERSION "): install kernrl and kernrl-worker together";
+      proc_.kill_and_reap();
+      return false;
+    }
+    if (!hello.ok) {
+      *error = hello.error;
+      proc_.kill_and_reap();
+      return false;
+    }
+    hello_ = hello;
+  } catch (const std::exception& e) {
+    *error = std::string("the GPU worker sent a bad greeting: ") + e.what();
+    proc_.kill_and_reap();
+    return false;
+  }
+  ready_ = true;
+  return true;
+}
+
+std::string WorkerClient::log_tail() const {
+  // Only the end is read: a kernel that printf's in a loop may have written megabytes.
+  std::ifstream in(log_file_, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  std::streamoff size = in.tellg();
+  std::streamoff from = size > kLogTailBytes ? size - kLogTailBytes : 0;
+  in.seekg(from);
+  std::string all(static_cast<size_t>(size - from), '\0');
+  in.read(all.data(), static_cast<std::streamsize>(all.size()));
+  all.resize(static_cast<size_t>(in.gcount()));
+  if (from > 0)
+    all = "[... " + std::to_string(from) +
+          " earlier bytes of the worker's output not shown ...]\n" + all;
+  while (!all.empty() && (all.back() == '\n' || all.back() == ' ')) all.pop_back();
+  return all;
+}
+
+json WorkerClient::device_json() const {
+  json d = hello_.device.to_json();
+  d["gpu_index"] = gpu_;
+  return d;
+}
+
+namespace {
+
+EvalAnswer failed(Status status, const std::string& message, const std::string& log = "") {
+  EvalAnswer a;
+  a.status = status;
+  a.error = ErrorInfo{status, message, 0, log};
+  return a;
+}
+
+}  // namespace
+
+std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, EvalAnswer* failure) {
+  std::string err;
+  if (!ready_ && !wait_ready(&err)) {
+    *failure = failed(Status::RuntimeError, err);
+    return std::nullopt;
+  }
+  // The log holds this request's output only (the worker appends to it: O_APPEND), so it stays
+  // small and a crash report shows what this kernel printed.
+  if (!log_file_.empty() && ::truncate(log_file_.c_str(), 0) != 0) {
+    // Not fatal: the tail is still read from the end of the file.
+  }
+  if (!proc_.send_line(req.dump(-1, ' ', false, json::error_handler_t::replace))) {
+    ready_ = false;
+    ++restarts_;
+    proc_.kill_and_reap();
+    *failure = failed(Status::RuntimeError, "the GPU worker is gone", log_tail());
+    return std::nullopt;
+  }
+  auto line = proc_.read_line(timeout_s);
+  if (line) {
+    try {
+      json res = json::parse(*line);
+      if (res.value("fatal", false)) {
+        proc_.reap();  // it exits by itself after a sticky CUDA error
+        ready_ = false;
+        ++restarts_;
+      }
+      return res;
+    } catch (const std::exception&) {
+    }
+  }
+  bool hung = proc_.timed_out();
+  ProcessResult pr = proc_.kill_and_reap();
+  ready_ = false;
+  ++restarts_;
+  if (hung) {
+    *failure = failed(Status::Timeout, "the evaluation did not finish within " +
+                                           std::to_string(static_cast<int>(timeout_s)) +
+                                           " s (a kernel that never ends?); the worker was killed");
+    return std::nullopt;
+  }
+  std::string how = pr.signal ? "was killed by signal " + std::to_string(pr.signal)
+                              : "exited with code " + std::to_string(pr.exit_code);
+  *failure = failed(Status::RuntimeError, "the GPU worker " + how + " while grading this kernel",
+                    log_tail());
+  return std::nullopt;
+}
+
+EvalAnswer WorkerClient::eval(const EvalRequest& req, double timeout_s) {
+  EvalAnswer failure;
+  auto res = exchange(req.to_json(), timeout_s, &failure);
+  if (!res) return failure;
+  try {
+    return EvalAnswer::from_json(*res);
+  } catch (const std::exception& e) {
+    return failed(Status::InternalError,
+                  std::string("the GPU worker's answer is malformed: ") + e.what());
+  }
+}
+
+BenchAnswer WorkerClient::bench(const json& req, double timeout_s) {
+  EvalAnswer failure;
+  auto res = exchange(req, timeout_s, &failure);
+  BenchAnswer b;
+  if (!res) {
+    b.error = failure.error ? failure.error->message : "the GPU worker failed";
+    return b;
+  }
+  try {
+    return BenchAnswer::from_json(*res);
+  } catch (const std::exception& e) {
+    b.error = std::string("the GPU worker's answer is malformed: ") + e.what();
+    return b;
+  }
+}
+
+}  // namespace kernrl

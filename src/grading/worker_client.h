@@ -1,0 +1,56 @@
+// The CLI's side of a GPU worker: starts it, sends requests, and turns a worker that crashed or
+// hung into a record for that one kernel (runtime_error / timeout) before starting a fresh one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/subprocess.h"
+#include "protocol/worker.h"
+
+namespace kernrl {
+
+class WorkerClient {
+ public:
+  explicit WorkerClient(int gpu) : gpu_(gpu) {}
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // Starts the process without waiting for it (its libtorch load overlaps with compiling).
+  void spawn();
+  // Waits for the worker's hello. False (with *error) when there is no usable GPU, or the worker
+  // speaks another protocol version.
+  bool wait_ready(std::string* error, double timeout_s = 180);
+  const DeviceInfo& device() const { return hello_.device; }
+  // The record's `device` object: the hello's device and the GPU index.
+  nlohmann::json device_json() const;
+  // The record's `versions` (torch, cuda, driver).
+  nlohmann::json versions_json() const { return hello_.versions; }
+  int gpu() const { return gpu_; }
+
+  // Grades one kernel. A hang past `timeout_s` or a dead worker yields a timeout /
+  // runtime_error answer; the next request starts a fresh worker.
+  EvalAnswer eval(const EvalRequest& req, double timeout_s);
+  // A bench request (BenchDeviceRequest / BenchReferenceRequest, serialised).
+  BenchAnswer bench(const nlohmann::json& req, double timeout_s);
+  int restarts() const { return restarts_; }
+
+ private:
+  // Sends one request line and reads the answer line; nullopt with *failure filled when the
+  // worker hung or died (it is then killed, and restarted by the next request).
+  std::optional<nlohmann::json> exchange(const nlohmann::json& req, double timeout_s,
+                                         EvalAnswer* failure);
+  // The last kLogTailBytes of the worker's output (stderr, where device printf output lands too)
+  // while grading the current request; the record caps it further (records.worker_log_bytes).
+  std::string log_tail() const;
+  static constexpr long kLogTailBytes = 64 * 1024;
+  int gpu_;
+  LineProcess proc_;
+  bool ready_ = false;
+  Hello hello_;
+  std::string log_file_;
+  int restarts_ = 0;
+};
+
+}  // namespace kernrl

@@ -1,0 +1,160 @@
+// Runs in kernrl-nvrtc (the compiler process), never in kernrl itself.
+#include "nvrtc/sandbox.h"
+
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+namespace kernrl {
+namespace {
+
+// Landlock's ABI as of Linux 6.12; older kernels are told which parts they know.
+struct RulesetAttr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+  uint64_t scoped;
+};
+constexpr uint64_t kFsTruncate = 1ULL << 14;  // ABI 3
+constexpr uint64_t kFsIoctlDev = 1ULL << 15;  // ABI 5
+constexpr uint64_t kNetBindTcp = 1ULL << 0;   // ABI 4
+constexpr uint64_t kNetConnectTcp = 1ULL << 1;
+constexpr uint64_t kScopeAbstractUnixSocket = 1ULL << 0;  // ABI 6
+constexpr uint64_t kScopeSignal = 1ULL << 1;
+
+constexpr uint64_t kFsAbi1 =
+    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
+    LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+    LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+    LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+    LANDLOCK_ACCESS_FS_MAKE_SYM;
+
+std::string errno_text(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+// Landlock: read-only access beneath `dirs`, nothing else on the file system; no TCP.
+bool apply_landlock(const std::vector<std::string>& dirs, SandboxStatus& st) {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 0) {
+    st.error =
+        errno == ENOSYS
+            ? "the kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)"
+        : errno == EOPNOTSUPP
+            ? "Landlock is disabled on this kernel (add landlock to the lsm= boot parameter)"
+            : errno_text("landlock_create_ruleset");
+    return false;
+  }
+  st.landlock_abi = static_cast<int>(abi);
+  RulesetAttr attr{};
+  attr.handled_access_fs = kFsAbi1;
+  if (abi >= 2) attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) attr.handled_access_fs |= kFsTruncate;
+  if (abi >= 5) attr.handled_access_fs |= kFsIoctlDev;
+  if (abi >= 4) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
+  if (abi >= 6) attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
+  size_t size = abi >= 6 ? sizeof attr : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
+  int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, size, 0));
+  if (ruleset < 0) {
+    st.error = errno_text("landlock_create_ruleset");
+    return false;
+  }
+  for (const auto& d : dirs) {
+    int fd = open(d.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
+    if (fd < 0) {
+      st.error = errno_text(("cannot open the include directory " + d).c_str());
+      close(ruleset);
+      return false;
+    }
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+    rule.parent_fd = fd;
+    long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    close(fd);
+    if (rc != 0) {
+      st.error = errno_text("landlock_add_rule");
+      close(ruleset);
+      return false;
+    }
+  }
+  long rc = syscall(SYS_landlock_restrict_self, ruleset, 0);
+  close(ruleset);
+  if (rc != 0) {
+    st.error = errno_text("landlock_restrict_self");
+    return false;
+  }
+  return true;
+}
+
+// seccomp: no sockets, no new programs, no looking into other processes, no namespaces or mounts.
+bool apply_seccomp(SandboxStatus& st) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) {
+    st.error = "seccomp_init failed";
+    return false;
+  }
+  const int denied[] = {SCMP_SYS(socket),
+                        SCMP_SYS(socketpair),
+                        SCMP_SYS(connect),
+                        SCMP_SYS(bind),
+                        SCMP_SYS(listen),
+                        SCMP_SYS(accept),
+                        SCMP_SYS(accept4),
+                        SCMP_SYS(sendto),
+                        SCMP_SYS(sendmsg),
+                        SCMP_SYS(execve),
+                        SCMP_SYS(execveat),
+                        SCMP_SYS(ptrace),
+                        SCMP_SYS(process_vm_readv),
+                        SCMP_SYS(process_vm_writev),
+                        SCMP_SYS(mount),
+                        SCMP_SYS(umount2),
+                        SCMP_SYS(unshare),
+                        SCMP_SYS(setns),
+                        SCMP_SYS(chroot),
+                        SCMP_SYS(pivot_root),
+                        SCMP_SYS(keyctl),
+                        SCMP_SYS(add_key),
+                        SCMP_SYS(request_key),
+                        SCMP_SYS(bpf),
+                        SCMP_SYS(perf_event_open),
+                        SCMP_SYS(userfaultfd),
+                        SCMP_SYS(io_uring_setup)};
+  for (int sc : denied) {
+    if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sc, 0) != 0) {
+      st.error = "seccomp_rule_add failed";
+      seccomp_release(ctx);
+      return false;
+    }
+  }
+  int rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) {
+    st.error = std::string("seccomp_load: ") + std::strerror(-rc);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs) {
+  SandboxStatus st;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    st.error = errno_text("prctl(PR_SET_NO_NEW_PRIVS)");
+    return st;
+  }
+  if (!apply_landlock(readable_dirs, st)) return st;
+  if (!apply_seccomp(st)) return st;
+  st.ok = true;
+  st.description = "landlock abi " + std::to_string(st.landlock_abi) + ", seccomp";
+  return st;
+}
+
+}  // namespace kernrl

@@ -1,0 +1,113 @@
+// The messages between kernrl (the grading library) and kernrl-worker, one JSON object per line
+// in each direction (docs/protocol.md). Torch- and CUDA-free, so both sides include it; each
+// message has exactly one serializer (to_json) and one parser (from_json), and a round-trip test.
+//
+//   worker -> kernrl   Hello (once, at start-up)
+//   kernrl -> worker   EvalRequest | BenchDeviceRequest | BenchReferenceRequest | Quit
+//   worker -> kernrl   EvalAnswer (for eval) | BenchAnswer (for both bench requests)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/config.h"
+#include "core/expr.h"
+#include "parse/launch_block.h"
+#include "protocol/status.h"
+
+namespace kernrl {
+
+// Bumped whenever a message changes shape; kernrl refuses a worker of another version.
+constexpr int kWorkerProtocol = 2;
+
+// The GPU a worker drives, as its hello reports it (and records carry it as `device`).
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sms = 0;
+  uint64_t l2_bytes = 0;
+  uint64_t memory_bytes = 0;
+  int driver = 0;            // cuDriverGetVersion
+  std::string arch() const;  // sm_90a, sm_89, ... ("a": arch-specific features on sm_90+)
+  nlohmann::json to_json() const;
+  static DeviceInfo from_json(const nlohmann::json& j);
+};
+
+struct Hello {
+  bool ok = false;
+  std::string error;  // when !ok: why this worker has no usable GPU
+  int protocol = kWorkerProtocol;
+  std::string build_id;  // the kernrl version the worker was built as
+  DeviceInfo device;
+  std::map<std::string, std::string> versions;  // torch, cuda, driver
+  nlohmann::json to_json() const;
+  static Hello from_json(const nlohmann::json& j);
+};
+
+struct EvalRequest {
+  std::string problem_dir;
+  std::string cubin;                           // path of the compiled kernel (the compile cache)
+  std::map<std::string, std::string> lowered;  // kernel name -> mangled name
+  LaunchPlan plan;
+  std::optional<Vars> sizes;  // --size overrides merged over bench: the only size set
+  uint64_t seed = 0;
+  Config cfg;
+  bool time = true;
+  std::optional<nlohmann::json> baseline;  // reuse this baseline timing instead of measuring
+  nlohmann::json to_json() const;
+  static EvalRequest from_json(const nlohmann::json& j);
+};
+
+struct BenchDeviceRequest {
+  int repeats = 1;
+  nlohmann::json to_json() const;
+  static BenchDeviceRequest from_json(const nlohmann::json& j);
+};
+
+struct BenchReferenceRequest {
+  std::string problem_dir;
+  Config cfg;
+  uint64_t seed = 1;
+  nlohmann::json to_json() const;
+  static BenchReferenceRequest from_json(const nlohmann::json& j);
+};
+
+// {"cmd":"quit"}: the worker exits.
+nlohmann::json quit_request();
+// The "cmd" of a request line: "eval", "bench_device", "bench_reference", "quit".
+std::string request_command(const nlohmann::json& j);
+
+// A failed step, as records carry it in `error` (category = the status).
+struct ErrorInfo {
+  Status category = Status::InternalError;
+  std::string message;
+  int line = 0;     // line in the submitted file, 0 when none
+  std::string log;  // compiler log or worker output
+  nlohmann::json to_json() const;
+  static ErrorInfo from_json(const nlohmann::json& j, Status fallback);
+};
+
+struct EvalAnswer {
+  Status status = Status::InternalError;
+  std::optional<ErrorInfo> error;
+  nlohmann::json correctness;  // the record's `correctness` object (docs/trace-format.md) or null
+  nlohmann::json timing;       // the record's `timing` object or null
+  std::map<std::string, double> phases_ms;  // the worker's share of the record's `grader` object
+  bool fatal = false;  // the CUDA context is unusable: the worker exits after this answer
+  nlohmann::json to_json() const;
+  static EvalAnswer from_json(const nlohmann::json& j);
+};
+
+struct BenchAnswer {
+  bool ok = false;
+  std::string error;
+  nlohmann::json result;  // bench_device: {"ceilings"}; bench_reference: {"problem","baseline"}
+  bool fatal = false;
+  nlohmann::json to_json() const;
+  static BenchAnswer from_json(const nlohmann::json& j);
+};
+
+}  // namespace kernrl

@@ -1,0 +1,82 @@
+// --format csv: one table with a header row (docs/report.md, "csv").
+#include "report/render.h"
+#include "report/tables.h"
+
+namespace kernrl::report {
+using nlohmann::json;
+
+namespace {
+
+std::string csv_field(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_number_integer() || v.is_number_unsigned()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return fmt("%.10g", v.get<double>());
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_line(const std::vector<json>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);
+  return out + "\n";
+}
+
+const char* const kSideFields[] = {"samples", "correct", "correct_rate", "geomean_speedup"};
+const char* const kDeltaFields[] = {"correct_rate_delta", "speedup_delta", "speedup_ratio"};
+const char* const kTailFields[] = {"geomean_speedup", "timed_correct",       "mean_reward",
+                                   "rewarded",        "median_sol_fraction", "sol_samples",
+                                   "suspicious"};
+
+// With --baseline the table is the per-problem comparison.
+std::string comparison_csv(const json& cmp) {
+  std::vector<json> head = {"problem", "level", "status"};
+  for (const char* side : {"baseline", "current"})
+    for (const char* f : kSideFields) head.push_back(std::string(side) + "_" + f);
+  for (const char* f : kDeltaFields) head.push_back(f);
+  std::string out = csv_line(head);
+  for (const auto& p : cmp["problems"]) {
+    std::vector<json> row = {p["problem"], p["level"], p["status"]};
+    for (const char* side : {"baseline", "current"})
+      for (const char* f : kSideFields)
+        row.push_back(p[side].is_object() ? p[side][f] : json(nullptr));
+    for (const char* f : kDeltaFields) row.push_back(p[f]);
+    out += csv_line(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_csv(const ReportData& data) {
+  const json& a = data.report;
+  if (a["comparison"].is_object()) return comparison_csv(a["comparison"]);
+  std::vector<std::string> statuses = status_names(a["groups"]);
+  std::vector<json> head = {"run",      "level",       "problem",      "samples",
+                            "problems", "format_rate", "compile_rate", "correct_rate"};
+  for (const auto& k : k_keys(a)) {
+    head.push_back("pass@" + k);
+    head.push_back("pass@" + k + "_problems");
+  }
+  for (const auto& p : p_keys(a)) head.push_back("fast_" + p);
+  for (const char* f : kTailFields) head.push_back(f);
+  for (const auto& s : statuses) head.push_back("status_" + s);
+  std::string out = csv_line(head);
+  for (const auto& g : a["groups"]) {
+    std::vector<json> row = {g["run"],      g["level"],       g["problem"],      g["samples"],
+                             g["problems"], g["format_rate"], g["compile_rate"], g["correct_rate"]};
+    for (const auto& k : k_keys(a)) {
+      row.push_back(g["pass_at_k"][k]["value"]);
+      row.push_back(g["pass_at_k"][k]["problems"]);
+    }
+    for (const auto& p : p_keys(a)) row.push_back(g["fast_p"][p]);
+    for (const char* f : kTailFields) row.push_back(g[f]);
+    for (const auto& s : statuses) row.push_back(g["status_counts"].value(s, 0));
+    out += csv_line(row);
+  }
+  return out;
+}
+
+}  // namespace kernrl::report

@@ -1,0 +1,160 @@
+#include "report/tables.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+
+#include "record/record.h"
+#include "report/options.h"
+
+namespace kernrl::report {
+using nlohmann::json;
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+std::string pct(const json& v) {
+  return v.is_number() ? fmt("%.1f%%", 100 * v.get<double>()) : "-";
+}
+std::string dec(const json& v, const char* f) {
+  return v.is_number() ? fmt(f, v.get<double>()) : "-";
+}
+std::string count(const json& v) {
+  return v.is_number() ? std::to_string(v.get<long long>()) : "-";
+}
+std::string level_text(const json& v) {
+  return v.is_number() ? "L" + std::to_string(v.get<int>()) : "(unknown)";
+}
+
+std::vector<std::string> k_keys(const json& a) {
+  std::vector<std::string> keys;
+  for (const auto& k : a["k"]) keys.push_back(std::to_string(k.get<int>()));
+  return keys;
+}
+std::vector<std::string> p_keys(const json& a) {
+  std::vector<std::string> keys;
+  for (const auto& p : a["p"]) keys.push_back(num_key(p.get<double>()));
+  return keys;
+}
+
+std::vector<std::string> status_names(const json& rows) {
+  std::vector<std::string> names(std::begin(kStatuses), std::end(kStatuses));
+  for (const auto& r : rows)
+    for (const auto& kv : r["status_counts"].items())
+      if (std::find(names.begin(), names.end(), kv.key()) == names.end()) names.push_back(kv.key());
+  return names;
+}
+
+namespace {
+
+// The metric columns shared by every metrics table, after its identity columns.
+std::vector<std::string> metric_head(const json& a) {
+  std::vector<std::string> h = {"samples", "problems", "format", "compile", "correct"};
+  for (const auto& k : k_keys(a)) h.push_back("pass@" + k);
+  for (const auto& p : p_keys(a)) h.push_back("fast_" + p);
+  for (const char* c : {"geomean speedup", "mean reward", "median SOL", "suspicious"})
+    h.push_back(c);
+  return h;
+}
+std::vector<std::string> metric_cells(const json& m, const json& a) {
+  std::vector<std::string> c = {count(m["samples"]), count(m["problems"]), pct(m["format_rate"]),
+                                pct(m["compile_rate"]), pct(m["correct_rate"])};
+  for (const auto& k : k_keys(a)) {
+    const json& pk = m["pass_at_k"][k];
+    c.push_back(pk["value"].is_number() ? pct(pk["value"]) + " (" + count(pk["problems"]) + ")"
+                                        : "-");
+  }
+  for (const auto& p : p_keys(a)) c.push_back(pct(m["fast_p"][p]));
+  c.push_back(m["geomean_speedup"].is_number()
+                  ? dec(m["geomean_speedup"], "%.3fx") + " (" + count(m["timed_correct"]) + ")"
+                  : "-");
+  c.push_back(dec(m["mean_reward"]));
+  c.push_back(dec(m["median_sol_fraction"]));
+  c.push_back(count(m["suspicious"]));
+  return c;
+}
+
+}  // namespace
+
+Table metrics_table(const json& a, const json& rows, const std::vector<std::string>& ids,
+                    bool ranked) {
+  Table t;
+  t.head = ids;
+  if (ranked) t.head.insert(t.head.begin(), "rank");
+  for (const auto& h : metric_head(a)) t.head.push_back(h);
+  for (const auto& r : rows) {
+    std::vector<std::string> c;
+    if (ranked) c.push_back(std::to_string(t.rows.size() + 1));
+    for (const auto& id : ids)
+      c.push_back(id == "level"       ? level_text(r["level"])
+                  : r[id].is_string() ? r[id].get<std::string>()
+                                      : "(unknown)");
+    for (auto& x : metric_cells(r, a)) c.push_back(x);
+    t.rows.push_back(c);
+  }
+  t.left = ids.size() + ranked;
+  return t;
+}
+
+Table status_table(const json& a) {
+  Table t;
+  std::vector<std::string> names = status_names(a["runs"]);
+  t.head = {"run"};
+  t.head.insert(t.head.end(), names.begin(), names.end());
+  for (const auto& r : a["runs"]) {
+    std::vector<std::string> c = {r["run"].get<std::string>()};
+    for (const auto& s : names) c.push_back(std::to_string(r["status_counts"].value(s, 0)));
+    t.rows.push_back(c);
+  }
+  return t;
+}
+
+Table unattributed_table(const json& un) {
+  Table t;
+  t.head = {"run", "records", "why", "statuses"};
+  for (const auto& [run, g] : un["runs"].items()) {
+    std::string reasons, statuses;
+    for (const auto& [k, v] : g["reasons"].items())
+      reasons += (reasons.empty() ? "" : ", ") + k + " " + count(v);
+    for (const auto& [k, v] : g["status_counts"].items())
+      statuses += (statuses.empty() ? "" : ", ") + k + " " + count(v);
+    t.rows.push_back({run, count(g["records"]), reasons, statuses});
+  }
+  return t;
+}
+
+Table comparison_sides_table(const json& a) {
+  const json& cmp = a["comparison"];
+  json sides = json::array();
+  for (const char* side : {"baseline", "current"}) {
+    json m = cmp[std::string(side) + "_metrics"];
+    std::string runs;
+    for (const auto& r : m["runs"]) runs += (runs.empty() ? "" : ", ") + r.get<std::string>();
+    m["run"] = std::string(side) + " (" + runs + ")";
+    sides.push_back(m);
+  }
+  return metrics_table(a, sides, {"run"}, false);
+}
+
+Table comparison_problems_table(const json& cmp) {
+  Table t;
+  t.head = {
+      "problem",       "status",       "correct (baseline)", "correct (now)", "speedup (baseline)",
+      "speedup (now)", "speedup delta"};
+  t.left = 2;
+  auto side_text = [](const json& s) {
+    return s.is_object() ? count(s["correct"]) + "/" + count(s["samples"]) : std::string("-");
+  };
+  auto speed_text = [](const json& s) {
+    return s.is_object() ? dec(s["geomean_speedup"], "%.3fx") : std::string("-");
+  };
+  for (const auto& p : cmp["problems"])
+    t.rows.push_back({p["problem"].get<std::string>(), p["status"].get<std::string>(),
+                      side_text(p["baseline"]), side_text(p["current"]), speed_text(p["baseline"]),
+                      speed_text(p["current"]), dec(p["speedup_delta"], "%+.3f")});
+  return t;
+}
+
+}  // namespace kernrl::report

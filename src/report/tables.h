@@ -1,0 +1,47 @@
+// The tables people read (md and html): their columns, and each cell as text. The formats differ
+// only in how they lay a table out and escape its cells.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kernrl::report {
+
+// Cell text: a number with printf format `f`; a fraction as a percentage ("12.5%"); a number with
+// three decimals (or `f`); a whole number; a level ("L1"). Null (or not a number) reads "-", a
+// level "(unknown)".
+std::string fmt(const char* f, double v);
+std::string pct(const nlohmann::json& v);
+std::string dec(const nlohmann::json& v, const char* f = "%.3f");
+std::string count(const nlohmann::json& v);
+std::string level_text(const nlohmann::json& v);
+
+// The report's pass@k keys ("1", "5") and fast_p keys ("0", "0.5").
+std::vector<std::string> k_keys(const nlohmann::json& report);
+std::vector<std::string> p_keys(const nlohmann::json& report);
+
+// The eight statuses, then any other status found in the rows' status_counts.
+std::vector<std::string> status_names(const nlohmann::json& rows);
+
+struct Table {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+  size_t left = 1;  // the first `left` columns are names (left-aligned), the rest numbers
+};
+
+// One row per metrics object of `rows`: the identity columns `ids` (run, level, problem), a rank
+// first when `ranked`, then the metric columns of the report's k and p.
+Table metrics_table(const nlohmann::json& report, const nlohmann::json& rows,
+                    const std::vector<std::string>& ids, bool ranked);
+// Status counts per run.
+Table status_table(const nlohmann::json& report);
+// The unattributed records per run: how many, why, with which status.
+Table unattributed_table(const nlohmann::json& unattributed);
+// The two sides of a comparison as metrics rows, "baseline (runs)" and "current (runs)".
+Table comparison_sides_table(const nlohmann::json& report);
+// The comparison problem by problem.
+Table comparison_problems_table(const nlohmann::json& comparison);
+
+}  // namespace kernrl::report

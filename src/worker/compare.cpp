@@ -1,0 +1,172 @@
+#include "worker/compare.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kernrl {
+using nlohmann::json;
+
+namespace {
+
+// JSON has no NaN or infinity: write those as strings.
+json number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+json unravel(int64_t flat, at::IntArrayRef shape) {
+  json idx = json::array();
+  std::vector<int64_t> out(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    out[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  for (auto v : out) idx.push_back(v);
+  return idx;
+}
+
+torch::Tensor as_bits(const torch::Tensor& t) {
+  switch (t.element_size()) {
+    case 1:
+      return t.view(torch::kUInt8);
+    case 2:
+      return t.view(torch::kInt16);
+    case 4:
+      return t.view(torch::kInt32);
+    default:
+      return t.view(torch::kInt64);
+  }
+}
+
+}  // namespace
+
+json OutputCheck::to_json() const {
+  return {{"name", name},
+          {"passed", passed},
+          {"compared", compared},
+          {"mismatches", mismatches},
+          {"max_abs_err", number(max_abs_err)},
+          {"max_rel_err", number(max_rel_err)},
+          {"rel_l2", number(rel_l2)},
+          {"first_mismatch", first_mismatch},
+          {"reason", reason}};
+}
+
+OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got_in,
+                           const torch::Tensor& want_in, const Tolerance& tol, int64_t rows,
+                           bool full) {
+  torch::NoGradGuard no_grad;
+  OutputCheck r;
+  r.name = spec.name;
+  torch::Tensor got = got_in.contiguous(), want = want_in.contiguous();
+  if (rows >= 0 && got.dim() > 0) {
+    got = got.narrow(0, 0, std::min<int64_t>(rows, got.size(0)));
+    want = want.narrow(0, 0, std::min<int64_t>(rows, want.size(0)));
+  }
+  if (got.sizes() != want.sizes()) {
+    r.reason = "shape differs from the reference";
+    return r;
+  }
+  if (got.is_complex()) {
+    got = torch::view_as_real(got);
+    want = torch::view_as_real(want);
+  }
+  r.compared = got.numel();
+  auto shape = got.sizes();
+  torch::Tensor bad;
+  if (spec.compare == "exact" || !spec.dtype.is_float) {
+    torch::Tensor gb = as_bits(got), wb = as_bits(want);
+    bad = gb.ne(wb);
+    if (spec.dtype.name == "bool") bad = got.view(torch::kUInt8).ne(want.view(torch::kUInt8));
+    r.mismatches = bad.sum().item<int64_t>();
+    if (r.mismatches) {
+      auto diff = (got.to(torch::kFloat64) - want.to(torch::kFloat64)).abs();
+      r.max_abs_err = diff.max().item<double>();
+    }
+  } else {
+    torch::Tensor g = got.to(torch::kFloat64), w = want.to(torch::kFloat64);
+    torch::Tensor diff = (g - w).abs();
+    torch::Tensor finite = torch::isfinite(w);
+    torch::Tensor nan_w = torch::isnan(w), nan_g = torch::isnan(g);
+    torch::Tensor inf_w = torch::isinf(w);
+    torch::Tensor within = diff <= (tol.atol + tol.rtol * w.abs());
+    bad = nan_w.ne(nan_g) | (inf_w & g.ne(w)) | (finite & within.logical_not());
+    r.mismatches = bad.sum().item<int64_t>();
+    if (r.compared && full) {
+      torch::Tensor fd = torch::where(finite, diff, torch::zeros_like(diff));
+      r.max_abs_err = torch::where(finite, diff, torch::zeros_like(diff)).max().item<double>();
+      if (torch::isnan(fd).any().item<bool>())
+        r.max_abs_err = std::numeric_limits<double>::quiet_NaN();
+      torch::Tensor nz = finite & w.ne(0);
+      if (nz.any().item<bool>())
+        r.max_rel_err = (diff.masked_select(nz) / w.masked_select(nz).abs()).max().item<double>();
+    }
+    if (r.compared) {
+      torch::Tensor wf = torch::where(finite, w, torch::zeros_like(w));
+      torch::Tensor gf = torch::where(finite, g, torch::zeros_like(g));
+      double err = (gf - wf).norm().item<double>(), ref = wf.norm().item<double>();
+      if (ref > 0)
+        r.rel_l2 = err / ref;
+      else
+        r.rel_l2 = err <= tol.atol * std::sqrt(static_cast<double>(r.compared))
+                       ? 0.0
+                       : std::numeric_limits<double>::infinity();
+    }
+  }
+  if (r.mismatches > 0) {
+    auto flat = bad.flatten().nonzero();
+    int64_t i = flat[0][0].item<int64_t>();
+    double gv = got.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
+    double wv = want.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
+    r.first_mismatch = {{"index", unravel(i, shape)}, {"got", number(gv)}, {"want", number(wv)}};
+    r.reason =
+        std::to_string(r.mismatches) + " of " + std::to_string(r.compared) + " elements differ";
+    if (spec.compare == "allclose" && spec.dtype.is_float)
+      r.reason +=
+          " beyond atol " + json(tol.atol).dump() + " + rtol " + json(tol.rtol).dump() + " * |ref|";
+  } else if (spec.compare == "allclose" && spec.dtype.is_float && !(r.rel_l2 <= tol.rel_l2)) {
+    r.reason = "relative L2 error " + json(number(r.rel_l2)).dump() + " exceeds " +
+               json(tol.rel_l2).dump();
+  } else {
+    r.passed = true;
+  }
+  return r;
+}
+
+std::vector<OutputCheck> compare_outputs(const ProblemSpec& p, const TensorMap& got,
+                                         const TensorMap& want, const Tolerance* override_tol,
+                                         bool full) {
+  std::vector<OutputCheck> checks;
+  std::map<std::string, int64_t> counts;
+  std::map<std::string, bool> count_ok;
+  // Count outputs first: the outputs they size compare only their first `count` rows.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& t : p.outputs) {
+      bool is_count_target = false;
+      for (const auto& o : p.outputs) is_count_target |= (o.count == t.name);
+      if ((pass == 0) != is_count_target) continue;
+      Tolerance tol = override_tol ? *override_tol : t.tolerance;
+      int64_t rows = -1;
+      if (!t.count.empty()) {
+        if (!count_ok[t.count]) {
+          OutputCheck c;
+          c.name = t.name;
+          c.reason = "not compared: its count output '" + t.count + "' is wrong";
+          checks.push_back(c);
+          continue;
+        }
+        rows = counts[t.count];
+      }
+      OutputCheck c = compare_output(t, got.at(t.name), want.at(t.name), tol, rows, full);
+      if (is_count_target) {
+        count_ok[t.name] = c.passed;
+        counts[t.name] = want.at(t.name).flatten()[0].item<int64_t>();
+      }
+      checks.push_back(c);
+    }
+  }
+  return checks;
+}
+
+}  // namespace kernrl

@@ -1,0 +1,38 @@
+// Step 5: is the kernel's output right? Float outputs: every element within atol + rtol*|ref|
+// (NaN and +-inf must match) AND relative L2 error <= rel_l2, so an all-zeros or constant answer
+// fails even where outputs are tiny. Integer, boolean and `exact` outputs compare bit for bit.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/problem.h"
+#include "references/reference.h"
+
+namespace kernrl {
+
+struct OutputCheck {
+  std::string name;
+  bool passed = false;
+  int64_t compared = 0;  // elements compared (a variable-size output: only the first `count`)
+  int64_t mismatches = 0;
+  double max_abs_err = 0, max_rel_err = 0, rel_l2 = 0;
+  nlohmann::json first_mismatch;  // {index: [..], got, want} or null
+  std::string reason;             // why it failed, in words
+  nlohmann::json to_json() const;
+};
+
+// Compares one output. `rows` limits the comparison to the first rows along dim 0 (-1: all).
+// With `full` false only the verdict is computed (mismatches, rel_l2, the first mismatch and the
+// reason), not max_abs_err and max_rel_err: the same pass rule, fewer passes over the data.
+OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got,
+                           const torch::Tensor& want, const Tolerance& tol, int64_t rows = -1,
+                           bool full = true);
+
+// Compares every output of `p` (count outputs first, then the outputs they size).
+std::vector<OutputCheck> compare_outputs(const ProblemSpec& p, const TensorMap& got,
+                                         const TensorMap& want,
+                                         const Tolerance* override_tol = nullptr, bool full = true);
+
+}  // namespace kernrl

@@ -1,0 +1,221 @@
+#include "worker/gpu_module.h"
+
+#include <cstring>
+#include <set>
+
+namespace kernrl {
+
+std::string cu_error_text(CUresult r) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  cuGetErrorName(r, &name);
+  cuGetErrorString(r, &text);
+  return std::string(name ? name : "CUDA_ERROR_UNKNOWN") + ": " + (text ? text : "unknown error");
+}
+
+bool cu_error_is_sticky(CUresult r) {
+  switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_UNKNOWN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+GpuModule::~GpuModule() {
+  if (module_) cuModuleUnload(module_);
+}
+
+void GpuModule::load(const std::string& cubin_path,
+                     const std::map<std::string, std::string>& lowered) {
+  CUresult r = cuModuleLoad(&module_, cubin_path.c_str());
+  if (r != CUDA_SUCCESS)
+    throw LaunchError("cannot load the compiled module: " + cu_error_text(r), 0, r);
+  for (const auto& [name, symbol] : lowered) {
+    CUfunction f;
+    r = cuModuleGetFunction(&f, module_, symbol.c_str());
+    if (r != CUDA_SUCCESS)
+      throw LaunchError("kernel '" + name + "' not found in the module: " + cu_error_text(r), 0, r);
+    functions_[name] = f;
+    std::vector<size_t> sizes;
+    for (size_t i = 0;; ++i) {
+      size_t offset = 0, size = 0;
+      if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+      sizes.push_back(size);
+    }
+    param_sizes_[name] = sizes;
+  }
+}
+
+namespace {
+
+template <typename T>
+std::vector<unsigned char> bytes_of(T v) {
+  std::vector<unsigned char> b(sizeof(T));
+  std::memcpy(b.data(), &v, sizeof(T));
+  return b;
+}
+
+unsigned dim_value(const std::string& e, const Vars& vars, const std::string& what,
+                   const ReadyLaunch& l) {
+  int64_t v;
+  try {
+    v = eval_expr(e, vars);
+  } catch (const ExprError& err) {
+    throw LaunchError(what + " of " + l.kernel + ": " + err.what(), l.line);
+  }
+  if (v < 0 || v > 0xffffffffLL)
+    throw LaunchError(what + " of " + l.kernel + " is " + std::to_string(v) + ", out of range",
+                      l.line);
+  return static_cast<unsigned>(v);
+}
+
+}  // namespace
+
+std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModule& mod,
+                                          const ProblemSpec& p, const Vars& base_vars,
+                                          const PtrMap& ptrs) {
+  std::vector<ReadyLaunch> out;
+  for (const auto& spec : plan.launches) {
+    int64_t reps = eval_expr(spec.repeat_count, base_vars);
+    for (int64_t rep = 0; rep < reps; ++rep) {
+      Vars vars = base_vars;
+      if (!spec.repeat_var.empty()) vars[spec.repeat_var] = rep;
+      ReadyLaunch l;
+      l.kernel = spec.kernel;
+      l.line = spec.line;
+      l.fn = mod.function(spec.kernel);
+      l.cooperative = spec.cooperative;
+      for (size_t i = 0; i < spec.grid.size(); ++i)
+        l.grid[i] = dim_value(spec.grid[i], vars, "grid", l);
+      for (size_t i = 0; i < spec.block.size(); ++i)
+        l.block[i] = dim_value(spec.block[i], vars, "block", l);
+      for (size_t i = 0; i < spec.cluster.size(); ++i)
+        l.cluster[i] = dim_value(spec.cluster[i], vars, "cluster", l);
+      l.shared_bytes = dim_value(spec.shared_bytes, vars, "shared_bytes", l);
+      const auto& widths = mod.param_sizes(spec.kernel);
+      if (widths.size() != spec.args.size())
+        throw LaunchError("kernel " + spec.kernel + " takes " + std::to_string(widths.size()) +
+                              " parameters but the launch block passes " +
+                              std::to_string(spec.args.size()),
+                          spec.line);
+      for (size_t i = 0; i < spec.args.size(); ++i) {
+        const auto& a = spec.args[i];
+        size_t w = widths[i];
+        std::string where =
+            "argument " + std::to_string(i + 1) + " ('" + a.text + "') of " + spec.kernel;
+        switch (a.kind) {
+          case ArgKind::Tensor:
+          case ArgKind::Scratch: {
+            if (w != 8)
+              throw LaunchError(
+                  where + " is a pointer but the parameter is " + std::to_string(w) + " bytes",
+                  spec.line);
+            l.arg_storage.push_back(bytes_of<CUdeviceptr>(ptrs.at(a.text)));
+            break;
+          }
+          case ArgKind::Scalar:
+          case ArgKind::FloatLiteral: {
+            const ScalarSpec* s = a.kind == ArgKind::Scalar ? p.find_scalar(a.text) : nullptr;
+            double v = s ? s->value : std::stod(a.text);
+            bool is_float = !s || s->is_float();
+            if (w == 4)
+              l.arg_storage.push_back(is_float ? bytes_of<float>(static_cast<float>(v))
+                                               : bytes_of<int32_t>(static_cast<int32_t>(v)));
+            else if (w == 8)
+              l.arg_storage.push_back(is_float ? bytes_of<double>(v)
+                                               : bytes_of<int64_t>(static_cast<int64_t>(v)));
+            else
+              throw LaunchError(
+                  where + ": a scalar needs a 4- or 8-byte parameter, not " + std::to_string(w),
+                  spec.line);
+            break;
+          }
+          case ArgKind::IntExpr: {
+            int64_t v;
+            try {
+              v = eval_expr(a.text, vars);
+            } catch (const ExprError& err) {
+              throw LaunchError(where + ": " + err.what(), spec.line);
+            }
+            if (w == 4) {
+              if (v < INT32_MIN || v > UINT32_MAX)
+                throw LaunchError(
+                    where + " = " + std::to_string(v) + " does not fit a 4-byte parameter",
+                    spec.line);
+              l.arg_storage.push_back(bytes_of<int32_t>(static_cast<int32_t>(v)));
+            } else if (w == 8) {
+              l.arg_storage.push_back(bytes_of<int64_t>(v));
+            } else {
+              throw LaunchError(
+                  where + ": an integer needs a 4- or 8-byte parameter, not " + std::to_string(w),
+                  spec.line);
+            }
+            break;
+          }
+        }
+      }
+      for (auto& s : l.arg_storage) l.arg_ptrs.push_back(s.data());
+      if (l.shared_bytes > 48 * 1024) {
+        CUresult r = cuFuncSetAttribute(l.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(l.shared_bytes));
+        if (r != CUDA_SUCCESS)
+          throw LaunchError(spec.kernel + " asks for " + std::to_string(l.shared_bytes) +
+                                " bytes of dynamic shared memory: " + cu_error_text(r),
+                            spec.line, r);
+      }
+      out.push_back(std::move(l));
+    }
+  }
+  return out;
+}
+
+CUresult enqueue_launches(std::vector<ReadyLaunch>& launches, CUstream stream,
+                          const ReadyLaunch** failed) {
+  for (auto& l : launches) {
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = l.grid[0];
+    cfg.gridDimY = l.grid[1];
+    cfg.gridDimZ = l.grid[2];
+    cfg.blockDimX = l.block[0];
+    cfg.blockDimY = l.block[1];
+    cfg.blockDimZ = l.block[2];
+    cfg.sharedMemBytes = l.shared_bytes;
+    cfg.hStream = stream;
+    CUlaunchAttribute attrs[2];
+    unsigned n = 0;
+    if (l.cooperative) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+      attrs[n].value.cooperative = 1;
+      ++n;
+    }
+    if (l.cluster[0]) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attrs[n].value.clusterDim.x = l.cluster[0];
+      attrs[n].value.clusterDim.y = l.cluster[1] ? l.cluster[1] : 1;
+      attrs[n].value.clusterDim.z = l.cluster[2] ? l.cluster[2] : 1;
+      ++n;
+    }
+    cfg.attrs = n ? attrs : nullptr;
+    cfg.numAttrs = n;
+    CUresult r = cuLaunchKernelEx(&cfg, l.fn, l.arg_ptrs.data(), nullptr);
+    if (r != CUDA_SUCCESS) {
+      if (failed) *failed = &l;
+      return r;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace kernrl

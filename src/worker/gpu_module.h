@@ -1,0 +1,72 @@
+// The compiled kernel file on the GPU (driver API) and the launch plan turned into ready launches.
+#pragma once
+
+#include <cuda.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/problem.h"
+#include "parse/launch_block.h"
+
+namespace kernrl {
+
+// A CUDA error in words: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered".
+std::string cu_error_text(CUresult r);
+// Errors after which the context is unusable: the worker reports and exits.
+bool cu_error_is_sticky(CUresult r);
+
+// Thrown when a launch cannot be prepared or started (bad arguments, configuration, shared memory).
+struct LaunchError : std::runtime_error {
+  LaunchError(const std::string& m, int line, CUresult code = CUDA_SUCCESS)
+      : std::runtime_error(m), line(line), code(code) {}
+  int line;
+  CUresult code;
+};
+
+class GpuModule {
+ public:
+  GpuModule() = default;
+  ~GpuModule();
+  GpuModule(const GpuModule&) = delete;
+  GpuModule& operator=(const GpuModule&) = delete;
+  // Loads the cubin and looks up every kernel (launch-block name -> lowered symbol).
+  void load(const std::string& cubin_path, const std::map<std::string, std::string>& lowered);
+  CUfunction function(const std::string& name) const { return functions_.at(name); }
+  // Byte width of every parameter of `f`, from cuFuncGetParamInfo.
+  const std::vector<size_t>& param_sizes(const std::string& name) const {
+    return param_sizes_.at(name);
+  }
+
+ private:
+  CUmodule module_ = nullptr;
+  std::map<std::string, CUfunction> functions_;
+  std::map<std::string, std::vector<size_t>> param_sizes_;
+};
+
+// One launch with every expression evaluated and every argument packed at its parameter width.
+struct ReadyLaunch {
+  CUfunction fn = nullptr;
+  std::string kernel;
+  int line = 0;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
+  unsigned shared_bytes = 0;
+  bool cooperative = false;
+  std::vector<std::vector<unsigned char>> arg_storage;
+  std::vector<void*> arg_ptrs;
+};
+
+// Device pointers of the problem's tensors and the plan's scratch buffers, by name.
+using PtrMap = std::map<std::string, CUdeviceptr>;
+
+// Evaluates the plan at `vars` (sizes + num_sms). Throws LaunchError.
+std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModule& mod,
+                                          const ProblemSpec& p, const Vars& vars,
+                                          const PtrMap& ptrs);
+
+// Enqueues every launch on `stream`; returns the first failing CUresult (and which launch).
+CUresult enqueue_launches(std::vector<ReadyLaunch>& launches, CUstream stream,
+                          const ReadyLaunch** failed);
+
+}  // namespace kernrl

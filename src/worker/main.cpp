@@ -1,0 +1,143 @@
+// kernrl-worker: the only kernrl process that touches a GPU. One runs per GPU; the CLI sends it
+// JSON requests, one per line, and it answers one JSON line each. A kernel that corrupts the CUDA
+// context gets its answer written, then the worker exits and the CLI starts a fresh one.
+#include <ATen/Context.h>
+#include <cuda.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "worker/device_bench.h"
+#include "worker/evaluate.h"
+#include "worker/gpu_module.h"
+
+using nlohmann::json;
+using namespace kernrl;
+
+namespace {
+
+FILE* g_protocol = nullptr;
+
+void send(const json& j) {
+  std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  fwrite(line.data(), 1, line.size(), g_protocol);
+  fflush(g_protocol);
+}
+
+bool query_device(DeviceInfo* d, std::string* err) {
+  CUresult r = cuInit(0);
+  int count = 0;
+  if (r == CUDA_SUCCESS) r = cuDeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count == 0) {
+    *err = r != CUDA_SUCCESS ? "no usable CUDA driver: " + cu_error_text(r)
+                             : "no CUDA device is visible";
+    return false;
+  }
+  CUdevice dev;
+  cuDeviceGet(&dev, 0);
+  char name[256] = {0};
+  cuDeviceGetName(name, sizeof name, dev);
+  d->name = name;
+  int v = 0;
+  cuDeviceGetAttribute(&d->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  cuDeviceGetAttribute(&d->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
+  d->l2_bytes = static_cast<size_t>(v);
+  cuDeviceTotalMem(&d->memory_bytes, dev);
+  cuDriverGetVersion(&d->driver);
+  CUcontext ctx;
+  r = cuDevicePrimaryCtxRetain(&ctx, dev);  // the same primary context libtorch uses
+  if (r == CUDA_SUCCESS) r = cuCtxSetCurrent(ctx);
+  if (r != CUDA_SUCCESS) {
+    *err = "cannot create a CUDA context: " + cu_error_text(r);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main() {
+  // Our answers go to the original stdout; anything else printing to stdout lands in stderr.
+  int proto_fd = dup(1);
+  dup2(2, 1);
+  g_protocol = fdopen(proto_fd, "w");
+
+  Hello hello;
+  hello.build_id = KERNRL_VERSION;
+  std::string err;
+  if (!query_device(&hello.device, &err)) {
+    hello.ok = false;
+    hello.error = err;
+    send(hello.to_json());
+    return 0;
+  }
+  // The references must be full fp32: no TF32 in cuBLAS or cuDNN.
+  at::globalContext().setAllowTF32CuBLAS(false);
+  at::globalContext().setAllowTF32CuDNN(false);
+  torch::zeros({1}, torch::Device(torch::kCUDA, 0));
+  int cuda_rt = 0;
+#ifdef CUDA_VERSION
+  cuda_rt = CUDA_VERSION;
+#endif
+  const DeviceInfo& dev = hello.device;
+  hello.ok = true;
+  hello.versions = {
+      {"torch", TORCH_VERSION},
+      {"cuda", std::to_string(cuda_rt / 1000) + "." + std::to_string(cuda_rt % 1000 / 10)},
+      {"driver", std::to_string(dev.driver / 1000) + "." + std::to_string(dev.driver % 1000 / 10)}};
+  send(hello.to_json());
+
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    json req;
+    std::string cmd;
+    try {
+      req = json::parse(line);
+      cmd = request_command(req);
+      if (cmd == "quit") break;
+      if (cmd == "eval") {
+        EvalAnswer a = evaluate(EvalRequest::from_json(req), dev);
+        send(a.to_json());
+        if (a.fatal) return 3;
+        continue;
+      }
+      BenchAnswer b;
+      if (cmd == "bench_device") {
+        b.result = bench_device(dev, BenchDeviceRequest::from_json(req).repeats);
+        b.ok = true;
+      } else if (cmd == "bench_reference") {
+        b.result = bench_reference(BenchReferenceRequest::from_json(req), dev);
+        b.ok = true;
+      } else {
+        b.error = "unknown command '" + cmd + "'";
+      }
+      send(b.to_json());
+    } catch (const std::exception& e) {
+      // The grader's own failure on this request (a bad request, a missing reference, a torch
+      // error outside the kernel's runs): answered as such; the worker goes on if CUDA still works.
+      bool fatal = cuCtxSynchronize() != CUDA_SUCCESS;
+      if (cmd == "eval") {
+        EvalAnswer a;
+        a.status = Status::InternalError;
+        a.error = ErrorInfo{Status::InternalError, e.what(), 0, ""};
+        a.fatal = fatal;
+        send(a.to_json());
+      } else {
+        BenchAnswer b;
+        b.error = e.what();
+        b.fatal = fatal;
+        send(b.to_json());
+      }
+      if (fatal) return 3;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,45 @@
+// Step 6: timing with CUDA events on one stream. L2 is flushed before every sample outside the
+// timed region; samples continue until the standard error is small or the time cap is reached.
+#pragma once
+
+#include <cuda.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "core/config.h"
+
+namespace kernrl {
+
+struct TimingStats {
+  double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0;
+  double mad_ms = 0;  // median absolute deviation: a spread one slow run cannot inflate
+  int n = 0;
+  double rel_stderr = 0;  // standard error of the mean / mean
+  nlohmann::json to_json() const;
+  static TimingStats from_samples(std::vector<double> ms);
+  static TimingStats from_json(const nlohmann::json& j);
+};
+
+// Writes twice the L2 size through a scratch buffer, evicting whatever a previous run left there.
+class L2Flusher {
+ public:
+  explicit L2Flusher(size_t l2_bytes);
+  ~L2Flusher();
+  void flush(CUstream stream);
+
+ private:
+  CUdeviceptr buf_ = 0;
+  size_t bytes_ = 0;
+  unsigned value_ = 0;
+};
+
+// Calls prepare(k) (untimed), then times run(k) between events, alternating k over `sets` input
+// sets. Warm-up runs come first. A failing run stops everything and its CUresult is returned in
+// *err.
+TimingStats time_runs(const std::function<CUresult(int)>& run,
+                      const std::function<void(int)>& prepare, int sets, const Config& cfg,
+                      CUstream stream, L2Flusher* flusher, CUresult* err);
+
+}  // namespace kernrl
