@@ -1,5 +1,6 @@
 // kernrl eval: grade one kernel file (or a model's markdown answer) against its problem.
 #include <iostream>
+#include <iterator>
 
 #include "cli/commands.h"
 #include "grading/session.h"
@@ -55,9 +56,12 @@ CommandRun add_eval_command(CLI::App& app) {
     std::string seed;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("FILE", o->file, "Kernel file (.cu) or model answer (.md/.txt)")->required();
+  cmd->add_option("FILE", o->file,
+                  "Kernel file (.cu) or model answer (.md/.txt); - reads it from standard input")
+      ->required();
   cmd->add_option("--problem,-p", o->problem,
-                  "Problem id, e.g. L1_23_Softmax (or a unique prefix like L1_23)");
+                  "Problem id, e.g. L1_23_Softmax, or a unique prefix (L1_23) or part of one "
+                  "(softmax); case-insensitive");
   cmd->add_option("--gpu", o->gpu, "GPU index to run on (default 0)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", o->json,
@@ -83,6 +87,10 @@ CommandRun add_eval_command(CLI::App& app) {
     require_sandbox(cfg);  // fail closed, before anything is graded
     Submission sub;
     sub.file = o->file;
+    if (o->file == "-") {  // the answer on standard input
+      sub.file = "<stdin>";
+      sub.source = std::string(std::istreambuf_iterator<char>(std::cin), {});
+    }
     sub.opt.problem = o->problem;
     sub.opt.seed = o->seed.empty() ? fresh_seed() : parse_seed(o->seed);
     if (!o->sizes.empty()) sub.opt.sizes = parse_size_overrides(o->sizes);

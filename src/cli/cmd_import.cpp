@@ -9,10 +9,10 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "grading/prepare.h"
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
-#include "grading/prepare.h"
 #include "import/kernelbench_import.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "report/kernelbench.h"
 #include "report/render.h"
+#include "report/kernelbench.h"
 #include "report/report.h"
 
 namespace kernrl {
@@ -64,10 +64,10 @@ CommandRun add_report_command(CLI::App& app) {
   for (const std::string& name : report::report_formats())
     formats += (formats.empty() ? "" : "\n") + name + ": " + report::find_format(name)->summary;
   formats += "\nkernelbench: KernelBench's eval_results.json per run and level, into --out DIR";
-  std::vector<std::string> format_names = report::report_formats();
-  format_names.push_back("kernelbench");
+  std::vector<std::string> allowed = report::report_formats();
+  allowed.push_back("kernelbench");
   cmd->add_option("--format", o->format, formats)
-      ->check(CLI::IsMember(format_names))
+      ->check(CLI::IsMember(allowed))
       ->capture_default_str();
   auto kb_out = std::make_shared<std::string>();
   cmd->add_option("--out", *kb_out,
@@ -107,7 +107,7 @@ CommandRun add_report_command(CLI::App& app) {
       "  kernrl report runs/a.jsonl --format json | jq '.runs[0].pass_at_k[\"1\"].value'\n"
       "  kernrl report runs/ --by level --format html > report.html   # tables and charts, one "
       "file\n"
-      "  kernrl report runs/a.jsonl --format kernelbench --out kb/    # KernelBench's files");
+      "  kernrl report runs/a.jsonl --format kernelbench --out kb/   # KernelBench's result files");
   return [o, kb_out]() {
     if (o->format == "kernelbench" || !kb_out->empty()) {
       if (o->format != "kernelbench" || kb_out->empty()) {

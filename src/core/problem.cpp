@@ -492,22 +492,68 @@ std::vector<fs::path> problem_dirs(const fs::path& root) {
   return out;
 }
 
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string joined(const std::vector<fs::path>& dirs) {
+  std::string names;
+  for (const auto& m : dirs) names += " " + problem_id_of_dir(m);
+  return names;
+}
+
+}  // namespace
+
 fs::path find_problem_dir(const fs::path& root, const std::string& id) {
-  std::vector<fs::path> matches;
-  for (const auto& d : problem_dirs(root)) {
+  // Exact, then a prefix ("L1_23" names L1_23_Softmax; once the number is given, "L1_23_Soft" any
+  // prefix will do), then a substring ("softmax", "gelu"); case-insensitive after the exact match.
+  std::vector<fs::path> all = problem_dirs(root), prefix, inside;
+  std::string want = lower(id);
+  bool number_given = std::count(id.begin(), id.end(), '_') >= 2;
+  for (const auto& d : all) {
     std::string did = problem_id_of_dir(d);
     if (did == id) return d;
-    // "L1_23" names L1_23_Softmax; once the number is given ("L1_23_Soft") any prefix will do.
-    bool prefix = did.rfind(id, 0) == 0;
-    bool number_given = std::count(id.begin(), id.end(), '_') >= 2;
-    if (prefix && (number_given || did[id.size()] == '_')) matches.push_back(d);
+    std::string ld = lower(did);
+    if (ld.rfind(want, 0) == 0 && (number_given || ld.size() == want.size() || ld[want.size()] == '_'))
+      prefix.push_back(d);
+    else if (!want.empty() && ld.find(want) != std::string::npos)
+      inside.push_back(d);
   }
+  const std::vector<fs::path>& matches = !prefix.empty() ? prefix : inside;
   if (matches.size() == 1) return matches[0];
-  if (matches.empty())
-    throw SpecError("unknown problem '" + id + "' (kernrl list shows all problems)");
-  std::string names;
-  for (const auto& m : matches) names += " " + problem_id_of_dir(m);
-  throw SpecError("problem '" + id + "' is ambiguous:" + names);
+  if (matches.size() > 1)
+    throw SpecError("problem '" + id + "' is ambiguous:" + joined(matches));
+  // Nothing matches: the closest names, by edit distance on the lower-case ids.
+  std::vector<std::pair<size_t, fs::path>> near;
+  for (const auto& d : all) {
+    std::string ld = lower(problem_id_of_dir(d));
+    size_t dist = std::min(edit_distance(want, ld),
+                           edit_distance(want, ld.substr(ld.find('_', ld.find('_') + 1) + 1)));
+    if (dist <= std::max<size_t>(3, want.size() / 3)) near.emplace_back(dist, d);
+  }
+  std::sort(near.begin(), near.end());
+  std::string hint;
+  for (size_t i = 0; i < near.size() && i < 3; ++i)
+    hint += (i ? ", " : "; did you mean ") + problem_id_of_dir(near[i].second);
+  throw SpecError("unknown problem '" + id + "'" + hint + " (kernrl list shows all problems)");
 }
 
 }  // namespace kernrl

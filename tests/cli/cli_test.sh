@@ -41,6 +41,11 @@ SOL="$ROOT/problems/L1/23_Softmax/solution.cu"
 check "eval --compile-only" 0 "$KERNRL" eval "$SOL" --compile-only --json
 has "compiled status" '"status":"compiled"' "$TMP/out"
 has "ran false" '"ran":false' "$TMP/out"
+check "eval - reads standard input" 0 sh -c "\"\$0\" eval - --problem l1_23 --compile-only --json < \"\$1\"" "$KERNRL" "$SOL"
+has "stdin label" '"file":"<stdin>"' "$TMP/out"
+check "problem by part of its name, any case" 0 "$KERNRL" show sum_REDUCTION
+check "unknown problem: did you mean" 2 "$KERNRL" show L1_23_Softmx
+has "suggestion" "did you mean L1_23_Softmax" "$TMP/err"
 check "eval --compile-only cached" 0 "$KERNRL" eval "$SOL" --compile-only --json
 has "second compile is cached" '"cached":true' "$TMP/out"
 check "eval human summary says nothing ran" 0 "$KERNRL" eval "$SOL" --compile-only

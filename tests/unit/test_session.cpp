@@ -1,0 +1,108 @@
+// The grading session (src/grading/session.h), compile-only (no GPU in the unit tests): answers
+// given as text or files, concurrent submissions, the grade-dir selection, and what a session
+// says about its GPUs.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "core/paths.h"
+#include "grading/session.h"
+#include "test_dirs.h"
+
+using namespace kernrl;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string solution_text() {
+  std::ifstream in(problems_dir() / "L1" / "23_Softmax" / "solution.cu", std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+SessionOptions compile_only() {
+  SessionOptions so;
+  so.compile_only = true;
+  so.compile_jobs = 2;
+  return so;
+}
+
+}  // namespace
+
+TEST_CASE("a compile-only session grades an answer given as text") {
+  GradingSession session(compile_only());
+  CHECK(session.no_gpu_reason() == "--compile-only");
+  CHECK(session.device().is_null());
+  Submission s;
+  s.file = "answer-from-memory.cu";  // a label: never opened
+  s.source = solution_text();
+  s.opt.seed = 3;
+  Outcome out = session.grade(s);
+  REQUIRE(out.internal_error.empty());
+  CHECK(out.usage_error.empty());
+  const json& r = out.record;
+  CHECK(r["status"] == "compiled");
+  CHECK(r["ran"] == false);
+  CHECK(r["not_run_reason"] == "--compile-only");
+  CHECK(r["problem"] == "L1_23_Softmax");  // from the launch block
+  CHECK(r["file"] == "answer-from-memory.cu");
+  CHECK(r["seed"] == 3);
+  CHECK(r["grader"]["prepare_ms"].get<double>() > 0);
+  CHECK(r["grader"]["total_ms"] == r["wall_ms"]);
+  CHECK(r.contains("reward"));
+}
+
+TEST_CASE("a missing file is a record and a usage error, not an exception") {
+  GradingSession session(compile_only());
+  Submission s;
+  s.file = (fresh_test_dir("session") / "missing.cu").string();
+  s.opt.problem = "L1_23_Softmax";
+  Outcome out = session.grade(s);
+  CHECK(out.internal_error.empty());
+  CHECK(out.record["status"] == "format_error");
+  CHECK(out.usage_error.find("missing.cu") != std::string::npos);
+}
+
+TEST_CASE("many submissions at once: one outcome each, then the session is idle") {
+  GradingSession session(compile_only());
+  std::string sol = solution_text();
+  std::mutex mu;
+  std::set<std::string> seen;
+  std::atomic<int> calls{0};
+  for (int i = 0; i < 12; ++i) {
+    Submission s;
+    s.file = "sample-" + std::to_string(i) + ".cu";
+    // Every third answer is broken: its outcome must still arrive, with its own status.
+    s.source = i % 3 == 2 ? std::string("no code here") : sol;
+    s.opt.problem = "L1_23_Softmax";
+    session.submit(s, [&](Outcome o) {
+      ++calls;
+      std::lock_guard<std::mutex> l(mu);
+      seen.insert(o.record["file"].get<std::string>() + ":" + o.record["status"].get<std::string>());
+    });
+  }
+  session.drain();
+  CHECK(calls == 12);
+  CHECK(session.queued() == 0);
+  CHECK(seen.size() == 12);
+  CHECK(seen.count("sample-0.cu:compiled"));
+  CHECK(seen.count("sample-2.cu:format_error"));
+}
+
+TEST_CASE("grade-dir's selection skips a file whose launch block names another problem") {
+  GradingSession session(compile_only());
+  Submission s;
+  s.file = "elsewhere.cu";
+  s.source = solution_text();  // names L1_23_Softmax
+  s.only_problem = "L1_26_GELU_";
+  Outcome out = session.grade(s);
+  CHECK(out.skipped);
+  CHECK(out.record["problem"] == "L1_23_Softmax");
+  // Named by the caller, the file is graded for that problem whatever its launch block says.
+  s.opt.problem = "L1_23_Softmax";
+  s.only_problem = "L1_23_Softmax";
+  CHECK_FALSE(session.grade(s).skipped);
+}
