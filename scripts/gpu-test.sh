@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [precision]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [precision] [serve] [import]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency precision)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency precision serve import)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -139,6 +139,17 @@ if want precision; then
     scripts/precision.sh --sizes bench --device cuda --out "$OUT/precision.md" >"$OUT/precision.log" 2>&1 ||
     log "precision.sh stopped (see precision.log)"
   tail -5 "$OUT/precision.log"
+fi
+
+if want serve; then
+  log "kernrl serve: latency with 1, 8 and 64 sessions, cache, crashing and hanging kernels"
+  scripts/serve-bench.sh --build "$BUILD" --out "$OUT/serve" >"$OUT/serve-bench.log" 2>&1 || log "serve-bench failed"
+  tail -40 "$OUT/serve-bench.log"
+fi
+
+if want import; then
+  log "KernelBench import corpus: conversion and grading"
+  scripts/import-bench.sh --build "$BUILD" --out "$OUT/import" 2>&1 | tail -25
 fi
 
 if want pack; then

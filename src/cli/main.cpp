@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
   CLI::App* sub = app.get_subcommands().front();
   std::string name = "kernrl " + sub->get_name();
   try {
-    static const char* names[] = {"list",   "show",  "eval", "grade-dir",
-                                  "report", "bench", "import-kernelbench", "export", "serve"};
+    static const char* names[] = {"list",   "show",   "eval",  "grade-dir",          "report",
+                                  "bench",  "import-kernelbench", "export", "serve"};
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
       if (sub->get_name() == names[i]) return runs[i]();
   } catch (const UsageError& e) {

@@ -367,38 +367,7 @@ ojson kernelbench_results(const std::vector<json>& records) {
 
 bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<json>* records,
                        std::ostream& err) {
-  bool any = false;
-  for (const std::string& in : inputs) {
-    std::vector<std::string> files;
-    std::error_code ec;
-    if (fs::is_directory(in, ec)) {
-      for (auto it = fs::recursive_directory_iterator(
-               in, fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->path().extension() == ".jsonl" && it->is_regular_file(ec))
-          files.push_back(it->path().string());
-      std::sort(files.begin(), files.end());
-      if (files.empty()) err << escape_invalid_utf8(in) << ": no *.jsonl files in this directory\n";
-    } else if (fs::exists(in, ec)) {
-      files.push_back(in);
-    } else {
-      err << escape_invalid_utf8(in) << ": no such file or directory\n";
-    }
-    for (const std::string& f : files) {
-      std::vector<TraceProblem> problems;
-      std::vector<json> recs = read_trace(f, &problems);
-      bool readable = true;
-      for (const TraceProblem& p : problems) {
-        if (p.line == 0) readable = false;
-        err << escape_invalid_utf8(p.file)
-            << (p.line ? ":" + std::to_string(p.line) : std::string()) << ": " << p.message << "\n";
-      }
-      if (!readable) continue;
-      any = true;
-      for (auto& r : recs) records->push_back(std::move(r));
-    }
-  }
-  return any;
+  return report::read_inputs(inputs, records, nullptr, nullptr, &err);
 }
 
 int run_kernelbench_report(const std::vector<std::string>& inputs, const KernelBenchOptions& opt,

@@ -129,8 +129,13 @@ TEST_CASE("serve: problem lookup, OpenEnv's way and kernrl's") {
   const ProblemInfo* k = c->find_kernrl("L1_23", &err);
   REQUIRE(k);
   CHECK(k->id == "L1_23_Softmax");
-  CHECK(c->find_kernrl("NoSuchProblemAnywhere", &err) == nullptr);  // kernrl's rule, as --problem
-  CHECK(err.find("unknown problem") != std::string::npos);
+  // kernrl's rule: id, unique prefix or unique part of one; several matches are named.
+  CHECK(c->find_kernrl("Softmax", &err) == nullptr);
+  CHECK(err.find("ambiguous") != std::string::npos);
+  CHECK(err.find("L1_23_Softmax") != std::string::npos);
+  REQUIRE(c->find_kernrl("sum_reduction", &err));
+  CHECK(c->find_kernrl("L1_23_Softmx", &err) == nullptr);
+  CHECK(err.find("did you mean L1_23_Softmax") != std::string::npos);
   CHECK(c->find_kernrl("../../etc/passwd", &err) == nullptr);
 }
 
