@@ -51,6 +51,18 @@ std::string guidance(const std::string& status) {
 std::string make_feedback(const json& rec) {
   std::string status = rec.value("status", "unknown");
   std::string s = "Status: " + status + "\n";
+  // The grader's own input was wrong (a problem the caller named that kernrl does not have, a file
+  // it could not read): nothing in the answer was judged, and kernrl's message is not for the model.
+  if (rec.contains("problem_unknown") && rec["problem_unknown"].is_object()) {
+    const json& u = rec["problem_unknown"];
+    std::string from = u.value("from", json(nullptr)).is_string() ? u["from"].get<std::string>() : "";
+    if (u.value("reason", "") == "unreadable" || from == "option" || from == "path")
+      return s + "Your answer was not graded: the grading request was wrong (an unknown problem, or "
+                 "an answer that could not be read), not the answer.\n";
+  }
+  if (status == "internal_error")
+    return s + "Your answer was not graded: the grader failed on it. Nothing in the answer was "
+               "judged.\n";
   if (rec.contains("error") && rec["error"].is_object()) {
     const auto& e = rec["error"];
     std::string msg = e.value("message", "");
