@@ -126,10 +126,10 @@ has "unreadable: appended with --trace" '"reason":"unreadable"' "$TMP/t.jsonl"
 check "unreadable file, human summary" 2 "$KERNRL" eval "$TMP/missing.cu"
 has "summary names why there is no problem" "(no problem: unreadable)" "$TMP/out"
 check "unknown --problem: a record and exit 2" 2 "$KERNRL" eval "$SOL" --problem L9_999 --json
+jq_py "unknown --problem record" "r['problem'] is None and r['problem_unknown']=={'reason':'unknown_problem','named':'L9_999','from':'option'} and len(r['source_sha256'])==64" "$TMP/out"
 check "unknown --problem: feedback says it was not graded" 2 "$KERNRL" eval "$SOL" --problem L9_999 --feedback --compile-only
 has "feedback: not graded" "was not graded" "$TMP/out"
 if grep -q "kernrl list" "$TMP/out"; then echo "FAIL kernrl's lookup message leaked into the feedback"; fail=1; fi
-jq_py "unknown --problem record" "r['problem'] is None and r['problem_unknown']=={'reason':'unknown_problem','named':'L9_999','from':'option'} and len(r['source_sha256'])==64" "$TMP/out"
 sed 's/problem: L1_23_Softmax/problem: L9_999_Nope/' "$SOL" >"$TMP/unknown_block.cu"
 check "unknown problem in the launch block: exit 1" 1 "$KERNRL" eval "$TMP/unknown_block.cu" --compile-only --json
 jq_py "unknown block problem record" "r['problem'] is None and r['problem_unknown']['from']=='launch_block' and r['problem_unknown']['named']=='L9_999_Nope'" "$TMP/out"
