@@ -54,7 +54,7 @@ std::tuple<int, int, std::string> problem_order(const std::string& id) {
 // ---- metrics of one group of records ----
 
 json metrics(const std::vector<const json*>& recs, const Settings& s) {
-  size_t n = recs.size(), n_format = 0, n_compiled = 0, n_correct = 0, n_suspicious = 0;
+  size_t n = recs.size(), n_format = 0, n_compiled = 0, n_correct = 0, n_suspicious = 0, n_ran = 0;
   std::map<std::string, std::pair<int, int>> per_problem;  // problem -> (samples, correct)
   std::vector<double> log_speedups, rewards, sols;
   json counts = json::object();
@@ -74,6 +74,10 @@ json metrics(const std::vector<const json*>& recs, const Settings& s) {
     if (auto rw = rec::number(*r, "reward")) rewards.push_back(*rw);
     if (auto sol = rec::number(*r, "sol_fraction")) sols.push_back(*sol);
     n_suspicious += rec::flag(*r, "suspicious");
+    // Ran on a GPU: the record says so, or (records without the field) its status needs a run.
+    n_ran += r->contains("ran") ? rec::flag(*r, "ran")
+                                : (st == "correct" || st == "incorrect" || st == "runtime_error" ||
+                                   st == "timeout");
   }
 
   json m;
@@ -108,6 +112,14 @@ json metrics(const std::vector<const json*>& recs, const Settings& s) {
   m["geomean_speedup"] = gm.is_null() ? gm : json(std::exp(gm.get<double>()));
   m["timed_correct"] = log_speedups.size();
   m["mean_reward"] = mean_or_null(rewards);
+  // Nothing ran on a GPU (a compile-only run, or no GPU): correctness and speed were not measured,
+  // so their figures are null ("-"), not 0%.
+  m["ran"] = n_ran;
+  if (n > 0 && n_ran == 0) {
+    m["correct_rate"] = nullptr;
+    for (auto& [k, v] : m["pass_at_k"].items()) v["value"] = nullptr;
+    for (auto& [k, v] : m["fast_p"].items()) v = nullptr;
+  }
   m["rewarded"] = rewards.size();
   m["median_sol_fraction"] = median_or_null(sols);
   m["sol_samples"] = sols.size();

@@ -85,6 +85,12 @@ std::string render_md(const ReportData& data) {
       "\npass@k cells: value (problems with at least k samples). fast_p: share of samples that are "
       "correct and faster than p x the baseline. geomean speedup: over correct timed samples "
       "(their count). See docs/report.md.\n";
+  bool nothing_ran = false;
+  for (const auto& r : a["runs"]) nothing_ran |= r.value("samples", 0) > 0 && r.value("ran", 1) == 0;
+  if (nothing_ran)
+    out +=
+        "`-` under correct, pass@k and fast_p: nothing of that run ran on a GPU (compile-only, or "
+        "no GPU), so correctness and speed were not measured.\n";
   return out;
 }
 
