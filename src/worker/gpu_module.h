@@ -19,8 +19,8 @@ bool cu_error_is_sticky(CUresult r);
 
 // Thrown when a launch cannot be prepared or started (bad arguments, configuration, shared memory).
 struct LaunchError : std::runtime_error {
-  LaunchError(const std::string& m, int line, CUresult code = CUDA_SUCCESS)
-      : std::runtime_error(m), line(line), code(code) {}
+  LaunchError(const std::string& m, int at_line, CUresult result = CUDA_SUCCESS)
+      : std::runtime_error(m), line(at_line), code(result) {}
   int line;
   CUresult code;
 };
