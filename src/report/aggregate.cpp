@@ -112,6 +112,27 @@ json metrics(const std::vector<const json*>& recs, const Settings& s) {
   m["geomean_speedup"] = gm.is_null() ? gm : json(std::exp(gm.get<double>()));
   m["timed_correct"] = log_speedups.size();
   m["mean_reward"] = mean_or_null(rewards);
+  // Where the grader's time went (the records' `grader` objects), mean ms per record that has one;
+  // absent when none has.
+  size_t n_grader = 0;
+  json g_sum = json::object(), ph_sum = json::object();
+  for (const json* r : recs) {
+    auto g = r->find("grader");
+    if (g == r->end() || !g->is_object()) continue;
+    ++n_grader;
+    for (const auto& [k, v] : g->items()) {
+      if (v.is_number()) g_sum[k] = g_sum.value(k, 0.0) + v.get<double>();
+      if (k == "phases" && v.is_object())
+        for (const auto& [pk, pv] : v.items())
+          if (pv.is_number()) ph_sum[pk] = ph_sum.value(pk, 0.0) + pv.get<double>();
+    }
+  }
+  if (n_grader) {
+    double d = static_cast<double>(n_grader);
+    for (auto& [k, v] : g_sum.items()) v = v.get<double>() / d;
+    for (auto& [k, v] : ph_sum.items()) v = v.get<double>() / d;
+    m["grader_ms"] = {{"records", n_grader}, {"mean", g_sum}, {"phases_mean", ph_sum}};
+  }
   // Nothing ran on a GPU (a compile-only run, or no GPU): correctness and speed were not measured,
   // so their figures are null ("-"), not 0%.
   m["ran"] = n_ran;

@@ -60,6 +60,12 @@ std::string render_md(const ReportData& data) {
 
   out += "\n## Statuses\n\n" + md_table(status_table(a));
 
+  if (Table g = grader_table(a); !g.rows.empty())
+    out +=
+        "\n## Grader time\n\nMean milliseconds per record, from the records' `grader` objects "
+        "(docs/trace-format.md).\n\n" +
+        md_table(g);
+
   if (unattributed)
     out +=
         "\n## Unattributed\n\nRecords whose problem is unknown: outside samples, pass@k, fast_p "
@@ -86,7 +92,8 @@ std::string render_md(const ReportData& data) {
       "correct and faster than p x the baseline. geomean speedup: over correct timed samples "
       "(their count). See docs/report.md.\n";
   bool nothing_ran = false;
-  for (const auto& r : a["runs"]) nothing_ran |= r.value("samples", 0) > 0 && r.value("ran", 1) == 0;
+  for (const auto& r : a["runs"])
+    nothing_ran |= r.value("samples", 0) > 0 && r.value("ran", 1) == 0;
   if (nothing_ran)
     out +=
         "`-` under correct, pass@k and fast_p: nothing of that run ran on a GPU (compile-only, or "

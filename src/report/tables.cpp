@@ -111,6 +111,26 @@ Table status_table(const json& a) {
   return t;
 }
 
+Table grader_table(const json& a) {
+  Table t;
+  t.head = {"run",       "records",  "prepare ms",        "queue ms",
+            "worker ms", "total ms", "worker phases (ms)"};
+  for (const auto& r : a["runs"]) {
+    if (!r.contains("grader_ms")) continue;
+    const json& g = r["grader_ms"];
+    const json& mean = g["mean"];
+    auto ms = [&](const char* k) { return dec(mean.value(k, json(nullptr)), "%.1f"); };
+    std::vector<std::pair<double, std::string>> ph;
+    for (const auto& [k, v] : g["phases_mean"].items()) ph.emplace_back(v.get<double>(), k);
+    std::sort(ph.rbegin(), ph.rend());
+    std::string phases;
+    for (const auto& [v, k] : ph) phases += (phases.empty() ? "" : ", ") + k + " " + fmt("%.1f", v);
+    t.rows.push_back({r["run"].get<std::string>(), count(g["records"]), ms("prepare_ms"),
+                      ms("queue_ms"), ms("worker_ms"), ms("total_ms"), phases});
+  }
+  return t;
+}
+
 Table unattributed_table(const json& un) {
   Table t;
   t.head = {"run", "records", "why", "statuses"};

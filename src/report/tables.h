@@ -37,6 +37,8 @@ Table metrics_table(const nlohmann::json& report, const nlohmann::json& rows,
                     const std::vector<std::string>& ids, bool ranked);
 // Status counts per run.
 Table status_table(const nlohmann::json& report);
+// Where the grader's time went per run (mean ms per record); no rows when no record says.
+Table grader_table(const nlohmann::json& report);
 // The unattributed records per run: how many, why, with which status.
 Table unattributed_table(const nlohmann::json& unattributed);
 // The two sides of a comparison as metrics rows, "baseline (runs)" and "current (runs)".
