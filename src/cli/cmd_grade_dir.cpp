@@ -91,41 +91,11 @@ std::string resume_key(const std::string& run, const std::string& file, const st
   return run + '\x1f' + escape_invalid_utf8(path) + '\x1f' + sha;
 }
 
-// Adds a record's `grader` milliseconds into `sum` (keys as in the record; `phases` nested).
-void add_grader_phases(json& sum, const json& rec) {
-  auto g = rec.find("grader");
-  if (g == rec.end() || !g->is_object()) return;
-  for (const auto& [k, v] : g->items()) {
-    if (v.is_number()) sum[k] = sum.value(k, 0.0) + v.get<double>();
-    if (k == "phases" && v.is_object()) {
-      json& phases = sum["phases"];
-      if (!phases.is_object()) phases = json::object();
-      for (const auto& [pk, pv] : v.items())
-        if (pv.is_number()) phases[pk] = phases.value(pk, 0.0) + pv.get<double>();
-    }
-  }
-}
-
-// Where the run's time went: kernels/min, mean milliseconds per kernel by phase, GPU busy time.
-void print_grader_summary(size_t n, double run_s, const json& sum, const json& gpus) {
-  auto mean = [&](const json& o, const std::string& k) {
-    return o.is_object() && o.contains(k) ? o[k].get<double>() / static_cast<double>(n) : 0.0;
-  };
+// The run's pace: kernels/min and each GPU's busy time (where the time went per phase is in the
+// report printed after it: "Grader time").
+void print_grader_summary(size_t n, double run_s, const json& gpus) {
   std::fprintf(stderr, "kernrl grade-dir: %zu records in %.1f s = %.1f kernels/min\n", n, run_s,
                static_cast<double>(n) / std::max(run_s, 1e-9) * 60);
-  std::fprintf(stderr, "  per kernel, mean ms: prepare %.1f, queue %.1f, worker %.1f, total %.1f\n",
-               mean(sum, "prepare_ms"), mean(sum, "queue_ms"), mean(sum, "worker_ms"),
-               mean(sum, "total_ms"));
-  if (sum.contains("phases")) {
-    std::string line;
-    char buf[96];
-    for (const auto& [k, v] : sum["phases"].items()) {
-      std::snprintf(buf, sizeof buf, "%s%s %.1f", line.empty() ? "" : ", ", k.c_str(),
-                    v.get<double>() / static_cast<double>(n));
-      line += buf;
-    }
-    std::fprintf(stderr, "  in the worker, mean ms: %s\n", line.c_str());
-  }
   for (const auto& g : gpus)
     std::fprintf(stderr, "  GPU %d: %llu evaluations, worker busy %.0f%% of the run\n",
                  g.value("gpu_index", -1),
@@ -388,7 +358,6 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       std::atomic<bool> write_failed{false};
       std::string write_error;
       auto t_run = std::chrono::steady_clock::now();
-      json grader_sum = json::object();  // the records' `grader` phases, summed
       for (const DiscoveredFile& f : todo) {
         Submission sub;
         sub.file = f.file;
@@ -426,7 +395,6 @@ CommandRun add_grade_dir_command(CLI::App& app) {
             write_error = e.what();
             return;
           }
-          add_grader_phases(grader_sum, r.record);
           progress.done(r.record);
         });
       }
@@ -441,7 +409,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
         return kExitUsage;
       }
       if (!o->quiet && progress.count())
-        print_grader_summary(progress.count(), run_s, grader_sum, session.gpu_stats());
+        print_grader_summary(progress.count(), run_s, session.gpu_stats());
 
       // The run's summary, as `kernrl report` prints it.
       std::vector<TraceProblem> bad;

@@ -50,19 +50,11 @@ std::vector<int> parse_gpu_list(const std::string& s) {
 }
 
 std::vector<int> visible_gpus() {
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v) {
-    std::vector<int> g;
-    std::string s = v;
-    int i = 0;
-    for (size_t pos = 0; pos <= s.size() && !s.empty();) {
-      size_t c = s.find(',', pos);
-      if (s.substr(pos, c - pos).size()) g.push_back(i++);
-      if (c == std::string::npos) break;
-      pos = c + 1;
-    }
+  std::vector<int> g;
+  if (auto entries = cuda_visible_devices()) {
+    for (size_t i = 0; i < entries->size(); ++i) g.push_back(static_cast<int>(i));
     return g;
   }
-  std::vector<int> g;
   for (int i = 0; i < 64; ++i)
     if (fs::exists("/dev/nvidia" + std::to_string(i))) g.push_back(i);
   return g;

@@ -12,23 +12,28 @@
 namespace kernrl {
 using nlohmann::json;
 
-namespace {
-
-// The device the worker for GPU index `gpu` must see: that entry of this process's
-// CUDA_VISIBLE_DEVICES when it is set (a scheduler such as Slurm may hand out "2,3" or GPU UUIDs),
-// else the index itself.
-std::string physical_gpu(int gpu) {
+std::optional<std::vector<std::string>> cuda_visible_devices() {
   const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!v || !*v) return std::to_string(gpu);
+  if (!v) return std::nullopt;
+  std::vector<std::string> entries;
   std::string s = v;
-  int i = 0;
-  for (size_t pos = 0; pos <= s.size();) {
+  for (size_t pos = 0; pos < s.size();) {
     size_t c = s.find(',', pos);
     std::string item = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    if (!item.empty() && i++ == gpu) return item;
+    if (!item.empty()) entries.push_back(item);
     if (c == std::string::npos) break;
     pos = c + 1;
   }
+  return entries;
+}
+
+namespace {
+
+// The device the worker for GPU index `gpu` must see: that entry of CUDA_VISIBLE_DEVICES when it
+// is set (a scheduler such as Slurm may hand out "2,3" or GPU UUIDs), else the index itself.
+std::string physical_gpu(int gpu) {
+  auto entries = cuda_visible_devices();
+  if (entries && gpu >= 0 && static_cast<size_t>(gpu) < entries->size()) return (*entries)[gpu];
   return std::to_string(gpu);
 }
 

@@ -3,12 +3,18 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/subprocess.h"
 #include "protocol/worker.h"
 
 namespace kernrl {
+
+// The non-empty entries of this process's CUDA_VISIBLE_DEVICES ("2,3", GPU UUIDs...), or nullopt
+// when it is unset. GPU index i of kernrl is entry i.
+std::optional<std::vector<std::string>> cuda_visible_devices();
 
 class WorkerClient {
  public:
