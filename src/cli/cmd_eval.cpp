@@ -112,12 +112,13 @@ CommandRun add_eval_command(CLI::App& app) {
     GradingSession session(so);
     Outcome out = session.grade(sub);
     if (!out.internal_error.empty()) throw std::runtime_error(out.internal_error);
-    const json& rec = out.record;
+    if (!out.record) throw std::runtime_error("no record for " + sub.file);
+    const TraceRecord& rec = *out.record;
     if (trace) trace->append(rec);
     if (o->feedback)
-      std::cout << rec["feedback"].get<std::string>() << "\n";
+      std::cout << rec.feedback.value_or("") << "\n";
     else if (o->json)
-      std::cout << json_line(rec) << "\n";
+      std::cout << rec.to_line() << "\n";
     else
       std::cout << human_summary(rec, use_color());
     if (!out.usage_error.empty()) {
@@ -125,11 +126,11 @@ CommandRun add_eval_command(CLI::App& app) {
       std::cerr << "kernrl eval: " << escape_invalid_utf8(out.usage_error) << "\n";
       return kExitUsage;
     }
-    if (rec.value("status", "") == "compiled" && !o->compile_only) {
+    if (rec.status_is(Status::Compiled) && !o->compile_only) {
       std::cerr << "kernrl eval: compiled, but nothing ran: " << session.no_gpu_reason() << "\n";
       return kExitNothingRan;
     }
-    return exit_code_for(rec["status"]);
+    return exit_code_for(rec);
   };
 }
 

@@ -53,17 +53,16 @@ CommandRun add_export_command(CLI::App& app) {
                   "Folder that relative `file` paths of the records are read from (default: the "
                   "current folder)");
   return [o]() {
-    std::vector<json> records;
+    std::vector<TraceRecord> records;
     if (!read_trace_inputs(o->inputs, &records, std::cerr)) {
       std::cerr << "kernrl export: no readable trace file among the inputs\n";
       return kExitUsage;
     }
     if (!o->run.empty()) {
-      std::vector<json> mine;
+      std::vector<TraceRecord> mine;
       std::set<std::string> runs;
       for (auto& r : records) {
-        std::string run =
-            r.value("run", json(nullptr)).is_string() ? r["run"].get<std::string>() : "(none)";
+        std::string run = r.run_or("(none)");
         runs.insert(run);
         if (run == o->run) mine.push_back(std::move(r));
       }

@@ -42,10 +42,11 @@ class Progress {
       : total_(total), tty_(tty), quiet_(quiet), color_(color) {
     t0_ = std::chrono::steady_clock::now();
   }
-  void done(const json& rec) {
+  // A record written, or (status "skipped") a file left out.
+  void done(const std::string& status, const TraceRecord& rec) {
     std::lock_guard<std::mutex> l(mu_);
     ++n_;
-    ++counts_[rec.value("status", "?")];
+    ++counts_[status.empty() ? "?" : status];
     if (quiet_) return;
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
     double rate = n_ / std::max(s, 1e-3);
@@ -56,9 +57,9 @@ class Progress {
                    (total_ - n_) / std::max(rate, 1e-9), c.c_str());
       if (n_ == total_) std::fprintf(stderr, "\n");
     } else {
-      std::fprintf(stderr, "[%zu/%zu] %s %s %s\n", n_, total_, rec.value("status", "?").c_str(),
-                   rec["problem"].is_string() ? rec["problem"].get<std::string>().c_str() : "-",
-                   rec.value("file", "").c_str());
+      std::fprintf(stderr, "[%zu/%zu] %s %s %s\n", n_, total_,
+                   status.empty() ? "?" : status.c_str(), rec.problem.value_or("-").c_str(),
+                   rec.file.value_or("").c_str());
     }
     std::fflush(stderr);
   }
@@ -75,11 +76,6 @@ class Progress {
 }  // namespace
 
 namespace {
-
-std::string text_field(const json& r, const char* key) {
-  auto it = r.find(key);
-  return it != r.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 // What --resume matches on: the run, the file (absolute and normalised, so DIR may be spelled
 // differently; escaped as a record writes it), the hash of its bytes ("" when it could not be
@@ -118,7 +114,7 @@ void make_parent(const std::string& option, const std::string& path) {
 // unattributed.json beside it when there is something to put in them) and --kernelbench-dir DIR
 // (a folder per run and level). False, with the reason on stderr, when something could not be
 // written.
-bool kernelbench_outputs(const KernelBenchOptions& ko, const std::vector<json>& records,
+bool kernelbench_outputs(const KernelBenchOptions& ko, const std::vector<TraceRecord>& records,
                          const std::string& file, const std::string& dir, const std::string& out) {
   KernelBenchOutput kb = kernelbench_output(records, ko);
   auto fail = [&](const std::string& option, const std::string& what) {
@@ -299,13 +295,9 @@ CommandRun add_grade_dir_command(CLI::App& app) {
           resumed_seed;  // a resumed run keeps its seed, so its records match an uninterrupted run
       if (o->resume)
         for (const auto& r : read_trace(out, nullptr)) {
-          if (r.value("run", json(nullptr)) != json(run)) continue;
-          graded.insert(resume_key(run, text_field(r, "file"), text_field(r, "source_sha256")));
-          auto rs = r.find("run_seed");
-          if (rs != r.end() && rs->is_number_unsigned())
-            resumed_seed = rs->get<uint64_t>();
-          else if (rs != r.end() && rs->is_number_integer() && rs->get<int64_t>() >= 0)
-            resumed_seed = rs->get<int64_t>();
+          if (!r.run || *r.run != run) continue;
+          graded.insert(resume_key(run, r.file.value_or(""), r.source_sha256.value_or("")));
+          if (r.run_seed) resumed_seed = *r.run_seed;
         }
       size_t skipped = 0;
       for (const auto& s : all) {
@@ -382,20 +374,21 @@ CommandRun add_grade_dir_command(CLI::App& app) {
                          escape_invalid_utf8(r.internal_error).c_str());
             return;
           }
-          if (r.skipped) {  // its launch block names a problem outside the selection
-            progress.done(r.record);
+          if (!r.record) return;  // not graded (a session never says so without a deadline)
+          if (r.skipped) {        // its launch block names a problem outside the selection
+            progress.done("skipped", *r.record);
             return;
           }
           if (write_failed) return;
-          r.record["run_seed"] = seed;
+          r.record->run_seed = seed;
           try {
-            writer->append(r.record);
+            writer->append(*r.record);
           } catch (const std::runtime_error& e) {
             write_failed = true;
             write_error = e.what();
             return;
           }
-          progress.done(r.record);
+          progress.done(r.record->status_text(), *r.record);
         });
       }
       session.drain();
@@ -413,16 +406,15 @@ CommandRun add_grade_dir_command(CLI::App& app) {
 
       // The run's summary, as `kernrl report` prints it.
       std::vector<TraceProblem> bad;
-      auto records = read_trace(out, &bad);
-      std::vector<json> mine;
-      for (auto& r : records)
-        if (r.value("run", json(nullptr)) == json(run)) mine.push_back(r);
+      std::vector<TraceRecord> mine;
+      for (auto& r : read_trace(out, &bad))
+        if (r.run && *r.run == run) mine.push_back(std::move(r));
       int rc = kExitOk;
       if (!o->kernelbench_json.empty() || !o->kernelbench_dir.empty()) {
         // KernelBench's files, from this run's records of the selected level and problem.
-        std::vector<json> selected;
+        std::vector<TraceRecord> selected;
         for (const auto& r : mine)
-          if (only_problem.empty() || !r["problem"].is_string() || r["problem"] == only_problem)
+          if (only_problem.empty() || !r.problem || *r.problem == only_problem)
             selected.push_back(r);
         KernelBenchOptions ko;
         ko.run = run;

@@ -158,43 +158,30 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   auto t0 = std::chrono::steady_clock::now();
   Prepared out;
   out.limits = record_limits(cfg);
-  json& r = out.record;
-  r = {{"schema", kTraceSchema},
-       {"kernel_format", kKernelFormatVersion},
-       {"run", opt.run.empty() ? json(nullptr) : json(opt.run)},
-       {"sample", opt.sample ? json(*opt.sample) : json(nullptr)},
-       {"file", file},
-       {"problem", nullptr},
-       {"level", nullptr},
-       {"source_sha256", nullptr},
-       {"status", "format_error"},
-       {"ran", false},
-       {"error", nullptr},
-       {"compile", nullptr},
-       {"correctness", nullptr},
-       {"timing", nullptr},
-       {"seed", opt.seed},
-       {"timestamp", now_iso8601()}};
-  auto finish = [&](const std::string& status, const std::string& msg, int line,
-                    const std::string& log) {
-    r["status"] = status;
-    r["error"] = {{"category", status}, {"message", msg}};
-    if (line) r["error"]["line"] = line;
-    if (!log.empty()) r["error"]["log"] = log;
+  TraceRecord& r = out.record;
+  r = TraceRecord::begin(file, opt.run, opt.sample, opt.seed);
+  auto finish = [&](Status status, const std::string& msg, int line, const std::string& log) {
+    r.status = status;
+    trace::Error& e = r.error.emplace();
+    e.category = status;
+    e.message = msg;
+    if (line) e.line = line;
+    if (!log.empty()) e.log = log;
     out.done = true;
     out.cpu_ms = ms_since(t0);
     return out;
   };
   // Why `problem` is null: the reason, the name given (if any) and where it came from.
   auto unknown = [&](const char* reason, const std::string& named, const char* from) {
-    r["problem_unknown"] = {{"reason", reason},
-                            {"named", named.empty() ? json(nullptr) : json(named)},
-                            {"from", from ? json(from) : json(nullptr)}};
+    trace::ProblemUnknown& u = r.problem_unknown.emplace();
+    u.reason = reason;
+    u.named = named.empty() ? Field<std::string>(nullptr) : Field<std::string>(named);
+    u.from = from ? Field<std::string>(from) : Field<std::string>(nullptr);
   };
   auto set_problem = [&](const std::string& id) {
     out.problem = load_problem(find_problem_dir(problems_dir(), id));
-    r["problem"] = out.problem.id;
-    r["level"] = out.problem.level;
+    r.problem = out.problem.id;
+    r.level = out.problem.level;
   };
   const char* option_source = opt.problem_from_path ? "path" : "option";
 
@@ -210,9 +197,9 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
             : !opt.problem.empty() ? option_source
                                    : "path");
     out.usage_error = read_error;
-    return finish("format_error", read_error, 0, "");
+    return finish(Status::FormatError, read_error, 0, "");
   }
-  r["source_sha256"] = sha256_hex(text);  // of the raw bytes, whatever their encoding
+  r.source_sha256 = sha256_hex(text);  // of the raw bytes, whatever their encoding
 
   ExtractedSource src;
   LaunchPlan plan;
@@ -234,7 +221,9 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
       try {
         kernel_text = source_converter()(text, file, *spec, &notes);
         kernel_name = file + ".cu";
-        r["converted"] = {{"from", "kernelbench"}, {"notes", notes}};
+        trace::Converted& c = r.converted.emplace();
+        c.from = "kernelbench";
+        c.notes = notes;
       } catch (const FormatError& e) {
         format_problem = e;
       }
@@ -266,25 +255,25 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
       unknown("unknown_problem", id, from);
       if (!opt.problem.empty() && !opt.problem_from_path) {
         out.usage_error = e.what();
-        return finish("format_error", e.what(), 0, "");
+        return finish(Status::FormatError, e.what(), 0, "");
       }
       if (!opt.problem.empty())
         return finish(
-            "format_error",
+            Status::FormatError,
             "the file's path names a problem kernrl does not have: " + std::string(e.what()), 0,
             "");
-      return finish("format_error",
+      return finish(Status::FormatError,
                     std::string("the launch block names an unknown problem: ") + e.what(),
                     plan.line, "");
     }
   }
   if (format_problem) {
     if (id.empty()) unknown("not_named", "", nullptr);
-    return finish("format_error", format_problem->what(), format_problem->line, "");
+    return finish(Status::FormatError, format_problem->what(), format_problem->line, "");
   }
   if (id.empty()) {
     unknown("not_named", "", nullptr);
-    return finish("format_error",
+    return finish(Status::FormatError,
                   "cannot tell which problem this file is for: give --problem, or `problem:` in "
                   "the launch block",
                   0, "");
@@ -296,7 +285,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     } catch (const SpecError&) {
     }
     if (!named || *named != out.problem.dir)
-      return finish("format_error",
+      return finish(Status::FormatError,
                     "the launch block names problem " + plan.problem +
                         (named ? "" : " (unknown to kernrl)") + " but " +
                         (opt.problem_from_path ? "the file's path names " : "--problem is ") +
@@ -306,27 +295,31 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   try {
     check_plan(plan, out.problem, num_sms);
   } catch (const LaunchConfigError& e) {
-    return finish("launch_error", e.what(), e.line, "");
+    return finish(Status::LaunchError, e.what(), e.line, "");
   } catch (const FormatError& e) {
-    return finish("format_error", e.what(), e.line, "");
+    return finish(Status::FormatError, e.what(), e.line, "");
   }
   out.plan = plan;
   if (opt.sizes)
     for (const auto& [k, v] : *opt.sizes)
       if (!out.problem.bench.count(k)) {
         out.usage_error = "--size " + k + ": " + out.problem.id + " has no size named " + k;
-        return finish("format_error", out.usage_error, 0, "");
+        return finish(Status::FormatError, out.usage_error, 0, "");
       }
 
   out.compiled = compile_kernel(src, kernel_name, arch, plan.kernel_names(), cfg);
   const CompileResult& c = out.compiled;
-  r["compile"] = {{"ms", c.ms}, {"arch", arch}, {"cached", c.cached}, {"nvrtc", c.nvrtc_version}};
+  trace::Compile& rc = r.compile.emplace();
+  rc.ms = c.ms;
+  rc.arch = arch;
+  rc.cached = c.cached;
+  rc.nvrtc = c.nvrtc_version;
   if (!c.ok()) {
     std::string msg = c.status == CompileResult::Timeout ? c.error : "NVRTC: " + c.error;
-    return finish("compile_error", msg, 0, c.log);
+    return finish(Status::CompileError, msg, 0, c.log);
   }
-  if (!c.log.empty()) r["compile"]["log"] = c.log;  // warnings
-  r["status"] = "compiled";
+  if (!c.log.empty()) rc.log = c.log;  // warnings
+  r.status = Status::Compiled;
   out.cpu_ms = ms_since(t0);
   if (opt.compile_only) out.done = true;
   return out;
@@ -347,32 +340,45 @@ Prepared prepare_source(const std::string& text, const std::string& label, const
 void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
                      const json& versions, const RewardPreset& preset, const json& ceilings,
                      const std::string& not_run_reason) {
-  json& r = p.record;
+  TraceRecord& r = p.record;
   json v = versions.is_object() ? versions : json::object();
   v["kernrl"] = KERNRL_VERSION;
   if (p.compiled.nvrtc_version.size()) v["nvrtc"] = p.compiled.nvrtc_version;
-  r["versions"] = v;
-  r["device"] = device.is_object() ? device : json(nullptr);
+  r.versions = v;
+  r.device = device.is_object() ? Field<json>(device) : Field<json>(nullptr);
   if (answer) {
-    r["ran"] = true;
-    r["status"] = to_string(answer->status);
-    r["error"] = answer->error ? answer->error->to_json() : json(nullptr);
-    if (!answer->correctness.is_null()) r["correctness"] = answer->correctness;
-    if (!answer->timing.is_null()) r["timing"] = answer->timing;
-  } else if (r["status"] == "compiled" || !r["error"].is_object()) {
-    r["not_run_reason"] = not_run_reason;
+    r.ran = true;
+    r.status = answer->status;
+    if (answer->error) {
+      const ErrorInfo& ai = *answer->error;
+      trace::Error& e = r.error.emplace();
+      e = trace::Error{};
+      e.category = ai.category;
+      e.message = ai.message;
+      if (ai.line) e.line = ai.line;
+      if (!ai.log.empty()) e.log = ai.log;
+    } else {
+      r.error = nullptr;
+    }
+    // The worker's objects, read as a record's (what the reader does not know is kept).
+    if (!answer->correctness.is_null()) r.correctness.assign_json(answer->correctness);
+    if (!answer->timing.is_null()) r.timing.assign_json(answer->timing);
+  } else if (r.status_is(Status::Compiled) || !r.error) {
+    r.not_run_reason = not_run_reason;
   } else {
-    r["not_run_reason"] = "stopped at " + r["status"].get<std::string>();
+    r.not_run_reason = "stopped at " + r.status_text();
   }
   if (!p.problem.id.empty()) {
     Vars at = p.problem.bench;
-    if (r.contains("timing") && r["timing"].is_object() && r["timing"].contains("sizes"))
-      for (auto& [k, val] : r["timing"]["sizes"].items()) at[k] = val.get<int64_t>();
-    r["work"] = {{"flops", p.problem.flops_at(at)},
-                 {"bytes", p.problem.bytes_at(at)},
-                 {"dtype_class", dtype_class(p.problem)}};
+    if (const trace::Timing* t = r.timing.get())
+      if (t->sizes)
+        for (const auto& [k, val] : *t->sizes) at[k] = val;
+    trace::Work& w = r.work.emplace();
+    w.flops = p.problem.flops_at(at);
+    w.bytes = p.problem.bytes_at(at);
+    w.dtype_class = dtype_class(p.problem);
   }
-  r["reward_preset"] = preset.name;
+  r.reward_preset = preset.name;
   bound_record(r, p.limits);  // before the feedback is made from it
   finalize_record(r, preset, ceilings);
 }

@@ -15,6 +15,7 @@
 #include "protocol/worker.h"
 #include "record/reward.h"
 #include "record/safe_text.h"
+#include "record/trace_record.h"
 
 namespace kernrl {
 
@@ -32,7 +33,7 @@ struct GradeOptions {
 
 // A file after the CPU steps. `done` records are final (format/compile errors, compile-only).
 struct Prepared {
-  nlohmann::json record;
+  TraceRecord record;
   bool done = false;
   ProblemSpec problem;
   LaunchPlan plan;

@@ -189,10 +189,10 @@ Prepared GradingSession::prepare(const Submission& s, const std::string& arch, i
 }
 
 void GradingSession::finish(Job& job, Outcome out) {
-  if (out.record.is_object()) {
-    out.record["wall_ms"] = ms_between(job.t0, Clock::now());
-    if (out.record.contains("grader") && out.record["grader"].is_object())
-      out.record["grader"]["total_ms"] = out.record["wall_ms"];
+  if (out.record && !out.skipped) {
+    double wall = ms_between(job.t0, Clock::now());
+    out.record->wall_ms = wall;
+    if (out.record->grader) out.record->grader->total_ms = wall;
   }
   try {
     job.done(std::move(out));
@@ -244,11 +244,13 @@ void GradingSession::compile_loop() {
                      (s.only_level && p.problem.level != s.only_level);
       if (outside && s.opt.problem.empty() && !p.problem.id.empty()) {
         out.skipped = true;
-        out.record = {{"status", "skipped"}, {"problem", p.problem.id}, {"file", s.file}};
+        out.record.emplace();
+        out.record->problem = p.problem.id;
+        out.record->file = s.file;
         finish(job, std::move(out));
         continue;
       }
-      p.record["grader"] = {{"prepare_ms", p.cpu_ms}};
+      p.record.grader.emplace().prepare_ms = p.cpu_ms;
       if (p.done || ready_.empty()) {
         complete_record(p, nullptr, nullptr, json::object(), preset_, baselines_.ceilings(),
                         no_gpu_);
@@ -344,10 +346,10 @@ void GradingSession::gpu_loop(Gpu* g) {
         ++g->evaluations;
         g->busy_ms += ms_between(start, end);
       }
-      json& grader = p.record["grader"];
-      grader["queue_ms"] = ms_between(job.queued_at, start);
-      grader["worker_ms"] = ms_between(start, end);
-      grader["phases"] = answer.phases_ms;
+      trace::Grader& grader = p.record.grader.emplace();
+      grader.queue_ms = ms_between(job.queued_at, start);
+      grader.worker_ms = ms_between(start, end);
+      grader.phases = answer.phases_ms;
       complete_record(p, &answer, g->worker->device_json(), g->worker->versions_json(), preset_,
                       baselines_.ceilings(), "");
       out.record = std::move(p.record);

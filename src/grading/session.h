@@ -23,6 +23,7 @@
 #include "grading/prepare.h"
 #include "grading/worker_client.h"
 #include "record/reward.h"
+#include "record/trace_record.h"
 
 namespace kernrl {
 
@@ -49,8 +50,8 @@ struct Submission {
 };
 
 struct Outcome {
-  nlohmann::json record;       // the complete kernrl.trace.v1 record (null when none)
-  bool skipped = false;        // outside the selection; `record` holds only problem and file
+  std::optional<TraceRecord> record;  // the complete kernrl.trace.v1 record (none: see below)
+  bool skipped = false;               // outside the selection; `record` holds only problem and file
   std::string usage_error;     // kernrl's own input was wrong (eval exits 2); the record says why
   std::string internal_error;  // the grader failed on this file; no record
   // Nothing was graded, and why (no record): "deadline" (Submission::deadline) or "cancelled"

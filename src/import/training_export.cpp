@@ -7,46 +7,34 @@
 namespace kernrl {
 using nlohmann::json;
 
-namespace {
-
-const json& field(const json& r, const char* key) {
-  static const json null_value;
-  auto it = r.find(key);
-  return it != r.end() ? *it : null_value;
-}
-
-}  // namespace
-
-std::vector<json> export_rows(const std::vector<json>& records, const PromptSource& prompt_of,
-                              const FileSource& read, ExportSummary* summary) {
+std::vector<json> export_rows(const std::vector<TraceRecord>& records,
+                              const PromptSource& prompt_of, const FileSource& read,
+                              ExportSummary* summary) {
   ExportSummary local;
   ExportSummary& s = summary ? *summary : local;
-  std::vector<json> recs = drop_duplicates(records, &s.duplicates);
+  std::vector<TraceRecord> recs = drop_duplicates(records, &s.duplicates);
   std::map<std::string, std::optional<std::string>> prompts;
   std::vector<json> rows;
-  for (const json& r : recs) {
-    const json& problem = field(r, "problem");
-    if (!problem.is_string()) {
+  for (const TraceRecord& r : recs) {
+    if (!r.problem) {
       ++s.unattributed;
       continue;
     }
-    std::string id = problem.get<std::string>();
+    const std::string& id = *r.problem;
     auto p = prompts.find(id);
     if (p == prompts.end()) p = prompts.emplace(id, prompt_of(id)).first;
 
     json answer = nullptr, missing = nullptr;
-    const json& file = field(r, "file");
-    const json& sha = field(r, "source_sha256");
-    if (!file.is_string()) {
+    if (!r.file) {
       missing = "the record names no file";
-    } else if (!sha.is_string()) {
+    } else if (!r.source_sha256) {
       missing = "the record has no source_sha256 (the file could not be read when graded)";
     } else {
       std::string error;
-      std::optional<std::string> bytes = read(file.get<std::string>(), &error);
+      std::optional<std::string> bytes = read(*r.file, &error);
       if (!bytes)
         missing = error;
-      else if (sha256_hex(*bytes) != sha.get<std::string>())
+      else if (sha256_hex(*bytes) != *r.source_sha256)
         missing = "the file changed since it was graded (its SHA-256 differs from the record's)";
       else
         answer = escape_invalid_utf8(*bytes);
@@ -57,24 +45,30 @@ std::vector<json> export_rows(const std::vector<json>& records, const PromptSour
       ++s.missing[why.substr(0, why.find(": "))];
     } else
       ++s.with_answer;
+    // The record's fields as it has them (null when missing).
     rows.push_back({{"schema", kExportSchema},
-                    {"run", field(r, "run")},
-                    {"sample", field(r, "sample")},
+                    {"run", r.run.to_json()},
+                    {"sample", r.sample.to_json()},
                     {"problem", id},
-                    {"level", field(r, "level")},
-                    {"file", file},
-                    {"source_sha256", sha},
+                    {"level", r.level.to_json()},
+                    {"file", r.file.to_json()},
+                    {"source_sha256", r.source_sha256.to_json()},
                     {"prompt", p->second ? json(*p->second) : json(nullptr)},
                     {"answer", answer},
                     {"answer_missing", missing},
-                    {"status", field(r, "status")},
-                    {"speedup", field(r, "speedup")},
-                    {"reward", field(r, "reward")},
-                    {"reward_preset", field(r, "reward_preset")},
-                    {"feedback", field(r, "feedback")}});
+                    {"status", r.status.to_json()},
+                    {"speedup", r.speedup.to_json()},
+                    {"reward", r.reward.to_json()},
+                    {"reward_preset", r.reward_preset.to_json()},
+                    {"feedback", r.feedback.to_json()}});
     ++s.rows;
   }
   return rows;
+}
+
+std::vector<json> export_rows(const std::vector<json>& records, const PromptSource& prompt_of,
+                              const FileSource& read, ExportSummary* summary) {
+  return export_rows(records_from_json(records), prompt_of, read, summary);
 }
 
 }  // namespace kernrl

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "record/trace_record.h"
+
 namespace kernrl {
 
 // Schema of an exported row; keys are only added within a schema.
@@ -34,6 +36,10 @@ using FileSource =
 // `answer_missing` says why ("file not found: ...", "the file changed since it was graded", ...).
 // Rows: {schema, run, sample, problem, level, file, source_sha256, prompt, answer, answer_missing,
 // status, speedup, reward, reward_preset, feedback}. Text is valid UTF-8 (invalid bytes as \xNN).
+std::vector<nlohmann::json> export_rows(const std::vector<TraceRecord>& records,
+                                        const PromptSource& prompt_of, const FileSource& read,
+                                        ExportSummary* summary);
+// The same for records as JSON objects (read with TraceRecord::from_json).
 std::vector<nlohmann::json> export_rows(const std::vector<nlohmann::json>& records,
                                         const PromptSource& prompt_of, const FileSource& read,
                                         ExportSummary* summary);

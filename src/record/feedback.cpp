@@ -48,60 +48,72 @@ std::string guidance(const std::string& status) {
 
 }  // namespace
 
-std::string make_feedback(const json& rec) {
-  std::string status = rec.value("status", "unknown");
+std::string make_feedback(const TraceRecord& rec) {
+  std::string status = rec.status_text();
+  if (status.empty()) status = "unknown";
   std::string s = "Status: " + status + "\n";
   // The grader's own input was wrong (a problem the caller named that kernrl does not have, a file
   // it could not read): nothing in the answer was judged, and kernrl's message is not for the model.
-  if (rec.contains("problem_unknown") && rec["problem_unknown"].is_object()) {
-    const json& u = rec["problem_unknown"];
-    std::string from = u.value("from", json(nullptr)).is_string() ? u["from"].get<std::string>() : "";
-    if (u.value("reason", "") == "unreadable" || from == "option" || from == "path")
+  if (const trace::ProblemUnknown* u = rec.problem_unknown.get()) {
+    std::string from = u->from.value_or("");
+    if (u->reason.value_or("") == "unreadable" || from == "option" || from == "path")
       return s + "Your answer was not graded: the grading request was wrong (an unknown problem, or "
                  "an answer that could not be read), not the answer.\n";
   }
-  if (status == "internal_error")
+  if (rec.status_is(Status::InternalError))
     return s + "Your answer was not graded: the grader failed on it. Nothing in the answer was "
                "judged.\n";
-  if (rec.contains("error") && rec["error"].is_object()) {
-    const auto& e = rec["error"];
-    std::string msg = e.value("message", "");
-    if (e.contains("line") && e["line"].is_number()) msg = "line " + std::to_string(e["line"].get<int>()) + ": " + msg;
+  if (const trace::Error* e = rec.error.get()) {
+    std::string msg = e->message.value_or("");
+    if (e->line) msg = "line " + std::to_string(*e->line) + ": " + msg;
     if (!msg.empty()) s += msg + "\n";
-    std::string log = e.value("log", "");
+    std::string log = e->log.value_or("");
     if (!log.empty()) {
-      std::string key = status == "compile_error" ? key_log_lines(log, 12) : log.substr(0, 600);
+      std::string key =
+          rec.status_is(Status::CompileError) ? key_log_lines(log, 12) : log.substr(0, 600);
       if (!key.empty()) s += key;
     }
   }
-  if (rec.contains("correctness") && rec["correctness"].is_object()) {
-    for (const auto& t : rec["correctness"].value("trials", json::array())) {
-      if (t.value("passed", true)) continue;
-      for (const auto& o : t.value("outputs", json::array())) {
-        if (o.value("passed", true)) continue;
+  // The first failing output of the first failing trial (the worker's report, read as JSON).
+  if (rec.correctness && rec.correctness->is_object()) {
+    const json& c = *rec.correctness;
+    const json trials =
+        c.contains("trials") && c["trials"].is_array() ? c["trials"] : json::array();
+    for (const auto& t : trials) {
+      if (!t.is_object() || t.value("passed", true)) continue;
+      const json outputs =
+          t.contains("outputs") && t["outputs"].is_array() ? t["outputs"] : json::array();
+      for (const auto& o : outputs) {
+        if (!o.is_object() || o.value("passed", true)) continue;
         s += "Output '" + o.value("name", "") + "' at sizes " + t.value("sizes", json::object()).dump() + ": max abs error " +
              o.value("max_abs_err", json(0)).dump() + ", " + std::to_string(o.value("mismatches", 0)) + " of " +
              std::to_string(o.value("compared", 0)) + " elements wrong";
         if (o.contains("first_mismatch") && o["first_mismatch"].is_object())
-          s += "; first at " + o["first_mismatch"]["index"].dump() + ": got " + o["first_mismatch"]["got"].dump() +
-               ", want " + o["first_mismatch"]["want"].dump();
+          s += "; first at " + o["first_mismatch"].value("index", json()).dump() + ": got " +
+               o["first_mismatch"].value("got", json()).dump() + ", want " +
+               o["first_mismatch"].value("want", json()).dump();
         s += "\n";
         break;
       }
       break;
     }
   }
-  if (rec.contains("timing") && rec["timing"].is_object() && rec["timing"].contains("kernel")) {
-    const auto& t = rec["timing"];
-    s += "Time: kernel " + fmt(t["kernel"].value("median_ms", 0.0)) + " ms, PyTorch " +
-         fmt(t["baseline"].value("median_ms", 0.0)) + " ms, speedup " + fmt(rec.value("speedup", 0.0)) + "x";
-    if (rec.contains("sol_fraction") && rec["sol_fraction"].is_number())
-      s += ", " + fmt(100 * rec["sol_fraction"].get<double>()) + "% of the hardware limit";
+  const trace::Timing* t = rec.timing.get();
+  if (t && t->kernel) {
+    const trace::Stats* b = t->baseline.get();
+    s += "Time: kernel " + fmt(t->kernel->median_ms.value_or(0.0)) + " ms, PyTorch " +
+         fmt(b ? b->median_ms.value_or(0.0) : 0.0) + " ms, speedup " +
+         fmt(rec.speedup.value_or(0.0)) + "x";
+    if (rec.sol_fraction) s += ", " + fmt(100 * *rec.sol_fraction) + "% of the hardware limit";
     s += "\n";
   }
   s += guidance(status);
   if (s.size() > kMaxFeedbackChars) s = s.substr(0, kMaxFeedbackChars - 4) + "...";
   return s;
+}
+
+std::string make_feedback(const json& rec) {
+  return make_feedback(TraceRecord::from_json(rec));
 }
 
 }  // namespace kernrl

@@ -4,10 +4,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "record/trace_record.h"
+
 namespace kernrl {
 
 constexpr size_t kMaxFeedbackChars = 2000;
 
+std::string make_feedback(const TraceRecord& record);
+// The same for a record as JSON.
 std::string make_feedback(const nlohmann::json& record);
 
 // The lines of a compiler log that matter: errors with their context, no warnings or noise.

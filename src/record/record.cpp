@@ -11,9 +11,9 @@
 namespace kernrl {
 using nlohmann::json;
 
-int exit_code_for(const std::string& status) {
-  if (status == "internal_error") return kExitInternal;
-  return status == "correct" || status == "compiled" ? kExitOk : kExitFail;
+int exit_code_for(const TraceRecord& rec) {
+  if (rec.status_is(Status::InternalError)) return kExitInternal;
+  return rec.status_is(Status::Correct) || rec.status_is(Status::Compiled) ? kExitOk : kExitFail;
 }
 
 double sol_ms(double flops, double bytes, const json& c, const std::string& dtype_class) {
@@ -31,20 +31,21 @@ double sol_ms(double flops, double bytes, const json& c, const std::string& dtyp
   return std::max(t_mem, t_math) * 1e3;
 }
 
-void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings) {
-  if (rec.contains("timing") && rec["timing"].is_object() && rec["timing"].contains("kernel") &&
-      rec["timing"].contains("baseline")) {
-    double k = rec["timing"]["kernel"].value("median_ms", 0.0);
-    double b = rec["timing"]["baseline"].value("median_ms", 0.0);
-    rec["speedup"] = k > 0 ? b / k : 0.0;
+void finalize_record(TraceRecord& rec, const RewardPreset& preset, const json& ceilings) {
+  const trace::Timing* t = rec.timing.get();
+  if (t && t->kernel && t->baseline) {
+    double k = t->kernel->median_ms.value_or(0.0);
+    double b = t->baseline->median_ms.value_or(0.0);
+    rec.speedup = k > 0 ? b / k : 0.0;
     double sol = 0;
-    if (rec.contains("work"))
-      sol = sol_ms(rec["work"].value("flops", 0.0), rec["work"].value("bytes", 0.0), ceilings,
-                   rec["work"].value("dtype_class", "fp32"));
+    const trace::Work* w = rec.work.get();
+    double flops = w ? static_cast<double>(w->flops.value_or(0)) : 0.0;
+    double bytes = w ? static_cast<double>(w->bytes.value_or(0)) : 0.0;
+    if (w) sol = sol_ms(flops, bytes, ceilings, w->dtype_class.value_or("fp32"));
     if (sol > 0 && k > 0) {
-      rec["sol_ms"] = sol;
-      rec["sol_fraction"] = sol / k;
-      rec["baseline_sol_fraction"] = b > 0 ? sol / b : 0.0;
+      rec.sol_ms = sol;
+      rec.sol_fraction = sol / k;
+      rec.baseline_sol_fraction = b > 0 ? sol / b : 0.0;
       // Faster than any honest kernel could be, beyond noise. The bound is deliberately loose so no
       // legitimate trick trips it: the minimum bytes at full bandwidth, and the flops at twice the
       // fastest matrix rate measured (fp8 units; fp32 work done on tensor cores, e.g. 3xTF32).
@@ -54,22 +55,29 @@ void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings
       for (const auto& [name, v] : rates.items()) fastest = std::max(fastest, v.get<double>());
       json loose = {{"bandwidth_gbs", ceilings.value("bandwidth_gbs", 0.0)},
                     {"matmul_tflops", {{"fp32", 2 * fastest}}}};
-      double bound =
-          sol_ms(rec["work"].value("flops", 0.0), rec["work"].value("bytes", 0.0), loose, "fp32");
+      double bound = sol_ms(flops, bytes, loose, "fp32");
       // Noise of the median from the median absolute deviation (a kernel cannot widen it with one
       // deliberately slow run, as it could the standard deviation).
-      const json& kt = rec["timing"]["kernel"];
-      double noise = 3 * 1.4826 * kt.value("mad_ms", kt.value("std_ms", 0.0)) /
-                     std::max(1.0, std::sqrt(kt.value("n", 1.0)));
-      rec["suspicious"] = k + noise < 0.8 * bound;
+      const trace::Stats& kt = *t->kernel;
+      double spread = kt.mad_ms ? *kt.mad_ms : kt.std_ms.value_or(0.0);
+      double n = kt.n ? static_cast<double>(*kt.n) : 1.0;
+      double noise = 3 * 1.4826 * spread / std::max(1.0, std::sqrt(n));
+      rec.suspicious = k + noise < 0.8 * bound;
     }
   } else {
-    rec["speedup"] = nullptr;
+    rec.speedup = nullptr;
   }
   // The grader's own failure says nothing about the kernel: no reward either way.
-  rec["reward"] = rec.value("status", "") == "internal_error" ? json(nullptr)
-                                                              : json(compute_reward(preset, rec));
-  rec["feedback"] = make_feedback(rec);
+  std::optional<double> reward =
+      rec.status_is(Status::InternalError) ? std::nullopt : compute_reward(preset, rec);
+  rec.reward = reward ? Field<double>(*reward) : Field<double>(nullptr);
+  rec.feedback = make_feedback(rec);
+}
+
+void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings) {
+  TraceRecord r = TraceRecord::from_json(rec);
+  finalize_record(r, preset, ceilings);
+  rec = r.to_json();
 }
 
 std::string now_iso8601() {
@@ -81,68 +89,63 @@ std::string now_iso8601() {
   return b;
 }
 
-std::string human_summary(const json& rec, bool color) {
-  std::string status = rec.value("status", "?");
+std::string human_summary(const TraceRecord& rec, bool color) {
+  std::string status = rec.status_text();
+  if (status.empty()) status = "?";
   const char* c = "";
   const char* reset = color ? "\033[0m" : "";
-  if (color) c = status == "correct" ? "\033[32m" : status == "compiled" ? "\033[36m" : "\033[31m";
-  // Fields read by type: a null problem (unattributed) or an odd record never throws here.
-  auto str = [&](const char* key, const std::string& otherwise) {
-    auto it = rec.find(key);
-    return it != rec.end() && it->is_string() ? it->get<std::string>() : otherwise;
-  };
-  std::string problem = str("problem", "");
+  if (color)
+    c = rec.status_is(Status::Correct)    ? "\033[32m"
+        : rec.status_is(Status::Compiled) ? "\033[36m"
+                                          : "\033[31m";
+  // A null problem (unattributed) or an odd record never throws here: fields are read by type.
+  std::string problem = rec.problem.value_or("");
   if (problem.empty()) {
-    auto pu = rec.find("problem_unknown");
-    problem =
-        pu != rec.end() && pu->is_object() && pu->contains("reason") && (*pu)["reason"].is_string()
-            ? "(no problem: " + (*pu)["reason"].get<std::string>() + ")"
-            : "(no problem)";
+    const trace::ProblemUnknown* pu = rec.problem_unknown.get();
+    problem = pu && pu->reason ? "(no problem: " + *pu->reason + ")" : "(no problem)";
   }
-  std::string s = std::string(c) + status + reset + "  " + problem + "  " + str("file", "") + "\n";
-  if (rec.contains("compile") && rec["compile"].is_object()) {
+  std::string s =
+      std::string(c) + status + reset + "  " + problem + "  " + rec.file.value_or("") + "\n";
+  if (const trace::Compile* cp = rec.compile.get()) {
     char b[160];
-    std::snprintf(b, sizeof b, "  compile  %.0f ms for %s%s\n", rec["compile"].value("ms", 0.0),
-                  rec["compile"].value("arch", std::string("?")).c_str(),
-                  rec["compile"].value("cached", false) ? " (cached)" : "");
+    std::snprintf(b, sizeof b, "  compile  %.0f ms for %s%s\n", cp->ms.value_or(0.0),
+                  cp->arch.value_or("?").c_str(), cp->cached.value_or(false) ? " (cached)" : "");
     s += b;
   }
-  if (!rec.value("ran", false))
-    s += "  nothing ran: " + rec.value("not_run_reason", std::string("compile only")) + "\n";
-  if (rec.contains("error") && rec["error"].is_object()) {
-    const auto& e = rec["error"];
+  if (!rec.ran.value_or(false))
+    s += "  nothing ran: " + rec.not_run_reason.value_or("compile only") + "\n";
+  if (const trace::Error* e = rec.error.get()) {
     s += "  error    ";
-    if (e.contains("line")) s += "line " + std::to_string(e["line"].get<int>()) + ": ";
-    s += e.value("message", "") + "\n";
-    std::string log = e.value("log", "");
+    if (e->line) s += "line " + std::to_string(*e->line) + ": ";
+    s += e->message.value_or("") + "\n";
+    std::string log = e->log.value_or("");
     if (!log.empty()) {
-      std::string key = rec.value("status", "") == "compile_error" ? key_log_lines(log, 20) : log;
+      std::string key = rec.status_is(Status::CompileError) ? key_log_lines(log, 20) : log;
       s += "  " + (key.empty() ? log.substr(0, 2000) : key);
       if (s.back() != '\n') s += "\n";
     }
   }
-  if (rec.contains("correctness") && rec["correctness"].is_object() &&
-      rec["correctness"].contains("n_trials")) {
-    const auto& cr = rec["correctness"];
-    s += "  correct  " + std::to_string(cr.value("n_passed", 0)) + "/" +
-         std::to_string(cr.value("n_trials", 0)) + " trials\n";
-  }
-  if (rec.contains("timing") && rec["timing"].is_object() && rec["timing"].contains("kernel")) {
-    const auto& t = rec["timing"];
-    char b[300];
+  if (auto counts = rec.correctness_counts())
+    s += "  correct  " + std::to_string(counts->first) + "/" + std::to_string(counts->second) +
+         " trials\n";
+  const trace::Timing* t = rec.timing.get();
+  if (t && t->kernel) {
+    const trace::Stats& k = *t->kernel;
+    const trace::Stats* b = t->baseline.get();
+    char buf[300];
     std::snprintf(
-        b, sizeof b,
+        buf, sizeof buf,
         "  kernel   %.4f ms (median of %d, std %.4f)\n  pytorch  %.4f ms (%s)\n  speedup  %.3fx\n",
-        t["kernel"].value("median_ms", 0.0), t["kernel"].value("n", 0),
-        t["kernel"].value("std_ms", 0.0), t["baseline"].value("median_ms", 0.0),
-        t.value("baseline_source", std::string("measured")).c_str(), rec.value("speedup", 0.0));
-    s += b;
-    if (rec.contains("sol_fraction")) {
+        k.median_ms.value_or(0.0), k.n.value_or(0), k.std_ms.value_or(0.0),
+        b ? b->median_ms.value_or(0.0) : 0.0, t->baseline_source.value_or("measured").c_str(),
+        rec.speedup.value_or(0.0));
+    s += buf;
+    if (rec.sol_fraction) {
       std::snprintf(
-          b, sizeof b, "  limit    %.4f ms speed of light; kernel at %.1f%%%s\n",
-          rec.value("sol_ms", 0.0), 100 * rec.value("sol_fraction", 0.0),
-          rec.value("suspicious", false) ? " (SUSPICIOUS: faster than the hardware allows)" : "");
-      s += b;
+          buf, sizeof buf, "  limit    %.4f ms speed of light; kernel at %.1f%%%s\n",
+          rec.sol_ms.value_or(0.0), 100 * *rec.sol_fraction,
+          rec.suspicious.value_or(false) ? " (SUSPICIOUS: faster than the hardware allows)" : "");
+      s += buf;
     }
   }
   return s;

@@ -39,14 +39,14 @@ RewardPreset load_reward_preset(const std::string& name_or_path) {
   return p;
 }
 
-nlohmann::json compute_reward(const RewardPreset& p, const nlohmann::json& rec) {
-  std::string status = rec.value("status", "");
-  if (status == "compiled") return nullptr;
-  bool format_ok = status != "format_error";
-  bool compiled = format_ok && status != "compile_error";
+std::optional<double> compute_reward(const RewardPreset& p, const TraceRecord& rec) {
+  if (rec.status_is(Status::Compiled)) return std::nullopt;
+  // A record without a status the reader knows counts as neither a format nor a compile error.
+  bool format_ok = !rec.status_is(Status::FormatError);
+  bool compiled = format_ok && !rec.status_is(Status::CompileError);
   // A kernel measured faster than the hardware allows cannot be trusted: no reward for correctness.
-  bool correct = status == "correct" && !rec.value("suspicious", false);
-  double speedup = rec.contains("speedup") && rec["speedup"].is_number() ? rec["speedup"].get<double>() : 0.0;
+  bool correct = rec.status_is(Status::Correct) && !rec.suspicious.value_or(false);
+  double speedup = rec.speedup.value_or(0.0);
   if (p.kind == "kernrl") {
     if (!format_ok) return p.params.count("format_failure") ? p.get("format_failure") : p.get("compile_failure");
     if (!compiled) return p.get("compile_failure");
@@ -67,6 +67,11 @@ nlohmann::json compute_reward(const RewardPreset& p, const nlohmann::json& rec) 
   if (compiled) r += p.get("compile");
   if (correct) r += p.get("correct") + p.get("speed") * std::min(speedup, p.get("speed_cap")) / p.get("speed_cap");
   return r;
+}
+
+nlohmann::json compute_reward(const RewardPreset& p, const nlohmann::json& rec) {
+  std::optional<double> r = compute_reward(p, TraceRecord::from_json(rec));
+  return r ? nlohmann::json(*r) : nlohmann::json(nullptr);
 }
 
 }  // namespace kernrl

@@ -3,7 +3,10 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+
+#include "record/trace_record.h"
 
 namespace kernrl {
 
@@ -17,7 +20,9 @@ struct RewardPreset {
 // A preset by name (configs/rewards/<name>.yaml) or by path. Throws SpecError.
 RewardPreset load_reward_preset(const std::string& name_or_path);
 
-// The reward of one trace record (null when nothing ran: status `compiled`).
+// The reward of one trace record (none when nothing ran: status `compiled`).
+std::optional<double> compute_reward(const RewardPreset& preset, const TraceRecord& record);
+// The same for a record as JSON: a number, or null.
 nlohmann::json compute_reward(const RewardPreset& preset, const nlohmann::json& record);
 
 }  // namespace kernrl

@@ -39,19 +39,6 @@ bool is_continuation(unsigned char c) {
   return c >= 0x80 && c <= 0xBF;
 }
 
-// Caps one string field of `obj` (if it is a string), noting the cut as `<key>_cut_bytes`.
-void cap_field(json& obj, const char* key, size_t cap, double head_share) {
-  if (!obj.is_object()) return;
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return;
-  size_t cut = 0;
-  std::string capped = cap_text(it->get_ref<const std::string&>(), cap, &cut, head_share);
-  if (!cut) return;
-  *it = std::move(capped);
-  std::string note = std::string(key) + "_cut_bytes";
-  obj[note] = obj.value(note, static_cast<size_t>(0)) + cut;
-}
-
 }  // namespace
 
 bool is_valid_utf8(std::string_view s) {
@@ -139,23 +126,6 @@ std::string cap_text(const std::string& s, size_t cap, size_t* cut, double head_
   if (cut) *cut = removed;
   return s.substr(0, head) + "\n[... kernrl cut " + std::to_string(removed) + " of " +
          std::to_string(s.size()) + " bytes ...]\n" + s.substr(tail_start);
-}
-
-void bound_record(json& rec, const RecordLimits& lim) {
-  if (!rec.is_object()) return;
-  escape_invalid_utf8_in(rec);
-  auto err = rec.find("error");
-  if (err != rec.end() && err->is_object()) {
-    // A compile error's log is NVRTC's; any other status's log is the GPU worker's output.
-    bool compile = rec.value("status", "") == "compile_error";
-    if (compile)
-      cap_field(*err, "log", lim.compile_log_bytes, 0.75);
-    else
-      cap_field(*err, "log", lim.worker_log_bytes, 0.25);
-    cap_field(*err, "message", lim.message_bytes, 0.75);
-  }
-  auto comp = rec.find("compile");
-  if (comp != rec.end()) cap_field(*comp, "log", lim.compile_log_bytes, 0.75);
 }
 
 }  // namespace kernrl

@@ -46,9 +46,6 @@ struct RecordLimits {
   size_t message_bytes = 4096;       // error.message
 };
 
-// Makes a record safe to write: every string valid UTF-8 (escape_invalid_utf8_in), and the logs and
-// the error message cut to `lim`, each cut noted beside it as `<field>_cut_bytes` (e.g.
-// error.log_cut_bytes). Idempotent.
-void bound_record(nlohmann::json& rec, const RecordLimits& lim);
+// bound_record (record/trace_record.h) applies these caps to a record.
 
 }  // namespace kernrl

@@ -103,6 +103,10 @@ TraceWriter::~TraceWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void TraceWriter::append(const TraceRecord& rec) {
+  append(rec.to_json());
+}
+
 void TraceWriter::append(const json& rec) {
   std::string line = json_line(rec);
   line += '\n';
@@ -136,8 +140,8 @@ void TraceWriter::append(const json& rec) {
   // In the kernel's hands now: a kill -9 of kernrl loses nothing written.
 }
 
-std::vector<json> read_trace(const std::string& path, std::vector<TraceProblem>* problems) {
-  std::vector<json> out;
+std::vector<TraceRecord> read_trace(const std::string& path, std::vector<TraceProblem>* problems) {
+  std::vector<TraceRecord> out;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (problems) problems->push_back({path, 0, "cannot read file"});
@@ -152,7 +156,7 @@ std::vector<json> read_trace(const std::string& path, std::vector<TraceProblem>*
       json j = json::parse(line);
       if (!j.is_object() || !j.contains("status") || !j.contains("problem"))
         throw std::runtime_error("not a kernrl record (no status/problem)");
-      out.push_back(std::move(j));
+      out.push_back(TraceRecord::from_json(j));
     } catch (const std::exception& e) {
       if (problems) problems->push_back({path, n, e.what()});
     }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "record/trace_record.h"
+
 namespace kernrl {
 
 class TraceWriter {
@@ -25,6 +27,8 @@ class TraceWriter {
 
   // Appends one record as one line (thread-safe, safe across processes). Throws std::runtime_error
   // when the line cannot be written whole; the file is then left as it was.
+  void append(const TraceRecord& rec);
+  // Any JSON object as one line, the same way.
   void append(const nlohmann::json& rec);
   const std::string& path() const { return path_; }
 
@@ -40,9 +44,10 @@ struct TraceProblem {
   std::string message;
 };
 
-// Reads every valid record of a JSONL file; malformed lines are listed in *problems and skipped.
-std::vector<nlohmann::json> read_trace(const std::string& path,
-                                       std::vector<TraceProblem>* problems);
+// Reads every record of a JSONL file with TraceRecord::from_json (which keeps whatever it does not
+// know). A line that is not JSON, or not an object with `status` and `problem`, is listed in
+// *problems and skipped; a file that cannot be read is listed with line 0.
+std::vector<TraceRecord> read_trace(const std::string& path, std::vector<TraceProblem>* problems);
 
 // One line of JSON, always valid UTF-8: bytes of invalid UTF-8 in any string are written as `\xNN`
 // (record/safe_text.h). Never throws on odd bytes.

@@ -53,14 +53,14 @@ std::tuple<int, int, std::string> problem_order(const std::string& id) {
 
 // ---- metrics of one group of records ----
 
-json metrics(const std::vector<const json*>& recs, const Settings& s) {
+json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s) {
   size_t n = recs.size(), n_format = 0, n_compiled = 0, n_correct = 0, n_suspicious = 0, n_ran = 0;
   std::map<std::string, std::pair<int, int>> per_problem;  // problem -> (samples, correct)
   std::vector<double> log_speedups, rewards, sols;
   json counts = json::object();
-  for (const char* st : kStatuses) counts[st] = 0;
-  for (const json* r : recs) {
-    std::string st = rec::text(*r, "status");
+  for (Status st : kAllStatuses) counts[to_string(st)] = 0;
+  for (const TraceRecord* r : recs) {
+    std::string st = r->status_text();
     if (st.empty()) st = "(unknown)";
     counts[st] = counts.value(st, 0) + 1;
     n_format += rec::format_ok(*r);
@@ -71,13 +71,10 @@ json metrics(const std::vector<const json*>& recs, const Settings& s) {
       per_problem[*p].second += rec::is_correct(*r);
     }
     if (auto sp = rec::counted_speedup(*r)) log_speedups.push_back(std::log(*sp));
-    if (auto rw = rec::number(*r, "reward")) rewards.push_back(*rw);
-    if (auto sol = rec::number(*r, "sol_fraction")) sols.push_back(*sol);
-    n_suspicious += rec::flag(*r, "suspicious");
-    // Ran on a GPU: the record says so, or (records without the field) its status needs a run.
-    n_ran += r->contains("ran") ? rec::flag(*r, "ran")
-                                : (st == "correct" || st == "incorrect" || st == "runtime_error" ||
-                                   st == "timeout");
+    if (r->reward) rewards.push_back(*r->reward);
+    if (r->sol_fraction) sols.push_back(*r->sol_fraction);
+    n_suspicious += r->suspicious.value_or(false);
+    n_ran += rec::ran(*r);
   }
 
   json m;
@@ -100,7 +97,7 @@ json metrics(const std::vector<const json*>& recs, const Settings& s) {
   json fast = json::object();
   for (double p : s.ps) {
     size_t faster = 0;
-    for (const json* r : recs) {
+    for (const TraceRecord* r : recs) {
       auto sp = rec::counted_speedup(*r);
       faster += sp && *sp > p;
     }
@@ -116,11 +113,12 @@ json metrics(const std::vector<const json*>& recs, const Settings& s) {
   // absent when none has.
   size_t n_grader = 0;
   json g_sum = json::object(), ph_sum = json::object();
-  for (const json* r : recs) {
-    auto g = r->find("grader");
-    if (g == r->end() || !g->is_object()) continue;
+  for (const TraceRecord* r : recs) {
+    if (!r->grader) continue;
     ++n_grader;
-    for (const auto& [k, v] : g->items()) {
+    // Every number of the object, those of a later kernrl's keys included.
+    const json g = Codec<trace::Grader>::encode(*r->grader);
+    for (const auto& [k, v] : g.items()) {
       if (v.is_number()) g_sum[k] = g_sum.value(k, 0.0) + v.get<double>();
       if (k == "phases" && v.is_object())
         for (const auto& [pk, pv] : v.items())
@@ -162,11 +160,11 @@ std::optional<double> metric_value(const json& m, const SortMetric& s) {
 
 // ---- grouping ----
 
-std::vector<Group> group_records(const std::vector<json>& recs, const std::string& by,
+std::vector<Group> group_records(const std::vector<TraceRecord>& recs, const std::string& by,
                                  const std::vector<std::string>& run_order) {
   std::vector<Group> groups;
   std::map<std::string, size_t> index;
-  for (const json& r : recs) {
+  for (const TraceRecord& r : recs) {
     Group g{rec::run_of(r), std::nullopt, std::nullopt, {}};
     std::string key = g.run + '\x1f';
     if (by == "level") {
@@ -223,15 +221,17 @@ std::vector<std::string> run_order(const std::map<std::string, json>& run_metric
 }
 
 // --run (when `apply_run_filter`), --reward, then duplicate removal.
-std::vector<json> select(const std::vector<json>& records, const ReportOptions& opt,
-                         const RewardPreset* preset, bool apply_run_filter, size_t* dropped) {
-  std::vector<json> kept;
-  for (const json& r : records)
+std::vector<TraceRecord> select(const std::vector<TraceRecord>& records, const ReportOptions& opt,
+                                const RewardPreset* preset, bool apply_run_filter,
+                                size_t* dropped) {
+  std::vector<TraceRecord> kept;
+  for (const TraceRecord& r : records)
     if (!apply_run_filter || opt.run.empty() || rec::run_of(r) == opt.run) kept.push_back(r);
   if (preset)
-    for (json& r : kept) {
-      r["reward"] = compute_reward(*preset, r);
-      r["reward_preset"] = preset->name;
+    for (TraceRecord& r : kept) {
+      std::optional<double> reward = compute_reward(*preset, r);
+      r.reward = reward ? Field<double>(*reward) : Field<double>(nullptr);
+      r.reward_preset = preset->name;
     }
   return drop_duplicates(kept, dropped);
 }
@@ -239,19 +239,17 @@ std::vector<json> select(const std::vector<json>& records, const ReportOptions& 
 // Records with no known problem (unreadable files, an unknown or missing `problem:`): how many,
 // per run, why (their `problem_unknown.reason`, "unknown" for records without one) and with
 // which status.
-json unattributed_json(const std::vector<json>& recs) {
+json unattributed_json(const std::vector<TraceRecord>& recs) {
   json runs = json::object();
-  for (const json& r : recs) {
+  for (const TraceRecord& r : recs) {
     json& g = runs[rec::run_of(r)];
     if (g.is_null())
       g = {{"records", 0}, {"reasons", json::object()}, {"status_counts", json::object()}};
     g["records"] = g["records"].get<size_t>() + 1;
-    std::string reason = "unknown";
-    const json& pu = rec::field(r, "problem_unknown");
-    if (pu.is_object() && pu.contains("reason") && pu["reason"].is_string())
-      reason = pu["reason"].get<std::string>();
+    std::string reason =
+        r.problem_unknown ? r.problem_unknown->reason.value_or("unknown") : "unknown";
     g["reasons"][reason] = g["reasons"].value(reason, 0) + 1;
-    std::string st = rec::text(r, "status");
+    std::string st = r.status_text();
     if (st.empty()) st = "(unknown)";
     g["status_counts"][st] = g["status_counts"].value(st, 0) + 1;
   }
@@ -260,22 +258,23 @@ json unattributed_json(const std::vector<json>& recs) {
 
 }  // namespace
 
-Prepared prepare(const std::vector<json>& records, const ReportOptions& opt,
-                 const std::vector<json>& baseline_records) {
+Prepared prepare(const std::vector<TraceRecord>& records, const ReportOptions& opt,
+                 const std::vector<TraceRecord>& baseline_records) {
   std::optional<RewardPreset> preset;
   if (!opt.reward_preset.empty()) preset = load_reward_preset(opt.reward_preset);
   Prepared p;
-  for (json& r : select(records, opt, preset ? &*preset : nullptr, true, &p.duplicates))
+  for (TraceRecord& r : select(records, opt, preset ? &*preset : nullptr, true, &p.duplicates))
     (rec::problem_of(r) ? p.records : p.unattributed).push_back(std::move(r));
   p.has_baseline = !opt.baseline.empty();
   if (p.has_baseline)
-    for (json& r : select(baseline_records, opt, preset ? &*preset : nullptr, false, nullptr))
+    for (TraceRecord& r :
+         select(baseline_records, opt, preset ? &*preset : nullptr, false, nullptr))
       if (rec::problem_of(r)) p.baseline.push_back(std::move(r));
   return p;
 }
 
 json aggregate(const Prepared& prepared, const ReportOptions& opt, const Settings& s) {
-  const std::vector<json>& recs = prepared.records;
+  const std::vector<TraceRecord>& recs = prepared.records;
   std::map<std::string, json> run_metrics;
   for (const Group& g : group_records(recs, "run", {})) run_metrics[g.run] = group_json(g, s);
   std::vector<std::string> order = run_order(run_metrics, s);

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "record/trace_record.h"
 #include "report/options.h"
 
 namespace kernrl {
@@ -25,23 +26,23 @@ namespace report {
 
 // The records a report counts, after --run (not on the baseline), --reward and duplicate removal.
 struct Prepared {
-  std::vector<nlohmann::json> records;       // with a known problem: these are aggregated
-  std::vector<nlohmann::json> unattributed;  // no known problem: outside every metric
-  size_t duplicates = 0;                     // records dropped as duplicates
-  bool has_baseline = false;                 // opt.baseline was given
-  std::vector<nlohmann::json> baseline;      // the baseline's records with a known problem
+  std::vector<TraceRecord> records;       // with a known problem: these are aggregated
+  std::vector<TraceRecord> unattributed;  // no known problem: outside every metric
+  size_t duplicates = 0;                  // records dropped as duplicates
+  bool has_baseline = false;              // opt.baseline was given
+  std::vector<TraceRecord> baseline;      // the baseline's records with a known problem
 };
 
 // Throws SpecError on a bad reward preset.
-Prepared prepare(const std::vector<nlohmann::json>& records, const ReportOptions& opt,
-                 const std::vector<nlohmann::json>& baseline_records);
+Prepared prepare(const std::vector<TraceRecord>& records, const ReportOptions& opt,
+                 const std::vector<TraceRecord>& baseline_records);
 
 // The report object of docs/report.md; "files" and "malformed_lines" are left empty for the
 // caller, who read the files.
 nlohmann::json aggregate(const Prepared& prepared, const ReportOptions& opt, const Settings& s);
 
 // The metrics object of one group of records (without its run/level/problem keys).
-nlohmann::json metrics(const std::vector<const nlohmann::json*>& recs, const Settings& s);
+nlohmann::json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s);
 
 // A metrics object's value for a --sort metric, when it is a number.
 std::optional<double> metric_value(const nlohmann::json& m, const SortMetric& s);
@@ -50,12 +51,12 @@ struct Group {
   std::string run;
   std::optional<int> level;
   std::optional<std::string> problem;
-  std::vector<const nlohmann::json*> recs;
+  std::vector<const TraceRecord*> recs;
 };
 
 // Groups at the granularity `by` (run, level or problem): runs in `run_order` first (runs not in
 // it first of all), then level (unknown last), then problem (problem_order).
-std::vector<Group> group_records(const std::vector<nlohmann::json>& recs, const std::string& by,
+std::vector<Group> group_records(const std::vector<TraceRecord>& recs, const std::string& by,
                                  const std::vector<std::string>& run_order);
 
 // metrics() of the group plus its run, level and problem.

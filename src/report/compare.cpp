@@ -20,9 +20,9 @@ struct Side {
   std::optional<int> level;
 };
 
-std::map<std::string, Side> sides_by_problem(const std::vector<json>& recs) {
+std::map<std::string, Side> sides_by_problem(const std::vector<TraceRecord>& recs) {
   std::map<std::string, Side> out;
-  for (const json& r : recs) {
+  for (const TraceRecord& r : recs) {
     auto p = rec::problem_of(r);
     if (!p) continue;  // cannot be matched across runs
     Side& s = out[*p];
@@ -43,10 +43,10 @@ json side_json(const Side& s, json* geomean) {
           {"geomean_speedup", *geomean}};
 }
 
-json pooled(const std::vector<json>& recs, const Settings& s) {
-  std::vector<const json*> ptrs;
+json pooled(const std::vector<TraceRecord>& recs, const Settings& s) {
+  std::vector<const TraceRecord*> ptrs;
   std::set<std::string> runs;
-  for (const json& r : recs) {
+  for (const TraceRecord& r : recs) {
     ptrs.push_back(&r);
     runs.insert(rec::run_of(r));
   }
@@ -57,8 +57,8 @@ json pooled(const std::vector<json>& recs, const Settings& s) {
 
 }  // namespace
 
-json compare(const std::vector<json>& current, const std::vector<json>& baseline, const Settings& s,
-             const std::string& baseline_path) {
+json compare(const std::vector<TraceRecord>& current, const std::vector<TraceRecord>& baseline,
+             const Settings& s, const std::string& baseline_path) {
   auto cur = sides_by_problem(current), base = sides_by_problem(baseline);
   std::set<std::string> ids;
   for (const auto& kv : cur) ids.insert(kv.first);

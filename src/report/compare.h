@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "record/trace_record.h"
 #include "report/options.h"
 
 namespace kernrl::report {
@@ -14,8 +15,8 @@ namespace kernrl::report {
 // speedups, their deltas and a status (regressed, fixed, same, new, missing), plus the lists of
 // regressed and fixed problems, the counts, and the metrics of each side pooled. Records without
 // a problem are left out. `baseline_path` is what --baseline named.
-nlohmann::json compare(const std::vector<nlohmann::json>& current,
-                       const std::vector<nlohmann::json>& baseline, const Settings& s,
+nlohmann::json compare(const std::vector<TraceRecord>& current,
+                       const std::vector<TraceRecord>& baseline, const Settings& s,
                        const std::string& baseline_path);
 
 }  // namespace kernrl::report

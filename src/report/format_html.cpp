@@ -78,7 +78,7 @@ struct ChartData {
   // run -> level -> metrics object (from the records, or the report's level groups)
   std::map<std::string, std::map<std::optional<int>, json>> level_metrics;
   // run -> level -> records (only with the records at hand)
-  std::map<std::string, std::map<std::optional<int>, std::vector<const json*>>> records;
+  std::map<std::string, std::map<std::optional<int>, std::vector<const TraceRecord*>>> records;
 };
 
 bool level_less(const std::optional<int>& a, const std::optional<int>& b) {
@@ -122,9 +122,9 @@ std::string speed_text(double v) {
 }
 
 // Who a record is, for a tooltip: run, problem, file.
-std::string record_tip(const json& r) {
+std::string record_tip(const TraceRecord& r) {
   std::string tip = rec::run_of(r) + " \u00b7 " + rec::problem_of(r).value_or("?");
-  std::string file = rec::text(r, "file");
+  std::string file = r.file.value_or("");
   if (!file.empty()) tip += " \u00b7 " + file;
   return tip;
 }
@@ -137,9 +137,9 @@ std::string speedup_distribution(const ChartData& c) {
   for (const auto& run : c.runs) {
     auto it = c.records.find(run);
     if (it == c.records.end()) continue;
-    auto row_of = [&](const std::string& label, const std::vector<const json*>& recs) {
+    auto row_of = [&](const std::string& label, const std::vector<const TraceRecord*>& recs) {
       svg::DistributionChart::Row row{label, c.color.at(run), {}, {}};
-      for (const json* r : recs)
+      for (const TraceRecord* r : recs)
         if (auto s = rec::counted_speedup(*r)) {
           row.values.push_back(*s);
           row.tips.push_back(record_tip(*r) + ": " + speed_text(*s));
@@ -147,7 +147,7 @@ std::string speedup_distribution(const ChartData& c) {
       return row;
     };
     if (it->second.size() > 1) {
-      std::vector<const json*> all;
+      std::vector<const TraceRecord*> all;
       for (const auto& [level, recs] : it->second) all.insert(all.end(), recs.begin(), recs.end());
       ch.rows.push_back(row_of(run + " \u00b7 all levels", all));
     }
@@ -212,9 +212,9 @@ std::string sol_scatter(const ChartData& c) {
     auto it = c.records.find(c.runs[i]);
     if (it == c.records.end()) continue;
     for (const auto& [level, recs] : it->second)
-      for (const json* r : recs) {
+      for (const TraceRecord* r : recs) {
         auto s = rec::counted_speedup(*r);
-        auto sol = rec::number(*r, "sol_fraction");
+        auto sol = r->sol_fraction ? std::optional<double>(*r->sol_fraction) : std::nullopt;
         if (!s || !sol || !std::isfinite(*sol)) continue;
         ch.points.push_back(
             {*s, *sol, i,

@@ -24,16 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string text(const json& r, const char* key) {
-  auto it = r.find(key);
-  return it != r.end() && it->is_string() ? it->get<std::string>() : "";
-}
-const json& field(const json& r, const char* key) {
-  static const json null_value;
-  auto it = r.find(key);
-  return it != r.end() ? *it : null_value;
-}
-
 // "L1_23..." -> (1, 23).
 std::optional<std::pair<int, int>> level_and_number(const std::string& id) {
   int level = 0, number = 0;
@@ -46,11 +36,10 @@ std::optional<std::pair<int, int>> level_and_number(const std::string& id) {
 
 // The KernelBench level and problem number of a record: from its problem, else from the name
 // the record says it was given (an unknown problem named in KernelBench's layout).
-std::optional<std::pair<int, int>> kb_key(const json& r) {
-  if (auto k = level_and_number(text(r, "problem"))) return k;
-  const json& u = field(r, "problem_unknown");
-  if (u.is_object() && u.contains("named") && u["named"].is_string())
-    return level_and_number(u["named"].get<std::string>());
+std::optional<std::pair<int, int>> kb_key(const TraceRecord& r) {
+  if (auto k = level_and_number(r.problem.value_or(""))) return k;
+  if (r.problem_unknown && r.problem_unknown->named)
+    return level_and_number(*r.problem_unknown->named);
   return std::nullopt;
 }
 
@@ -72,53 +61,50 @@ ojson device_fields(const json& device) {
 
 // KernelBench's runtime_stats: mean/std/min/max in ms (3 significant digits), num_trials, and the
 // device.
-ojson runtime_stats(const json& stats, const json& device) {
-  ojson s = {{"mean", three_digits(stats.value("mean_ms", -1.0))},
-             {"std", three_digits(stats.value("std_ms", 0.0))},
-             {"min", three_digits(stats.value("min_ms", -1.0))},
-             {"max", three_digits(stats.value("max_ms", -1.0))},
-             {"num_trials", stats.value("n", 0)}};
+ojson runtime_stats(const trace::Stats& stats, const json& device) {
+  ojson s = {{"mean", three_digits(stats.mean_ms.value_or(-1.0))},
+             {"std", three_digits(stats.std_ms.value_or(0.0))},
+             {"min", three_digits(stats.min_ms.value_or(-1.0))},
+             {"max", three_digits(stats.max_ms.value_or(-1.0))},
+             {"num_trials", stats.n.value_or(0)}};
   ojson d = device_fields(device);
   for (auto& [k, v] : d.items()) s[k] = v;
   return s;
 }
 
 // kernrl's own view of the record, kept under metadata.kernrl.
-ojson kernrl_fields(const json& r) {
-  ojson k = {{"status", field(r, "status")},
-             {"problem", field(r, "problem")},
-             {"file", field(r, "file")},
-             {"source_sha256", field(r, "source_sha256")},
-             {"speedup", field(r, "speedup")},
-             {"sol_fraction", field(r, "sol_fraction")},
-             {"suspicious", field(r, "suspicious")},
-             {"reward", field(r, "reward")}};
-  const json& e = field(r, "error");
-  if (e.is_object() && e.contains("message")) k["message"] = e["message"];
-  if (r.contains("problem_unknown")) k["problem_unknown"] = r["problem_unknown"];
-  const json& t = field(r, "timing");
-  if (t.is_object()) {
-    if (t.contains("kernel") && t["kernel"].is_object()) k["timing_ms"] = t["kernel"];
-    if (t.contains("baseline") && t["baseline"].is_object())
-      k["baseline_runtime_stats"] = runtime_stats(t["baseline"], field(r, "device"));
+// kernrl's own view of the record, kept under metadata.kernrl: the fields as the record has them.
+ojson kernrl_fields(const TraceRecord& r) {
+  ojson k = {{"status", r.status.to_json()},
+             {"problem", r.problem.to_json()},
+             {"file", r.file.to_json()},
+             {"source_sha256", r.source_sha256.to_json()},
+             {"speedup", r.speedup.to_json()},
+             {"sol_fraction", r.sol_fraction.to_json()},
+             {"suspicious", r.suspicious.to_json()},
+             {"reward", r.reward.to_json()}};
+  if (r.error && !r.error->message.absent()) k["message"] = r.error->message.to_json();
+  if (!r.problem_unknown.absent()) k["problem_unknown"] = r.problem_unknown.to_json();
+  if (const trace::Timing* t = r.timing.get()) {
+    if (t->kernel) k["timing_ms"] = t->kernel.to_json();
+    if (t->baseline) k["baseline_runtime_stats"] = runtime_stats(*t->baseline, r.device.to_json());
   }
   return k;
 }
 
-ojson entry(const json& r, int sample_id) {
-  std::string status = text(r, "status");
-  const json& t = field(r, "timing");
-  const json& device = field(r, "device");
-  const json& e = field(r, "error");
-  std::string message = e.is_object() ? e.value("message", std::string()) : "";
-  std::string log = e.is_object() ? e.value("log", std::string()) : "";
+ojson entry(const TraceRecord& r, int sample_id) {
+  std::string status = r.status_text();
+  const trace::Timing* t = r.timing.get();
+  const json device = r.device.to_json();
+  const trace::Error* e = r.error.get();
+  std::string message = e ? e->message.value_or("") : "";
+  std::string log = e ? e->log.value_or("") : "";
   // KernelBench: compiled is false for build failures and for evaluations that timed out.
   // A record without a `compile` field at all (written by other tools) is judged by its status.
-  bool compile_ran = field(r, "compile").is_object() || !r.contains("compile");
+  bool compile_ran = r.compile.has_value() || r.compile.absent();
   bool compiled =
       compile_ran && status != "format_error" && status != "compile_error" && status != "timeout";
-  bool timed =
-      status == "correct" && t.is_object() && t.contains("kernel") && t["kernel"].is_object();
+  bool timed = status == "correct" && t && t->kernel;
 
   ojson m = device_fields(device);
   if (status == "timeout") {
@@ -134,12 +120,11 @@ ojson entry(const json& r, int sample_id) {
     m["correctness_issue"] = message;
     m["correctness_issue_name"] = "correctness_issue";
   }
-  const json& c = field(r, "correctness");
-  if (c.is_object() && c.contains("n_trials"))
-    m["correctness_trials"] = "(" + std::to_string(c.value("n_passed", 0)) + " / " +
-                              std::to_string(c.value("n_trials", 0)) + ")";
+  if (auto counts = r.correctness_counts())
+    m["correctness_trials"] =
+        "(" + std::to_string(counts->first) + " / " + std::to_string(counts->second) + ")";
   m["kernrl"] = kernrl_fields(r);
-  ojson rt = timed ? runtime_stats(t["kernel"], device) : ojson::object();
+  ojson rt = timed ? runtime_stats(*t->kernel, device) : ojson::object();
   return ojson{{"sample_id", sample_id},
                {"compiled", compiled},
                {"correctness", status == "correct"},
@@ -213,10 +198,10 @@ std::string safe_folder(const std::string& run) {
 
 }  // namespace
 
-KernelBenchOutput kernelbench_output(const std::vector<json>& records,
+KernelBenchOutput kernelbench_output(const std::vector<TraceRecord>& records,
                                      const KernelBenchOptions& opt) {
   KernelBenchOutput out;
-  std::vector<json> recs = drop_duplicates(records, &out.duplicates);
+  std::vector<TraceRecord> recs = drop_duplicates(records, &out.duplicates);
   std::vector<int> ks = opt.ks;
   std::sort(ks.begin(), ks.end());
   ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
@@ -224,23 +209,20 @@ KernelBenchOutput kernelbench_output(const std::vector<json>& records,
   if (ks.empty()) ks = {1};
 
   // run -> level -> problem number -> records, in record order.
-  std::map<std::string, std::map<int, std::map<int, std::vector<const json*>>>> grouped;
-  for (const json& r : recs) {
-    std::string run = field(r, "run").is_string() ? r["run"].get<std::string>() : "(none)";
+  std::map<std::string, std::map<int, std::map<int, std::vector<const TraceRecord*>>>> grouped;
+  for (const TraceRecord& r : recs) {
+    std::string run = r.run_or("(none)");
     if (!opt.run.empty() && run != opt.run) continue;
     auto key = kb_key(r);
     if (!key) {
       // No level or problem number (an unreadable file, no problem named): listed apart, also
       // under a level filter, since it may belong to that level.
-      const json& u = field(r, "problem_unknown");
       out.unattributed[run].push_back(
-          ojson{{"file", field(r, "file")},
-                {"source_sha256", field(r, "source_sha256")},
-                {"status", field(r, "status")},
-                {"reason", u.is_object() ? u.value("reason", json(nullptr)) : json(nullptr)},
-                {"message", field(r, "error").is_object()
-                                ? field(r, "error").value("message", json(nullptr))
-                                : json(nullptr)}});
+          ojson{{"file", r.file.to_json()},
+                {"source_sha256", r.source_sha256.to_json()},
+                {"status", r.status.to_json()},
+                {"reason", r.problem_unknown ? r.problem_unknown->reason.to_json() : json(nullptr)},
+                {"message", r.error ? r.error->message.to_json() : json(nullptr)}});
       ++out.unattributed_count;
       continue;
     }
@@ -262,8 +244,8 @@ KernelBenchOutput kernelbench_output(const std::vector<json>& records,
         std::set<int> taken;
         std::vector<std::optional<int>> ids(list.size());
         for (size_t i = 0; i < list.size(); ++i) {
-          const json& s = field(*list[i], "sample");
-          if (s.is_number_integer() && taken.insert(s.get<int>()).second) ids[i] = s.get<int>();
+          const Field<int>& s = list[i]->sample;
+          if (s && taken.insert(*s).second) ids[i] = *s;
         }
         int next = 0;
         for (size_t i = 0; i < list.size(); ++i)
@@ -275,9 +257,9 @@ KernelBenchOutput kernelbench_output(const std::vector<json>& records,
         std::vector<std::pair<int, ojson>> entries;
         for (size_t i = 0; i < list.size(); ++i) {
           ojson e = entry(*list[i], *ids[i]);
-          const json& s = field(*list[i], "sample");
-          if (s.is_number_integer() && s.get<int>() != *ids[i])
-            e["metadata"]["kernrl"]["sample"] = s;  // renumbered: the record's own number
+          const Field<int>& s = list[i]->sample;
+          if (s && *s != *ids[i])
+            e["metadata"]["kernrl"]["sample"] = s.to_json();  // renumbered: the record's own number
           entries.push_back({*ids[i], std::move(e)});
         }
         std::stable_sort(entries.begin(), entries.end(),
@@ -359,28 +341,36 @@ std::string write_kernelbench(const KernelBenchOutput& out, const std::string& d
   return "";
 }
 
-ojson kernelbench_results(const std::vector<json>& records) {
+KernelBenchOutput kernelbench_output(const std::vector<json>& records,
+                                     const KernelBenchOptions& opt) {
+  return kernelbench_output(records_from_json(records), opt);
+}
+
+ojson kernelbench_results(const std::vector<TraceRecord>& records) {
   KernelBenchOutput out = kernelbench_output(records, {});
   if (out.runs.empty()) return ojson::object();
   return out.runs.front().eval_results;
 }
 
-bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<json>* records,
+ojson kernelbench_results(const std::vector<json>& records) {
+  return kernelbench_results(records_from_json(records));
+}
+
+bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<TraceRecord>* records,
                        std::ostream& err) {
   return report::read_inputs(inputs, records, nullptr, nullptr, &err);
 }
 
 int run_kernelbench_report(const std::vector<std::string>& inputs, const KernelBenchOptions& opt,
                            const std::string& dir, std::ostream& out, std::ostream& err) {
-  std::vector<json> records;
+  std::vector<TraceRecord> records;
   if (!read_trace_inputs(inputs, &records, err)) {
     err << "kernrl report: no readable trace file among the inputs\n";
     return 2;
   }
   if (!opt.run.empty()) {
     std::set<std::string> runs;
-    for (const json& r : records)
-      runs.insert(field(r, "run").is_string() ? r["run"].get<std::string>() : "(none)");
+    for (const TraceRecord& r : records) runs.insert(r.run_or("(none)"));
     if (!runs.count(opt.run)) {
       std::string present;
       for (const auto& r : runs) present += (present.empty() ? "" : ", ") + r;

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "record/trace_record.h"
+
 namespace kernrl {
 
 struct KernelBenchOptions {
@@ -39,6 +41,9 @@ struct KernelBenchOutput {
 };
 
 // Builds every run folder from trace records. Never throws on odd records.
+KernelBenchOutput kernelbench_output(const std::vector<TraceRecord>& records,
+                                     const KernelBenchOptions& opt);
+// The same for records as JSON objects (read with TraceRecord::from_json).
 KernelBenchOutput kernelbench_output(const std::vector<nlohmann::json>& records,
                                      const KernelBenchOptions& opt);
 
@@ -63,12 +68,13 @@ std::string write_kernelbench(const KernelBenchOutput& out, const std::string& d
 // The eval_results.json of records of one run and level (the shape of
 // runs/<run>/eval_results.json): numeric problem keys in numeric order. Records of other levels
 // than the first level found are left out; use kernelbench_output for several levels.
+nlohmann::ordered_json kernelbench_results(const std::vector<TraceRecord>& records);
 nlohmann::ordered_json kernelbench_results(const std::vector<nlohmann::json>& records);
 
 // Every record of the trace files or folders (a folder: every *.jsonl inside, recursively, in path
 // order), as `kernrl report` reads them; malformed lines and unreadable paths are reported to
 // `err` as "PATH[:LINE]: message". False when no input could be read.
-bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<nlohmann::json>* records,
+bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<TraceRecord>* records,
                        std::ostream& err);
 
 // `kernrl report --format kernelbench --out DIR`: reads the inputs, writes every run folder (and

@@ -13,69 +13,51 @@ using nlohmann::json;
 
 namespace rec {
 
-const json& field(const json& r, const char* key) {
-  static const json null_value;
-  auto it = r.find(key);
-  return it != r.end() ? *it : null_value;
+std::string run_of(const TraceRecord& r) {
+  return r.run_or(kNoRun);
 }
-std::string text(const json& r, const char* key) {
-  const json& v = field(r, key);
-  return v.is_string() ? v.get<std::string>() : "";
+std::optional<int> level_of(const TraceRecord& r) {
+  return r.level ? std::optional<int>(*r.level) : std::nullopt;
 }
-std::optional<double> number(const json& r, const char* key) {
-  const json& v = field(r, key);
-  if (v.is_number()) return v.get<double>();
-  return std::nullopt;
+std::optional<std::string> problem_of(const TraceRecord& r) {
+  return r.problem ? std::optional<std::string>(*r.problem) : std::nullopt;
 }
-bool flag(const json& r, const char* key) {
-  const json& v = field(r, key);
-  return v.is_boolean() && v.get<bool>();
+bool is_correct(const TraceRecord& r) {
+  return r.status_is(Status::Correct);
 }
-std::string run_of(const json& r) {
-  const json& v = field(r, "run");
-  return v.is_string() ? v.get<std::string>() : kNoRun;
+bool format_ok(const TraceRecord& r) {
+  return !r.status_is(Status::FormatError);
 }
-std::optional<int> level_of(const json& r) {
-  const json& v = field(r, "level");
-  if (v.is_number_integer()) return v.get<int>();
-  return std::nullopt;
+bool compiled(const TraceRecord& r) {
+  return !r.status_is(Status::FormatError) && !r.status_is(Status::CompileError);
 }
-std::optional<std::string> problem_of(const json& r) {
-  const json& v = field(r, "problem");
-  if (v.is_string()) return v.get<std::string>();
-  return std::nullopt;
-}
-bool is_correct(const json& r) {
-  return text(r, "status") == "correct";
-}
-bool format_ok(const json& r) {
-  return text(r, "status") != "format_error";
-}
-bool compiled(const json& r) {
-  std::string s = text(r, "status");
-  return s != "format_error" && s != "compile_error";
-}
-std::optional<double> counted_speedup(const json& r) {
-  auto s = number(r, "speedup");
-  if (!is_correct(r) || !s || !(*s > 0) || !std::isfinite(*s)) return std::nullopt;
+std::optional<double> counted_speedup(const TraceRecord& r) {
+  if (!is_correct(r) || !r.speedup) return std::nullopt;
+  double s = *r.speedup;
+  if (!(s > 0) || !std::isfinite(s)) return std::nullopt;
   return s;
+}
+bool ran(const TraceRecord& r) {
+  if (!r.ran.absent()) return r.ran.value_or(false);
+  return r.status_is(Status::Correct) || r.status_is(Status::Incorrect) ||
+         r.status_is(Status::RuntimeError) || r.status_is(Status::Timeout);
 }
 
 }  // namespace rec
 
-std::vector<json> drop_duplicates(const std::vector<json>& records, size_t* dropped) {
+std::vector<TraceRecord> drop_duplicates(const std::vector<TraceRecord>& records, size_t* dropped) {
   std::set<std::string> seen;
-  std::vector<const json*> kept;
+  std::vector<const TraceRecord*> kept;
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    std::string sha = rec::text(*it, "source_sha256");
+    std::string sha = it->source_sha256.value_or("");
     // Without a hash two records cannot be told to be the same sample: keep both.
     if (!sha.empty() &&
-        !seen.insert(rec::run_of(*it) + '\x1f' + rec::text(*it, "file") + '\x1f' + sha).second)
+        !seen.insert(rec::run_of(*it) + '\x1f' + it->file.value_or("") + '\x1f' + sha).second)
       continue;
     kept.push_back(&*it);
   }
   if (dropped) *dropped = records.size() - kept.size();
-  std::vector<json> out;
+  std::vector<TraceRecord> out;
   for (auto it = kept.rbegin(); it != kept.rend(); ++it) out.push_back(**it);
   return out;
 }
@@ -105,12 +87,12 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
   return files;
 }
 
-bool read_inputs(const std::vector<std::string>& inputs, std::vector<json>* records,
+bool read_inputs(const std::vector<std::string>& inputs, std::vector<TraceRecord>* records,
                  json* files_read, json* malformed, std::ostream* err) {
   bool any = false;
   for (const std::string& file : expand_inputs(inputs, err)) {
     std::vector<TraceProblem> problems;
-    std::vector<json> recs = read_trace(file, &problems);
+    std::vector<TraceRecord> recs = read_trace(file, &problems);
     bool readable = true;
     for (const TraceProblem& p : problems) {
       if (p.line == 0) {
@@ -125,7 +107,7 @@ bool read_inputs(const std::vector<std::string>& inputs, std::vector<json>* reco
     if (!readable) continue;
     any = true;
     if (files_read) files_read->push_back(file);
-    for (json& r : recs) records->push_back(std::move(r));
+    for (TraceRecord& r : recs) records->push_back(std::move(r));
   }
   return any;
 }

@@ -1,5 +1,6 @@
-// Reading trace records for `kernrl report`: the input files (a directory: every *.jsonl inside),
-// tolerant access to one record's fields, and duplicate removal (docs/report.md, "Reading the
+// Reading trace records for `kernrl report` and the KernelBench writer: the input files (a
+// directory: every *.jsonl inside, each line read by TraceRecord's one tolerant reader), what a
+// record counts as, and duplicate removal (docs/report.md, "Reading the
 // inputs").
 #pragma once
 
@@ -10,40 +11,36 @@
 #include <string>
 #include <vector>
 
+#include "record/trace_record.h"
+
 namespace kernrl {
 
-// Tolerant access to the fields of one trace record (docs/trace-format.md): a missing field, or a
-// field of the wrong type, reads as absent. Nothing here throws on an odd record.
+// A record's fields as `report` counts them. Records are read by TraceRecord's tolerant reader
+// (record/trace_record.h): a missing field, or a field of the wrong type, reads as absent, so
+// nothing here throws on an odd record.
 namespace rec {
 
 // The run of a record whose `run` is null or missing.
 constexpr const char* kNoRun = "(none)";
 
-// The field, or a null value when it is missing (or `r` is not an object).
-const nlohmann::json& field(const nlohmann::json& r, const char* key);
-// The field's text, or "" when it is not a string.
-std::string text(const nlohmann::json& r, const char* key);
-// The field's value when it is a number.
-std::optional<double> number(const nlohmann::json& r, const char* key);
-// True only for a boolean `true`.
-bool flag(const nlohmann::json& r, const char* key);
+std::string run_of(const TraceRecord& r);  // kNoRun when not a string
+std::optional<int> level_of(const TraceRecord& r);
+std::optional<std::string> problem_of(const TraceRecord& r);
 
-std::string run_of(const nlohmann::json& r);  // kNoRun when not a string
-std::optional<int> level_of(const nlohmann::json& r);
-std::optional<std::string> problem_of(const nlohmann::json& r);
-
-bool is_correct(const nlohmann::json& r);  // status "correct"
-bool format_ok(const nlohmann::json& r);   // status not "format_error"
-bool compiled(const nlohmann::json& r);    // status neither "format_error" nor "compile_error"
+bool is_correct(const TraceRecord& r);  // status "correct"
+bool format_ok(const TraceRecord& r);   // status not "format_error"
+bool compiled(const TraceRecord& r);    // status neither "format_error" nor "compile_error"
 // The speedup that counts: only a correct kernel's, and only a finite positive number.
-std::optional<double> counted_speedup(const nlohmann::json& r);
+std::optional<double> counted_speedup(const TraceRecord& r);
+// Whether anything ran on a GPU: the record's `ran`, or (records without the field) whether its
+// status needs a run.
+bool ran(const TraceRecord& r);
 
 }  // namespace rec
 
 // Records with the same (run, file, source_sha256) are one sample graded twice (a resumed run):
 // keeps the last of each, in its place. `dropped` (optional) gets the number removed.
-std::vector<nlohmann::json> drop_duplicates(const std::vector<nlohmann::json>& records,
-                                            size_t* dropped);
+std::vector<TraceRecord> drop_duplicates(const std::vector<TraceRecord>& records, size_t* dropped);
 
 namespace report {
 
@@ -55,7 +52,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
 // Reads every file of expand_inputs(inputs) in order, appending its records to `records`. The
 // files read go to `files_read` and malformed lines to `malformed` (as {file, line, message}), and
 // both are reported to `err` (each optional). False when no file could be read.
-bool read_inputs(const std::vector<std::string>& inputs, std::vector<nlohmann::json>* records,
+bool read_inputs(const std::vector<std::string>& inputs, std::vector<TraceRecord>* records,
                  nlohmann::json* files_read, nlohmann::json* malformed, std::ostream* err);
 
 }  // namespace report

@@ -9,18 +9,22 @@
 namespace kernrl {
 using nlohmann::json;
 
-json aggregate(const std::vector<json>& records, const ReportOptions& opt) {
-  std::vector<json> baseline;
+json aggregate(const std::vector<TraceRecord>& records, const ReportOptions& opt) {
+  std::vector<TraceRecord> baseline;
   if (!opt.baseline.empty() &&
       !report::read_inputs({opt.baseline}, &baseline, nullptr, nullptr, nullptr))
     throw std::invalid_argument("cannot read the baseline " + opt.baseline);
   return aggregate(records, opt, baseline);
 }
 
-json aggregate(const std::vector<json>& records, const ReportOptions& opt,
-               const std::vector<json>& baseline_records) {
+json aggregate(const std::vector<TraceRecord>& records, const ReportOptions& opt,
+               const std::vector<TraceRecord>& baseline_records) {
   report::Settings s = report::settings_of(opt);
   return report::aggregate(report::prepare(records, opt, baseline_records), opt, s);
+}
+
+json aggregate(const std::vector<json>& records, const ReportOptions& opt) {
+  return aggregate(records_from_json(records), opt);
 }
 
 std::string render(const json& aggregated, const ReportOptions& opt) {
@@ -35,7 +39,7 @@ int run_report(const ReportOptions& opt, std::ostream& out, std::ostream& err) {
     if (opt.fail_on_regression && opt.baseline.empty())
       throw std::invalid_argument("--fail-on-regression needs --baseline");
 
-    std::vector<json> records, baseline;
+    std::vector<TraceRecord> records, baseline;
     json files = json::array(), malformed = json::array();
     if (!report::read_inputs(opt.inputs, &records, &files, &malformed, &err))
       throw std::invalid_argument("no readable trace file among the inputs");
@@ -44,7 +48,7 @@ int run_report(const ReportOptions& opt, std::ostream& out, std::ostream& err) {
       throw std::invalid_argument("cannot read the baseline " + opt.baseline);
     if (!opt.run.empty()) {
       std::set<std::string> runs;
-      for (const json& r : records) runs.insert(rec::run_of(r));
+      for (const TraceRecord& r : records) runs.insert(rec::run_of(r));
       if (!runs.count(opt.run)) {
         std::string present;
         for (const auto& r : runs) present += (present.empty() ? "" : ", ") + r;

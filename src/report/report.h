@@ -17,10 +17,12 @@ namespace kernrl {
 // The documented JSON output (docs/report.md). Applies opt.run, opt.reward_preset and duplicate
 // removal itself; with opt.baseline set, reads that trace (malformed lines silently skipped) and
 // fills "comparison". Throws std::invalid_argument on bad options, SpecError on a bad preset.
-nlohmann::json aggregate(const std::vector<nlohmann::json>& records, const ReportOptions& opt);
+nlohmann::json aggregate(const std::vector<TraceRecord>& records, const ReportOptions& opt);
 // The same, with the baseline's records already read (used when opt.baseline is non-empty).
-nlohmann::json aggregate(const std::vector<nlohmann::json>& records, const ReportOptions& opt,
-                         const std::vector<nlohmann::json>& baseline_records);
+nlohmann::json aggregate(const std::vector<TraceRecord>& records, const ReportOptions& opt,
+                         const std::vector<TraceRecord>& baseline_records);
+// The same for records as JSON objects (read with TraceRecord::from_json).
+nlohmann::json aggregate(const std::vector<nlohmann::json>& records, const ReportOptions& opt);
 
 // The aggregate as text in opt.format. Formats that plot single samples (html) have only the
 // aggregate here and leave those charts out. Throws std::invalid_argument on an unknown format.

@@ -40,7 +40,8 @@ std::vector<std::string> p_keys(const json& a) {
 }
 
 std::vector<std::string> status_names(const json& rows) {
-  std::vector<std::string> names(std::begin(kStatuses), std::end(kStatuses));
+  std::vector<std::string> names;
+  for (Status st : kAllStatuses) names.push_back(to_string(st));
   for (const auto& r : rows)
     for (const auto& kv : r["status_counts"].items())
       if (std::find(names.begin(), names.end(), kv.key()) == names.end()) names.push_back(kv.key());

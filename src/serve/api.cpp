@@ -234,8 +234,7 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
       return out->reply(resp);
     }
     const ProblemInfo* shown = p;
-    if (!shown && r.record.contains("problem") && r.record["problem"].is_string())
-      shown = s->problems().find_openenv(r.record["problem"].get<std::string>());
+    if (!shown && r.record.problem) shown = s->problems().find_openenv(*r.record.problem);
     Episode e;
     e.max_turns = s->options().max_turns;
     e.problem_id = shown ? shown->id : "";
@@ -287,7 +286,7 @@ void v1_grade(Service& svc, const std::string& body, const std::shared_ptr<Respo
       add_retry_after(resp, r);
       return out->reply(resp);
     }
-    HttpResponse resp = json_response(200, r.record);
+    HttpResponse resp = json_response(200, r.record.to_json());
     resp.headers.emplace_back("X-Kernrl-Cache", r.cache);
     out->reply(resp);
   });
@@ -338,7 +337,7 @@ void v1_grade_batch(Service& svc, const std::string& body, const std::shared_ptr
       json line = {{"index", i}};
       if (r.kind == GradeResult::Graded) {
         line["cache"] = r.cache;
-        line["record"] = std::move(r.record);
+        line["record"] = r.record.to_json();
         ++b->graded;
       } else {
         line["error"] = api_error(r);

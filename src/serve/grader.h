@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "record/trace_record.h"
+
 namespace kernrl::serve {
 
 using Clock = std::chrono::steady_clock;
@@ -40,8 +42,8 @@ struct Outcome {
     Stopped,  // the grader stopped (shutdown) before it started; nothing was graded
     Failed,   // kernrl itself failed on it (not the kernel); nothing was graded
   } kind = Failed;
-  nlohmann::json record;  // Graded only
-  std::string message;    // why, for the others
+  TraceRecord record;   // Graded only
+  std::string message;  // why, for the others
 };
 
 using Done = std::function<void(Outcome)>;

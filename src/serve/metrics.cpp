@@ -93,7 +93,8 @@ std::string Metrics::prometheus(const Gauges& g) const {
 
   head(o, "kernrl_serve_evaluations_total", "counter",
        "Answers graded, by the status of their record.");
-  for (const char* s : kStatuses) {
+  for (Status st : kAllStatuses) {
+    const char* s = to_string(st);
     auto it = by_status_.find(s);
     o << "kernrl_serve_evaluations_total{status=\"" << s << "\"} "
       << (it == by_status_.end() ? 0 : it->second) << "\n";

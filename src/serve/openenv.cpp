@@ -44,8 +44,8 @@ json base_observation(const ProblemInfo& p, const std::string& gpu_info, int tur
 }
 
 // The largest absolute error of any output in any trial (finite values only); null when none.
-json max_diff(const json& rec) {
-  const json* c = rec.contains("correctness") ? &rec["correctness"] : nullptr;
+json max_diff(const TraceRecord& rec) {
+  const json* c = rec.correctness.get();
   if (!c || !c->is_object() || !c->contains("trials") || !(*c)["trials"].is_array()) return nullptr;
   std::optional<double> m;
   for (const auto& t : (*c)["trials"]) {
@@ -59,8 +59,8 @@ json max_diff(const json& rec) {
   return m ? json(*m) : json(nullptr);
 }
 
-bool is_correct(const json& rec) {
-  return rec.value("status", "") == "correct" && !rec.value("suspicious", false);
+bool is_correct(const TraceRecord& rec) {
+  return rec.status_is(Status::Correct) && !rec.suspicious.value_or(false);
 }
 
 }  // namespace
@@ -144,11 +144,11 @@ json Episode::state() const {
           {"solved", solved}};
 }
 
-void Episode::count(const json& rec) {
+void Episode::count(const TraceRecord& rec) {
   ++turn;
   ++step_count;
-  if (is_correct(rec) && rec.contains("speedup") && rec["speedup"].is_number()) {
-    double s = rec["speedup"].get<double>();
+  if (is_correct(rec) && rec.speedup) {
+    double s = *rec.speedup;
     if (s > best_speedup) best_speedup = s;
     if (s > 1.05) solved = true;
   }
@@ -160,41 +160,35 @@ json reset_payload(const ProblemInfo& p, const std::string& gpu_info, int max_tu
   return {{"observation", o}, {"reward", 0.0}, {"done", false}};
 }
 
-json step_payload(const ProblemInfo* p, const Episode& e, const json& rec,
+json step_payload(const ProblemInfo* p, const Episode& e, const TraceRecord& rec,
                   const std::string& gpu_info) {
   ProblemInfo none;
-  if (!p) {
-    none.id = rec.contains("problem") && rec["problem"].is_string()
-                  ? rec["problem"].get<std::string>()
-                  : "";
-  }
+  if (!p) none.id = rec.problem.value_or("");
   json o = base_observation(p ? *p : none, gpu_info, e.turn, e.max_turns);
-  std::string status = rec.value("status", "");
-  o["feedback"] = rec.value("feedback", "");
-  bool compiled =
-      rec.contains("compile") && rec["compile"].is_object() && status != "compile_error";
+  std::string status = rec.status_text();
+  o["feedback"] = rec.feedback.value_or("");
+  bool compiled = rec.compile && !rec.status_is(Status::CompileError);
   o["compilation_success"] = compiled;
   if (!compiled) {
     std::string msg;
-    if (rec.contains("error") && rec["error"].is_object()) {
-      const json& err = rec["error"];
-      msg = err.value("message", "");
-      if (err.contains("line") && err["line"].is_number())
-        msg = "line " + std::to_string(err["line"].get<int>()) + ": " + msg;
-      if (status == "compile_error" && err.contains("log") && err["log"].is_string()) {
-        std::string key = key_log_lines(err["log"].get<std::string>(), 20);
+    if (const trace::Error* err = rec.error.get()) {
+      msg = err->message.value_or("");
+      if (err->line) msg = "line " + std::to_string(*err->line) + ": " + msg;
+      if (rec.status_is(Status::CompileError) && err->log) {
+        std::string key = key_log_lines(*err->log, 20);
         if (!key.empty()) msg += "\n" + key;
       }
     }
     o["compilation_error"] = msg.empty() ? json(status) : json(msg);
   }
-  if (rec.value("ran", false)) {
+  if (rec.ran.value_or(false)) {
     o["correctness_pass"] = is_correct(rec);
     o["max_diff"] = max_diff(rec);
   }
-  if (rec.contains("speedup") && rec["speedup"].is_number()) o["speedup"] = rec["speedup"];
+  // As the record has it (a number).
+  if (rec.speedup) o["speedup"] = rec.speedup.to_json();
   o["status"] = status;
-  json reward = rec.contains("reward") && rec["reward"].is_number() ? rec["reward"] : json(nullptr);
+  json reward = rec.reward ? rec.reward.to_json() : json(nullptr);
   return {{"observation", o}, {"reward", reward}, {"done", e.done()}};
 }
 

@@ -52,14 +52,14 @@ struct Episode {
   nlohmann::json state() const;
   // Counts a graded step: turn, step_count, best_speedup, solved (correct and more than 1.05x
   // faster, as OpenEnv's kernrl environment has it).
-  void count(const nlohmann::json& record);
+  void count(const TraceRecord& record);
   bool done() const { return turn >= max_turns || solved; }
 };
 
 // {"observation": {...}, "reward": r, "done": d}: the payload of an observation message and of
 // POST /reset and /step.
 nlohmann::json reset_payload(const ProblemInfo& p, const std::string& gpu_info, int max_turns);
-nlohmann::json step_payload(const ProblemInfo* p, const Episode& e, const nlohmann::json& record,
+nlohmann::json step_payload(const ProblemInfo* p, const Episode& e, const TraceRecord& record,
                             const std::string& gpu_info);
 
 // {"type": "error", "data": {"message", "code", ...extra}}.

@@ -59,7 +59,9 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
     ++unanswered_;
   }
   if (shutting_down_) {
-    answer(*w, GradeResult{GradeResult::Stopped, nullptr, "miss",
+    answer(*w, GradeResult{GradeResult::Stopped,
+                           {},
+                           "miss",
                            "the server is shutting down; this answer was not graded"});
     return;
   }
@@ -72,7 +74,7 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
       auto it = cache_.find(key);
       if (it != cache_.end() && it->second.graded) {
         lru_.splice(lru_.begin(), lru_, it->second.lru);
-        json rec = it->second.record;
+        TraceRecord rec = it->second.record;
         l.unlock();
         w->cache = "hit";
         answer(*w, GradeResult{GradeResult::Graded, std::move(rec), "hit", ""});
@@ -92,7 +94,9 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
     }
   }
   if (queue != SIZE_MAX) {
-    answer(*w, GradeResult{GradeResult::Refused, nullptr, "miss",
+    answer(*w, GradeResult{GradeResult::Refused,
+                           {},
+                           "miss",
                            "the grading queue is full (" + std::to_string(queue) +
                                " answers in flight, --max-queue " + std::to_string(opt_.max_queue) +
                                "); try again later"});
@@ -128,7 +132,7 @@ void Service::on_outcome(const std::string& key, const std::shared_ptr<Waiter>& 
         Entry& e = it->second;
         e.graded = true;
         e.record = o.record;
-        e.bytes = json_line(o.record).size() + key.size();
+        e.bytes = o.record.to_line().size() + key.size();
         lru_.push_front(key);
         e.lru = lru_.begin();
         cache_bytes_ += e.bytes;
@@ -178,8 +182,8 @@ void Service::answer(Waiter& w, GradeResult r) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.t0).count();
   if (r.kind == GradeResult::Graded) {
     // The record is the grading's; the name and sample are this request's.
-    r.record["file"] = w.req.label;
-    r.record["sample"] = w.req.sample ? json(*w.req.sample) : json(nullptr);
+    r.record.file = w.req.label;
+    r.record.sample = w.req.sample ? Field<int>(*w.req.sample) : Field<int>(nullptr);
     r.cache = w.cache;
     if (trace_) {
       try {
@@ -190,7 +194,8 @@ void Service::answer(Waiter& w, GradeResult r) {
           std::fprintf(stderr, "kernrl serve: cannot append to --trace: %s\n", e.what());
       }
     }
-    metrics_.graded(r.record.value("status", "?"), r.cache, secs);
+    std::string status = r.record.status_text();
+    metrics_.graded(status.empty() ? "?" : status, r.cache, secs);
   } else {
     metrics_.not_graded(r.reason());
   }

@@ -51,7 +51,7 @@ struct GradeRequest {
 
 struct GradeResult {
   enum Kind { Graded, Refused, Expired, Stopped, Failed } kind = Failed;
-  nlohmann::json record;       // Graded
+  TraceRecord record;          // Graded
   const char* cache = "miss";  // Graded: "miss", "hit" or "coalesced"
   std::string message;         // otherwise: why nothing was graded
   // OpenEnv's error code for a result that is not Graded: CAPACITY_REACHED or EXECUTION_ERROR.
@@ -103,7 +103,7 @@ class Service {
   };
   struct Entry {
     bool graded = false;
-    nlohmann::json record;
+    TraceRecord record;
     size_t bytes = 0;
     std::list<std::string>::iterator lru;
     std::vector<Waiter> waiters;

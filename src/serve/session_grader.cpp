@@ -56,19 +56,19 @@ class SessionGrader final : public Grader {
     session_.submit(std::move(s), [this, done = std::move(done), run_seed](kernrl::Outcome o) {
       Outcome out;
       if (!o.internal_error.empty()) {
-        out = {Outcome::Failed, nullptr, "internal error: " + o.internal_error};
+        out = {Outcome::Failed, {}, "internal error: " + o.internal_error};
       } else if (o.not_graded == "deadline") {
-        out = {Outcome::Expired, nullptr,
+        out = {Outcome::Expired,
+               {},
                "not graded: the step deadline would pass before the kernel could be compiled "
                "and run"};
       } else if (!o.not_graded.empty()) {
-        out = {Outcome::Stopped, nullptr,
-               "the server is shutting down; this answer was not graded"};
-      } else if (!o.record.is_object()) {
-        out = {Outcome::Failed, nullptr, "internal error: no record"};
+        out = {Outcome::Stopped, {}, "the server is shutting down; this answer was not graded"};
+      } else if (!o.record) {
+        out = {Outcome::Failed, {}, "internal error: no record"};
       } else {
-        o.record["run_seed"] = run_seed;
-        out = {Outcome::Graded, std::move(o.record), ""};
+        o.record->run_seed = run_seed;
+        out = {Outcome::Graded, std::move(*o.record), ""};
       }
       --outstanding_;
       done(std::move(out));

@@ -111,7 +111,7 @@ int run_stdio(Service& svc, ShutdownSignal& signal, int in_fd, std::FILE* out, s
     if (g.label.empty()) g.label = svc.make_label("stdio");
     svc.grade(std::move(g), [&emit, id](GradeResult r) {
       if (r.kind == GradeResult::Graded)
-        emit({{"id", id}, {"cache", r.cache}, {"record", std::move(r.record)}});
+        emit({{"id", id}, {"cache", r.cache}, {"record", r.record.to_json()}});
       else
         emit({{"id", id}, {"error", api_error(r)}});
     });

@@ -50,11 +50,12 @@ TEST_CASE("prepare_file: unreadable files, unknown and missing problems give com
   // A file that is not there: a record, unattributed, and a usage error for eval's exit code.
   Prepared p = prepare_file((dir / "missing.cu").string(), opt, cfg, "sm_90a", 132);
   CHECK(p.done);
-  CHECK(p.record["status"] == "format_error");
-  CHECK(p.record["problem"].is_null());
-  CHECK(p.record["problem_unknown"]["reason"] == "unreadable");
-  CHECK(p.record["source_sha256"].is_null());
-  CHECK(p.record["error"]["message"].get<std::string>().find("No such file") != std::string::npos);
+  CHECK(p.record.to_json()["status"] == "format_error");
+  CHECK(p.record.to_json()["problem"].is_null());
+  CHECK(p.record.to_json()["problem_unknown"]["reason"] == "unreadable");
+  CHECK(p.record.to_json()["source_sha256"].is_null());
+  CHECK(p.record.to_json()["error"]["message"].get<std::string>().find("No such file") !=
+        std::string::npos);
   CHECK(p.usage_error.find("missing.cu") != std::string::npos);
 
   // A launch block naming a problem kernrl does not have: format_error, the name kept, hash of the
@@ -66,50 +67,50 @@ TEST_CASE("prepare_file: unreadable files, unknown and missing problems give com
   unknown.replace(at, unknown.find('\n', at) - at, "problem: L9_999_Nope");
   std::ofstream(dir / "unknown.cu", std::ios::binary) << unknown;
   p = prepare_file((dir / "unknown.cu").string(), opt, cfg, "sm_90a", 132);
-  CHECK(p.record["status"] == "format_error");
-  CHECK(p.record["problem"].is_null());
-  CHECK(p.record["problem_unknown"]["reason"] == "unknown_problem");
-  CHECK(p.record["problem_unknown"]["named"] == "L9_999_Nope");
-  CHECK(p.record["problem_unknown"]["from"] == "launch_block");
-  CHECK(p.record["source_sha256"] == sha256_hex(unknown));
+  CHECK(p.record.to_json()["status"] == "format_error");
+  CHECK(p.record.to_json()["problem"].is_null());
+  CHECK(p.record.to_json()["problem_unknown"]["reason"] == "unknown_problem");
+  CHECK(p.record.to_json()["problem_unknown"]["named"] == "L9_999_Nope");
+  CHECK(p.record.to_json()["problem_unknown"]["from"] == "launch_block");
+  CHECK(p.record.to_json()["source_sha256"] == sha256_hex(unknown));
   CHECK(p.usage_error.empty());  // the file's own fault: eval exits 1
 
   // An unknown --problem: the same record shape, but kernrl's input: a usage error.
   GradeOptions bad_option = opt;
   bad_option.problem = "L9_999";
   p = prepare_file((dir / "unknown.cu").string(), bad_option, cfg, "sm_90a", 132);
-  CHECK(p.record["problem_unknown"]["from"] == "option");
+  CHECK(p.record.to_json()["problem_unknown"]["from"] == "option");
   CHECK(!p.usage_error.empty());
 
   // A path layout naming an unknown problem (grade-dir): a record, not a usage error.
   GradeOptions from_path = bad_option;
   from_path.problem_from_path = true;
   p = prepare_file((dir / "unknown.cu").string(), from_path, cfg, "sm_90a", 132);
-  CHECK(p.record["problem_unknown"]["from"] == "path");
+  CHECK(p.record.to_json()["problem_unknown"]["from"] == "path");
   CHECK(p.usage_error.empty());
 
   // A --problem that the launch block contradicts with an unknown name: attributed, format_error.
   GradeOptions softmax = opt;
   softmax.problem = "L1_23_Softmax";
   p = prepare_file((dir / "unknown.cu").string(), softmax, cfg, "sm_90a", 132);
-  CHECK(p.record["problem"] == "L1_23_Softmax");
-  CHECK(p.record["error"]["message"].get<std::string>().find("L9_999_Nope (unknown to kernrl)") !=
-        std::string::npos);
+  CHECK(p.record.to_json()["problem"] == "L1_23_Softmax");
+  CHECK(p.record.to_json()["error"]["message"].get<std::string>().find(
+            "L9_999_Nope (unknown to kernrl)") != std::string::npos);
 
   // Nothing names the problem.
   std::string none = sol;
   none.erase(at, none.find('\n', at) - at + 1);
   std::ofstream(dir / "none.cu", std::ios::binary) << none;
   p = prepare_file((dir / "none.cu").string(), opt, cfg, "sm_90a", 132);
-  CHECK(p.record["problem"].is_null());
-  CHECK(p.record["problem_unknown"]["reason"] == "not_named");
+  CHECK(p.record.to_json()["problem"].is_null());
+  CHECK(p.record.to_json()["problem_unknown"]["reason"] == "not_named");
 
   // grade-dir never opens a FIFO (it would block): a record saying so.
   REQUIRE(mkfifo((dir / "pipe.cu").c_str(), 0644) == 0);
   GradeOptions regular = opt;
   regular.regular_files_only = true;
   p = prepare_file((dir / "pipe.cu").string(), regular, cfg, "sm_90a", 132);
-  CHECK(p.record["error"]["message"].get<std::string>().find("not a regular file") !=
+  CHECK(p.record.to_json()["error"]["message"].get<std::string>().find("not a regular file") !=
         std::string::npos);
   fs::remove_all(dir);
 }

@@ -17,7 +17,7 @@ namespace {
 
 const std::string kDir = std::string(KERNRL_TEST_DIR) + "/fixtures/report/";
 
-std::vector<json> load(const std::string& name) {
+std::vector<TraceRecord> load(const std::string& name) {
   return read_trace(kDir + name, nullptr);
 }
 

@@ -21,10 +21,6 @@ TEST_CASE("every status round-trips through its name, and the names are the docu
     ++i;
   }
   CHECK(i == sizeof names / sizeof *names);
-  // The records' list is the same one.
-  REQUIRE(std::size(kStatuses) == std::size(kAllStatuses));
-  for (size_t k = 0; k < std::size(kStatuses); ++k)
-    CHECK(std::string(kStatuses[k]) == to_string(kAllStatuses[k]));
   CHECK_FALSE(status_from_string("error").has_value());
   CHECK_FALSE(status_from_string("").has_value());
 }

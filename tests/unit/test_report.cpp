@@ -19,7 +19,7 @@ const std::string kDir = std::string(KERNRL_TEST_DIR) + "/fixtures/report/";
 std::vector<json> load(const std::vector<std::string>& names) {
   std::vector<json> out;
   for (const auto& n : names)
-    for (auto& r : kernrl::read_trace(kDir + n, nullptr)) out.push_back(r);
+    for (auto& r : kernrl::read_trace(kDir + n, nullptr)) out.push_back(r.to_json());
   return out;
 }
 
@@ -205,12 +205,12 @@ TEST_CASE("duplicates: the last record of (run, file, source_sha256) in its plac
        {"problem", "P"}},
   };
   size_t dropped = 0;
-  auto out = kernrl::drop_duplicates(recs, &dropped);
+  auto out = kernrl::drop_duplicates(kernrl::records_from_json(recs), &dropped);
   CHECK(dropped == 1);
   REQUIRE(out.size() == 3);
-  CHECK(out[0]["file"] == "b");
-  CHECK(out[1]["status"] == "correct");
-  CHECK(out[2]["run"] == "s");
+  CHECK(out[0].file.value_or("") == "b");
+  CHECK(out[1].status_text() == "correct");
+  CHECK(out[2].run_or("") == "s");
 }
 
 TEST_CASE("--baseline: per-problem deltas, regressions, --fail-on-regression") {
@@ -276,7 +276,7 @@ TEST_CASE("--sort: leaderboard across runs, missing values last") {
   CHECK(a["leaderboard"]["entries"][1]["value"].is_null());
 
   opt.sort = "fastest";
-  CHECK_THROWS_AS(kernrl::aggregate({}, opt), std::invalid_argument);
+  CHECK_THROWS_AS(kernrl::aggregate(std::vector<json>{}, opt), std::invalid_argument);
 }
 
 TEST_CASE("render: md, csv and json agree with the aggregate") {
@@ -368,7 +368,7 @@ TEST_CASE("unattributed records: outside every metric, listed on their own") {
   CHECK(md.find("3 unattributed record(s)") != std::string::npos);
   CHECK(md.find("## Unattributed") != std::string::npos);
   // A run with no attributed record at all still shows up, under unattributed.
-  json only = kernrl::aggregate({recs[2]}, opt);
+  json only = kernrl::aggregate(std::vector<json>{recs[2]}, opt);
   CHECK(only["runs"].empty());
   CHECK(only["unattributed"]["records"] == 1);
 }

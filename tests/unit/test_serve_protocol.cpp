@@ -43,7 +43,7 @@ class FakeGrader : public Grader {
     ++submitted;
     if (stopped) {
       l.unlock();
-      return done(Outcome{Outcome::Stopped, nullptr, "stopped"});
+      return done(Outcome{Outcome::Stopped, {}, "stopped"});
     }
     if (hold) {
       held.emplace_back(std::move(job), std::move(done));
@@ -51,7 +51,7 @@ class FakeGrader : public Grader {
     }
     l.unlock();
     json rec = make(job);
-    done(Outcome{Outcome::Graded, rec, ""});
+    done(Outcome{Outcome::Graded, TraceRecord::from_json(rec), ""});
   }
   void release_all(Outcome::Kind kind = Outcome::Graded) {
     std::deque<std::pair<Job, Done>> h;
@@ -60,7 +60,8 @@ class FakeGrader : public Grader {
       h.swap(held);
     }
     for (auto& [job, done] : h)
-      done(Outcome{kind, kind == Outcome::Graded ? make(job) : json(nullptr), "why"});
+      done(Outcome{kind, TraceRecord::from_json(kind == Outcome::Graded ? make(job) : json()),
+                   "why"});
   }
   size_t queued() const override { return 0; }
   size_t running() const override { return 0; }
@@ -255,8 +256,8 @@ TEST_CASE("serve: observations from records") {
               {"reward", -0.5},
               {"feedback", "Status: compile_error"}};
   Episode e;
-  e.count(rec);
-  json p = step_payload(nullptr, e, rec, "gpu");
+  e.count(TraceRecord::from_json(rec));
+  json p = step_payload(nullptr, e, TraceRecord::from_json(rec), "gpu");
   CHECK(p["observation"]["compilation_success"] == false);
   std::string ce = p["observation"]["compilation_error"];
   CHECK(ce.find("NVRTC: compilation failed") != std::string::npos);
@@ -268,7 +269,7 @@ TEST_CASE("serve: observations from records") {
   json fe = {{"status", "format_error"},
              {"compile", nullptr},
              {"error", {{"message", "this answer is a Triton kernel"}, {"line", 3}}}};
-  p = step_payload(nullptr, e, fe, "gpu");
+  p = step_payload(nullptr, e, TraceRecord::from_json(fe), "gpu");
   CHECK(p["observation"]["compilation_error"] == "line 3: this answer is a Triton kernel");
 }
 
@@ -344,7 +345,7 @@ TEST_CASE("serve: cache, coalescing, admission, shutdown") {
   for (auto& r : got)
     if (r.kind == GradeResult::Graded && std::string(r.cache) == "coalesced") {
       ++coalesced;
-      CHECK(r.record["file"] == "second");  // each answer keeps its own name
+      CHECK(r.record.file.value_or("") == "second");  // each answer keeps its own name
     }
   CHECK(coalesced == 1);
   f.svc->grade(a, collect);  // now from the cache

@@ -36,7 +36,7 @@ TEST_CASE("serve: a submission past its deadline, or after a shutdown, is not gr
   late.deadline = Clock::now() - std::chrono::seconds(1);
   Outcome o = grade(*g, late);
   CHECK(o.kind == Outcome::Expired);
-  CHECK(o.record.is_null());
+  CHECK(o.record.to_json().empty());  // no record
 
   Job fine;
   fine.source = "no code here";
@@ -44,9 +44,9 @@ TEST_CASE("serve: a submission past its deadline, or after a shutdown, is not gr
   fine.problem = "L1_23_Softmax";
   o = grade(*g, fine);
   REQUIRE(o.kind == Outcome::Graded);
-  CHECK(o.record["status"] == "format_error");  // read and judged, no compiler needed
-  CHECK(o.record["problem"] == "L1_23_Softmax");
-  CHECK(o.record.contains("run_seed"));
+  CHECK(o.record.status_is(Status::FormatError));  // read and judged, no compiler needed
+  CHECK(o.record.problem.value_or("") == "L1_23_Softmax");
+  CHECK(o.record.run_seed.has_value());
 
   g->stop();
   o = grade(*g, fine);

@@ -43,7 +43,8 @@ TEST_CASE("a compile-only session grades an answer given as text") {
   Outcome out = session.grade(s);
   REQUIRE(out.internal_error.empty());
   CHECK(out.usage_error.empty());
-  const json& r = out.record;
+  REQUIRE(out.record);
+  const json r = out.record->to_json();
   CHECK(r["status"] == "compiled");
   CHECK(r["ran"] == false);
   CHECK(r["not_run_reason"] == "--compile-only");
@@ -62,7 +63,7 @@ TEST_CASE("a missing file is a record and a usage error, not an exception") {
   s.opt.problem = "L1_23_Softmax";
   Outcome out = session.grade(s);
   CHECK(out.internal_error.empty());
-  CHECK(out.record["status"] == "format_error");
+  CHECK(out.record->to_json()["status"] == "format_error");
   CHECK(out.usage_error.find("missing.cu") != std::string::npos);
 }
 
@@ -81,7 +82,7 @@ TEST_CASE("many submissions at once: one outcome each, then the session is idle"
     session.submit(s, [&](Outcome o) {
       ++calls;
       std::lock_guard<std::mutex> l(mu);
-      seen.insert(o.record["file"].get<std::string>() + ":" + o.record["status"].get<std::string>());
+      seen.insert(o.record->file.value_or("") + ":" + o.record->status_text());
     });
   }
   session.drain();
@@ -100,7 +101,7 @@ TEST_CASE("grade-dir's selection skips a file whose launch block names another p
   s.only_problem = "L1_26_GELU_";
   Outcome out = session.grade(s);
   CHECK(out.skipped);
-  CHECK(out.record["problem"] == "L1_23_Softmax");
+  CHECK(out.record->to_json()["problem"] == "L1_23_Softmax");
   // Named by the caller, the file is graded for that problem whatever its launch block says.
   s.opt.problem = "L1_23_Softmax";
   s.only_problem = "L1_23_Softmax";

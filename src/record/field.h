@@ -1,0 +1,377 @@
+// The building blocks of the typed trace record (record/trace_record.h): a field that may be
+// absent, null or a value, and how each C++ type reads from and writes to JSON.
+//
+// A record read from a file must come back out byte for byte, whatever kernrl version or person
+// wrote it. So a field remembers what it read when its type cannot say it the same way: a value of
+// an unexpected type (`"level": "one"`) is kept as read (the field is then "odd": it reads as no
+// value), and a value its type reads with a loss of form (`"ms": 81` read as the double 81.0) is
+// written back as it was read until it is assigned. Keys an object does not know are kept in its
+// `extra` object. Nothing here throws on odd input.
+#pragma once
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "protocol/status.h"
+#include "record/safe_text.h"
+
+namespace kernrl {
+
+// How a JSON value read as a C++ value.
+enum class Decoded {
+  No,     // not at all: the field keeps the JSON as it was (odd)
+  Exact,  // writing the value back gives the same JSON text
+  Lossy,  // the value is right but its JSON form differs (an integer read as a double)
+};
+
+// Base of the record's typed objects (`error`, `compile`, `timing`...): the keys the type does not
+// know, kept as they were read and written back beside the typed ones.
+struct RecordObject {
+  // User-provided, so that no record type is an aggregate a JSON value could brace-initialise.
+  RecordObject() {}
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+// Reading and writing one C++ type: decode(json, out) -> Decoded, encode(value) -> json, and
+// escape(value): every string inside made valid UTF-8 (record/safe_text.h).
+template <class T, class Enable = void>
+struct Codec;
+
+template <>
+struct Codec<std::string> {
+  static Decoded decode(const nlohmann::json& j, std::string& out) {
+    if (!j.is_string()) return Decoded::No;
+    out = j.get<std::string>();
+    return Decoded::Exact;
+  }
+  static nlohmann::json encode(const std::string& v) { return v; }
+  static void escape(std::string& v) {
+    if (!is_valid_utf8(v)) v = escape_invalid_utf8(v);
+  }
+};
+
+template <>
+struct Codec<bool> {
+  static Decoded decode(const nlohmann::json& j, bool& out) {
+    if (!j.is_boolean()) return Decoded::No;
+    out = j.get<bool>();
+    return Decoded::Exact;
+  }
+  static nlohmann::json encode(bool v) { return v; }
+  static void escape(bool&) {}
+};
+
+// Whole numbers (int, int64_t, uint64_t): an integer in range reads exactly (signed and unsigned
+// JSON integers are written alike); a float with a whole value in range reads with a loss of form.
+template <class T>
+struct Codec<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  static Decoded decode(const nlohmann::json& j, T& out) {
+    if (j.is_number_unsigned()) {
+      uint64_t v = j.get<uint64_t>();
+      if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return Decoded::No;
+      out = static_cast<T>(v);
+      return Decoded::Exact;
+    }
+    if (j.is_number_integer()) {
+      int64_t v = j.get<int64_t>();
+      if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (v > 0 &&
+           static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+        return Decoded::No;
+      out = static_cast<T>(v);
+      return Decoded::Exact;
+    }
+    if (j.is_number_float()) {
+      double v = j.get<double>();
+      // Strictly inside T's range (the bounds as doubles may round past it).
+      if (!std::isfinite(v) || v != std::floor(v) ||
+          v < static_cast<double>(std::numeric_limits<T>::min()) ||
+          v >= static_cast<double>(std::numeric_limits<T>::max()))
+        return Decoded::No;
+      out = static_cast<T>(v);
+      return Decoded::Lossy;
+    }
+    return Decoded::No;
+  }
+  static nlohmann::json encode(T v) { return v; }
+  static void escape(T&) {}
+};
+
+template <>
+struct Codec<double> {
+  static Decoded decode(const nlohmann::json& j, double& out) {
+    if (!j.is_number()) return Decoded::No;
+    out = j.get<double>();
+    return j.is_number_float() ? Decoded::Exact : Decoded::Lossy;
+  }
+  static nlohmann::json encode(double v) { return v; }
+  static void escape(double&) {}
+};
+
+// A status is one of protocol/status.h's names; any other string is kept as read (odd).
+template <>
+struct Codec<Status> {
+  static Decoded decode(const nlohmann::json& j, Status& out) {
+    if (!j.is_string()) return Decoded::No;
+    auto s = status_from_string(j.get_ref<const std::string&>());
+    if (!s) return Decoded::No;
+    out = *s;
+    return Decoded::Exact;
+  }
+  static nlohmann::json encode(Status v) { return to_string(v); }
+  static void escape(Status&) {}
+};
+
+// Opaque JSON, passed through as it is (any value but null, which is the field's own state).
+template <>
+struct Codec<nlohmann::json> {
+  static Decoded decode(const nlohmann::json& j, nlohmann::json& out) {
+    out = j;
+    return Decoded::Exact;
+  }
+  static nlohmann::json encode(const nlohmann::json& v) { return v; }
+  static void escape(nlohmann::json& v) { escape_invalid_utf8_in(v); }
+};
+
+inline Decoded worse(Decoded a, Decoded b) {
+  return a == Decoded::No || b == Decoded::No         ? Decoded::No
+         : a == Decoded::Lossy || b == Decoded::Lossy ? Decoded::Lossy
+                                                      : Decoded::Exact;
+}
+
+template <class V>
+struct Codec<std::vector<V>> {
+  static Decoded decode(const nlohmann::json& j, std::vector<V>& out) {
+    if (!j.is_array()) return Decoded::No;
+    out.clear();
+    Decoded d = Decoded::Exact;
+    for (const auto& e : j) {
+      V v{};
+      d = worse(d, Codec<V>::decode(e, v));
+      if (d == Decoded::No) return d;
+      out.push_back(std::move(v));
+    }
+    return d;
+  }
+  static nlohmann::json encode(const std::vector<V>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& e : v) a.push_back(Codec<V>::encode(e));
+    return a;
+  }
+  static void escape(std::vector<V>& v) {
+    for (auto& e : v) Codec<V>::escape(e);
+  }
+};
+
+template <class V>
+struct Codec<std::map<std::string, V>> {
+  static Decoded decode(const nlohmann::json& j, std::map<std::string, V>& out) {
+    if (!j.is_object()) return Decoded::No;
+    out.clear();
+    Decoded d = Decoded::Exact;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      V v{};
+      d = worse(d, Codec<V>::decode(it.value(), v));
+      if (d == Decoded::No) return d;
+      out.emplace(it.key(), std::move(v));
+    }
+    return d;
+  }
+  static nlohmann::json encode(const std::map<std::string, V>& v) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [k, e] : v) o[k] = Codec<V>::encode(e);
+    return o;
+  }
+  static void escape(std::map<std::string, V>& v) {
+    std::map<std::string, V> fixed;
+    for (auto& [k, e] : v) {
+      Codec<V>::escape(e);
+      fixed.emplace(is_valid_utf8(k) ? k : escape_invalid_utf8(k), std::move(e));
+    }
+    v = std::move(fixed);
+  }
+};
+
+// One field: absent (no key), null, a value, or odd (a value of another type, kept as read and
+// reading as no value). Assigning a value, or changing it through ->, * or emplace(), makes the
+// field write that value.
+template <class T>
+class Field {
+ public:
+  Field() = default;
+  Field(const T& v) : state_(kValue), value_(v) { null_json_is_null(); }
+  Field(T&& v) : state_(kValue), value_(std::move(v)) { null_json_is_null(); }
+  Field(std::nullptr_t) : state_(kNull) {}
+  // Beside T's own constructors (a string field from a C string, a double field from an int).
+  template <class U, class = std::enable_if_t<std::is_convertible_v<U, T> &&
+                                              !std::is_same_v<std::decay_t<U>, T> &&
+                                              !std::is_same_v<std::decay_t<U>, std::nullptr_t> &&
+                                              !std::is_same_v<std::decay_t<U>, Field>>>
+  Field(U&& v) : state_(kValue), value_(std::forward<U>(v)) {
+    null_json_is_null();
+  }
+
+  Field& operator=(std::nullptr_t) {
+    set_state(kNull);
+    value_ = T{};
+    return *this;
+  }
+
+  bool absent() const { return state_ == kAbsent; }
+  bool is_null() const { return state_ == kNull; }
+  bool has_value() const { return state_ == kValue; }
+  // A value of a type this field does not read (kept as read, written back as it was).
+  bool odd() const { return state_ == kOdd; }
+  explicit operator bool() const { return has_value(); }
+
+  const T& operator*() const { return checked(); }
+  const T* operator->() const { return &checked(); }
+  T& operator*() { return edit(); }
+  T* operator->() { return &edit(); }
+  // The value, or null when there is none.
+  const T* get() const { return has_value() ? &value_ : nullptr; }
+  template <class U>
+  T value_or(U&& otherwise) const {
+    return has_value() ? value_ : static_cast<T>(std::forward<U>(otherwise));
+  }
+  // Makes the field a default value (keeping the one it has) and returns it for changing.
+  T& emplace() {
+    if (!has_value()) {
+      value_ = T{};
+      set_state(kValue);
+    }
+    raw_ = nullptr;
+    return value_;
+  }
+  // Back to absent: no key.
+  void reset() {
+    set_state(kAbsent);
+    value_ = T{};
+  }
+
+  // The JSON this field writes (null when absent).
+  nlohmann::json to_json() const {
+    switch (state_) {
+      case kValue:
+        return raw_.is_null() ? Codec<T>::encode(value_) : raw_;
+      case kOdd:
+        return raw_;
+      default:
+        return nullptr;
+    }
+  }
+  // Sets the field from a JSON value, as the reader does.
+  void assign_json(const nlohmann::json& v) {
+    value_ = T{};
+    raw_ = nullptr;
+    if (v.is_null()) {
+      state_ = kNull;
+      return;
+    }
+    switch (Codec<T>::decode(v, value_)) {
+      case Decoded::Exact:
+        state_ = kValue;
+        break;
+      case Decoded::Lossy:
+        state_ = kValue;
+        raw_ = v;
+        break;
+      case Decoded::No:
+        state_ = kOdd;
+        value_ = T{};
+        raw_ = v;
+        break;
+    }
+  }
+
+  // The reader and writer of the record's objects: `key` of `obj`.
+  void read(const nlohmann::json& obj, const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end())
+      reset();
+    else
+      assign_json(*it);
+  }
+  void write(nlohmann::json& obj, const char* key) const {
+    if (!absent()) obj[key] = to_json();
+  }
+  // Every string inside made valid UTF-8, the value's and the one kept as read.
+  void escape_text() {
+    if (has_value()) Codec<T>::escape(value_);
+    if (!raw_.is_null()) escape_invalid_utf8_in(raw_);
+  }
+
+ private:
+  enum State : unsigned char { kAbsent, kNull, kValue, kOdd };
+  void set_state(State s) {
+    state_ = s;
+    raw_ = nullptr;
+  }
+  // An opaque JSON field given a null JSON value is null, as the reader would have it.
+  void null_json_is_null() {
+    if constexpr (std::is_same_v<T, nlohmann::json>)
+      if (value_.is_null()) state_ = kNull;
+  }
+  const T& checked() const {
+    if (!has_value()) throw std::logic_error("a trace record field without a value was read");
+    return value_;
+  }
+  T& edit() {
+    checked();
+    raw_ = nullptr;
+    return value_;
+  }
+
+  State state_ = kAbsent;
+  T value_{};
+  nlohmann::json raw_;  // odd: the value as read; a value: its form as read, when T's differs
+};
+
+// The keys a record object's type knows, in its visit() order.
+template <class T>
+const std::vector<std::string>& known_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    T t;
+    T::visit(t, [&](const char* key, auto&) { k.emplace_back(key); });
+    return k;
+  }();
+  return keys;
+}
+
+// A record object (derived from RecordObject, with a static visit(self, visitor) that calls
+// visitor(key, field) for each of its fields): an object whose known keys read as its fields and
+// whose other keys are kept in `extra`.
+template <class T>
+struct Codec<T, std::enable_if_t<std::is_base_of_v<RecordObject, T>>> {
+  static Decoded decode(const nlohmann::json& j, T& out) {
+    if (!j.is_object()) return Decoded::No;
+    out = T{};
+    T::visit(out, [&](const char* key, auto& field) { field.read(j, key); });
+    static const std::set<std::string> known(known_keys<T>().begin(), known_keys<T>().end());
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (!known.count(it.key())) out.extra[it.key()] = it.value();
+    return Decoded::Exact;
+  }
+  static nlohmann::json encode(const T& v) {
+    nlohmann::json j = v.extra.is_object() ? v.extra : nlohmann::json::object();
+    T::visit(v, [&](const char* key, const auto& field) { field.write(j, key); });
+    return j;
+  }
+  static void escape(T& v) {
+    T::visit(v, [](const char*, auto& field) { field.escape_text(); });
+    escape_invalid_utf8_in(v.extra);
+  }
+};
+
+}  // namespace kernrl

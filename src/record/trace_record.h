@@ -1,0 +1,268 @@
+// The trace record (schema kernrl.trace.v1, docs/trace-format.md) as a type: the one shape the
+// pipeline fills (grading/prepare.cpp, record/record.cpp, grading/session.cpp), one serializer
+// (to_json: exactly the JSON kernrl has always written) and one tolerant reader (from_json) that
+// `report`, the KernelBench writer, `export`, `grade-dir --resume` and `serve` share.
+//
+// The reader never throws: a missing field is absent, a field of an unexpected type is kept as
+// read and reads as no value (record/field.h), and keys it does not know (fields of a later kernrl,
+// or added by hand) are kept in `extra`; to_json writes all of it back, so reading and writing a
+// record gives its text back byte for byte (tests/unit/test_trace_record.cpp). Keys are written in
+// nlohmann::json's order (sorted), numbers as nlohmann::json writes them.
+//
+// Adding a field: a member here, a line in visit() (its key), a row in docs/trace-format.md
+// (the unit test checks the two agree).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/status.h"
+#include "record/field.h"
+#include "record/safe_text.h"
+
+namespace kernrl {
+
+constexpr const char* kTraceSchema = "kernrl.trace.v1";
+constexpr int kKernelFormatVersion = 1;
+
+// The record's objects. Each keeps the keys it does not know in `extra` (RecordObject).
+namespace trace {
+
+// `converted`: a KernelBench module (.py) converted before grading.
+struct Converted : RecordObject {
+  Field<std::string> from;  // "kernelbench"
+  Field<std::vector<std::string>> notes;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("from", s.from);
+    v("notes", s.notes);
+  }
+};
+
+// `problem_unknown`: why `problem` is null.
+struct ProblemUnknown : RecordObject {
+  Field<std::string> reason;  // unknown_problem | not_named | unreadable
+  Field<std::string> named;   // the name given, or null
+  Field<std::string> from;    // option | path | launch_block, or null
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("reason", s.reason);
+    v("named", s.named);
+    v("from", s.from);
+  }
+};
+
+// `error`: what went wrong (category = the status).
+struct Error : RecordObject {
+  Field<Status> category;
+  Field<std::string> message;
+  Field<int> line;         // in the submitted file; absent when none
+  Field<std::string> log;  // the compiler's log, or the GPU worker's output
+  Field<uint64_t> message_cut_bytes, log_cut_bytes;  // bytes cut by the caps (bound_record)
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("category", s.category);
+    v("message", s.message);
+    v("line", s.line);
+    v("log", s.log);
+    v("message_cut_bytes", s.message_cut_bytes);
+    v("log_cut_bytes", s.log_cut_bytes);
+  }
+};
+
+// `compile`: NVRTC's part.
+struct Compile : RecordObject {
+  Field<double> ms;
+  Field<std::string> arch;
+  Field<bool> cached;
+  Field<std::string> nvrtc;
+  Field<std::string> log;  // warnings of a file that compiled
+  Field<uint64_t> log_cut_bytes;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("ms", s.ms);
+    v("arch", s.arch);
+    v("cached", s.cached);
+    v("nvrtc", s.nvrtc);
+    v("log", s.log);
+    v("log_cut_bytes", s.log_cut_bytes);
+  }
+};
+
+// The statistics of timed runs (the worker's, or a baseline file's).
+struct Stats : RecordObject {
+  Field<double> median_ms, mean_ms, std_ms, min_ms, max_ms, mad_ms;
+  Field<int> n;
+  Field<double> rel_stderr;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("median_ms", s.median_ms);
+    v("mean_ms", s.mean_ms);
+    v("std_ms", s.std_ms);
+    v("min_ms", s.min_ms);
+    v("max_ms", s.max_ms);
+    v("mad_ms", s.mad_ms);
+    v("n", s.n);
+    v("rel_stderr", s.rel_stderr);
+  }
+};
+
+// `timing`: typed, although the worker writes it, because kernrl itself reads it in many places
+// (speedup, speed of light, the suspicious flag, the summary, feedback, KernelBench's runtime):
+// typed, a hand-edited `"median_ms": "fast"` reads as no time instead of throwing.
+struct Timing : RecordObject {
+  Field<std::map<std::string, int64_t>> sizes;
+  Field<Stats> kernel, baseline;
+  Field<std::string> baseline_source;  // measured | reused | file:<path>
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("sizes", s.sizes);
+    v("kernel", s.kernel);
+    v("baseline", s.baseline);
+    v("baseline_source", s.baseline_source);
+  }
+};
+
+// `work`: the problem's work at the timed size.
+struct Work : RecordObject {
+  Field<int64_t> flops, bytes;
+  Field<std::string> dtype_class;  // fp32 | fp16 | bf16 | int
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("flops", s.flops);
+    v("bytes", s.bytes);
+    v("dtype_class", s.dtype_class);
+  }
+};
+
+// `grader`: where the grader's time went, in ms.
+struct Grader : RecordObject {
+  Field<double> prepare_ms, queue_ms, worker_ms, total_ms;
+  Field<std::map<std::string, double>> phases;  // the worker's phases that ran
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("prepare_ms", s.prepare_ms);
+    v("queue_ms", s.queue_ms);
+    v("worker_ms", s.worker_ms);
+    v("total_ms", s.total_ms);
+    v("phases", s.phases);
+  }
+};
+
+}  // namespace trace
+
+struct TraceRecord : RecordObject {
+  Field<std::string> schema;
+  Field<int> kernel_format;
+  Field<std::string> run;
+  Field<int> sample;
+  Field<std::string> file;
+  Field<trace::Converted> converted;
+  Field<std::string> problem;
+  Field<trace::ProblemUnknown> problem_unknown;
+  Field<int> level;
+  Field<std::string> source_sha256;
+  Field<Status> status;
+  Field<bool> ran;
+  Field<std::string> not_run_reason;
+  Field<trace::Error> error;
+  Field<trace::Compile> compile;
+  // `correctness` stays JSON: the worker's per-trial report (trials, outputs, mismatches, first
+  // mismatch with non-finite numbers as strings) is passed through whole, and kernrl reads only two
+  // counts and the first failing output from it (correctness_counts(), record/feedback.cpp); a
+  // typed copy would mirror src/worker's shape for no reader.
+  Field<nlohmann::json> correctness;
+  Field<trace::Timing> timing;
+  Field<double> speedup;
+  Field<trace::Work> work;
+  Field<double> sol_ms, sol_fraction, baseline_sol_fraction;
+  Field<bool> suspicious;
+  Field<double> reward;
+  Field<std::string> reward_preset;
+  Field<std::string> feedback;
+  // `device` and `versions` stay JSON: the worker's hello (its DeviceInfo and version strings)
+  // plus the GPU index and kernrl's own versions, passed through for the reader; kernrl reads only
+  // the device's name and GPU index from them (KernelBench's metadata).
+  Field<nlohmann::json> device;
+  Field<nlohmann::json> versions;
+  Field<uint64_t> seed;
+  Field<uint64_t> run_seed;
+  Field<std::string> timestamp;
+  Field<double> wall_ms;
+  Field<trace::Grader> grader;
+
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("schema", s.schema);
+    v("kernel_format", s.kernel_format);
+    v("run", s.run);
+    v("sample", s.sample);
+    v("file", s.file);
+    v("converted", s.converted);
+    v("problem", s.problem);
+    v("problem_unknown", s.problem_unknown);
+    v("level", s.level);
+    v("source_sha256", s.source_sha256);
+    v("status", s.status);
+    v("ran", s.ran);
+    v("not_run_reason", s.not_run_reason);
+    v("error", s.error);
+    v("compile", s.compile);
+    v("correctness", s.correctness);
+    v("timing", s.timing);
+    v("speedup", s.speedup);
+    v("work", s.work);
+    v("sol_ms", s.sol_ms);
+    v("sol_fraction", s.sol_fraction);
+    v("baseline_sol_fraction", s.baseline_sol_fraction);
+    v("suspicious", s.suspicious);
+    v("reward", s.reward);
+    v("reward_preset", s.reward_preset);
+    v("feedback", s.feedback);
+    v("device", s.device);
+    v("versions", s.versions);
+    v("seed", s.seed);
+    v("run_seed", s.run_seed);
+    v("timestamp", s.timestamp);
+    v("wall_ms", s.wall_ms);
+    v("grader", s.grader);
+  }
+
+  // A record as every file's starts: schema, kernel format, run (null when empty), sample, file,
+  // seed and timestamp; problem, level, source_sha256, error, compile, correctness and timing null;
+  // status format_error and ran false until the pipeline knows better.
+  static TraceRecord begin(const std::string& file, const std::string& run,
+                           std::optional<int> sample, uint64_t seed);
+
+  // The one serializer: the record as kernrl.trace.v1 JSON (the keys it does not know included).
+  nlohmann::json to_json() const;
+  // to_json() as one line of valid UTF-8 (record/trace_file.h's json_line).
+  std::string to_line() const;
+  // The one reader. Never throws; a `j` that is no object gives an empty record.
+  static TraceRecord from_json(const nlohmann::json& j);
+
+  // The status as written: a known status's name, else the record's own string ("" when none).
+  std::string status_text() const;
+  bool status_is(Status s) const { return status && *status == s; }
+  // The run's name, or `none` when it has none.
+  std::string run_or(const std::string& none) const;
+  // correctness.n_passed and n_trials, when the record has them as whole numbers.
+  std::optional<std::pair<int, int>> correctness_counts() const;
+};
+
+// Every record of a vector of JSON objects, read with TraceRecord::from_json.
+std::vector<TraceRecord> records_from_json(const std::vector<nlohmann::json>& records);
+
+// Makes a record safe to write: every string valid UTF-8 (bytes of invalid UTF-8 as `\xNN`), and
+// the logs and the error message cut to `lim`, each cut noted beside it as `<field>_cut_bytes`
+// (error.log_cut_bytes...). Idempotent. (docs/trace-format.md, "Text in records" and "Bounded
+// outputs".)
+void bound_record(TraceRecord& rec, const RecordLimits& lim);
+// The same for a record as JSON (read, bounded and written back).
+void bound_record(nlohmann::json& rec, const RecordLimits& lim);
+
+}  // namespace kernrl
