@@ -5,8 +5,8 @@
 // wrote it. So a field remembers what it read when its type cannot say it the same way: a value of
 // an unexpected type (`"level": "one"`) is kept as read (the field is then "odd": it reads as no
 // value), and a value its type reads with a loss of form (`"ms": 81` read as the double 81.0) is
-// written back as it was read until it is assigned. Keys an object does not know are kept in its
-// `extra` object. Nothing here throws on odd input.
+// written back as it was read while it keeps that value. Keys an object does not know are kept in
+// its `extra` object. Nothing here throws on odd input.
 #pragma once
 
 #include <climits>
@@ -202,9 +202,16 @@ struct Codec<std::map<std::string, V>> {
   }
 };
 
+template <class T, class = void>
+struct EqualityComparable : std::false_type {};
+template <class T>
+struct EqualityComparable<
+    T, std::void_t<decltype(std::declval<const T&>() == std::declval<const T&>())>>
+    : std::true_type {};
+
 // One field: absent (no key), null, a value, or odd (a value of another type, kept as read and
-// reading as no value). Assigning a value, or changing it through ->, * or emplace(), makes the
-// field write that value.
+// reading as no value). A value read with a loss of form (an integer read as a double) is written
+// back as it was read as long as it is still the value read.
 template <class T>
 class Field {
  public:
@@ -236,8 +243,8 @@ class Field {
 
   const T& operator*() const { return checked(); }
   const T* operator->() const { return &checked(); }
-  T& operator*() { return edit(); }
-  T* operator->() { return &edit(); }
+  T& operator*() { return const_cast<T&>(checked()); }
+  T* operator->() { return &const_cast<T&>(checked()); }
   // The value, or null when there is none.
   const T* get() const { return has_value() ? &value_ : nullptr; }
   template <class U>
@@ -250,7 +257,6 @@ class Field {
       value_ = T{};
       set_state(kValue);
     }
-    raw_ = nullptr;
     return value_;
   }
   // Back to absent: no key.
@@ -263,7 +269,7 @@ class Field {
   nlohmann::json to_json() const {
     switch (state_) {
       case kValue:
-        return raw_.is_null() ? Codec<T>::encode(value_) : raw_;
+        return same_as_read() ? raw_ : Codec<T>::encode(value_);
       case kOdd:
         return raw_;
       default:
@@ -326,15 +332,21 @@ class Field {
     if (!has_value()) throw std::logic_error("a trace record field without a value was read");
     return value_;
   }
-  T& edit() {
-    checked();
-    raw_ = nullptr;
-    return value_;
+  // True when the value is still the one read from raw_ (kept for its form).
+  bool same_as_read() const {
+    if (raw_.is_null()) return false;
+    if constexpr (EqualityComparable<T>::value) {
+      T v{};
+      return Codec<T>::decode(raw_, v) != Decoded::No && v == value_;
+    } else {
+      return false;
+    }
   }
 
   State state_ = kAbsent;
   T value_{};
-  nlohmann::json raw_;  // odd: the value as read; a value: its form as read, when T's differs
+  nlohmann::json raw_;  // odd: the value as read; a value: the JSON it was read from, when T's
+                        // form differs (written while the value is unchanged)
 };
 
 // The keys a record object's type knows, in its visit() order.

@@ -1,0 +1,517 @@
+// The typed trace record (src/record/trace_record.h): kernrl's records read and written back byte
+// for byte, the pipeline building the very records it built before the type existed, odd and old
+// records read without harm, and the struct agreeing with docs/trace-format.md.
+//
+// tests/fixtures/records/:
+//   pipeline.jsonl  records of every status a worker answers, made by kernrl before TraceRecord
+//                   (prepare_source + complete_record with the worker answers below, the session's
+//                   fields added, times fixed); the test makes them again and compares the bytes
+//   cli.jsonl       records of the CLI in compile-only mode made by kernrl before TraceRecord:
+//                   eval (compiled, compile_error with a capped log, launch_error, format_error,
+//                   unattributed: not named, unknown problem, unreadable, unknown --problem), a
+//                   converted KernelBench module (.py), grade-dir (run, sample, run_seed, a file
+//                   name with a byte that is not UTF-8) and serve --stdio (labels, a cache hit)
+//   odd.jsonl       hand-written records: older shapes, values of unexpected types, unknown keys
+//   softmax.cu      the answer pipeline.jsonl's records graded
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "grading/prepare.h"
+#include "grading/session.h"
+#include "import/training_export.h"
+#include "protocol/worker.h"
+#include "record/feedback.h"
+#include "record/record.h"
+#include "record/reward.h"
+#include "record/trace_file.h"
+#include "record/trace_record.h"
+#include "report/kernelbench.h"
+#include "report/report.h"
+
+using namespace kernrl;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures = fs::path(KERNRL_TEST_DIR) / "fixtures";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::vector<std::string> out;
+  std::istringstream in(slurp(p));
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+// The records of every status a worker answers, through the pipeline as the session runs it:
+// prepare (compile), the worker's answer, complete_record, the session's grader fields and wall
+// time. Times, the compile cache, the NVRTC and kernrl versions and the timestamp are fixed, so
+// the bytes depend only on how records are built and written.
+std::vector<std::string> pipeline_records() {
+  Config cfg;
+  RewardPreset preset = load_reward_preset("kernrl");
+  json ceilings = {
+      {"bandwidth_gbs", 3350.0},
+      {"matmul_tflops", {{"fp32", 51.2}, {"fp16", 756.5}, {"bf16", 760.1}, {"fp8", 1450.0}}}};
+  json device = {{"name", "NVIDIA H100 80GB HBM3"},
+                 {"compute_capability", "9.0"},
+                 {"sms", 132},
+                 {"l2_bytes", 52428800},
+                 {"memory_bytes", 84929216512ull},
+                 {"driver", 12080},
+                 {"arch", "sm_90a"},
+                 {"gpu_index", 1}};
+  json versions = {{"torch", "2.9.0+cu128"}, {"cuda", "12.8"}, {"driver", "570.195.03"}};
+  std::string softmax = slurp(kFixtures / "records" / "softmax.cu");
+  std::map<std::string, double> phases = {
+      {"module_load", 3.5},       {"inputs", 40.25},       {"reference", 20.0},
+      {"buffers", 1.5},           {"kernel", 4.75},        {"check", 8.0},
+      {"timing", 300.5},          {"fresh_inputs", 90.0},  {"verify_inputs", 5.0},
+      {"verify_reference", 60.0}, {"verify_compare", 7.0}, {"other", 2.0},
+      {"baseline", 150.0}};
+  auto make = [&](const std::string& run, std::optional<int> sample, uint64_t seed) {
+    GradeOptions opt;
+    opt.seed = seed;
+    opt.run = run;
+    opt.sample = sample;
+    Prepared p =
+        prepare_source(softmax, "runs/model-a/L1_23_Softmax/sample_3.cu", opt, cfg, "sm_90a", 132);
+    REQUIRE(p.record.status_is(Status::Compiled));
+    return p;
+  };
+  auto grader = [](Prepared& p, double queue, double worker,
+                   const std::map<std::string, double>& ph, bool ran) {
+    trace::Grader& g = p.record.grader.emplace();
+    g.prepare_ms = 12.25;
+    if (ran) {
+      g.queue_ms = queue;
+      g.worker_ms = worker;
+      g.phases = ph;
+    }
+  };
+  auto finish = [](Prepared& p) {
+    TraceRecord& r = p.record;
+    r.timestamp = "2026-11-24T03:00:00Z";
+    if (r.compile) {
+      r.compile->ms = 81.5;
+      r.compile->cached = true;
+      r.compile->nvrtc = "13.0";
+    }
+    if (r.versions) {
+      (*r.versions)["kernrl"] = "0.1.0";
+      if (r.versions->contains("nvrtc")) (*r.versions)["nvrtc"] = "13.0";
+    }
+    r.wall_ms = 1234.5;
+    if (r.grader) r.grader->total_ms = 1234.5;
+    r.run_seed = 42;
+    return r.to_line();
+  };
+  auto answer = [](const char* text) { return EvalAnswer::from_json(json::parse(text)); };
+  std::vector<std::string> out;
+
+  {  // correct, timed, with speed of light
+    Prepared p = make("model-a", 3, 987654321);
+    grader(p, 0.75, 1500.25, phases, true);
+    EvalAnswer a = answer(R"({"status":"correct","error":null,"fatal":false,"phases_ms":{},
+      "correctness":{"n_trials":5,"n_passed":5,"trials":[{"sizes":{"batch_size":4096,"dim":16384},
+        "passed":true,"modified_inputs":[],"rerun_passed":true,"outputs":[{"name":"out",
+        "passed":true,"compared":67108864,"mismatches":0,"max_abs_err":5.960464477539063e-08,
+        "max_rel_err":1.1920928955078125e-07,"rel_l2":2.3e-08,"first_mismatch":null,"reason":""}]}]},
+      "timing":{"sizes":{"batch_size":4096,"dim":16384},"kernel":{"median_ms":0.4031,
+        "mean_ms":0.40415,"std_ms":0.0006,"min_ms":0.4022,"max_ms":0.4071,"mad_ms":0.0003,"n":10,
+        "rel_stderr":0.00047},"baseline":{"median_ms":0.1742,"mean_ms":0.1745,"std_ms":0.0002,
+        "min_ms":0.174,"max_ms":0.1751,"mad_ms":0.0001,"n":10,"rel_stderr":0.00036},
+        "baseline_source":"measured"}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p));
+  }
+  {  // correct, a baseline file's statistics (whole numbers), faster than the hardware allows
+    Prepared p = make("model-a", 4, 5);
+    grader(p, 2.5, 900.0, {{"kernel", 3.0}, {"timing", 100.0}}, true);
+    EvalAnswer a = answer(R"({"status":"correct","error":null,"fatal":false,"phases_ms":{},
+      "correctness":{"n_trials":2,"n_passed":2,"trials":[]},
+      "timing":{"sizes":{"batch_size":4096,"dim":16384},"kernel":{"median_ms":0.001,
+        "mean_ms":0.001,"std_ms":0.0,"min_ms":0.001,"max_ms":0.001,"mad_ms":0.0,"n":50,
+        "rel_stderr":0.0},"baseline":{"median_ms":1,"mean_ms":1,"std_ms":0,"min_ms":1,"max_ms":1,
+        "n":10},"baseline_source":"file:baselines/nvidia-h100-80gb-hbm3.json"}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p));
+  }
+  {  // incorrect: a first mismatch, non-finite numbers as strings
+    Prepared p = make("model-a", 5, 6);
+    grader(p, 1.0, 300.0, {{"kernel", 3.0}, {"check", 1.0}}, true);
+    EvalAnswer a = answer(R"({"status":"incorrect","error":{"category":"incorrect",
+      "message":"trial 1 of 5 {\"batch_size\":7,\"dim\":33}: output 'out': 12 of 231 elements differ"},
+      "fatal":false,"phases_ms":{},"correctness":{"n_trials":5,"n_passed":0,"trials":[{"sizes":
+        {"batch_size":7,"dim":33},"passed":false,"modified_inputs":[],"outputs":[{"name":"out",
+        "passed":false,"compared":231,"mismatches":12,"max_abs_err":"nan","max_rel_err":"inf",
+        "rel_l2":"nan","first_mismatch":{"index":[3,5],"got":"nan","want":0.25},
+        "reason":"12 elements beyond atol+rtol*|ref|"}]}]}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p));
+  }
+  {  // timeout, the worker's output as the log
+    Prepared p = make("model-a", 6, 7);
+    grader(p, 1.0, 30000.0, {{"kernel", 29000.0}}, true);
+    EvalAnswer a = answer(R"({"status":"timeout","error":{"category":"timeout",
+      "message":"the evaluation passed its deadline of 30 s; the worker was killed",
+      "log":"kernel printf: i=0\nkernel printf: i=1\n"},"fatal":true,"phases_ms":{}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p));
+  }
+  {  // runtime_error: a long worker log with bytes that are not UTF-8 (capped, escaped)
+    Prepared p = make("model-a", 7, 8);
+    grader(p, 1.0, 200.0, {{"module_load", 3.0}}, true);
+    EvalAnswer a;
+    a.status = Status::RuntimeError;
+    a.error =
+        ErrorInfo{Status::RuntimeError, "CUDA_ERROR_ILLEGAL_ADDRESS in softmax_rows (launch 1)", 0,
+                  std::string(20000, 'p') + "\xff\xfe tail of the log\n"};
+    a.fatal = true;
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p));
+  }
+  {  // internal_error: no reward
+    Prepared p = make("model-a", 8, 9);
+    grader(p, 1.0, 2.0, {}, true);
+    EvalAnswer a = answer(R"({"status":"internal_error","error":{"category":"internal_error",
+      "message":"no reference for L1_23_Softmax"},"fatal":false,"phases_ms":{}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p));
+  }
+  {  // launch_error at launch, with a line
+    Prepared p = make("", std::nullopt, 10);
+    grader(p, 0.5, 20.0, {{"module_load", 3.0}}, true);
+    EvalAnswer a = answer(R"({"status":"launch_error","error":{"category":"launch_error",
+      "message":"launch 1 (softmax_rows): too much shared memory","line":4},"fatal":false,
+      "phases_ms":{"module_load":3.0}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p));
+  }
+  {  // compiled, nothing ran: no GPU
+    Prepared p = make("", std::nullopt, 11);
+    grader(p, 0, 0, {}, false);
+    complete_record(p, nullptr, nullptr, json::object(), preset, ceilings,
+                    "no GPU: no /dev/nvidia*");
+    out.push_back(finish(p));
+  }
+  return out;
+}
+
+// The rows of docs/trace-format.md's field table: field -> the row's text.
+std::map<std::string, std::string> documented_fields() {
+  std::map<std::string, std::string> rows;
+  std::string doc = slurp(fs::path(KERNRL_TEST_DIR) / ".." / "docs" / "trace-format.md");
+  size_t from = doc.find("## Fields"), to = doc.find("\n## ", from + 1);
+  REQUIRE(from != std::string::npos);
+  std::istringstream in(doc.substr(from, to - from));
+  std::string line;
+  static const std::regex row(R"(^\| `([a-z_0-9]+)` \|(.*)$)");
+  std::smatch m;
+  while (std::getline(in, line))
+    if (std::regex_match(line, m, row)) rows[m[1]] = m[2];
+  return rows;
+}
+
+// The names in the n-th `{...}` of a doc row: "{category, message, line?, kernel: stats}" ->
+// category, message, line, kernel.
+std::set<std::string> braced_names(const std::string& text, int nth = 0) {
+  size_t open = std::string::npos;
+  for (int k = 0; k <= nth; ++k) open = text.find('{', open == std::string::npos ? 0 : open + 1);
+  REQUIRE(open != std::string::npos);
+  size_t close = text.find('}', open);
+  std::set<std::string> names;
+  std::istringstream in(text.substr(open + 1, close - open - 1));
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    part = part.substr(0, part.find(':'));
+    std::string name;
+    for (char c : part)
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') name += c;
+    if (!name.empty()) names.insert(name);
+  }
+  return names;
+}
+
+template <class T>
+std::set<std::string> keys_of() {
+  return {known_keys<T>().begin(), known_keys<T>().end()};
+}
+
+// True when no object of the record holds a key its type does not know.
+bool all_known(const TraceRecord& r) {
+  bool ok = r.extra.empty();
+  if (r.error) ok = ok && r.error->extra.empty();
+  if (r.compile) ok = ok && r.compile->extra.empty();
+  if (r.work) ok = ok && r.work->extra.empty();
+  if (r.grader) ok = ok && r.grader->extra.empty();
+  if (r.problem_unknown) ok = ok && r.problem_unknown->extra.empty();
+  if (r.converted) ok = ok && r.converted->extra.empty();
+  if (r.timing) {
+    ok = ok && r.timing->extra.empty();
+    if (r.timing->kernel) ok = ok && r.timing->kernel->extra.empty();
+    if (r.timing->baseline) ok = ok && r.timing->baseline->extra.empty();
+  }
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("golden: kernrl's records read and written back byte for byte") {
+  size_t n = 0;
+  for (const char* name : {"pipeline.jsonl", "cli.jsonl"})
+    for (const std::string& line : lines_of(kFixtures / "records" / name)) {
+      CAPTURE(name);
+      CAPTURE(line.substr(0, 200));
+      json j = json::parse(line);
+      REQUIRE(json_line(j) == line);  // the fixture is kernrl's own output, as written
+      TraceRecord r = TraceRecord::from_json(j);
+      CHECK(r.to_line() == line);
+      CHECK(all_known(r));  // kernrl's records hold nothing the type does not know
+      ++n;
+    }
+  CHECK(n == 27);
+}
+
+TEST_CASE("golden: the pipeline builds the records it built before the typed record") {
+  std::vector<std::string> made = pipeline_records();
+  std::vector<std::string> golden = lines_of(kFixtures / "records" / "pipeline.jsonl");
+  REQUIRE(made.size() == golden.size());
+  for (size_t i = 0; i < made.size(); ++i) {
+    CAPTURE(i);
+    CHECK(made[i] == golden[i]);
+  }
+  // What the golden records say, read through the type.
+  TraceRecord correct = TraceRecord::from_json(json::parse(golden[0]));
+  CHECK(correct.status_is(Status::Correct));
+  CHECK(correct.timing->kernel->median_ms.value_or(0) == doctest::Approx(0.4031));
+  CHECK(correct.speedup.value_or(0) == doctest::Approx(0.1742 / 0.4031));
+  CHECK(correct.correctness_counts() == std::make_pair(5, 5));
+  CHECK(correct.grader->phases->at("timing") == 300.5);
+  TraceRecord fast = TraceRecord::from_json(json::parse(golden[1]));
+  CHECK(fast.suspicious.value_or(false));
+  CHECK(fast.timing->baseline->median_ms.value_or(0) == 1.0);  // written 1, read as a number
+  TraceRecord internal = TraceRecord::from_json(json::parse(golden[5]));
+  CHECK(internal.reward.is_null());
+  CHECK(exit_code_for(internal) == 4);
+}
+
+TEST_CASE("odd and older records: read without throwing, written back as they were read") {
+  std::vector<fs::path> files = {kFixtures / "records" / "odd.jsonl"};
+  for (const auto& e : fs::recursive_directory_iterator(kFixtures / "report"))
+    if (e.path().extension() == ".jsonl") files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(fs::path(KERNRL_TEST_DIR) / "fuzz/corpus/trace"))
+    files.push_back(e.path());
+  size_t n = 0;
+  for (const fs::path& f : files)
+    for (const std::string& line : lines_of(f)) {
+      json j;
+      try {
+        j = json::parse(line);
+      } catch (const json::exception&) {
+        continue;  // not JSON at all: read_trace's business (a malformed line)
+      }
+      if (!j.is_object()) continue;
+      CAPTURE(f.string());
+      CAPTURE(line.substr(0, 200));
+      TraceRecord r;
+      REQUIRE_NOTHROW(r = TraceRecord::from_json(j));
+      CHECK(r.to_json().dump() == j.dump());
+      ++n;
+    }
+  CHECK(n > 50);
+}
+
+TEST_CASE("odd records: fields of unexpected types read as absent, and are kept") {
+  std::vector<std::string> odd = lines_of(kFixtures / "records" / "odd.jsonl");
+  TraceRecord old = TraceRecord::from_json(json::parse(odd[0]));
+  CHECK(old.speedup.value_or(0) == 2.0);  // a whole number where kernrl writes a double
+  CHECK(old.timing->kernel->median_ms.value_or(0) == 1.0);
+  CHECK(old.ran.absent());
+  CHECK(old.to_json()["speedup"].is_number_integer());  // written back as it was
+
+  TraceRecord r = TraceRecord::from_json(json::parse(odd[1]));
+  CHECK(!r.status);
+  CHECK(r.status.odd());
+  CHECK(r.status_text() == "error");  // a status of another kernrl, counted under its name
+  CHECK(!r.level);
+  CHECK(r.sample.value_or(-1) == 2);  // 2.0 is a whole number
+  CHECK(r.run_or("(none)") == "(none)");
+  CHECK(r.file.is_null());
+  CHECK(!r.speedup);
+  CHECK(!r.reward);
+  CHECK(!r.error);
+  CHECK(!r.compile);
+  CHECK(r.correctness_counts() == std::nullopt);
+  CHECK(!r.timing->kernel->median_ms);
+  CHECK(!r.timing->kernel->n);
+  CHECK(r.timing->kernel->extra.contains("extra_stat"));
+  CHECK(r.timing->baseline.is_null());
+  CHECK(!r.timing->sizes);
+  CHECK(!r.grader->prepare_ms);
+  CHECK(!r.grader->phases);
+  CHECK(r.grader->extra["future_ms"] == 3);
+  CHECK(r.work->flops.value_or(0) == 1500000000);
+  CHECK(r.work->bytes.value_or(0) == -3);
+  CHECK(r.work->dtype_class.odd());
+  CHECK(!r.seed);
+  CHECK(!r.run_seed);
+  CHECK(!r.kernel_format);
+  CHECK(r.extra.contains("launches"));  // fields of a later kernrl, kept
+  CHECK(r.extra.contains("achieved"));
+  CHECK(r.to_json()["launches"][0]["registers"] == 32);
+
+  TraceRecord u = TraceRecord::from_json(json::parse(odd[3]));
+  CHECK(u.problem.is_null());
+  CHECK(u.problem_unknown->named.value_or("") == "L1_23_Softmax");
+  CHECK(u.problem_unknown->extra["hint"] == "later kernrl");
+  CHECK(u.error->line.value_or(-1) == 0);
+  CHECK(!u.error->log);
+  CHECK(u.error->log.odd());
+  CHECK(u.error->extra["severity"] == "high");
+
+  TraceRecord big = TraceRecord::from_json(json::parse(odd[5]));
+  CHECK(big.seed.value_or(0) == 18446744073709551615ull);
+  CHECK(big.timing.odd());
+  CHECK(big.device.value_or(json()) == 7);  // opaque JSON: kept whatever it is
+  CHECK(big.versions.is_null());
+  CHECK(!big.converted->notes);  // a list with a number in it is no list of strings
+}
+
+TEST_CASE("odd records: every reader copes") {
+  std::vector<TraceRecord> recs;
+  std::vector<json> raw;
+  for (const std::string& line : lines_of(kFixtures / "records" / "odd.jsonl")) {
+    raw.push_back(json::parse(line));
+    recs.push_back(TraceRecord::from_json(raw.back()));
+  }
+  RewardPreset preset = load_reward_preset("kernrl");
+  for (TraceRecord r : recs) {
+    CAPTURE(r.to_line().substr(0, 200));
+    CHECK_NOTHROW(human_summary(r, false));
+    CHECK_NOTHROW(make_feedback(r));
+    CHECK_NOTHROW(compute_reward(preset, r));
+    CHECK_NOTHROW(exit_code_for(r));
+    CHECK_NOTHROW(bound_record(r, RecordLimits{}));
+    CHECK_NOTHROW(finalize_record(r, preset, json::object()));
+  }
+  for (const char* format : {"md", "csv", "json", "html"}) {
+    ReportOptions opt;
+    opt.format = format;
+    opt.reward_preset = "staged";
+    CHECK_NOTHROW(render(aggregate(recs, opt), opt));
+  }
+  KernelBenchOutput kb;
+  CHECK_NOTHROW(kb = kernelbench_output(recs, {}));
+  CHECK_NOTHROW(kernelbench_files(kb));
+  ExportSummary s;
+  CHECK_NOTHROW(export_rows(
+      recs, [](const std::string&) { return std::optional<std::string>("prompt"); },
+      [](const std::string&, std::string* e) -> std::optional<std::string> {
+        *e = "file not found: test";
+        return std::nullopt;
+      },
+      &s));
+  // The JSON forms read through the same reader.
+  CHECK(aggregate(raw, ReportOptions{}) == aggregate(recs, ReportOptions{}));
+}
+
+TEST_CASE("the schema doc and the struct list the same fields") {
+  std::map<std::string, std::string> doc = documented_fields();
+  std::set<std::string> documented;
+  for (const auto& [k, v] : doc) documented.insert(k);
+  CHECK(documented == keys_of<TraceRecord>());
+  // The objects' own keys, as the rows spell them.
+  CHECK(braced_names(doc["error"]) == keys_of<trace::Error>());
+  CHECK(braced_names(doc["compile"]) == keys_of<trace::Compile>());
+  CHECK(braced_names(doc["work"]) == keys_of<trace::Work>());
+  CHECK(braced_names(doc["problem_unknown"]) == keys_of<trace::ProblemUnknown>());
+  CHECK(braced_names(doc["converted"]) == keys_of<trace::Converted>());
+  CHECK(braced_names(doc["timing"], 0) == keys_of<trace::Timing>());
+  CHECK(braced_names(doc["timing"], 1) == keys_of<trace::Stats>());
+  for (const std::string& k : keys_of<trace::Grader>())
+    CHECK_MESSAGE(doc["grader"].find("`" + k + "`") != std::string::npos, k);
+}
+
+TEST_CASE("records of a compile-only session hold only documented fields") {
+  SessionOptions so;
+  so.compile_only = true;
+  so.compile_jobs = 2;
+  GradingSession session(so);
+  std::string sol = slurp(kFixtures / "records" / "softmax.cu");
+  std::set<std::string> documented;
+  for (const auto& [k, v] : documented_fields()) documented.insert(k);
+  std::vector<std::pair<std::string, std::string>> answers = {
+      {"ok.cu", sol},
+      {"broken.cu", sol.substr(0, sol.size() / 2)},
+      {"prose.md", "no code here"},
+      {"unknown.cu", "/* kernrl\nproblem: L9_9_Nope\nlaunches: []\n*/\n"}};
+  std::set<std::string> statuses;
+  for (const auto& [label, text] : answers) {
+    Submission s;
+    s.file = label;
+    s.source = text;
+    s.opt.run = "schema";
+    s.opt.sample = 1;
+    Outcome out = session.grade(s);
+    REQUIRE(out.record);
+    CAPTURE(out.record->to_line().substr(0, 300));
+    statuses.insert(out.record->status_text());
+    CHECK(all_known(*out.record));
+    const json written = out.record->to_json();
+    for (const auto& [k, v] : written.items()) CHECK_MESSAGE(documented.count(k), k);
+    // Every record has these (docs/trace-format.md).
+    for (const char* k :
+         {"schema",      "kernel_format", "run",       "sample",  "file",          "problem",
+          "level",       "source_sha256", "status",    "ran",     "error",         "compile",
+          "correctness", "timing",        "speedup",   "reward",  "reward_preset", "feedback",
+          "versions",    "seed",          "timestamp", "wall_ms", "grader"})
+      CHECK_MESSAGE(written.contains(k), k);
+  }
+  CHECK(statuses == std::set<std::string>{"compiled", "compile_error", "format_error"});
+}
+
+TEST_CASE("Field: absent, null, a value, odd; a value's form as read kept until it changes") {
+  json obj = {{"a", 2}, {"b", nullptr}, {"c", "x"}};
+  Field<double> a, b, c, d;
+  a.read(obj, "a");
+  b.read(obj, "b");
+  c.read(obj, "c");
+  d.read(obj, "d");
+  CHECK(a.has_value());
+  CHECK(*a == 2.0);
+  CHECK(a.to_json().is_number_integer());  // written as it was read
+  CHECK(b.is_null());
+  CHECK(c.odd());
+  CHECK(!c);
+  CHECK(c.to_json() == "x");
+  CHECK(d.absent());
+  json back = json::object();
+  a.write(back, "a");
+  b.write(back, "b");
+  c.write(back, "c");
+  d.write(back, "d");
+  CHECK(back.dump() == obj.dump());
+  a = 2.0;  // assigned: written as a double now
+  CHECK(a.to_json().is_number_float());
+  CHECK_THROWS_AS((void)*c, std::logic_error);  // an odd field has no value to read
+  c.emplace() = 3.5;
+  CHECK(c.to_json() == 3.5);
+  Field<json> opaque = json(nullptr);  // a null JSON value is a null field
+  CHECK(opaque.is_null());
+  Field<int> line;
+  line.assign_json(json(1e10));  // a whole number out of int's range
+  CHECK(line.odd());
+}
