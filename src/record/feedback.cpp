@@ -32,17 +32,36 @@ std::string fmt(double v) {
   return b;
 }
 
-std::string guidance(const std::string& status) {
-  if (status == "format_error")
-    return "Answer with one CUDA code block holding __global__ kernels and a /* kernrl ... */ launch block (see the contract).";
-  if (status == "compile_error") return "Fix the compile errors above; the file must be device code only (no host code, no main).";
-  if (status == "launch_error")
-    return "Check the launch block: kernel names, argument count and types, grid/block limits (1024 threads), shared memory.";
-  if (status == "runtime_error") return "The kernel crashed: check every index against the tensor sizes and add bounds checks.";
-  if (status == "timeout") return "The kernel did not finish: look for loops that never end or blocks waiting on each other.";
-  if (status == "incorrect")
-    return "The results are wrong: check indexing, reductions and edge handling at odd sizes; every output element must be written.";
-  if (status == "correct") return "Correct. To go faster, cut memory traffic (fuse passes, coalesce, vectorise) and keep the GPU full.";
+// What to do next, for a status (none for compiled, internal errors and statuses kernrl does not
+// know).
+std::string guidance(const Field<Status>& status) {
+  if (!status) return "";
+  switch (*status) {
+    case Status::FormatError:
+      return "Answer with one CUDA code block holding __global__ kernels and a /* kernrl ... */ "
+             "launch block (see the contract).";
+    case Status::CompileError:
+      return "Fix the compile errors above; the file must be device code only (no host code, no "
+             "main).";
+    case Status::LaunchError:
+      return "Check the launch block: kernel names, argument count and types, grid/block limits "
+             "(1024 threads), shared memory.";
+    case Status::RuntimeError:
+      return "The kernel crashed: check every index against the tensor sizes and add bounds "
+             "checks.";
+    case Status::Timeout:
+      return "The kernel did not finish: look for loops that never end or blocks waiting on each "
+             "other.";
+    case Status::Incorrect:
+      return "The results are wrong: check indexing, reductions and edge handling at odd sizes; "
+             "every output element must be written.";
+    case Status::Correct:
+      return "Correct. To go faster, cut memory traffic (fuse passes, coalesce, vectorise) and keep "
+             "the GPU full.";
+    case Status::Compiled:
+    case Status::InternalError:
+      break;
+  }
   return "";
 }
 
@@ -107,7 +126,7 @@ std::string make_feedback(const TraceRecord& rec) {
     if (rec.sol_fraction) s += ", " + fmt(100 * *rec.sol_fraction) + "% of the hardware limit";
     s += "\n";
   }
-  s += guidance(status);
+  s += guidance(rec.status);
   if (s.size() > kMaxFeedbackChars) s = s.substr(0, kMaxFeedbackChars - 4) + "...";
   return s;
 }

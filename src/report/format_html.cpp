@@ -33,9 +33,10 @@ svg circle.mark{fill-opacity:.75}svg rect.key{stroke:none}
 
 std::string status_color(const std::string& status) {
   static const std::map<std::string, std::string> colors = {
-      {"correct", "#009e73"},       {"incorrect", "#e69f00"},     {"compiled", "#56b4e9"},
-      {"format_error", "#999999"},  {"compile_error", "#cc79a7"}, {"launch_error", "#d55e00"},
-      {"runtime_error", "#882255"}, {"timeout", "#332288"}};
+      {to_string(Status::Correct), "#009e73"},      {to_string(Status::Incorrect), "#e69f00"},
+      {to_string(Status::Compiled), "#56b4e9"},     {to_string(Status::FormatError), "#999999"},
+      {to_string(Status::CompileError), "#cc79a7"}, {to_string(Status::LaunchError), "#d55e00"},
+      {to_string(Status::RuntimeError), "#882255"}, {to_string(Status::Timeout), "#332288"}};
   auto it = colors.find(status);
   return it != colors.end() ? it->second : "#bbbbbb";
 }

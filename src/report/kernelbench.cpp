@@ -102,21 +102,21 @@ ojson entry(const TraceRecord& r, int sample_id) {
   // KernelBench: compiled is false for build failures and for evaluations that timed out.
   // A record without a `compile` field at all (written by other tools) is judged by its status.
   bool compile_ran = r.compile.has_value() || r.compile.absent();
-  bool compiled =
-      compile_ran && status != "format_error" && status != "compile_error" && status != "timeout";
-  bool timed = status == "correct" && t && t->kernel;
+  bool compiled = compile_ran && !r.status_is(Status::FormatError) &&
+                  !r.status_is(Status::CompileError) && !r.status_is(Status::Timeout);
+  bool timed = r.status_is(Status::Correct) && t && t->kernel;
 
   ojson m = device_fields(device);
-  if (status == "timeout") {
+  if (r.status_is(Status::Timeout)) {
     m = ojson::object();
     m["error"] = "Evaluation timed out";
-  } else if (status == "compile_error" || status == "format_error") {
+  } else if (r.status_is(Status::CompileError) || r.status_is(Status::FormatError)) {
     m["compilation_error_name"] = status;
     m["compilation_error"] = log.empty() ? message : message + "\n" + log;
-  } else if (status == "launch_error" || status == "runtime_error") {
+  } else if (r.status_is(Status::LaunchError) || r.status_is(Status::RuntimeError)) {
     m["runtime_error"] = log.empty() ? message : message + "\n" + log;
     m["runtime_error_name"] = status;
-  } else if (status == "incorrect") {
+  } else if (r.status_is(Status::Incorrect)) {
     m["correctness_issue"] = message;
     m["correctness_issue_name"] = "correctness_issue";
   }
@@ -127,7 +127,7 @@ ojson entry(const TraceRecord& r, int sample_id) {
   ojson rt = timed ? runtime_stats(*t->kernel, device) : ojson::object();
   return ojson{{"sample_id", sample_id},
                {"compiled", compiled},
-               {"correctness", status == "correct"},
+               {"correctness", r.status_is(Status::Correct)},
                {"metadata", m},
                {"runtime", timed ? rt["mean"].get<double>() : -1.0},
                {"runtime_stats", rt}};
