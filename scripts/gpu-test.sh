@@ -40,12 +40,13 @@ if want build; then
   log "build"
   start=$(date +%s)
   cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
-  log "built in $(( $(date +%s) - start )) s"
+  log "built in $(( $(date +%s) - start )) s, $(grep -c 'warning:' "$OUT/build.log") compiler warnings"
 fi
 K="$BUILD/kernrl"
 
 if want unit; then
   log "CPU test suites (unit, problems) against this libtorch"
+  "$BUILD/kernrl-worker" --self-test >"$OUT/compare-self-test.log" 2>&1 && log "fused comparison agrees with torch" || { log "fused comparison FAILED"; head -30 "$OUT/compare-self-test.log"; }
   (cd "$BUILD" && ctest -R 'unit|problems|sandbox|header' -j "$(nproc)" --output-on-failure) >"$OUT/ctest.log" 2>&1 && log "ctest ok" || { log "ctest FAILED"; grep -E "Failed|\*\*\*" "$OUT/ctest.log" | head -30; }
 fi
 

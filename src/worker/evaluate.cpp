@@ -10,6 +10,7 @@
 #include "worker/gpu_module.h"
 #include "worker/inputs.h"
 #include "worker/timer.h"
+#include "worker/watchdog.h"
 
 namespace kernrl {
 using nlohmann::json;
@@ -118,7 +119,10 @@ void run_plan_once(Buffers& b) {
         "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " + cu_error_text(r),
         failed ? failed->line : 0, sticky};
   }
-  r = cuStreamSynchronize(nullptr);
+  {
+    Watchdog::Scope deadline("a run of the launch plan");
+    r = cuStreamSynchronize(nullptr);
+  }
   if (r != CUDA_SUCCESS) {
     bool sticky = cu_error_is_sticky(r);
     throw KernelFault{sticky ? Status::RuntimeError : Status::LaunchError,
@@ -182,6 +186,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   res.status = Status::Correct;
   ProblemSpec p = load_problem(req.problem_dir);
   const Config& cfg = req.cfg;
+  Watchdog::set_limit(cfg.plan_run_timeout_s);
   GpuModule mod;
   std::vector<Vars> size_sets = p.tests;
   size_sets.push_back(p.bench);
