@@ -25,9 +25,11 @@ struct State {
   bool started = false;
 };
 
+// Never destroyed: the watchdog's thread waits on its condition variable until the process ends,
+// and destroying a condition variable that has a waiter (at exit) blocks forever.
 State& state() {
-  static State s;
-  return s;
+  static State* s = new State;
+  return *s;
 }
 
 void watch() {
