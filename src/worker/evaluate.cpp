@@ -108,6 +108,13 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   return b;
 }
 
+// Waits for the work enqueued so far, so that the GPU time of a phase is counted in that phase
+// (the reference's kernels run asynchronously; without this their time would land in the
+// comparison after them).
+void synchronize_for_accounting() {
+  check_cu(cuStreamSynchronize(nullptr), "after the reference");
+}
+
 // Runs the plan once; a failed launch or a fault during the run becomes a KernelFault.
 void run_plan_once(Buffers& b) {
   const ReadyLaunch* failed = nullptr;
@@ -248,6 +255,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       {
         PhaseScope ph("reference");
         want = run_reference(p, pristine, order[t]);
+        synchronize_for_accounting();
       }
       PhaseScope ph("check");
       bool passed = false, again = false;
@@ -310,6 +318,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       {
         PhaseScope ph("verify_reference");
         want = run_reference(p, want_inputs, bench);
+        synchronize_for_accounting();
       }
       PhaseScope ph("verify_compare");
       // The verdict first; the full statistics only for the record of a failure.
