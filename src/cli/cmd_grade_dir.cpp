@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -96,11 +97,19 @@ std::string resume_key(const std::string& run, const std::string& file, const st
 void print_grader_summary(size_t n, double run_s, const json& gpus) {
   std::fprintf(stderr, "kernrl grade-dir: %zu records in %.1f s = %.1f kernels/min\n", n, run_s,
                static_cast<double>(n) / std::max(run_s, 1e-9) * 60);
-  for (const auto& g : gpus)
-    std::fprintf(stderr, "  GPU %d: %llu evaluations, worker busy %.0f%% of the run\n",
+  for (const auto& g : gpus) {
+    std::string nvml = g.contains("nvml_utilization_pct") && g["nvml_utilization_pct"].is_number()
+                           ? std::to_string(static_cast<int>(
+                                 std::lround(g["nvml_utilization_pct"].get<double>()))) +
+                                 "%"
+                           : "unknown (" + g.value("nvml", std::string("no NVML")) + ")";
+    std::fprintf(stderr,
+                 "  GPU %d: %llu evaluations, worker busy %.0f%% of the run, GPU utilisation "
+                 "(NVML) %s\n",
                  g.value("gpu_index", -1),
                  static_cast<unsigned long long>(g.value("evaluations", uint64_t{0})),
-                 100.0 * g.value("busy_ms", 0.0) / std::max(run_s * 1000, 1e-9));
+                 100.0 * g.value("busy_ms", 0.0) / std::max(run_s * 1000, 1e-9), nvml.c_str());
+  }
 }
 
 // The parent folder of an output file, created if missing. Throws UsageError naming the option.

@@ -109,6 +109,9 @@ size_t GradingSession::wait_ready() {
     std::lock_guard<std::mutex> l(mu_);
     if (opt_.cfg.arch == "auto") arch_ = d.arch();
     sms_ = d.sms;
+    std::vector<std::string> uuids;
+    for (Gpu* g : ready_) uuids.push_back(g->worker->uuid());
+    monitor_.start(uuids);
     for (Gpu* g : ready_) threads_.emplace_back([this, g] { gpu_loop(g); });
   });
   return ready_.size();
@@ -173,11 +176,16 @@ size_t GradingSession::queued() {
 json GradingSession::gpu_stats() {
   std::lock_guard<std::mutex> l(mu_);
   json out = json::array();
-  for (Gpu* g : ready_)
-    out.push_back({{"gpu_index", g->worker->gpu()},
-                   {"evaluations", g->evaluations},
-                   {"busy_ms", g->busy_ms},
-                   {"worker_restarts", g->worker->restarts()}});
+  for (Gpu* g : ready_) {
+    json s = {{"gpu_index", g->worker->gpu()},
+              {"evaluations", g->evaluations},
+              {"busy_ms", g->busy_ms},
+              {"worker_restarts", g->worker->restarts()}};
+    auto u = monitor_.mean_utilization(g->worker->uuid());
+    s["nvml_utilization_pct"] = u ? json(*u) : json(nullptr);
+    if (!u) s["nvml"] = monitor_.why().empty() ? "no samples yet" : monitor_.why();
+    out.push_back(s);
+  }
   return out;
 }
 

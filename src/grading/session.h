@@ -20,6 +20,7 @@
 
 #include "core/config.h"
 #include "grading/baselines.h"
+#include "grading/gpu_monitor.h"
 #include "grading/prepare.h"
 #include "grading/worker_client.h"
 #include "record/reward.h"
@@ -85,7 +86,8 @@ class GradingSession {
   void cancel_queued();
   // Submissions waiting to compile or for a GPU.
   size_t queued();
-  // Per GPU: evaluations, busy milliseconds, worker restarts.
+  // Per GPU: evaluations, busy milliseconds, worker restarts, and NVML's mean utilisation since
+  // the workers were ready (`nvml_utilization_pct`, null with `nvml` saying why when unknown).
   nlohmann::json gpu_stats();
 
   const Config& config() const { return opt_.cfg; }
@@ -128,6 +130,7 @@ class GradingSession {
   bool cancelled_ = false;
   std::vector<std::thread> threads_;
   std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
+  GpuMonitor monitor_;
 };
 
 // GPUs visible to this process without touching CUDA: /dev/nvidiaN, narrowed by

@@ -34,7 +34,20 @@ void send(const json& j) {
   fflush(g_protocol);
 }
 
-bool query_device(DeviceInfo* d, std::string* err) {
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as NVML and nvidia-smi write it.
+std::string uuid_text(const CUuuid& u) {
+  static const char* hex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    auto b = static_cast<unsigned char>(u.bytes[i]);
+    s += hex[b >> 4];
+    s += hex[b & 15];
+  }
+  return s;
+}
+
+bool query_device(DeviceInfo* d, std::string* uuid, std::string* err) {
   CUresult r = cuInit(0);
   int count = 0;
   if (r == CUDA_SUCCESS) r = cuDeviceGetCount(&count);
@@ -56,6 +69,8 @@ bool query_device(DeviceInfo* d, std::string* err) {
   d->l2_bytes = static_cast<size_t>(v);
   cuDeviceTotalMem(&d->memory_bytes, dev);
   cuDriverGetVersion(&d->driver);
+  CUuuid u;
+  if (cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS) *uuid = uuid_text(u);
   CUcontext ctx;
   r = cuDevicePrimaryCtxRetain(&ctx, dev);  // the same primary context libtorch uses
   if (r == CUDA_SUCCESS) r = cuCtxSetCurrent(ctx);
@@ -84,7 +99,7 @@ int main(int argc, char** argv) {
   Hello hello;
   hello.build_id = KERNRL_VERSION;
   std::string err;
-  if (!query_device(&hello.device, &err)) {
+  if (!query_device(&hello.device, &hello.uuid, &err)) {
     hello.ok = false;
     hello.error = err;
     send(hello.to_json());
