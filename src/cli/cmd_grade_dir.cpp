@@ -203,7 +203,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
         kernelbench_dir, baselines, reward, seed;
     int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     int level = 0;
-    bool resume = true, compile_only = false, quiet = false;
+    bool resume = true, compile_only = false, quiet = false, profile = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("DIR", o->dir, "Directory of generations")
@@ -224,6 +224,9 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       "--resume,!--no-resume", o->resume,
       "Skip samples already in --out for this run with the same path and source hash (default on)");
   cmd->add_flag("--compile-only", o->compile_only, "Extract, parse and compile only");
+  cmd->add_flag("--profile", o->profile,
+                "Also profile every kernel that ran with Nsight Compute (see `kernrl eval "
+                "--help`); seconds per file");
   cmd->add_flag("--quiet,-q", o->quiet, "No progress output");
   cmd->add_option("--seed", o->seed,
                   "Run seed, 0 to 2^64-1 (default: fresh, recorded in every record)");
@@ -355,6 +358,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       so.cfg = cfg;
       so.gpus = o->gpus.empty() ? std::vector<int>{} : parse_gpu_list(o->gpus);
       so.compile_only = o->compile_only;
+      so.profile = o->profile;
       so.baselines_path = o->baselines;
       so.compile_jobs = o->jobs;
       so.seed = seed;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/hash.h"
+#include "grading/profiler.h"
 #include "record/record.h"
 
 namespace kernrl {
@@ -356,6 +357,17 @@ void GradingSession::gpu_loop(Gpu* g) {
       grader["queue_ms"] = ms_between(job.queued_at, start);
       grader["worker_ms"] = ms_between(start, end);
       grader["phases"] = answer.phases_ms;
+      if (opt_.profile &&
+          (answer.status == Status::Correct || answer.status == Status::Incorrect)) {
+        ProfileRequest pr;
+        pr.eval = req;
+        if (!pr.eval.sizes) pr.eval.sizes = p.problem.bench;  // the size the timings are for
+        pr.gpu = g->worker->device_entry();
+        pr.ncu = opt_.ncu;
+        auto t = Clock::now();
+        p.record["profile"] = profile_kernel(pr);
+        grader["profile_ms"] = ms_between(t, Clock::now());
+      }
       complete_record(p, &answer, g->worker->device_json(), g->worker->versions_json(), preset_,
                       baselines_.ceilings(), "");
       out.record = std::move(p.record);

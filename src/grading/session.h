@@ -34,6 +34,10 @@ struct SessionOptions {
   std::string baselines_path;  // --baselines (empty: baselines/<gpu>.json if present)
   int compile_jobs = 0;        // parallel compiles (0: one per core)
   uint64_t seed = 0;           // the run seed; per-file seeds derive from it unless given
+  // After each evaluation in which the kernel ran, profile one more run of it under Nsight Compute
+  // (grading/profiler.h) and add the record's `profile` object. Slow; never changes timings.
+  bool profile = false;
+  std::string ncu;  // the ncu binary (empty: KERNRL_NCU, PATH, CUDA's bin)
 };
 
 // One answer to grade: a file to read, or its text.

@@ -39,6 +39,10 @@ std::string physical_gpu(int gpu) {
 
 }  // namespace
 
+std::string WorkerClient::device_entry() const {
+  return physical_gpu(gpu_);
+}
+
 WorkerClient::~WorkerClient() {
   if (proc_.running()) {
     proc_.send_line(quit_request().dump());
