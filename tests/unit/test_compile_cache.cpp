@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compile/compiler.h"
+#include "compile/cache.h"
 
 namespace fs = std::filesystem;
 
