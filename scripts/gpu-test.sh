@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [precision] [serve] [import]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency precision serve import)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency profile precision serve import)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -40,12 +40,13 @@ if want build; then
   log "build"
   start=$(date +%s)
   cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
-  log "built in $(( $(date +%s) - start )) s"
+  log "built in $(( $(date +%s) - start )) s, $(grep -c 'warning:' "$OUT/build.log") compiler warnings"
 fi
 K="$BUILD/kernrl"
 
 if want unit; then
   log "CPU test suites (unit, problems) against this libtorch"
+  "$BUILD/kernrl-worker" --self-test >"$OUT/compare-self-test.log" 2>&1 && log "fused comparison agrees with torch" || { log "fused comparison FAILED"; head -30 "$OUT/compare-self-test.log"; }
   (cd "$BUILD" && ctest -R 'unit|problems|sandbox|header' -j "$(nproc)" --output-on-failure) >"$OUT/ctest.log" 2>&1 && log "ctest ok" || { log "ctest FAILED"; grep -E "Failed|\*\*\*" "$OUT/ctest.log" | head -30; }
 fi
 
@@ -105,6 +106,24 @@ fi
 if want batch; then
   log "grade-dir throughput and kill/resume"
   OUT="$OUT" scripts/batch_bench.sh --build "$BUILD" | tee "$OUT/batch.md"
+fi
+
+if want profile; then
+  log "eval --profile: Nsight Compute metrics of two bundled solutions (one and several launches)"
+  for sol in problems/L1/23_Softmax/solution.cu problems/L1/1_Square_matrix_multiplication_/solution.cu; do
+    "$K" eval "$sol" --json --profile >"$OUT/profile.json" 2>"$OUT/profile.err"
+    python3 - "$OUT/profile.json" "$sol" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline()); p = r.get("profile", {})
+print(f"{sys.argv[2]}: {r['status']}, profile in {r.get('grader', {}).get('profile_ms', 0):.0f} ms")
+if "error" in p:
+    print("  profile error:", p["error"][:600])
+for l in p.get("launches", []):
+    stalls = ", ".join(f"{s['reason']} {s['ratio']:.2f}" for s in l.get("stalls", []))
+    print(f"  {l['kernel'][:40]}: {l.get('duration_us')} us, DRAM {l.get('dram_throughput_pct')}%, "
+          f"SM {l.get('sm_throughput_pct')}%, occupancy {l.get('achieved_occupancy_pct')}%; stalls: {stalls}")
+PY
+  done
 fi
 
 if want latency; then

@@ -51,7 +51,7 @@ CommandRun add_eval_command(CLI::App& app) {
   struct Opts {
     std::string file, problem, trace, config, baselines, reward;
     int gpu = 0;
-    bool json = false, compile_only = false, feedback = false;
+    bool json = false, compile_only = false, feedback = false, profile = false;
     std::vector<std::string> sizes;
     std::string seed;
   };
@@ -79,6 +79,12 @@ CommandRun add_eval_command(CLI::App& app) {
   cmd->add_option(
       "--baselines", o->baselines,
       "Baseline file from `kernrl bench --baselines` (default: baselines/<gpu>.json if present)");
+  cmd->add_flag(
+      "--profile", o->profile,
+      "After grading, profile one more run of the kernel at the bench size with Nsight "
+      "Compute (ncu: PATH, $KERNRL_NCU or CUDA's bin) and add a `profile` object to the "
+      "record: per launch its duration, DRAM and SM throughput (% of peak), achieved "
+      "occupancy and main stall reasons. Slow (seconds); timings are never taken from it");
   cmd->add_option("--reward", o->reward,
                   "Reward preset (configs/rewards/NAME.yaml or a path); default from the config");
   return [o]() {
@@ -109,6 +115,7 @@ CommandRun add_eval_command(CLI::App& app) {
     so.compile_only = o->compile_only;
     so.baselines_path = o->baselines;
     so.compile_jobs = 1;
+    so.profile = o->profile;
     GradingSession session(so);
     Outcome out = session.grade(sub);
     if (!out.internal_error.empty()) throw std::runtime_error(out.internal_error);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -92,11 +93,19 @@ std::string resume_key(const std::string& run, const std::string& file, const st
 void print_grader_summary(size_t n, double run_s, const json& gpus) {
   std::fprintf(stderr, "kernrl grade-dir: %zu records in %.1f s = %.1f kernels/min\n", n, run_s,
                static_cast<double>(n) / std::max(run_s, 1e-9) * 60);
-  for (const auto& g : gpus)
-    std::fprintf(stderr, "  GPU %d: %llu evaluations, worker busy %.0f%% of the run\n",
+  for (const auto& g : gpus) {
+    std::string nvml = g.contains("nvml_utilization_pct") && g["nvml_utilization_pct"].is_number()
+                           ? std::to_string(static_cast<int>(
+                                 std::lround(g["nvml_utilization_pct"].get<double>()))) +
+                                 "%"
+                           : "unknown (" + g.value("nvml", std::string("no NVML")) + ")";
+    std::fprintf(stderr,
+                 "  GPU %d: %llu evaluations, worker busy %.0f%% of the run, GPU utilisation "
+                 "(NVML) %s\n",
                  g.value("gpu_index", -1),
                  static_cast<unsigned long long>(g.value("evaluations", uint64_t{0})),
-                 100.0 * g.value("busy_ms", 0.0) / std::max(run_s * 1000, 1e-9));
+                 100.0 * g.value("busy_ms", 0.0) / std::max(run_s * 1000, 1e-9), nvml.c_str());
+  }
 }
 
 // The parent folder of an output file, created if missing. Throws UsageError naming the option.
@@ -190,7 +199,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
         kernelbench_dir, baselines, reward, seed;
     int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     int level = 0;
-    bool resume = true, compile_only = false, quiet = false;
+    bool resume = true, compile_only = false, quiet = false, profile = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("DIR", o->dir, "Directory of generations")
@@ -211,6 +220,9 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       "--resume,!--no-resume", o->resume,
       "Skip samples already in --out for this run with the same path and source hash (default on)");
   cmd->add_flag("--compile-only", o->compile_only, "Extract, parse and compile only");
+  cmd->add_flag("--profile", o->profile,
+                "Also profile every kernel that ran with Nsight Compute (see `kernrl eval "
+                "--help`); seconds per file");
   cmd->add_flag("--quiet,-q", o->quiet, "No progress output");
   cmd->add_option("--seed", o->seed,
                   "Run seed, 0 to 2^64-1 (default: fresh, recorded in every record)");
@@ -338,6 +350,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
       so.cfg = cfg;
       so.gpus = o->gpus.empty() ? std::vector<int>{} : parse_gpu_list(o->gpus);
       so.compile_only = o->compile_only;
+      so.profile = o->profile;
       so.baselines_path = o->baselines;
       so.compile_jobs = o->jobs;
       so.seed = seed;

@@ -180,7 +180,7 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
         {"timing",
          {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets",
           "flush_l2"}},
-        {"timeouts", {"compile_s", "run_s"}},
+        {"timeouts", {"compile_s", "run_s", "plan_run_s"}},
         {"compile",
          {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
         {"tolerance_overrides", {}},
@@ -232,6 +232,7 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
     const YAML::Node to = sec("timeouts");
     rd.number(to, "timeouts.compile_s", "compile_s", 0, true, 86400, next.compile_timeout_s);
     rd.number(to, "timeouts.run_s", "run_s", 0, true, 86400, next.run_timeout_s);
+    rd.number(to, "timeouts.plan_run_s", "plan_run_s", 0, true, 86400, next.plan_run_timeout_s);
     const YAML::Node co = sec("compile");
     rd.text(co, "compile.arch", "arch", false, next.arch);
     if (co["arch"] && next.arch != "auto" && !arch_name(next.arch))
@@ -308,6 +309,7 @@ nlohmann::json Config::to_json() const {
           {"flush_l2", flush_l2},
           {"compile_timeout_s", compile_timeout_s},
           {"run_timeout_s", run_timeout_s},
+          {"plan_run_timeout_s", plan_run_timeout_s},
           {"arch", arch},
           {"fallback_arch", fallback_arch},
           {"compile_memory_limit_mb", compile_memory_limit_mb},
@@ -333,6 +335,7 @@ Config Config::from_json(const nlohmann::json& j) {
   c.flush_l2 = j.value("flush_l2", c.flush_l2);
   c.compile_timeout_s = j.value("compile_timeout_s", c.compile_timeout_s);
   c.run_timeout_s = j.value("run_timeout_s", c.run_timeout_s);
+  c.plan_run_timeout_s = j.value("plan_run_timeout_s", c.plan_run_timeout_s);
   c.arch = j.value("arch", c.arch);
   c.fallback_arch = j.value("fallback_arch", c.fallback_arch);
   c.compile_memory_limit_mb = j.value("compile_memory_limit_mb", c.compile_memory_limit_mb);

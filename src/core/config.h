@@ -21,6 +21,7 @@ struct Config {
   bool flush_l2 = true;
   double compile_timeout_s = 30;
   double run_timeout_s = 60;
+  double plan_run_timeout_s = 5;  // one run of the launch plan (the worker stops a hung kernel)
   std::string arch = "auto";
   std::string fallback_arch = "sm_90a";
   int compile_memory_limit_mb = 8192;

@@ -1,4 +1,6 @@
-// A problem specification (problems/L*/<n>_<Name>/problem.yaml), loaded and validated.
+// A problem specification (problems/L*/<n>_<Name>/problem.yaml), loaded and validated. Its parts:
+// the element types (dtype.h, dtype.cpp), the spec and its arithmetic (problem.cpp), the YAML
+// reader (problem_yaml.cpp) and the catalogue of problem folders (problem_catalog.h, .cpp).
 #pragma once
 
 #include <cstdint>
@@ -10,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/errors.h"
 #include "core/expr.h"
+#include "core/problem_catalog.h"
 
 namespace kernrl {
 
@@ -19,15 +23,6 @@ namespace kernrl {
 struct SpecError : UsageError {
   using UsageError::UsageError;
 };
-
-struct DType {
-  std::string name;  // float32, int64, uint32, complex64, ...
-  int bytes = 4;     // element size in memory
-  bool is_float = false;
-  bool is_complex = false;
-};
-// nullopt for an unknown name.
-std::optional<DType> dtype_from_name(const std::string& name);
 
 struct Tolerance {
   double atol = 1e-4;
@@ -93,17 +88,5 @@ ProblemSpec parse_problem_yaml(const std::string& text, const std::string& name)
 
 // Loads and validates one problem folder; throws SpecError naming file and line.
 ProblemSpec load_problem(const std::filesystem::path& dir);
-
-// All problem folders under `root` (problems/L*/<dir>), sorted by level then number.
-std::vector<std::filesystem::path> problem_dirs(const std::filesystem::path& root);
-
-// Resolves an id (exact, or a unique prefix such as "L1_23") to its folder; throws SpecError.
-std::filesystem::path find_problem_dir(const std::filesystem::path& root, const std::string& id);
-
-// "L1_23" for a KernelBench file name holding level_1_problem_23_ ("" for other names).
-std::string kernelbench_problem_id(const std::string& name);
-
-// "L1_23_Softmax" from a folder problems/L1/23_Softmax.
-std::string problem_id_of_dir(const std::filesystem::path& dir);
 
 }  // namespace kernrl

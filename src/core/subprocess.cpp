@@ -10,9 +10,11 @@
 
 extern char** environ;
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 namespace kernrl {
 namespace {
@@ -107,6 +109,24 @@ void kill_group(pid_t pid) {
   kill(pid, SIGKILL);
 }
 
+// Whether the child ends by the deadline (it is left for wait_status to reap). A child may close
+// its stdout and go on running: the deadline holds until it exits.
+bool exits_by(pid_t pid, Clock::time_point deadline) {
+  auto pause = std::chrono::microseconds(100);
+  for (;;) {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      return true;  // not waitable: wait_status reports what it can
+    }
+    if (info.si_pid == pid) return true;
+    auto left = deadline - Clock::now();
+    if (left <= Clock::duration::zero()) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(pause, left));
+    pause = std::min(pause * 2, std::chrono::microseconds(10000));
+  }
+}
+
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input,
@@ -161,6 +181,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   if (timed_out || overflow) kill_group(pid);
   if (to >= 0) close(to);
   if (from >= 0) close(from);
+  if (!timed_out && !overflow && !exits_by(pid, deadline)) {
+    timed_out = true;
+    kill_group(pid);
+  }
   ProcessResult res = wait_status(pid, timed_out);
   res.output_overflow = overflow;
   res.out = std::move(out);

@@ -30,7 +30,9 @@ struct SpawnOptions {
   bool no_files = false;  // RLIMIT_FSIZE 0, RLIMIT_CORE 0: the child can grow no file
 };
 
-// Runs argv, writes `input` to its stdin, collects stdout; kills it after `timeout_s`.
+// Runs argv (argv[0] a path: no PATH search), writes `input` to its stdin, collects stdout; kills
+// it (and its process group) once `timeout_s` has passed, whether or not it still writes to stdout.
+// A program that cannot be executed exits 127; a cwd that cannot be entered, 126.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input,
                           double timeout_s, const SpawnOptions& opt = {});
 
@@ -42,7 +44,8 @@ class LineProcess {
   LineProcess(const LineProcess&) = delete;
   LineProcess& operator=(const LineProcess&) = delete;
 
-  // Throws std::runtime_error if the program cannot be started.
+  // Throws std::runtime_error if no child can be made (pipe or fork fails); a program that cannot
+  // be executed exits 127 (read_line sees EOF, reap() the status).
   void start(const std::vector<std::string>& argv, const SpawnOptions& opt = {});
   bool running() const { return pid_ > 0; }
   // False if the child is gone (broken pipe).

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/hash.h"
+#include "grading/profiler.h"
 #include "record/record.h"
 
 namespace kernrl {
@@ -109,6 +110,9 @@ size_t GradingSession::wait_ready() {
     std::lock_guard<std::mutex> l(mu_);
     if (opt_.cfg.arch == "auto") arch_ = d.arch();
     sms_ = d.sms;
+    std::vector<std::string> uuids;
+    for (Gpu* g : ready_) uuids.push_back(g->worker->uuid());
+    monitor_.start(uuids);
     for (Gpu* g : ready_) threads_.emplace_back([this, g] { gpu_loop(g); });
   });
   return ready_.size();
@@ -173,11 +177,16 @@ size_t GradingSession::queued() {
 json GradingSession::gpu_stats() {
   std::lock_guard<std::mutex> l(mu_);
   json out = json::array();
-  for (Gpu* g : ready_)
-    out.push_back({{"gpu_index", g->worker->gpu()},
-                   {"evaluations", g->evaluations},
-                   {"busy_ms", g->busy_ms},
-                   {"worker_restarts", g->worker->restarts()}});
+  for (Gpu* g : ready_) {
+    json s = {{"gpu_index", g->worker->gpu()},
+              {"evaluations", g->evaluations},
+              {"busy_ms", g->busy_ms},
+              {"worker_restarts", g->worker->restarts()}};
+    auto u = monitor_.mean_utilization(g->worker->uuid());
+    s["nvml_utilization_pct"] = u ? json(*u) : json(nullptr);
+    if (!u) s["nvml"] = monitor_.why().empty() ? "no samples yet" : monitor_.why();
+    out.push_back(s);
+  }
   return out;
 }
 
@@ -350,6 +359,17 @@ void GradingSession::gpu_loop(Gpu* g) {
       grader.queue_ms = ms_between(job.queued_at, start);
       grader.worker_ms = ms_between(start, end);
       grader.phases = answer.phases_ms;
+      if (opt_.profile &&
+          (answer.status == Status::Correct || answer.status == Status::Incorrect)) {
+        ProfileRequest pr;
+        pr.eval = req;
+        if (!pr.eval.sizes) pr.eval.sizes = p.problem.bench;  // the size the timings are for
+        pr.gpu = g->worker->device_entry();
+        pr.ncu = opt_.ncu;
+        auto t = Clock::now();
+        p.record.profile = profile_kernel(pr);
+        grader.profile_ms = ms_between(t, Clock::now());
+      }
       complete_record(p, &answer, g->worker->device_json(), g->worker->versions_json(), preset_,
                       baselines_.ceilings(), "");
       out.record = std::move(p.record);

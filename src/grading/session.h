@@ -20,6 +20,7 @@
 
 #include "core/config.h"
 #include "grading/baselines.h"
+#include "grading/gpu_monitor.h"
 #include "grading/prepare.h"
 #include "grading/worker_client.h"
 #include "record/reward.h"
@@ -34,6 +35,10 @@ struct SessionOptions {
   std::string baselines_path;  // --baselines (empty: baselines/<gpu>.json if present)
   int compile_jobs = 0;        // parallel compiles (0: one per core)
   uint64_t seed = 0;           // the run seed; per-file seeds derive from it unless given
+  // After each evaluation in which the kernel ran, profile one more run of it under Nsight Compute
+  // (grading/profiler.h) and add the record's `profile` object. Slow; never changes timings.
+  bool profile = false;
+  std::string ncu;  // the ncu binary (empty: KERNRL_NCU, PATH, CUDA's bin)
 };
 
 // One answer to grade: a file to read, or its text.
@@ -86,7 +91,8 @@ class GradingSession {
   void cancel_queued();
   // Submissions waiting to compile or for a GPU.
   size_t queued();
-  // Per GPU: evaluations, busy milliseconds, worker restarts.
+  // Per GPU: evaluations, busy milliseconds, worker restarts, and NVML's mean utilisation since
+  // the workers were ready (`nvml_utilization_pct`, null with `nvml` saying why when unknown).
   nlohmann::json gpu_stats();
 
   const Config& config() const { return opt_.cfg; }
@@ -129,6 +135,7 @@ class GradingSession {
   bool cancelled_ = false;
   std::vector<std::thread> threads_;
   std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
+  GpuMonitor monitor_;
 };
 
 // GPUs visible to this process without touching CUDA: /dev/nvidiaN, narrowed by

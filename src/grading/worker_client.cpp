@@ -39,6 +39,10 @@ std::string physical_gpu(int gpu) {
 
 }  // namespace
 
+std::string WorkerClient::device_entry() const {
+  return physical_gpu(gpu_);
+}
+
 WorkerClient::~WorkerClient() {
   if (proc_.running()) {
     proc_.send_line(quit_request().dump());
@@ -160,7 +164,9 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
     try {
       json res = json::parse(*line);
       if (res.value("fatal", false)) {
-        proc_.reap();  // it exits by itself after a sticky CUDA error
+        // It exits by itself after a sticky CUDA error; killed all the same, so that a worker that
+        // fails to exit can never hold the grader.
+        proc_.kill_and_reap();
         ready_ = false;
         ++restarts_;
       }

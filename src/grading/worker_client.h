@@ -33,6 +33,9 @@ class WorkerClient {
   nlohmann::json device_json() const;
   // The record's `versions` (torch, cuda, driver).
   nlohmann::json versions_json() const { return hello_.versions; }
+  const std::string& uuid() const { return hello_.uuid; }
+  // The CUDA_VISIBLE_DEVICES entry this worker runs with (its GPU, as the system names it).
+  std::string device_entry() const;
   int gpu() const { return gpu_; }
 
   // Grades one kernel. A hang past `timeout_s` or a dead worker yields a timeout /

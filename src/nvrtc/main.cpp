@@ -1,16 +1,13 @@
 // kernrl-nvrtc: compiles one kernel file with NVRTC. It runs as a child of kernrl, with an empty
 // environment, in an empty directory, under time and memory limits, and it locks itself into the
-// sandbox of compile/sandbox.h before NVRTC reads anything: a kernel file can make the
+// sandbox of nvrtc/sandbox.h before NVRTC reads anything: a kernel file can make the
 // preprocessor open only CUDA's headers and the headers kernrl serves from memory.
 //
-// Request (stdin, JSON): {"source", "filename", "options": [...], "names": [...],
-//                         "include_dirs": [...], "sandbox": true|false, "max_log_bytes",
-//                         "max_cubin_bytes"}
-// Answer (stdout): one JSON line {"ok", "log", "log_bytes", "lowered": {name: mangled}, "error",
-//                  "sandbox", "sandbox_error", "cubin_bytes"}, then exactly cubin_bytes bytes of
-//                  cubin.
-// `kernrl-nvrtc --version` prints {"nvrtc": "<major>.<minor>"}.
-// `kernrl-nvrtc --check-sandbox DIR...` enters the sandbox and proves it (see check_sandbox()).
+// Request (stdin): one CompileRequest. Answer (stdout): one CompileAnswer line, then exactly
+// cubin_bytes bytes of cubin (protocol/compiler.h, docs/protocol.md).
+// `kernrl-nvrtc --version` prints a VersionAnswer: {"nvrtc": "<major>.<minor>"}.
+// `kernrl-nvrtc --check-sandbox DIR...` enters the sandbox and proves it (see check_sandbox()),
+// printing a SandboxCheckAnswer.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <nvrtc.h>
@@ -27,7 +24,10 @@
 
 #include "headers/builtin_headers.h"
 #include "nvrtc/sandbox.h"
+#include "protocol/compiler.h"
 
+using kernrl::CompileAnswer;
+using kernrl::CompileRequest;
 using nlohmann::json;
 
 namespace {
@@ -50,11 +50,9 @@ void preload_nvrtc_builtins() {
     dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL);
 }
 
-void answer(json res, const std::string& cubin = "") {
-  res["cubin_bytes"] = cubin.size();
-  std::string line = res.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  std::fwrite(line.data(), 1, line.size(), stdout);
-  if (!cubin.empty()) std::fwrite(cubin.data(), 1, cubin.size(), stdout);
+void answer(const CompileAnswer& res, const std::string& cubin = "") {
+  std::string out = kernrl::write_compile_output(res, cubin);
+  std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
 }
 
@@ -62,10 +60,11 @@ void answer(json res, const std::string& cubin = "") {
 int check_sandbox(const std::vector<std::string>& dirs) {
   preload_nvrtc_builtins();
   kernrl::SandboxStatus st = kernrl::enter_sandbox(dirs);
-  json out = {{"ok", st.ok},
-              {"landlock_abi", st.landlock_abi},
-              {"sandbox", st.description},
-              {"error", st.error}};
+  kernrl::SandboxCheckAnswer out;
+  out.ok = st.ok;
+  out.landlock_abi = st.landlock_abi;
+  out.sandbox = st.description;
+  out.error = st.error;
   if (st.ok) {
     auto can_open = [](const char* p, int flags) {
       int fd = open(p, flags | O_CLOEXEC, 0600);
@@ -86,8 +85,8 @@ int check_sandbox(const std::vector<std::string>& dirs) {
     };
     bool escaped = checks["read /etc/passwd"] || checks["read /proc/self/environ"] ||
                    checks["create /tmp file"] || checks["socket"];
-    out["checks"] = checks;
-    if (escaped) out["ok"] = false, out["error"] = "the sandbox did not hold";
+    out.checks = checks;
+    if (escaped) out.ok = false, out.error = "the sandbox did not hold";
     bool readable = !dirs.empty();
     for (const auto& d : dirs) {
       int fd = open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -95,46 +94,42 @@ int check_sandbox(const std::vector<std::string>& dirs) {
       if (fd >= 0) close(fd);
     }
     if (!readable)
-      out["ok"] = false,
-      out["error"] = "the include directories are not readable inside the sandbox";
+      out.ok = false, out.error = "the include directories are not readable inside the sandbox";
   }
-  std::cout << out.dump() << "\n";
-  return out["ok"].get<bool>() ? 0 : 1;
+  std::cout << out.to_json().dump() << "\n";
+  return out.ok ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--version") {
-    std::cout << json{{"nvrtc", nvrtc_version()}}.dump() << "\n";
+    std::cout << kernrl::VersionAnswer{nvrtc_version()}.to_json().dump() << "\n";
     return 0;
   }
   if (argc > 1 && std::string(argv[1]) == "--check-sandbox")
     return check_sandbox({argv + 2, argv + argc});
-  json req, res = {{"ok", false}, {"log", ""}, {"lowered", json::object()}};
+  CompileRequest req;
+  CompileAnswer res;
   try {
-    req = json::parse(std::string(std::istreambuf_iterator<char>(std::cin), {}));
+    req = kernrl::read_compile_request(std::string(std::istreambuf_iterator<char>(std::cin), {}));
   } catch (const std::exception& e) {
-    res["error"] = std::string("bad request: ") + e.what();
+    res.error = std::string("bad request: ") + e.what();
     answer(res);
     return 2;
   }
-  std::string source = req.at("source"), filename = req.at("filename");
-  size_t max_log = req.value("max_log_bytes", size_t{65536}),
-         max_cubin = req.value("max_cubin_bytes", size_t{64} << 20);
 
-  if (req.value("sandbox", true)) {
+  if (req.sandbox) {
     preload_nvrtc_builtins();
-    kernrl::SandboxStatus st =
-        kernrl::enter_sandbox(req.at("include_dirs").get<std::vector<std::string>>());
+    kernrl::SandboxStatus st = kernrl::enter_sandbox(req.include_dirs);
     if (!st.ok) {
-      res["sandbox_error"] = st.error;
+      res.sandbox_error = st.error;
       answer(res);
       return 3;
     }
-    res["sandbox"] = st.description;
+    res.sandbox = st.description;
   } else {
-    res["sandbox"] = "off";
+    res.sandbox = "off";
   }
 
   const auto& builtins = kernrl::builtin_headers();
@@ -143,58 +138,56 @@ int main(int argc, char** argv) {
     header_src.push_back(h.text.c_str()), header_names.push_back(h.name.c_str());
   nvrtcProgram prog;
   nvrtcResult rc =
-      nvrtcCreateProgram(&prog, source.c_str(), filename.c_str(), static_cast<int>(builtins.size()),
-                         header_src.data(), header_names.data());
+      nvrtcCreateProgram(&prog, req.source.c_str(), req.filename.c_str(),
+                         static_cast<int>(builtins.size()), header_src.data(), header_names.data());
   if (rc != NVRTC_SUCCESS) {
-    res["error"] = std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(rc);
+    res.error = std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(rc);
     answer(res);
     return 1;
   }
-  std::vector<std::string> names = req.at("names");
-  for (const auto& n : names) nvrtcAddNameExpression(prog, n.c_str());
-  std::vector<std::string> opts = req.at("options");
+  for (const auto& n : req.names) nvrtcAddNameExpression(prog, n.c_str());
   std::vector<const char*> copts;
-  for (const auto& o : opts) copts.push_back(o.c_str());
+  for (const auto& o : req.options) copts.push_back(o.c_str());
   rc = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
   size_t log_size = 0;
   nvrtcGetProgramLogSize(prog, &log_size);
   std::string log(log_size, '\0');
   if (log_size > 1) nvrtcGetProgramLog(prog, log.data());
   log.resize(log_size ? log_size - 1 : 0);
-  res["log_bytes"] = log.size();
-  if (log.size() > max_log) log.resize(max_log);
-  res["log"] = log;
+  res.log_bytes = log.size();
+  if (log.size() > req.max_log_bytes) log.resize(req.max_log_bytes);
+  res.log = log;
   if (rc != NVRTC_SUCCESS) {
-    res["error"] = nvrtcGetErrorString(rc);
+    res.error = nvrtcGetErrorString(rc);
     answer(res);
     return 1;
   }
-  for (const auto& n : names) {
+  for (const auto& n : req.names) {
     const char* lowered = nullptr;
     if (nvrtcGetLoweredName(prog, n.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
-      res["error"] =
+      res.error =
           "kernel '" + n + "' named in the launch block is not a __global__ function of this file";
       answer(res);
       return 1;
     }
-    res["lowered"][n] = lowered;
+    res.lowered[n] = lowered;
   }
   size_t cubin_size = 0;
   if (nvrtcGetCUBINSize(prog, &cubin_size) != NVRTC_SUCCESS || cubin_size == 0) {
-    res["error"] = "NVRTC produced no cubin (is the arch a real sm_XX?)";
+    res.error = "NVRTC produced no cubin (is the arch a real sm_XX?)";
     answer(res);
     return 1;
   }
-  if (cubin_size > max_cubin) {
-    res["error"] = "the compiled kernel is " + std::to_string(cubin_size >> 20) +
-                   " MiB; the limit is " + std::to_string(max_cubin >> 20) + " MiB";
+  if (cubin_size > req.max_cubin_bytes) {
+    res.error = "the compiled kernel is " + std::to_string(cubin_size >> 20) +
+                " MiB; the limit is " + std::to_string(req.max_cubin_bytes >> 20) + " MiB";
     answer(res);
     return 1;
   }
   std::string cubin(cubin_size, '\0');
   nvrtcGetCUBIN(prog, cubin.data());
   nvrtcDestroyProgram(&prog);
-  res["ok"] = true;
+  res.ok = true;
   answer(res, cubin);
   return 0;
 }

@@ -53,11 +53,9 @@ DeviceInfo DeviceInfo::from_json(const json& j) {
 json Hello::to_json() const {
   if (!ok)
     return {{"hello", false}, {"protocol", protocol}, {"build_id", build_id}, {"error", error}};
-  return {{"hello", true},
-          {"protocol", protocol},
-          {"build_id", build_id},
-          {"device", device.to_json()},
-          {"versions", versions}};
+  return {{"hello", true},        {"protocol", protocol},
+          {"build_id", build_id}, {"device", device.to_json()},
+          {"uuid", uuid},         {"versions", versions}};
 }
 
 Hello Hello::from_json(const json& j) {
@@ -70,6 +68,7 @@ Hello Hello::from_json(const json& j) {
     return h;
   }
   h.device = DeviceInfo::from_json(j.at("device"));
+  h.uuid = j.value("uuid", "");
   h.versions = j.at("versions").get<std::map<std::string, std::string>>();
   return h;
 }

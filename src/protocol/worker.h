@@ -42,6 +42,7 @@ struct Hello {
   int protocol = kWorkerProtocol;
   std::string build_id;  // the kernrl version the worker was built as
   DeviceInfo device;
+  std::string uuid;  // the GPU's UUID ("GPU-8c9f..."), for NVML; empty when unknown
   std::map<std::string, std::string> versions;  // torch, cuda, driver
   nlohmann::json to_json() const;
   static Hello from_json(const nlohmann::json& j);

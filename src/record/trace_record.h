@@ -143,6 +143,7 @@ struct Work : RecordObject {
 struct Grader : RecordObject {
   Field<double> prepare_ms, queue_ms, worker_ms, total_ms;
   Field<std::map<std::string, double>> phases;  // the worker's phases that ran
+  Field<double> profile_ms;                     // --profile: Nsight Compute's run
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("prepare_ms", s.prepare_ms);
@@ -150,6 +151,7 @@ struct Grader : RecordObject {
     v("worker_ms", s.worker_ms);
     v("total_ms", s.total_ms);
     v("phases", s.phases);
+    v("profile_ms", s.profile_ms);
   }
 };
 
@@ -194,6 +196,10 @@ struct TraceRecord : RecordObject {
   Field<std::string> timestamp;
   Field<double> wall_ms;
   Field<trace::Grader> grader;
+  // `profile` stays JSON: Nsight Compute's metrics as grading/profiler.cpp reads them from ncu's
+  // output ({tool, launches: [...]} or {tool, error}), passed through for the reader; nothing in
+  // kernrl reads them back.
+  Field<nlohmann::json> profile;
 
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
@@ -230,6 +236,7 @@ struct TraceRecord : RecordObject {
     v("timestamp", s.timestamp);
     v("wall_ms", s.wall_ms);
     v("grader", s.grader);
+    v("profile", s.profile);
   }
 
   // A record as every file's starts: schema, kernel format, run (null when empty), sample, file,

@@ -39,7 +39,42 @@ torch::Tensor as_bits(const torch::Tensor& t) {
   }
 }
 
+FloatStatsFn g_float_stats = nullptr;
+
 }  // namespace
+
+void set_float_stats_fn(FloatStatsFn fn) {
+  g_float_stats = fn;
+}
+
+FloatStats float_stats_torch(const torch::Tensor& got, const torch::Tensor& want,
+                             const Tolerance& tol, bool full) {
+  torch::NoGradGuard no_grad;
+  FloatStats st;
+  torch::Tensor g = got.to(torch::kFloat64), w = want.to(torch::kFloat64);
+  torch::Tensor diff = (g - w).abs();
+  torch::Tensor finite = torch::isfinite(w);
+  torch::Tensor nan_w = torch::isnan(w), nan_g = torch::isnan(g);
+  torch::Tensor inf_w = torch::isinf(w);
+  torch::Tensor within = diff <= (tol.atol + tol.rtol * w.abs());
+  torch::Tensor bad = nan_w.ne(nan_g) | (inf_w & g.ne(w)) | (finite & within.logical_not());
+  st.mismatches = bad.sum().item<int64_t>();
+  if (st.mismatches) st.first_bad = bad.flatten().nonzero()[0][0].item<int64_t>();
+  if (g.numel() == 0) return st;
+  if (full) {
+    torch::Tensor fd = torch::where(finite, diff, torch::zeros_like(diff));
+    st.max_abs = fd.max().item<double>();
+    if (torch::isnan(fd).any().item<bool>()) st.max_abs = std::numeric_limits<double>::quiet_NaN();
+    torch::Tensor nz = finite & w.ne(0);
+    if (nz.any().item<bool>())
+      st.max_rel = (diff.masked_select(nz) / w.masked_select(nz).abs()).max().item<double>();
+  }
+  torch::Tensor wf = torch::where(finite, w, torch::zeros_like(w));
+  torch::Tensor gf = torch::where(finite, g, torch::zeros_like(g));
+  st.err_norm = (gf - wf).norm().item<double>();
+  st.ref_norm = wf.norm().item<double>();
+  return st;
+}
 
 json OutputCheck::to_json() const {
   return {{"name", name},
@@ -74,7 +109,8 @@ OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got_in,
   }
   r.compared = got.numel();
   auto shape = got.sizes();
-  torch::Tensor bad;
+  torch::Tensor bad;  // exact comparisons: the mask of differing elements
+  int64_t first_bad = -1;
   if (spec.compare == "exact" || !spec.dtype.is_float) {
     torch::Tensor gb = as_bits(got), wb = as_bits(want);
     bad = gb.ne(wb);
@@ -85,38 +121,26 @@ OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got_in,
       r.max_abs_err = diff.max().item<double>();
     }
   } else {
-    torch::Tensor g = got.to(torch::kFloat64), w = want.to(torch::kFloat64);
-    torch::Tensor diff = (g - w).abs();
-    torch::Tensor finite = torch::isfinite(w);
-    torch::Tensor nan_w = torch::isnan(w), nan_g = torch::isnan(g);
-    torch::Tensor inf_w = torch::isinf(w);
-    torch::Tensor within = diff <= (tol.atol + tol.rtol * w.abs());
-    bad = nan_w.ne(nan_g) | (inf_w & g.ne(w)) | (finite & within.logical_not());
-    r.mismatches = bad.sum().item<int64_t>();
+    FloatStats st;
+    if (!g_float_stats || !g_float_stats(got, want, tol, full, &st))
+      st = float_stats_torch(got, want, tol, full);
+    r.mismatches = st.mismatches;
+    first_bad = st.first_bad;
     if (r.compared && full) {
-      torch::Tensor fd = torch::where(finite, diff, torch::zeros_like(diff));
-      r.max_abs_err = torch::where(finite, diff, torch::zeros_like(diff)).max().item<double>();
-      if (torch::isnan(fd).any().item<bool>())
-        r.max_abs_err = std::numeric_limits<double>::quiet_NaN();
-      torch::Tensor nz = finite & w.ne(0);
-      if (nz.any().item<bool>())
-        r.max_rel_err = (diff.masked_select(nz) / w.masked_select(nz).abs()).max().item<double>();
+      r.max_abs_err = st.max_abs;
+      r.max_rel_err = st.max_rel;
     }
     if (r.compared) {
-      torch::Tensor wf = torch::where(finite, w, torch::zeros_like(w));
-      torch::Tensor gf = torch::where(finite, g, torch::zeros_like(g));
-      double err = (gf - wf).norm().item<double>(), ref = wf.norm().item<double>();
-      if (ref > 0)
-        r.rel_l2 = err / ref;
+      if (st.ref_norm > 0)
+        r.rel_l2 = st.err_norm / st.ref_norm;
       else
-        r.rel_l2 = err <= tol.atol * std::sqrt(static_cast<double>(r.compared))
+        r.rel_l2 = st.err_norm <= tol.atol * std::sqrt(static_cast<double>(r.compared))
                        ? 0.0
                        : std::numeric_limits<double>::infinity();
     }
   }
   if (r.mismatches > 0) {
-    auto flat = bad.flatten().nonzero();
-    int64_t i = flat[0][0].item<int64_t>();
+    int64_t i = first_bad >= 0 ? first_bad : bad.flatten().nonzero()[0][0].item<int64_t>();
     double gv = got.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
     double wv = want.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
     r.first_mismatch = {{"index", unravel(i, shape)}, {"got", number(gv)}, {"want", number(wv)}};

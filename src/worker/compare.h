@@ -23,6 +23,28 @@ struct OutputCheck {
   nlohmann::json to_json() const;
 };
 
+// The float pass rule over two same-shape contiguous tensors, in numbers: how many elements fail
+// (NaN where the reference has none or the other way round, a different infinity, or finite
+// reference and |got - ref| > atol + rtol*|ref|, all in float64), the first failing flat index,
+// the L2 norms of the difference and of the reference over the elements whose reference is finite,
+// and (with `full`) the largest absolute and relative errors (NaN when a difference is NaN).
+struct FloatStats {
+  int64_t mismatches = 0;
+  int64_t first_bad = -1;  // flat index, -1 when none
+  double err_norm = 0, ref_norm = 0;
+  double max_abs = 0, max_rel = 0;
+};
+
+// The same numbers with torch operations (any device): the definition the GPU path must match.
+FloatStats float_stats_torch(const torch::Tensor& got, const torch::Tensor& want,
+                             const Tolerance& tol, bool full);
+
+// A faster evaluator of the same rule (the worker installs one fused GPU kernel). It returns
+// false for tensors it does not handle, and the torch definition runs instead.
+using FloatStatsFn = bool (*)(const torch::Tensor& got, const torch::Tensor& want,
+                              const Tolerance& tol, bool full, FloatStats* out);
+void set_float_stats_fn(FloatStatsFn fn);
+
 // Compares one output. `rows` limits the comparison to the first rows along dim 0 (-1: all).
 // With `full` false only the verdict is computed (mismatches, rel_l2, the first mismatch and the
 // reason), not max_abs_err and max_rel_err: the same pass rule, fewer passes over the data.

@@ -10,6 +10,7 @@
 #include "worker/gpu_module.h"
 #include "worker/inputs.h"
 #include "worker/timer.h"
+#include "worker/watchdog.h"
 
 namespace kernrl {
 using nlohmann::json;
@@ -107,6 +108,13 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   return b;
 }
 
+// Waits for the work enqueued so far, so that the GPU time of a phase is counted in that phase
+// (the reference's kernels run asynchronously; without this their time would land in the
+// comparison after them).
+void synchronize_for_accounting() {
+  check_cu(cuStreamSynchronize(nullptr), "after the reference");
+}
+
 // Runs the plan once; a failed launch or a fault during the run becomes a KernelFault.
 void run_plan_once(Buffers& b) {
   const ReadyLaunch* failed = nullptr;
@@ -118,7 +126,10 @@ void run_plan_once(Buffers& b) {
         "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " + cu_error_text(r),
         failed ? failed->line : 0, sticky};
   }
-  r = cuStreamSynchronize(nullptr);
+  {
+    Watchdog::Scope deadline("a run of the launch plan");
+    r = cuStreamSynchronize(nullptr);
+  }
   if (r != CUDA_SUCCESS) {
     bool sticky = cu_error_is_sticky(r);
     throw KernelFault{sticky ? Status::RuntimeError : Status::LaunchError,
@@ -182,6 +193,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   res.status = Status::Correct;
   ProblemSpec p = load_problem(req.problem_dir);
   const Config& cfg = req.cfg;
+  Watchdog::set_limit(cfg.plan_run_timeout_s);
   GpuModule mod;
   std::vector<Vars> size_sets = p.tests;
   size_sets.push_back(p.bench);
@@ -243,6 +255,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       {
         PhaseScope ph("reference");
         want = run_reference(p, pristine, order[t]);
+        synchronize_for_accounting();
       }
       PhaseScope ph("check");
       bool passed = false, again = false;
@@ -305,6 +318,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       {
         PhaseScope ph("verify_reference");
         want = run_reference(p, want_inputs, bench);
+        synchronize_for_accounting();
       }
       PhaseScope ph("verify_compare");
       // The verdict first; the full statistics only for the record of a failure.

@@ -9,12 +9,15 @@
 
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "worker/compare_gpu.h"
 #include "worker/device_bench.h"
 #include "worker/evaluate.h"
 #include "worker/gpu_module.h"
+#include "worker/watchdog.h"
 
 using nlohmann::json;
 using namespace kernrl;
@@ -22,14 +25,29 @@ using namespace kernrl;
 namespace {
 
 FILE* g_protocol = nullptr;
+std::mutex g_send;  // the watchdog's thread may answer too
 
 void send(const json& j) {
+  std::lock_guard<std::mutex> lock(g_send);
   std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   fwrite(line.data(), 1, line.size(), g_protocol);
   fflush(g_protocol);
 }
 
-bool query_device(DeviceInfo* d, std::string* err) {
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as NVML and nvidia-smi write it.
+std::string uuid_text(const CUuuid& u) {
+  static const char* hex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    auto b = static_cast<unsigned char>(u.bytes[i]);
+    s += hex[b >> 4];
+    s += hex[b & 15];
+  }
+  return s;
+}
+
+bool query_device(DeviceInfo* d, std::string* uuid, std::string* err) {
   CUresult r = cuInit(0);
   int count = 0;
   if (r == CUDA_SUCCESS) r = cuDeviceGetCount(&count);
@@ -51,6 +69,8 @@ bool query_device(DeviceInfo* d, std::string* err) {
   d->l2_bytes = static_cast<size_t>(v);
   cuDeviceTotalMem(&d->memory_bytes, dev);
   cuDriverGetVersion(&d->driver);
+  CUuuid u;
+  if (cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS) *uuid = uuid_text(u);
   CUcontext ctx;
   r = cuDevicePrimaryCtxRetain(&ctx, dev);  // the same primary context libtorch uses
   if (r == CUDA_SUCCESS) r = cuCtxSetCurrent(ctx);
@@ -63,7 +83,14 @@ bool query_device(DeviceInfo* d, std::string* err) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // `kernrl-worker --self-test`: checks the fused comparison against its torch definition on
+  // this GPU (a CTest test on GPU hosts) and exits 0 when they agree.
+  bool self_test = argc > 1 && std::string(argv[1]) == "--self-test";
+  if (argc > 1 && !self_test) {
+    std::cerr << "usage: kernrl-worker [--self-test]   (kernrl starts workers itself)\n";
+    return 2;
+  }
   // Our answers go to the original stdout; anything else printing to stdout lands in stderr.
   int proto_fd = dup(1);
   dup2(2, 1);
@@ -72,7 +99,7 @@ int main() {
   Hello hello;
   hello.build_id = KERNRL_VERSION;
   std::string err;
-  if (!query_device(&hello.device, &err)) {
+  if (!query_device(&hello.device, &hello.uuid, &err)) {
     hello.ok = false;
     hello.error = err;
     send(hello.to_json());
@@ -82,6 +109,12 @@ int main() {
   at::globalContext().setAllowTF32CuBLAS(false);
   at::globalContext().setAllowTF32CuDNN(false);
   torch::zeros({1}, torch::Device(torch::kCUDA, 0));
+  set_float_stats_fn(float_stats_gpu);
+  if (self_test) {
+    std::string fails = self_test_float_stats();
+    std::cerr << (fails.empty() ? "fused comparison agrees with torch\n" : fails);
+    return fails.empty() ? 0 : 1;
+  }
   int cuda_rt = 0;
 #ifdef CUDA_VERSION
   cuda_rt = CUDA_VERSION;
@@ -93,6 +126,14 @@ int main() {
       {"cuda", std::to_string(cuda_rt / 1000) + "." + std::to_string(cuda_rt % 1000 / 10)},
       {"driver", std::to_string(dev.driver / 1000) + "." + std::to_string(dev.driver % 1000 / 10)}};
   send(hello.to_json());
+
+  Watchdog::start([](const std::string& what) {
+    EvalAnswer a;
+    a.status = Status::Timeout;
+    a.error = ErrorInfo{Status::Timeout, what, 0, ""};
+    a.fatal = true;
+    send(a.to_json());
+  });
 
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -1,18 +1,17 @@
 // Every problem, on CPU: the spec validates, the reference runs at every test size with the
 // declared outputs, cheap answers (zeros, a constant, a copy of the first input) fail the
 // comparison, bench tensors stay under 4 GiB, the description ends with its differences from the
-// OpenEnv problem, and solution.cu parses and compiles for sm_90a.
+// OpenEnv problem, and solution.cu parses and compiles for sm_90a through the grading library's
+// preparation (grading/prepare.h), as `kernrl eval --compile-only` would.
 #include <doctest/doctest.h>
 
-#include "worker/compare.h"
-#include "compile/compiler.h"
-#include "core/paths.h"
-#include "extract/extract.h"
-#include "parse/launch_block.h"
-#include "problem_filter.h"
-#include "worker/inputs.h"
-
 #include <sstream>
+
+#include "core/paths.h"
+#include "grading/prepare.h"
+#include "problem_filter.h"
+#include "worker/compare.h"
+#include "worker/inputs.h"
 
 using namespace kernrl;
 
@@ -127,21 +126,36 @@ TEST_CASE("every description ends with its differences from the OpenEnv problem"
   }
 }
 
+// The record's status and error message, for failure messages: the one place this test reads
+// the record.
+namespace {
+std::string outcome(const Prepared& p) {
+  const TraceRecord& r = p.record;
+  std::string s = r.status_text();
+  if (r.error) s += ": " + r.error->message.value_or("");
+  return s;
+}
+}  // namespace
+
 TEST_CASE("every solution.cu parses, fits its problem and compiles with NVRTC for sm_90a") {
   Config cfg = load_config("");
   cfg.cache_dir = (std::filesystem::temp_directory_path() / "kernrl-test-cache").string();
+  GradeOptions opt;  // no --problem: the launch block (else the path) must name the problem
+  opt.compile_only = true;
   for (const auto& dir : problem_dirs(problems_dir())) {
     std::string id = problem_id_of_dir(dir);
     if (!problem_selected(id)) continue;
     INFO("problem ", id);
-    ProblemSpec p = load_problem(dir);
     std::string file = (dir / "solution.cu").string();
     REQUIRE_MESSAGE(std::filesystem::exists(file), "missing solution.cu");
-    ExtractedSource src = extract_kernel(read_file(file), file);
-    LaunchPlan plan;
-    REQUIRE_NOTHROW(plan = parse_launch_block(src));
-    CHECK_NOTHROW(check_plan(plan, p, 132));
-    auto c = compile_kernel(src, file, "sm_90a", plan.kernel_names(), cfg);
-    CHECK_MESSAGE(c.ok(), c.error << "\n" << c.log);
+    // The grading library's own steps: extract, parse, check the plan against the problem (132
+    // SMs, an H100's), compile; a compiled kernel has passed every one of them.
+    Prepared p = prepare_file(file, opt, cfg, "sm_90a", 132);
+    CHECK(p.usage_error.empty());
+    CHECK(p.problem.id == id);
+    CHECK_FALSE(p.plan.launches.empty());
+    CHECK_MESSAGE(p.compiled.ok(), outcome(p) << "\n"
+                                              << p.compiled.error << "\n"
+                                              << p.compiled.log);
   }
 }

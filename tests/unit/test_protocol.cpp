@@ -36,8 +36,10 @@ TEST_CASE("hello round-trips, with and without a GPU") {
   h.device.l2_bytes = 52428800;
   h.device.memory_bytes = 85045395456ULL;
   h.device.driver = 13000;
+  h.uuid = "GPU-8c9f0a1b-2c3d-4e5f-6071-8293a4b5c6d7";
   h.versions = {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}};
   json j = h.to_json();
+  CHECK(j["uuid"] == h.uuid);
   CHECK(j["protocol"] == kWorkerProtocol);
   CHECK(j["device"]["arch"] == "sm_90a");
   Hello back = Hello::from_json(json::parse(j.dump()));
