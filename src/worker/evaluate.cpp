@@ -7,6 +7,7 @@
 #include <random>
 
 #include "worker/compare.h"
+#include "worker/cuda_check.h"
 #include "worker/gpu_module.h"
 #include "worker/inputs.h"
 #include "worker/timer.h"
@@ -67,9 +68,11 @@ void poison_outputs(const ProblemSpec& p, Buffers& b, CUstream s) {
   // NaN bit patterns for floats (0xFF..), an unlikely pattern for integers and booleans (0xA5..).
   for (const auto& t : p.outputs) {
     auto& x = b.outputs.at(t.name);
-    cuMemsetD8Async(ptr_of(x), t.dtype.is_float ? 0xFF : 0xA5, x.numel() * x.element_size(), s);
+    CU_CHECK(cuMemsetD8Async(ptr_of(x), t.dtype.is_float ? 0xFF : 0xA5,
+                             x.numel() * x.element_size(), s));
   }
-  for (auto& [n, x] : b.scratch) cuMemsetD8Async(ptr_of(x), 0, x.numel() * x.element_size(), s);
+  for (auto& [n, x] : b.scratch)
+    CU_CHECK(cuMemsetD8Async(ptr_of(x), 0, x.numel() * x.element_size(), s));
 }
 
 void check_cu(CUresult r, const std::string& what) {
@@ -118,11 +121,11 @@ void run_plan_once(Buffers& b) {
         "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " + cu_error_text(r),
         failed ? failed->line : 0, sticky};
   }
-  r = cuStreamSynchronize(nullptr);
-  if (r != CUDA_SUCCESS) {
-    bool sticky = cu_error_is_sticky(r);
+  CuResult sync = CU_RESULT(cuStreamSynchronize(nullptr));
+  if (!sync) {
+    bool sticky = sync.sticky();
     throw KernelFault{sticky ? Status::RuntimeError : Status::LaunchError,
-                      "while the kernels ran: " + cu_error_text(r), 0, sticky};
+                      "while the kernels ran: " + sync.text(), 0, sticky};
   }
 }
 
@@ -203,6 +206,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
     res.phases_ms = g_phases;
     return res;
   };
+  bool loaded = false;  // the module is loaded: from here on the kernel runs
   try {
     try {
       PhaseScope ph("module_load");
@@ -210,6 +214,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
     } catch (const LaunchError& e) {
       throw KernelFault{Status::LaunchError, e.what(), e.line, cu_error_is_sticky(e.code)};
     }
+    loaded = true;
     // Correctness: every size set at least once, fresh inputs per trial, in a seeded random order.
     std::vector<Vars> order;
     int n_trials = std::max<int>(cfg.trials, static_cast<int>(size_sets.size()));
@@ -298,7 +303,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       std::vector<std::string> changed;
       {
         PhaseScope ph("verify_inputs");
-        check_cu(cuStreamSynchronize(nullptr), "during timing");
+        check_cu(CU_RESULT(cuStreamSynchronize(nullptr)).code, "during timing");
         want_inputs = make_inputs(p, bench, last_seed[k], cuda);
         changed = modified_inputs(want_inputs, bufs[k].inputs);
       }
@@ -384,11 +389,21 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
     fail(f.status, f.message, f.line);
     res.fatal = f.fatal;
     if (res.correctness.is_null()) res.correctness = {{"trials", trials}};
+  } catch (const CudaError& e) {
+    // One of the grader's own driver calls failed. A sticky error means the context is unusable:
+    // once the kernel has run, the kernel broke it (a fault its own runs did not report) and the
+    // worker restarts. Any other error is kernrl's failure, not the kernel's.
+    if (e.sticky() && loaded)
+      fail(Status::RuntimeError,
+           "the kernel faulted: " + e.error_text() + " (reported by " + e.site().where() + ")", 0);
+    else
+      fail(Status::InternalError, e.what(), 0);
+    res.fatal = e.sticky() || !CU_RESULT(cuCtxSynchronize());
+    if (res.correctness.is_null()) res.correctness = {{"trials", trials}};
   } catch (const c10::Error& e) {
     // A torch call failing after the kernel ran means the context is broken: report and restart.
-    CUresult r = cuCtxSynchronize();
-    fail(Status::RuntimeError,
-         r != CUDA_SUCCESS ? cu_error_text(r) : std::string("torch: ") + e.what_without_backtrace(),
+    CuResult r = CU_RESULT(cuCtxSynchronize());
+    fail(Status::RuntimeError, !r ? r.text() : std::string("torch: ") + e.what_without_backtrace(),
          0);
     res.fatal = true;
     if (res.correctness.is_null()) res.correctness = {{"trials", trials}};
