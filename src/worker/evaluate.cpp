@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <random>
 
 #include "worker/compare.h"
 #include "worker/cuda_check.h"
 #include "worker/gpu_module.h"
 #include "worker/inputs.h"
+#include "worker/launch_facts.h"
 #include "worker/phases.h"
 #include "worker/plan_run.h"
 #include "worker/timer.h"
@@ -63,6 +65,7 @@ struct Evaluation {
   Vars bench;  // the timed size: the bench sizes, or the request's only size set
   EvalAnswer& res;
   json trials = json::array();
+  bool bench_ran = false;  // the plan has run at the timed size without a fault
 
   void fail(Status status, const std::string& msg, int line) {
     res.status = status;
@@ -101,6 +104,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
       poison_outputs(p, b, nullptr);
       run_plan_once(b);
     }
+    if (order[t] == e.bench) e.bench_ran = true;
     TensorMap pristine, want;
     {
       PhaseScope ph("inputs");
@@ -258,6 +262,43 @@ void time_kernel(Evaluation& e) {
   res.timing = timing;
 }
 
+// The record's `launches`, after grading: each launch's configuration, resources and occupancy at
+// the timed size and, when the plan has already run there without a fault, each launch's time
+// from one more (untimed) run. The facts never change the answer's status: when they cannot be
+// gathered they are left out (what failed goes to the worker's log), and a failure that broke the
+// CUDA context only makes the answer fatal, so the worker restarts.
+void add_launch_facts(Evaluation& e) {
+  EvalAnswer& res = e.res;
+  auto note = [](const std::string& why) {
+    std::fprintf(stderr, "kernrl-worker: no launch facts: %s\n", why.c_str());
+  };
+  try {
+    if (e.bench_ran) {
+      Buffers b =
+          make_buffers(e.p, e.req.plan, e.mod, e.bench, e.dev, derive_seed(e.req.seed, "launches"));
+      PhaseScope ph("launches");
+      res.launches = describe_launches(e.req.plan, b.launches);
+      time_launches(e.p, b, e.dev, &res.launches);
+    } else {
+      PhaseScope ph("launches");
+      res.launches = describe_launches(
+          e.req.plan,
+          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.bench, e.dev.sms)));
+    }
+  } catch (const KernelFault& f) {
+    note(f.message);
+    res.fatal = res.fatal || f.fatal;
+  } catch (const CudaError& err) {
+    note(err.what());
+    res.fatal = res.fatal || err.sticky();
+  } catch (const c10::Error& err) {
+    note(std::string("torch: ") + err.what_without_backtrace());
+    res.fatal = res.fatal || !CU_RESULT(cuCtxSynchronize());
+  } catch (const std::exception& err) {
+    note(err.what());
+  }
+}
+
 }  // namespace
 
 TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& inputs,
@@ -337,6 +378,10 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
     res.fatal = true;
     if (res.correctness.is_null()) res.correctness = {{"trials", e.trials}};
   }
+  if (loaded && !res.fatal &&
+      (res.status == Status::Correct || res.status == Status::Incorrect ||
+       res.status == Status::LaunchError))
+    add_launch_facts(e);
   return finish();
 }
 

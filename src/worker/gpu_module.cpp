@@ -63,7 +63,8 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
                                           const ProblemSpec& p, const Vars& base_vars,
                                           const PtrMap& ptrs) {
   std::vector<ReadyLaunch> out;
-  for (const auto& spec : plan.launches) {
+  for (size_t index = 0; index < plan.launches.size(); ++index) {
+    const LaunchSpec& spec = plan.launches[index];
     int64_t reps = eval_expr(spec.repeat_count, base_vars);
     for (int64_t rep = 0; rep < reps; ++rep) {
       Vars vars = base_vars;
@@ -71,6 +72,7 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
       ReadyLaunch l;
       l.kernel = spec.kernel;
       l.line = spec.line;
+      l.plan_index = index;
       l.fn = mod.function(spec.kernel);
       l.cooperative = spec.cooperative;
       for (size_t i = 0; i < spec.grid.size(); ++i)

@@ -46,6 +46,7 @@ struct ReadyLaunch {
   CUfunction fn = nullptr;
   std::string kernel;
   int line = 0;
+  size_t plan_index = 0;  // which launch of the plan (a `repeat` gives several ReadyLaunch each)
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
   unsigned shared_bytes = 0;
   bool cooperative = false;
