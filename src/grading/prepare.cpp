@@ -359,6 +359,7 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     r["error"] = answer->error ? answer->error->to_json() : json(nullptr);
     if (!answer->correctness.is_null()) r["correctness"] = answer->correctness;
     if (!answer->timing.is_null()) r["timing"] = answer->timing;
+    if (!answer->launches.empty()) r["launches"] = launches_to_json(answer->launches);
   } else if (r["status"] == "compiled" || !r["error"].is_object()) {
     r["not_run_reason"] = not_run_reason;
   } else {

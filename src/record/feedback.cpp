@@ -1,6 +1,8 @@
 #include "record/feedback.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -44,6 +46,121 @@ std::string guidance(const std::string& status) {
     return "The results are wrong: check indexing, reductions and edge handling at odd sizes; every output element must be written.";
   if (status == "correct") return "Correct. To go faster, cut memory traffic (fuse passes, coalesce, vectorise) and keep the GPU full.";
   return "";
+}
+
+std::string percent(double fraction) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f%%", 100 * fraction);
+  return b;
+}
+
+// Fields of a record read by type: an odd record never throws here.
+int64_t int_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<int64_t>() : 0;
+}
+
+std::optional<double> number_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// The product of an array of dimensions (a grid's blocks, a block's threads); 0 when absent.
+int64_t product_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array() || it->empty()) return 0;
+  int64_t n = 1;
+  for (const auto& d : *it) n *= d.is_number() ? d.get<int64_t>() : 1;
+  return n;
+}
+
+// "registers (128 per thread)", "shared memory (49152 bytes per block)", ...
+std::string resource_words(const std::string& name, const json& l) {
+  if (name == "registers")
+    return "registers (" + std::to_string(int_of(l, "registers")) + " per thread)";
+  if (name == "shared_memory")
+    return "shared memory (" +
+           std::to_string(int_of(l, "static_shared_bytes") + int_of(l, "dynamic_shared_bytes")) +
+           " bytes per block)";
+  if (name == "warps") return "block size (" + std::to_string(product_of(l, "block")) + " threads)";
+  if (name == "blocks")
+    return "blocks per SM (blocks of " + std::to_string(product_of(l, "block")) + " threads)";
+  return "";
+}
+
+// The resources the occupancy is limited by, in words ("" when none is named).
+std::string limited_by_words(const json& occupancy, const json& l) {
+  std::string s;
+  auto it = occupancy.find("limited_by");
+  if (it == occupancy.end() || !it->is_array()) return s;
+  for (const auto& n : *it) {
+    std::string w = n.is_string() ? resource_words(n.get<std::string>(), l) : "";
+    if (!w.empty()) s += (s.empty() ? "" : " and ") + w;
+  }
+  return s;
+}
+
+// Advice from the record's `launches` (a line, empty when the facts give nothing to say). For a
+// correct kernel: where the time goes and what the heaviest launch's facts show (local memory,
+// occupancy under 50% and its limit, a grid with fewer blocks than the GPU has SMs). For any other
+// status only a launch whose block cannot fit on an SM at all.
+std::string launch_advice(const json& rec, const std::string& status) {
+  auto it = rec.find("launches");
+  if (it == rec.end() || !it->is_array() || it->empty()) return "";
+  const json& launches = *it;
+  auto name_of = [](const json& l) {
+    auto k = l.find("kernel");
+    std::string s = "launch " + std::to_string(int_of(l, "index")) + " (" +
+                    (k != l.end() && k->is_string() ? k->get<std::string>() : "?");
+    if (int_of(l, "repeats") > 1) s += ", " + std::to_string(int_of(l, "repeats")) + " times";
+    return s + ")";
+  };
+  auto occupancy_of = [](const json& l) -> const json* {
+    auto o = l.find("occupancy");
+    return o != l.end() && o->is_object() ? &*o : nullptr;
+  };
+  for (const auto& l : launches) {
+    if (!l.is_object() || int_of(l, "repeats") <= 0) continue;
+    const json* o = occupancy_of(l);
+    if (o && number_of(*o, "active_blocks_per_sm") == 0.0) {
+      std::string why = limited_by_words(*o, l);
+      return name_of(l) + " cannot run: one block does not fit on an SM" +
+             (why.empty() ? "" : " (" + why + ")") + "\n";
+    }
+  }
+  if (status != "correct") return "";
+  // The heaviest launch by its share of the plan's time (the first one, without times).
+  const json* focus = nullptr;
+  for (const auto& l : launches) {
+    if (!l.is_object() || int_of(l, "repeats") <= 0) continue;
+    if (!focus || number_of(l, "share").value_or(-1) > number_of(*focus, "share").value_or(-1))
+      focus = &l;
+  }
+  if (!focus) return "";
+  const json& l = *focus;
+  std::vector<std::string> facts;
+  if (launches.size() > 1 && number_of(l, "share"))
+    facts.push_back("takes " + percent(*number_of(l, "share")) + " of the time");
+  if (int_of(l, "local_bytes") > 0)
+    facts.push_back("uses " + std::to_string(int_of(l, "local_bytes")) +
+                    " bytes of local memory per thread (register spills or local arrays)");
+  if (const json* o = occupancy_of(l); o && number_of(*o, "fraction").value_or(1) < 0.5) {
+    std::string why = limited_by_words(*o, l);
+    facts.push_back("has occupancy " + percent(*number_of(*o, "fraction")) +
+                    (why.empty() ? "" : " limited by " + why));
+  }
+  int64_t blocks = product_of(l, "grid");
+  int64_t sms =
+      rec.contains("device") && rec["device"].is_object() ? int_of(rec["device"], "sms") : 0;
+  if (sms > 0 && blocks > 0 && blocks < sms)
+    facts.push_back("launches " + std::to_string(blocks) + " blocks for " + std::to_string(sms) +
+                    " SMs (" + std::to_string(sms - blocks) + " SMs idle)");
+  if (facts.empty()) return "";
+  std::string s = launches.size() > 1 ? std::to_string(launches.size()) + " launches; " : "";
+  s += name_of(l);
+  for (size_t i = 0; i < facts.size(); ++i) s += (i ? ", " : " ") + facts[i];  // each a verb
+  return s + "\n";
 }
 
 }  // namespace
@@ -99,6 +216,7 @@ std::string make_feedback(const json& rec) {
       s += ", " + fmt(100 * rec["sol_fraction"].get<double>()) + "% of the hardware limit";
     s += "\n";
   }
+  s += launch_advice(rec, status);
   s += guidance(status);
   if (s.size() > kMaxFeedbackChars) s = s.substr(0, kMaxFeedbackChars - 4) + "...";
   return s;
