@@ -363,6 +363,8 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     // The worker's objects, read as a record's (what the reader does not know is kept).
     if (!answer->correctness.is_null()) r.correctness.assign_json(answer->correctness);
     if (!answer->timing.is_null()) r.timing.assign_json(answer->timing);
+    // The protocol's serializer of launch facts, read back as the record's launches.
+    if (!answer->launches.empty()) r.launches.assign_json(launches_to_json(answer->launches));
   } else if (r.status_is(Status::Compiled) || !r.error) {
     r.not_run_reason = not_run_reason;
   } else {

@@ -151,6 +151,70 @@ ErrorInfo ErrorInfo::from_json(const json& j, Status fallback) {
   return e;
 }
 
+json LaunchOccupancy::to_json() const {
+  return {{"active_blocks_per_sm", active_blocks_per_sm},
+          {"active_warps_per_sm", active_warps_per_sm},
+          {"max_warps_per_sm", max_warps_per_sm},
+          {"fraction", fraction},
+          {"limited_by", limited_by},
+          {"block_limits", block_limits}};
+}
+
+LaunchOccupancy LaunchOccupancy::from_json(const json& j) {
+  LaunchOccupancy o;
+  o.active_blocks_per_sm = j.at("active_blocks_per_sm").get<int>();
+  o.active_warps_per_sm = j.at("active_warps_per_sm").get<int>();
+  o.max_warps_per_sm = j.at("max_warps_per_sm").get<int>();
+  o.fraction = j.at("fraction").get<double>();
+  o.limited_by = j.value("limited_by", std::vector<std::string>{});
+  o.block_limits = j.value("block_limits", std::map<std::string, int>{});
+  return o;
+}
+
+json LaunchFacts::to_json() const {
+  json j = {{"index", index}, {"kernel", kernel}, {"line", line}, {"repeats", repeats}};
+  if (repeats <= 0) return j;
+  j["grid"] = grid;
+  j["block"] = block;
+  if (cluster[0]) j["cluster"] = cluster;
+  j["dynamic_shared_bytes"] = dynamic_shared_bytes;
+  j["static_shared_bytes"] = static_shared_bytes;
+  j["registers"] = registers;
+  j["local_bytes"] = local_bytes;
+  j["max_threads_per_block"] = max_threads_per_block;
+  if (occupancy) j["occupancy"] = occupancy->to_json();
+  if (ms) j["ms"] = *ms;
+  if (share) j["share"] = *share;
+  return j;
+}
+
+LaunchFacts LaunchFacts::from_json(const json& j) {
+  LaunchFacts f;
+  f.index = j.at("index").get<int>();
+  f.kernel = j.at("kernel").get<std::string>();
+  f.line = j.value("line", 0);
+  f.repeats = j.at("repeats").get<int64_t>();
+  if (f.repeats <= 0) return f;
+  f.grid = j.at("grid").get<std::array<unsigned, 3>>();
+  f.block = j.at("block").get<std::array<unsigned, 3>>();
+  if (j.contains("cluster")) f.cluster = j["cluster"].get<std::array<unsigned, 3>>();
+  f.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<int64_t>();
+  f.static_shared_bytes = j.at("static_shared_bytes").get<int>();
+  f.registers = j.at("registers").get<int>();
+  f.local_bytes = j.at("local_bytes").get<int>();
+  f.max_threads_per_block = j.at("max_threads_per_block").get<int>();
+  if (j.contains("occupancy")) f.occupancy = LaunchOccupancy::from_json(j["occupancy"]);
+  if (j.contains("ms") && j["ms"].is_number()) f.ms = j["ms"].get<double>();
+  if (j.contains("share") && j["share"].is_number()) f.share = j["share"].get<double>();
+  return f;
+}
+
+json launches_to_json(const std::vector<LaunchFacts>& launches) {
+  json a = json::array();
+  for (const auto& l : launches) a.push_back(l.to_json());
+  return a;
+}
+
 json EvalAnswer::to_json() const {
   json j = {{"status", to_string(status)},
             {"error", error ? error->to_json() : json(nullptr)},
@@ -158,6 +222,7 @@ json EvalAnswer::to_json() const {
             {"phases_ms", phases_ms}};
   if (!correctness.is_null()) j["correctness"] = correctness;
   if (!timing.is_null()) j["timing"] = timing;
+  if (!launches.empty()) j["launches"] = launches_to_json(launches);
   return j;
 }
 
@@ -169,6 +234,8 @@ EvalAnswer EvalAnswer::from_json(const json& j) {
   if (j.contains("correctness")) a.correctness = j["correctness"];
   if (j.contains("timing")) a.timing = j["timing"];
   if (j.contains("phases_ms")) a.phases_ms = j["phases_ms"].get<std::map<std::string, double>>();
+  if (j.contains("launches"))
+    for (const auto& l : j["launches"]) a.launches.push_back(LaunchFacts::from_json(l));
   a.fatal = j.value("fatal", false);
   return a;
 }

@@ -7,11 +7,13 @@
 //   worker -> kernrl   EvalAnswer (for eval) | BenchAnswer (for both bench requests)
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/expr.h"
@@ -21,7 +23,7 @@
 namespace kernrl {
 
 // Bumped whenever a message changes shape; kernrl refuses a worker of another version.
-constexpr int kWorkerProtocol = 2;
+constexpr int kWorkerProtocol = 3;
 
 // The GPU a worker drives, as its hello reports it (and records carry it as `device`).
 struct DeviceInfo {
@@ -91,12 +93,55 @@ struct ErrorInfo {
   static ErrorInfo from_json(const nlohmann::json& j, Status fallback);
 };
 
+// Theoretical occupancy of one launch: how many of its blocks one SM holds at once
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor) and which resource stops it holding more.
+struct LaunchOccupancy {
+  int active_blocks_per_sm = 0;
+  int active_warps_per_sm = 0;
+  int max_warps_per_sm = 0;
+  double fraction = 0;  // active_warps_per_sm / max_warps_per_sm
+  // The resources whose limit equals active_blocks_per_sm: "registers", "shared_memory", "warps"
+  // (the block's size against the SM's warp slots), "blocks" (the SM's block slots); "other" when
+  // none does (a limit kernrl does not compute, such as barriers).
+  std::vector<std::string> limited_by;
+  std::map<std::string, int> block_limits;  // blocks per SM each resource allows (the four above)
+  nlohmann::json to_json() const;
+  static LaunchOccupancy from_json(const nlohmann::json& j);
+};
+
+// What the worker found about one launch of the plan at the timed size: the record's `launches`.
+struct LaunchFacts {
+  int index = 0;  // 1-based position in the launch block
+  std::string kernel;
+  int line = 0;         // the launch's line in the submitted file
+  int64_t repeats = 1;  // kernel launches of this entry at these sizes (`repeat`); 0: none
+  // The first repetition's configuration (every field below is absent when repeats is 0).
+  std::array<unsigned, 3> grid{{1, 1, 1}}, block{{1, 1, 1}};
+  std::array<unsigned, 3> cluster{{0, 0, 0}};  // {0,0,0}: no cluster
+  int64_t dynamic_shared_bytes = 0;
+  // cuFuncGetAttribute of the kernel.
+  int registers = 0;            // per thread
+  int local_bytes = 0;          // local memory per thread: register spills and local arrays
+  int static_shared_bytes = 0;  // per block
+  int max_threads_per_block = 0;
+  std::optional<LaunchOccupancy> occupancy;
+  // From one untimed run of the plan with events between its launches: this entry's time (all its
+  // repetitions) and its share of the plan's time. Absent when that run was not made.
+  std::optional<double> ms, share;
+  nlohmann::json to_json() const;
+  static LaunchFacts from_json(const nlohmann::json& j);
+};
+
+// The record's `launches` array.
+nlohmann::json launches_to_json(const std::vector<LaunchFacts>& launches);
+
 struct EvalAnswer {
   Status status = Status::InternalError;
   std::optional<ErrorInfo> error;
   nlohmann::json correctness;  // the record's `correctness` object (docs/trace-format.md) or null
   nlohmann::json timing;       // the record's `timing` object or null
   std::map<std::string, double> phases_ms;  // the worker's share of the record's `grader` object
+  std::vector<LaunchFacts> launches;        // the record's `launches`; empty when not gathered
   bool fatal = false;  // the CUDA context is unusable: the worker exits after this answer
   nlohmann::json to_json() const;
   static EvalAnswer from_json(const nlohmann::json& j);

@@ -1,6 +1,8 @@
 #include "record/feedback.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -65,6 +67,102 @@ std::string guidance(const Field<Status>& status) {
   return "";
 }
 
+std::string percent(double fraction) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f%%", 100 * fraction);
+  return b;
+}
+
+// The product of a launch's dimensions (a grid's blocks, a block's threads); 0 when absent.
+int64_t product_of(const Field<std::vector<int64_t>>& dims) {
+  if (!dims || dims->empty()) return 0;
+  int64_t n = 1;
+  for (int64_t d : *dims) n *= d;
+  return n;
+}
+
+// "registers (128 per thread)", "shared memory (49152 bytes per block)", ...
+std::string resource_words(const std::string& name, const trace::Launch& l) {
+  if (name == "registers")
+    return "registers (" + std::to_string(l.registers.value_or(0)) + " per thread)";
+  if (name == "shared_memory")
+    return "shared memory (" +
+           std::to_string(l.static_shared_bytes.value_or(0) + l.dynamic_shared_bytes.value_or(0)) +
+           " bytes per block)";
+  if (name == "warps") return "block size (" + std::to_string(product_of(l.block)) + " threads)";
+  if (name == "blocks")
+    return "blocks per SM (blocks of " + std::to_string(product_of(l.block)) + " threads)";
+  return "";
+}
+
+// The resources the occupancy is limited by, in words ("" when none is named).
+std::string limited_by_words(const trace::Occupancy& occupancy, const trace::Launch& l) {
+  std::string s;
+  if (!occupancy.limited_by) return s;
+  for (const std::string& n : *occupancy.limited_by) {
+    std::string w = resource_words(n, l);
+    if (!w.empty()) s += (s.empty() ? "" : " and ") + w;
+  }
+  return s;
+}
+
+// Advice from the record's `launches` (a line, empty when the facts give nothing to say). For a
+// correct kernel: where the time goes and what the heaviest launch's facts show (local memory,
+// occupancy under 50% and its limit, a grid with fewer blocks than the GPU has SMs). For any other
+// status only a launch whose block cannot fit on an SM at all.
+std::string launch_advice(const TraceRecord& rec) {
+  if (!rec.launches || rec.launches->empty()) return "";
+  const std::vector<trace::Launch>& launches = *rec.launches;
+  auto name_of = [](const trace::Launch& l) {
+    std::string s = "launch " + std::to_string(l.index.value_or(0)) + " (" + l.kernel.value_or("?");
+    if (l.repeats.value_or(0) > 1) s += ", " + std::to_string(*l.repeats) + " times";
+    return s + ")";
+  };
+  for (const trace::Launch& l : launches) {
+    if (l.repeats.value_or(0) <= 0) continue;
+    const trace::Occupancy* o = l.occupancy.get();
+    if (o && o->active_blocks_per_sm && *o->active_blocks_per_sm == 0) {
+      std::string why = limited_by_words(*o, l);
+      return name_of(l) + " cannot run: one block does not fit on an SM" +
+             (why.empty() ? "" : " (" + why + ")") + "\n";
+    }
+  }
+  if (!rec.status_is(Status::Correct)) return "";
+  // The heaviest launch by its share of the plan's time (the first one, without times).
+  const trace::Launch* focus = nullptr;
+  for (const trace::Launch& l : launches) {
+    if (l.repeats.value_or(0) <= 0) continue;
+    if (!focus || l.share.value_or(-1) > focus->share.value_or(-1)) focus = &l;
+  }
+  if (!focus) return "";
+  const trace::Launch& l = *focus;
+  std::vector<std::string> facts;
+  if (launches.size() > 1 && l.share) facts.push_back("takes " + percent(*l.share) + " of the time");
+  if (l.local_bytes.value_or(0) > 0)
+    facts.push_back("uses " + std::to_string(*l.local_bytes) +
+                    " bytes of local memory per thread (register spills or local arrays)");
+  if (const trace::Occupancy* o = l.occupancy.get(); o && o->fraction.value_or(1) < 0.5) {
+    std::string why = limited_by_words(*o, l);
+    facts.push_back("has occupancy " + percent(*o->fraction) +
+                    (why.empty() ? "" : " limited by " + why));
+  }
+  int64_t blocks = product_of(l.grid);
+  // The device is the worker's description, kept as JSON.
+  int64_t sms = 0;
+  if (rec.device && rec.device->is_object()) {
+    auto it = rec.device->find("sms");
+    if (it != rec.device->end() && it->is_number()) sms = it->get<int64_t>();
+  }
+  if (sms > 0 && blocks > 0 && blocks < sms)
+    facts.push_back("launches " + std::to_string(blocks) + " blocks for " + std::to_string(sms) +
+                    " SMs (" + std::to_string(sms - blocks) + " SMs idle)");
+  if (facts.empty()) return "";
+  std::string s = launches.size() > 1 ? std::to_string(launches.size()) + " launches; " : "";
+  s += name_of(l);
+  for (size_t i = 0; i < facts.size(); ++i) s += (i ? ", " : " ") + facts[i];  // each a verb
+  return s + "\n";
+}
+
 }  // namespace
 
 std::string make_feedback(const TraceRecord& rec) {
@@ -126,6 +224,7 @@ std::string make_feedback(const TraceRecord& rec) {
     if (rec.sol_fraction) s += ", " + fmt(100 * *rec.sol_fraction) + "% of the hardware limit";
     s += "\n";
   }
+  s += launch_advice(rec);
   s += guidance(rec.status);
   if (s.size() > kMaxFeedbackChars) s = s.substr(0, kMaxFeedbackChars - 4) + "...";
   return s;

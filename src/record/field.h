@@ -208,6 +208,25 @@ template <class T>
 struct EqualityComparable<
     T, std::void_t<decltype(std::declval<const T&>() == std::declval<const T&>())>>
     : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class V>
+struct IsVector<std::vector<V>> : std::true_type {};
+template <class T>
+struct IsStringMap : std::false_type {};
+template <class V>
+struct IsStringMap<std::map<std::string, V>> : std::true_type {};
+
+// Whether values of T can be compared (containers: their elements; record objects cannot).
+template <class T>
+constexpr bool equality_comparable() {
+  if constexpr (IsVector<T>::value)
+    return equality_comparable<typename T::value_type>();
+  else if constexpr (IsStringMap<T>::value)
+    return equality_comparable<typename T::mapped_type>();
+  else
+    return EqualityComparable<T>::value;
+}
 
 // One field: absent (no key), null, a value, or odd (a value of another type, kept as read and
 // reading as no value). A value read with a loss of form (an integer read as a double) is written
@@ -335,7 +354,7 @@ class Field {
   // True when the value is still the one read from raw_ (kept for its form).
   bool same_as_read() const {
     if (raw_.is_null()) return false;
-    if constexpr (EqualityComparable<T>::value) {
+    if constexpr (equality_comparable<T>()) {
       T v{};
       return Codec<T>::decode(raw_, v) != Decoded::No && v == value_;
     } else {

@@ -127,6 +127,56 @@ struct Timing : RecordObject {
   }
 };
 
+// A launch's theoretical occupancy of one SM (`launches[].occupancy`).
+struct Occupancy : RecordObject {
+  Field<int> active_blocks_per_sm, active_warps_per_sm, max_warps_per_sm;
+  Field<double> fraction;                      // active / max warps
+  Field<std::vector<std::string>> limited_by;  // registers | shared_memory | warps | blocks | other
+  Field<std::map<std::string, int>> block_limits;  // blocks per SM each resource allows
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("active_blocks_per_sm", s.active_blocks_per_sm);
+    v("active_warps_per_sm", s.active_warps_per_sm);
+    v("max_warps_per_sm", s.max_warps_per_sm);
+    v("fraction", s.fraction);
+    v("limited_by", s.limited_by);
+    v("block_limits", s.block_limits);
+  }
+};
+
+// One entry of `launches`: what one launch of the launch block is and costs at the timed size.
+// Typed (the worker writes it, as protocol/worker.h's LaunchFacts) because the feedback reads it.
+struct Launch : RecordObject {
+  Field<int> index;  // 1-based position in the launch block
+  Field<std::string> kernel;
+  Field<int> line;
+  Field<int64_t> repeats;                                    // 0: none ran, nothing below
+  Field<std::vector<int64_t>> grid, block, cluster;          // [x, y, z]
+  Field<int64_t> dynamic_shared_bytes, static_shared_bytes;  // per block
+  Field<int64_t> registers, local_bytes;                     // per thread
+  Field<int64_t> max_threads_per_block;
+  Field<Occupancy> occupancy;
+  Field<double> ms, share;  // one untimed run with events between the launches
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("index", s.index);
+    v("kernel", s.kernel);
+    v("line", s.line);
+    v("repeats", s.repeats);
+    v("grid", s.grid);
+    v("block", s.block);
+    v("cluster", s.cluster);
+    v("dynamic_shared_bytes", s.dynamic_shared_bytes);
+    v("static_shared_bytes", s.static_shared_bytes);
+    v("registers", s.registers);
+    v("local_bytes", s.local_bytes);
+    v("max_threads_per_block", s.max_threads_per_block);
+    v("occupancy", s.occupancy);
+    v("ms", s.ms);
+    v("share", s.share);
+  }
+};
+
 // `work`: the problem's work at the timed size.
 struct Work : RecordObject {
   Field<int64_t> flops, bytes;
@@ -179,6 +229,7 @@ struct TraceRecord : RecordObject {
   // typed copy would mirror src/worker's shape for no reader.
   Field<nlohmann::json> correctness;
   Field<trace::Timing> timing;
+  Field<std::vector<trace::Launch>> launches;
   Field<double> speedup;
   Field<trace::Work> work;
   Field<double> sol_ms, sol_fraction, baseline_sol_fraction;
@@ -220,6 +271,7 @@ struct TraceRecord : RecordObject {
     v("compile", s.compile);
     v("correctness", s.correctness);
     v("timing", s.timing);
+    v("launches", s.launches);
     v("speedup", s.speedup);
     v("work", s.work);
     v("sol_ms", s.sol_ms);

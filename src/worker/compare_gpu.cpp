@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "worker/cuda_check.h"
 #include "worker/gpu_module.h"
 
 // The fatbin of compare_kernels.cu, embedded at build time (cmake/EmbedFile.cmake).
@@ -28,15 +29,12 @@ const Kernels& kernels() {
   static Kernels k;
   static std::once_flag once;
   std::call_once(once, [] {
-    k.status = cuModuleLoadData(&k.module, kernrl_compare_fatbin);
-    if (k.status == CUDA_SUCCESS)
-      k.status = cuModuleGetFunction(&k.f32, k.module, "kernrl_compare_f32");
-    if (k.status == CUDA_SUCCESS)
-      k.status = cuModuleGetFunction(&k.f64, k.module, "kernrl_compare_f64");
-    if (k.status == CUDA_SUCCESS)
-      k.status = cuModuleGetFunction(&k.f16, k.module, "kernrl_compare_f16");
-    if (k.status == CUDA_SUCCESS)
-      k.status = cuModuleGetFunction(&k.bf16, k.module, "kernrl_compare_bf16");
+    CuResult r = CU_RESULT(cuModuleLoadData(&k.module, kernrl_compare_fatbin));
+    if (r) r = CU_RESULT(cuModuleGetFunction(&k.f32, k.module, "kernrl_compare_f32"));
+    if (r) r = CU_RESULT(cuModuleGetFunction(&k.f64, k.module, "kernrl_compare_f64"));
+    if (r) r = CU_RESULT(cuModuleGetFunction(&k.f16, k.module, "kernrl_compare_f16"));
+    if (r) r = CU_RESULT(cuModuleGetFunction(&k.bf16, k.module, "kernrl_compare_bf16"));
+    k.status = r.code;
   });
   return k;
 }
@@ -92,9 +90,7 @@ bool float_stats_gpu(const torch::Tensor& got, const torch::Tensor& want, const 
   unsigned blocks = static_cast<unsigned>(std::min<long long>((n + threads - 1) / threads, 4096));
   // The legacy default stream, which torch's default stream is: ordered after the runs that
   // produced both tensors, and before the copy back below.
-  CUresult r = cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("cannot launch the comparison kernel: " + cu_error_text(r));
+  CU_CHECK(cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
   torch::Tensor h = stats.cpu();
   const int64_t* v = h.data_ptr<int64_t>();
   out->mismatches = v[0];

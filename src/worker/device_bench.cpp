@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "references/reference.h"
+#include "worker/cuda_check.h"
 #include "worker/gpu_module.h"
 #include "worker/inputs.h"
 #include "worker/timer.h"
@@ -18,36 +19,38 @@ namespace {
 // Median time of `fn` over `iters` runs between events, after two warm-ups.
 template <typename F>
 double median_ms(F&& fn, int iters) {
-  CUevent a, b;
-  cuEventCreate(&a, CU_EVENT_DEFAULT);
-  cuEventCreate(&b, CU_EVENT_DEFAULT);
+  CuEvent a, b;
   std::vector<double> t;
   for (int i = 0; i < iters + 2; ++i) {
-    cuEventRecord(a, nullptr);
+    CU_CHECK(cuEventRecord(a.get(), nullptr));
     fn();
-    cuEventRecord(b, nullptr);
-    cuEventSynchronize(b);
-    float ms = 0;
-    cuEventElapsedTime(&ms, a, b);
+    CU_CHECK(cuEventRecord(b.get(), nullptr));
+    CU_CHECK(cuEventSynchronize(b.get()));
+    float ms = elapsed_ms(a, b);
     if (i >= 2) t.push_back(ms);
   }
-  cuEventDestroy(a);
-  cuEventDestroy(b);
   return TimingStats::from_samples(t).median_ms;
 }
 
+// Device memory from cuMemAlloc, freed with its scope. Throws CudaError when it cannot be had.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) { CU_CHECK(cuMemAlloc(&ptr_, bytes)); }
+  ~DeviceBuffer() { CU_CLEANUP(cuMemFree(ptr_)); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  CUdeviceptr get() const { return ptr_; }
+
+ private:
+  CUdeviceptr ptr_ = 0;
+};
+
 double copy_bandwidth_gbs() {
   const size_t bytes = size_t{2} << 30;  // 2 GiB each way: far beyond L2
-  CUdeviceptr src, dst;
-  if (cuMemAlloc(&src, bytes) != CUDA_SUCCESS) return 0;
-  if (cuMemAlloc(&dst, bytes) != CUDA_SUCCESS) {
-    cuMemFree(src);
-    return 0;
-  }
-  cuMemsetD32(src, 0x3f800000, bytes / 4);
-  double ms = median_ms([&] { cuMemcpyDtoDAsync(dst, src, bytes, nullptr); }, 20);
-  cuMemFree(src);
-  cuMemFree(dst);
+  DeviceBuffer src(bytes), dst(bytes);
+  CU_CHECK(cuMemsetD32(src.get(), 0x3f800000, bytes / 4));
+  double ms =
+      median_ms([&] { CU_CHECK(cuMemcpyDtoDAsync(dst.get(), src.get(), bytes, nullptr)); }, 20);
   return 2.0 * bytes / (ms * 1e-3) / 1e9;  // bytes read plus bytes written
 }
 
@@ -125,17 +128,20 @@ double launch_latency_us() {
       ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry kernrl_empty()\n{\n "
       "ret;\n}\n";
   CUmodule m;
+  CU_CHECK(cuModuleLoadData(&m, ptx));
+  struct Unload {
+    CUmodule m;
+    ~Unload() { CU_CLEANUP(cuModuleUnload(m)); }
+  } unload{m};
   CUfunction f;
-  if (cuModuleLoadData(&m, ptx) != CUDA_SUCCESS) return 0;
-  cuModuleGetFunction(&f, m, "kernrl_empty");
+  CU_CHECK(cuModuleGetFunction(&f, m, "kernrl_empty"));
   const int launches = 1000;
   double ms = median_ms(
       [&] {
         for (int i = 0; i < launches; ++i)
-          cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+          CU_CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr));
       },
       10);
-  cuModuleUnload(m);
   return ms * 1000.0 / launches;
 }
 
@@ -178,7 +184,7 @@ json bench_reference(const BenchReferenceRequest& request, const DeviceInfo& dev
     inputs.push_back(make_inputs(p, p.bench, derive_seed(seed, "timing" + std::to_string(k)),
                                  torch::Device(torch::kCUDA, 0)));
   L2Flusher flusher(dev.l2_bytes);
-  CUresult err;
+  CUresult err = CUDA_SUCCESS;
   TimingStats t = time_reference(p, inputs, p.bench, cfg, &flusher, &err);
   if (err != CUDA_SUCCESS) throw std::runtime_error("timing the reference: " + cu_error_text(err));
   return {{"problem", p.id}, {"baseline", t.to_json()}};

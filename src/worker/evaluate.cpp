@@ -4,11 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <random>
 
 #include "worker/compare.h"
+#include "worker/cuda_check.h"
 #include "worker/gpu_module.h"
 #include "worker/inputs.h"
+#include "worker/launch_facts.h"
+#include "worker/phases.h"
+#include "worker/plan_run.h"
 #include "worker/timer.h"
 #include "worker/watchdog.h"
 
@@ -17,124 +22,10 @@ using nlohmann::json;
 
 namespace {
 
-// Wall time per grading phase in ms, for the record's `grader` object. The worker grades one
-// kernel at a time, so one accumulator serves; a phase ends at a host synchronisation point or
-// where the next begins.
-std::map<std::string, double> g_phases;
-
-class PhaseScope {
- public:
-  explicit PhaseScope(const char* name) : name_(name), t0_(std::chrono::steady_clock::now()) {}
-  ~PhaseScope() {
-    g_phases[name_] +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
-  }
-  PhaseScope(const PhaseScope&) = delete;
-  PhaseScope& operator=(const PhaseScope&) = delete;
-
- private:
-  const char* name_;
-  std::chrono::steady_clock::time_point t0_;
-};
-
-// A sticky CUDA error or a failed launch, carried out of the grading code.
-struct KernelFault {
-  Status status;  // RuntimeError | LaunchError
-  std::string message;
-  int line = 0;
-  bool fatal = false;
-};
-
-CUdeviceptr ptr_of(const torch::Tensor& t) {
-  return reinterpret_cast<CUdeviceptr>(t.data_ptr());
-}
-
 json sizes_json(const ProblemSpec& p, const Vars& v) {
   json o = json::object();
   for (const auto& n : p.size_names) o[n] = v.at(n);
   return o;
-}
-
-// Device buffers for one evaluation: the problem's tensors, the plan's outputs and scratch.
-struct Buffers {
-  TensorMap inputs;
-  TensorMap outputs;
-  TensorMap scratch;
-  PtrMap ptrs;
-  std::vector<ReadyLaunch> launches;
-};
-
-void poison_outputs(const ProblemSpec& p, Buffers& b, CUstream s) {
-  // NaN bit patterns for floats (0xFF..), an unlikely pattern for integers and booleans (0xA5..).
-  for (const auto& t : p.outputs) {
-    auto& x = b.outputs.at(t.name);
-    cuMemsetD8Async(ptr_of(x), t.dtype.is_float ? 0xFF : 0xA5, x.numel() * x.element_size(), s);
-  }
-  for (auto& [n, x] : b.scratch) cuMemsetD8Async(ptr_of(x), 0, x.numel() * x.element_size(), s);
-}
-
-void check_cu(CUresult r, const std::string& what) {
-  if (r == CUDA_SUCCESS) return;
-  KernelFault f;
-  f.fatal = cu_error_is_sticky(r);
-  f.status = f.fatal ? Status::RuntimeError : Status::LaunchError;
-  f.message = what + ": " + cu_error_text(r);
-  throw f;
-}
-
-Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModule& mod,
-                     const Vars& sizes, const DeviceInfo& dev, uint64_t seed) {
-  Buffers b;
-  torch::Device cuda(torch::kCUDA, 0);
-  {
-    PhaseScope ph("inputs");
-    b.inputs = make_inputs(p, sizes, seed, cuda);
-  }
-  PhaseScope ph("buffers");
-  b.outputs = alloc_outputs(p, sizes, cuda);
-  Vars vars = plan_vars(sizes, dev.sms);
-  for (const auto& s : plan.scratch) {
-    int64_t n = eval_expr(s.count, vars);
-    b.scratch[s.name] = torch::zeros(
-        {std::max<int64_t>(n, 1)}, torch::TensorOptions().dtype(torch_dtype(s.dtype)).device(cuda));
-  }
-  for (const auto* m : {&b.inputs, &b.outputs, &b.scratch})
-    for (const auto& [n, t] : *m) b.ptrs[n] = ptr_of(t);
-  try {
-    b.launches = prepare_launches(plan, mod, p, vars, b.ptrs);
-  } catch (const LaunchError& e) {
-    throw KernelFault{Status::LaunchError, e.what(), e.line, cu_error_is_sticky(e.code)};
-  }
-  return b;
-}
-
-// Waits for the work enqueued so far, so that the GPU time of a phase is counted in that phase
-// (the reference's kernels run asynchronously; without this their time would land in the
-// comparison after them).
-void synchronize_for_accounting() {
-  check_cu(cuStreamSynchronize(nullptr), "after the reference");
-}
-
-// Runs the plan once; a failed launch or a fault during the run becomes a KernelFault.
-void run_plan_once(Buffers& b) {
-  const ReadyLaunch* failed = nullptr;
-  CUresult r = enqueue_launches(b.launches, nullptr, &failed);
-  if (r != CUDA_SUCCESS) {
-    bool sticky = cu_error_is_sticky(r);
-    throw KernelFault{
-        sticky ? Status::RuntimeError : Status::LaunchError,
-        "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " + cu_error_text(r),
-        failed ? failed->line : 0, sticky};
-  }
-  {
-    Watchdog::Scope deadline("a run of the launch plan");
-    r = cuStreamSynchronize(nullptr);
-  }
-  if (r != CUDA_SUCCESS) {
-    bool sticky = cu_error_is_sticky(r);
-    throw KernelFault{sticky ? Status::RuntimeError : Status::LaunchError,
-                      "while the kernels ran: " + cu_error_text(r), 0, sticky};
-  }
 }
 
 // Compares `outputs` with the reference's; *passed says whether all matched.
@@ -166,6 +57,253 @@ std::vector<std::string> modified_inputs(const TensorMap& before, const TensorMa
   return changed;
 }
 
+// What the steps of one evaluation share.
+struct Evaluation {
+  const EvalRequest& req;
+  const DeviceInfo& dev;
+  const ProblemSpec& p;
+  const GpuModule& mod;
+  Vars bench;  // the timed size: the bench sizes, or the request's only size set
+  EvalAnswer& res;
+  json trials = json::array();
+  bool bench_ran = false;  // the plan has run at the timed size without a fault
+
+  void fail(Status status, const std::string& msg, int line) {
+    res.status = status;
+    res.error = ErrorInfo{status, msg, line, ""};
+  }
+};
+
+// Correctness: every size set at least once, fresh inputs per trial, in a seeded random order.
+// Sets res.correctness; false when a trial failed (res says why). A kernel's fault leaves as
+// KernelFault, with the trials so far in e.trials.
+bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
+  const EvalRequest& req = e.req;
+  const ProblemSpec& p = e.p;
+  const Config& cfg = req.cfg;
+  std::vector<Vars> order;
+  int n_trials = std::max<int>(cfg.trials, static_cast<int>(size_sets.size()));
+  for (int i = 0; i < n_trials; ++i) order.push_back(size_sets[i % size_sets.size()]);
+  std::mt19937_64 rng(derive_seed(req.seed, "order"));
+  std::shuffle(order.begin(), order.end(), rng);
+  bool all_passed = true;
+  // Each trial: fresh inputs, the plan run twice on the same buffers (outputs poisoned before
+  // each run), and only then the reference, on a copy of the inputs regenerated from the trial's
+  // seed. While the kernel runs, no answer for its inputs exists anywhere on the device, and the
+  // leftovers of earlier trials' references are answers for other inputs. A kernel that skips
+  // work when it recognises a pointer, a flag or the data fails the second run, every time.
+  torch::Device cuda(torch::kCUDA, 0);
+  for (int t = 0; t < n_trials && all_passed; ++t) {
+    uint64_t seed = derive_seed(req.seed, "trial" + std::to_string(t));
+    Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
+    TensorMap first;
+    {
+      PhaseScope ph("kernel");
+      poison_outputs(p, b, nullptr);
+      run_plan_once(b);
+      for (const auto& [n, x] : b.outputs) first[n] = x.clone();
+      poison_outputs(p, b, nullptr);
+      run_plan_once(b);
+    }
+    if (order[t] == e.bench) e.bench_ran = true;
+    TensorMap pristine, want;
+    {
+      PhaseScope ph("inputs");
+      pristine = make_inputs(p, order[t], seed, cuda);
+    }
+    {
+      PhaseScope ph("reference");
+      want = run_reference(p, pristine, order[t]);
+      // The reference's kernels run asynchronously: wait, so their time counts here, not in the
+      // comparison after them.
+      CU_CHECK(cuStreamSynchronize(nullptr));
+    }
+    PhaseScope ph("check");
+    bool passed = false, again = false;
+    json trial = {{"sizes", sizes_json(p, order[t])}};
+    trial["outputs"] = compare_with_reference(p, first, want, cfg, &passed);
+    std::vector<std::string> changed = modified_inputs(pristine, b.inputs);
+    trial["modified_inputs"] = changed;
+    passed &= changed.empty();
+    std::string rerun_why;
+    if (passed) {
+      json rerun = compare_with_reference(p, b.outputs, want, cfg, &again, false);
+      trial["rerun_passed"] = again;
+      rerun_why = first_failure(rerun);
+      passed = again;
+    }
+    trial["passed"] = passed;
+    e.trials.push_back(trial);
+    if (!passed) {
+      all_passed = false;
+      std::string why;
+      if (!rerun_why.empty())
+        why = "run a second time on the same buffers and inputs, " + rerun_why +
+              " (the kernel must compute its result on every call)";
+      if (!changed.empty()) why = "the kernel modified input '" + changed[0] + "'";
+      if (why.empty()) why = first_failure(trial["outputs"]);
+      e.fail(Status::Incorrect,
+             "trial " + std::to_string(t + 1) + " of " + std::to_string(n_trials) + " " +
+                 trial["sizes"].dump() + ": " + why,
+             0);
+    }
+  }
+  e.res.correctness = {{"trials", e.trials},
+                       {"n_trials", n_trials},
+                       {"n_passed", static_cast<int>(e.trials.size()) - (all_passed ? 0 : 1)}};
+  return all_passed;
+}
+
+// Timing on the bench size. Before every sample (untimed) the input set is overwritten with a
+// fresh draw, so no two timed runs see the same data: a kernel that memoises by pointer, flag or
+// content has to compute every time. Every timed run is verified before the next one starts,
+// against the reference for a draw regenerated from its seed (no copy a kernel could find and
+// rewrite stays on the device while it runs): skipping or deferring work in any run fails.
+// Sets res.timing, or fails res as incorrect.
+void time_kernel(Evaluation& e) {
+  const EvalRequest& req = e.req;
+  const ProblemSpec& p = e.p;
+  const Config& cfg = req.cfg;
+  const Vars& bench = e.bench;
+  EvalAnswer& res = e.res;
+  auto& phases = phase_totals();
+  torch::Device cuda(torch::kCUDA, 0);
+  int sets = std::max(1, cfg.input_sets);
+  std::vector<Buffers> bufs;
+  for (int k = 0; k < sets; ++k)
+    bufs.push_back(make_buffers(p, req.plan, e.mod, bench, e.dev,
+                                derive_seed(req.seed, "timing" + std::to_string(k))));
+  std::vector<uint64_t> last_seed(sets, 0);
+  std::vector<int> last_sample(sets, 0);
+  int unchecked = -1;  // the set whose last run has not been verified yet
+  std::string timed_failure;
+  auto verify = [&](int k) {
+    TensorMap want_inputs, want;
+    std::vector<std::string> changed;
+    {
+      PhaseScope ph("verify_inputs");
+      check_kernel_result(CU_RESULT(cuStreamSynchronize(nullptr)).code, "during timing");
+      want_inputs = make_inputs(p, bench, last_seed[k], cuda);
+      changed = modified_inputs(want_inputs, bufs[k].inputs);
+    }
+    {
+      PhaseScope ph("verify_reference");
+      want = run_reference(p, want_inputs, bench);
+      CU_CHECK(cuStreamSynchronize(nullptr));  // its GPU time counts here
+    }
+    PhaseScope ph("verify_compare");
+    // The verdict first; the full statistics only for the record of a failure.
+    bool passed = true;
+    json outs = compare_with_reference(p, bufs[k].outputs, want, cfg, &passed, false);
+    if (!passed) outs = compare_with_reference(p, bufs[k].outputs, want, cfg, &passed, true);
+    if (!changed.empty())
+      timed_failure = "the kernel modified input '" + changed[0] + "' during timing";
+    else if (!passed)
+      timed_failure = "the output of timed run " + std::to_string(last_sample[k]) +
+                      " is wrong (the kernel gives different results when called repeatedly)";
+    if (!timed_failure.empty()) res.correctness["timed_check"] = outs;
+  };
+  L2Flusher flusher(e.dev.l2_bytes);
+  CUresult err = CUDA_SUCCESS;
+  int sample = 0;
+  auto timing_t0 = std::chrono::steady_clock::now();
+  auto verify_ms = [&] {
+    return phases["verify_inputs"] + phases["verify_reference"] + phases["verify_compare"] +
+           phases["fresh_inputs"];
+  };
+  double before_timing = verify_ms();
+  TimingStats kt = time_runs(
+      [&](int k) {
+        if (!timed_failure.empty()) return CUDA_ERROR_NOT_PERMITTED;  // stop: already wrong
+        const ReadyLaunch* failed = nullptr;
+        return enqueue_launches(bufs[k].launches, nullptr, &failed);
+      },
+      [&](int k) {
+        if (unchecked >= 0 && timed_failure.empty()) verify(unchecked);
+        last_seed[k] = derive_seed(req.seed, "sample" + std::to_string(sample));
+        last_sample[k] = ++sample;
+        PhaseScope ph("fresh_inputs");
+        TensorMap fresh = make_inputs(p, bench, last_seed[k], cuda);
+        for (auto& [n, x] : bufs[k].inputs) x.copy_(fresh.at(n));
+        fresh.clear();
+        poison_outputs(p, bufs[k], nullptr);
+        unchecked = k;
+      },
+      sets, cfg, nullptr, &flusher, &err);
+  phases["timing"] +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - timing_t0)
+          .count() -
+      (verify_ms() - before_timing);
+  if (timed_failure.empty()) {
+    check_kernel_result(err, "during timing");
+    if (unchecked >= 0) verify(unchecked);
+    // The last run could have rewritten the other sets' inputs, on which the baseline is timed
+    // next.
+    for (int k = 0; k < sets && timed_failure.empty(); ++k) {
+      if (k == unchecked || !last_seed[k]) continue;
+      auto changed = modified_inputs(make_inputs(p, bench, last_seed[k], cuda), bufs[k].inputs);
+      if (!changed.empty())
+        timed_failure =
+            "the kernel modified input '" + changed[0] + "' of another input set during timing";
+    }
+  }
+  if (!timed_failure.empty()) {
+    e.fail(Status::Incorrect, timed_failure, 0);
+    return;
+  }
+  json timing = {{"kernel", kt.to_json()}, {"sizes", sizes_json(p, bench)}};
+  if (req.baseline) {
+    timing["baseline"] = *req.baseline;
+    timing["baseline_source"] = "reused";
+  } else {
+    PhaseScope ph("baseline");
+    std::vector<TensorMap> sets_inputs;
+    for (auto& b : bufs) sets_inputs.push_back(b.inputs);
+    TimingStats bt = time_reference(p, sets_inputs, bench, cfg, &flusher, &err);
+    check_kernel_result(err, "while timing the reference");
+    timing["baseline"] = bt.to_json();
+    timing["baseline_source"] = "measured";
+  }
+  res.timing = timing;
+}
+
+// The record's `launches`, after grading: each launch's configuration, resources and occupancy at
+// the timed size and, when the plan has already run there without a fault, each launch's time
+// from one more (untimed) run. The facts never change the answer's status: when they cannot be
+// gathered they are left out (what failed goes to the worker's log), and a failure that broke the
+// CUDA context only makes the answer fatal, so the worker restarts.
+void add_launch_facts(Evaluation& e) {
+  EvalAnswer& res = e.res;
+  auto note = [](const std::string& why) {
+    std::fprintf(stderr, "kernrl-worker: no launch facts: %s\n", why.c_str());
+  };
+  try {
+    if (e.bench_ran) {
+      Buffers b =
+          make_buffers(e.p, e.req.plan, e.mod, e.bench, e.dev, derive_seed(e.req.seed, "launches"));
+      PhaseScope ph("launches");
+      res.launches = describe_launches(e.req.plan, b.launches);
+      time_launches(e.p, b, e.dev, &res.launches);
+    } else {
+      PhaseScope ph("launches");
+      res.launches = describe_launches(
+          e.req.plan,
+          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.bench, e.dev.sms)));
+    }
+  } catch (const KernelFault& f) {
+    note(f.message);
+    res.fatal = res.fatal || f.fatal;
+  } catch (const CudaError& err) {
+    note(err.what());
+    res.fatal = res.fatal || err.sticky();
+  } catch (const c10::Error& err) {
+    note(std::string("torch: ") + err.what_without_backtrace());
+    res.fatal = res.fatal || !CU_RESULT(cuCtxSynchronize());
+  } catch (const std::exception& err) {
+    note(err.what());
+  }
+}
+
 }  // namespace
 
 TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& inputs,
@@ -187,226 +325,69 @@ TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& i
 }
 
 EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
-  g_phases.clear();
+  auto& phases = phase_totals();
+  phases.clear();
   auto eval_t0 = std::chrono::steady_clock::now();
   EvalAnswer res;
   res.status = Status::Correct;
   ProblemSpec p = load_problem(req.problem_dir);
-  const Config& cfg = req.cfg;
-  Watchdog::set_limit(cfg.plan_run_timeout_s);
+  Watchdog::set_limit(req.cfg.plan_run_timeout_s);
   GpuModule mod;
   std::vector<Vars> size_sets = p.tests;
   size_sets.push_back(p.bench);
   if (req.sizes) size_sets = {*req.sizes};
-  Vars bench = req.sizes ? *req.sizes : p.bench;
+  Evaluation e{req, dev, p, mod, req.sizes ? *req.sizes : p.bench, res};
 
-  json trials = json::array();
-  auto fail = [&](Status status, const std::string& msg, int line) {
-    res.status = status;
-    res.error = ErrorInfo{status, msg, line, ""};
-  };
   auto finish = [&]() -> EvalAnswer {
     double attributed = 0;
-    for (const auto& [k, v] : g_phases) attributed += v;
-    g_phases["other"] =
+    for (const auto& [k, v] : phases) attributed += v;
+    phases["other"] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - eval_t0)
             .count() -
         attributed;
-    res.phases_ms = g_phases;
+    res.phases_ms = phases;
     return res;
   };
+  bool loaded = false;  // the module is loaded: from here on the kernel runs
   try {
     try {
       PhaseScope ph("module_load");
       mod.load(req.cubin, req.lowered);
-    } catch (const LaunchError& e) {
-      throw KernelFault{Status::LaunchError, e.what(), e.line, cu_error_is_sticky(e.code)};
+    } catch (const LaunchError& err) {
+      throw KernelFault{Status::LaunchError, err.what(), err.line, cu_error_is_sticky(err.code)};
     }
-    // Correctness: every size set at least once, fresh inputs per trial, in a seeded random order.
-    std::vector<Vars> order;
-    int n_trials = std::max<int>(cfg.trials, static_cast<int>(size_sets.size()));
-    for (int i = 0; i < n_trials; ++i) order.push_back(size_sets[i % size_sets.size()]);
-    std::mt19937_64 rng(derive_seed(req.seed, "order"));
-    std::shuffle(order.begin(), order.end(), rng);
-    bool all_passed = true;
-    // Each trial: fresh inputs, the plan run twice on the same buffers (outputs poisoned before
-    // each run), and only then the reference, on a copy of the inputs regenerated from the trial's
-    // seed. While the kernel runs, no answer for its inputs exists anywhere on the device, and the
-    // leftovers of earlier trials' references are answers for other inputs. A kernel that skips
-    // work when it recognises a pointer, a flag or the data fails the second run, every time.
-    torch::Device cuda(torch::kCUDA, 0);
-    for (int t = 0; t < n_trials && all_passed; ++t) {
-      uint64_t seed = derive_seed(req.seed, "trial" + std::to_string(t));
-      Buffers b = make_buffers(p, req.plan, mod, order[t], dev, seed);
-      TensorMap first;
-      {
-        PhaseScope ph("kernel");
-        poison_outputs(p, b, nullptr);
-        run_plan_once(b);
-        for (const auto& [n, x] : b.outputs) first[n] = x.clone();
-        poison_outputs(p, b, nullptr);
-        run_plan_once(b);
-      }
-      TensorMap pristine, want;
-      {
-        PhaseScope ph("inputs");
-        pristine = make_inputs(p, order[t], seed, cuda);
-      }
-      {
-        PhaseScope ph("reference");
-        want = run_reference(p, pristine, order[t]);
-        synchronize_for_accounting();
-      }
-      PhaseScope ph("check");
-      bool passed = false, again = false;
-      json trial = {{"sizes", sizes_json(p, order[t])}};
-      trial["outputs"] = compare_with_reference(p, first, want, cfg, &passed);
-      std::vector<std::string> changed = modified_inputs(pristine, b.inputs);
-      trial["modified_inputs"] = changed;
-      passed &= changed.empty();
-      std::string rerun_why;
-      if (passed) {
-        json rerun = compare_with_reference(p, b.outputs, want, cfg, &again, false);
-        trial["rerun_passed"] = again;
-        rerun_why = first_failure(rerun);
-        passed = again;
-      }
-      trial["passed"] = passed;
-      trials.push_back(trial);
-      if (!passed) {
-        all_passed = false;
-        std::string why;
-        if (!rerun_why.empty())
-          why = "run a second time on the same buffers and inputs, " + rerun_why +
-                " (the kernel must compute its result on every call)";
-        if (!changed.empty()) why = "the kernel modified input '" + changed[0] + "'";
-        if (why.empty()) why = first_failure(trial["outputs"]);
-        fail(Status::Incorrect,
-             "trial " + std::to_string(t + 1) + " of " + std::to_string(n_trials) + " " +
-                 trial["sizes"].dump() + ": " + why,
-             0);
-      }
-    }
-    res.correctness = {{"trials", trials},
-                       {"n_trials", n_trials},
-                       {"n_passed", static_cast<int>(trials.size()) - (all_passed ? 0 : 1)}};
-    if (!all_passed || !req.time) return finish();
-
-    // Timing on the bench size. Before every sample (untimed) the input set is overwritten with a
-    // fresh draw, so no two timed runs see the same data: a kernel that memoises by pointer, flag
-    // or content has to compute every time. Every timed run is verified before the next one starts,
-    // against the reference for a draw regenerated from its seed (no copy a kernel could find and
-    // rewrite stays on the device while it runs): skipping or deferring work in any run fails.
-    int sets = std::max(1, cfg.input_sets);
-    std::vector<Buffers> bufs;
-    for (int k = 0; k < sets; ++k)
-      bufs.push_back(make_buffers(p, req.plan, mod, bench, dev,
-                                  derive_seed(req.seed, "timing" + std::to_string(k))));
-    std::vector<uint64_t> last_seed(sets, 0);
-    std::vector<int> last_sample(sets, 0);
-    int unchecked = -1;  // the set whose last run has not been verified yet
-    std::string timed_failure;
-    auto verify = [&](int k) {
-      TensorMap want_inputs, want;
-      std::vector<std::string> changed;
-      {
-        PhaseScope ph("verify_inputs");
-        check_cu(cuStreamSynchronize(nullptr), "during timing");
-        want_inputs = make_inputs(p, bench, last_seed[k], cuda);
-        changed = modified_inputs(want_inputs, bufs[k].inputs);
-      }
-      {
-        PhaseScope ph("verify_reference");
-        want = run_reference(p, want_inputs, bench);
-        synchronize_for_accounting();
-      }
-      PhaseScope ph("verify_compare");
-      // The verdict first; the full statistics only for the record of a failure.
-      bool passed = true;
-      json outs = compare_with_reference(p, bufs[k].outputs, want, cfg, &passed, false);
-      if (!passed) outs = compare_with_reference(p, bufs[k].outputs, want, cfg, &passed, true);
-      if (!changed.empty())
-        timed_failure = "the kernel modified input '" + changed[0] + "' during timing";
-      else if (!passed)
-        timed_failure = "the output of timed run " + std::to_string(last_sample[k]) +
-                        " is wrong (the kernel gives different results when called repeatedly)";
-      if (!timed_failure.empty()) res.correctness["timed_check"] = outs;
-    };
-    L2Flusher flusher(dev.l2_bytes);
-    CUresult err = CUDA_SUCCESS;
-    int sample = 0;
-    auto timing_t0 = std::chrono::steady_clock::now();
-    auto verify_ms = [&] {
-      return g_phases["verify_inputs"] + g_phases["verify_reference"] + g_phases["verify_compare"] +
-             g_phases["fresh_inputs"];
-    };
-    double before_timing = verify_ms();
-    TimingStats kt = time_runs(
-        [&](int k) {
-          if (!timed_failure.empty()) return CUDA_ERROR_NOT_PERMITTED;  // stop: already wrong
-          const ReadyLaunch* failed = nullptr;
-          return enqueue_launches(bufs[k].launches, nullptr, &failed);
-        },
-        [&](int k) {
-          if (unchecked >= 0 && timed_failure.empty()) verify(unchecked);
-          last_seed[k] = derive_seed(req.seed, "sample" + std::to_string(sample));
-          last_sample[k] = ++sample;
-          PhaseScope ph("fresh_inputs");
-          TensorMap fresh = make_inputs(p, bench, last_seed[k], cuda);
-          for (auto& [n, x] : bufs[k].inputs) x.copy_(fresh.at(n));
-          fresh.clear();
-          poison_outputs(p, bufs[k], nullptr);
-          unchecked = k;
-        },
-        sets, cfg, nullptr, &flusher, &err);
-    g_phases["timing"] +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - timing_t0)
-            .count() -
-        (verify_ms() - before_timing);
-    if (timed_failure.empty()) {
-      check_cu(err, "during timing");
-      if (unchecked >= 0) verify(unchecked);
-      // The last run could have rewritten the other sets' inputs, on which the baseline is timed
-      // next.
-      for (int k = 0; k < sets && timed_failure.empty(); ++k) {
-        if (k == unchecked || !last_seed[k]) continue;
-        auto changed = modified_inputs(make_inputs(p, bench, last_seed[k], cuda), bufs[k].inputs);
-        if (!changed.empty())
-          timed_failure =
-              "the kernel modified input '" + changed[0] + "' of another input set during timing";
-      }
-    }
-    if (!timed_failure.empty()) {
-      fail(Status::Incorrect, timed_failure, 0);
-      return finish();
-    }
-    json timing = {{"kernel", kt.to_json()}, {"sizes", sizes_json(p, bench)}};
-    if (req.baseline) {
-      timing["baseline"] = *req.baseline;
-      timing["baseline_source"] = "reused";
-    } else {
-      PhaseScope ph("baseline");
-      std::vector<TensorMap> sets_inputs;
-      for (auto& b : bufs) sets_inputs.push_back(b.inputs);
-      TimingStats bt = time_reference(p, sets_inputs, bench, cfg, &flusher, &err);
-      check_cu(err, "while timing the reference");
-      timing["baseline"] = bt.to_json();
-      timing["baseline_source"] = "measured";
-    }
-    res.timing = timing;
+    loaded = true;
+    if (run_trials(e, size_sets) && req.time) time_kernel(e);
   } catch (const KernelFault& f) {
-    fail(f.status, f.message, f.line);
+    e.fail(f.status, f.message, f.line);
     res.fatal = f.fatal;
-    if (res.correctness.is_null()) res.correctness = {{"trials", trials}};
-  } catch (const c10::Error& e) {
+    if (res.correctness.is_null()) res.correctness = {{"trials", e.trials}};
+  } catch (const CudaError& err) {
+    // One of the grader's own driver calls failed. A sticky error means the context is unusable:
+    // once the kernel has run, the kernel broke it (a fault its own runs did not report) and the
+    // worker restarts. Any other error is kernrl's failure, not the kernel's.
+    if (err.sticky() && loaded) {
+      e.fail(
+          Status::RuntimeError,
+          "the kernel faulted: " + err.error_text() + " (reported by " + err.site().where() + ")",
+          0);
+    } else {
+      e.fail(Status::InternalError, err.what(), 0);
+    }
+    res.fatal = err.sticky() || !CU_RESULT(cuCtxSynchronize());
+    if (res.correctness.is_null()) res.correctness = {{"trials", e.trials}};
+  } catch (const c10::Error& err) {
     // A torch call failing after the kernel ran means the context is broken: report and restart.
-    CUresult r = cuCtxSynchronize();
-    fail(Status::RuntimeError,
-         r != CUDA_SUCCESS ? cu_error_text(r) : std::string("torch: ") + e.what_without_backtrace(),
-         0);
+    CuResult r = CU_RESULT(cuCtxSynchronize());
+    e.fail(Status::RuntimeError,
+           !r ? r.text() : std::string("torch: ") + err.what_without_backtrace(), 0);
     res.fatal = true;
-    if (res.correctness.is_null()) res.correctness = {{"trials", trials}};
+    if (res.correctness.is_null()) res.correctness = {{"trials", e.trials}};
   }
+  if (loaded && !res.fatal &&
+      (res.status == Status::Correct || res.status == Status::Incorrect ||
+       res.status == Status::LaunchError))
+    add_launch_facts(e);
   return finish();
 }
 

@@ -5,53 +5,29 @@
 
 namespace kernrl {
 
-std::string cu_error_text(CUresult r) {
-  const char* name = nullptr;
-  const char* text = nullptr;
-  cuGetErrorName(r, &name);
-  cuGetErrorString(r, &text);
-  return std::string(name ? name : "CUDA_ERROR_UNKNOWN") + ": " + (text ? text : "unknown error");
-}
-
-bool cu_error_is_sticky(CUresult r) {
-  switch (r) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-    case CUDA_ERROR_UNKNOWN:
-      return true;
-    default:
-      return false;
-  }
-}
-
 GpuModule::~GpuModule() {
-  if (module_) cuModuleUnload(module_);
+  if (module_) CU_CLEANUP(cuModuleUnload(module_));
 }
 
 void GpuModule::load(const std::string& cubin_path,
                      const std::map<std::string, std::string>& lowered) {
-  CUresult r = cuModuleLoad(&module_, cubin_path.c_str());
-  if (r != CUDA_SUCCESS)
-    throw LaunchError("cannot load the compiled module: " + cu_error_text(r), 0, r);
+  CuResult r = CU_RESULT(cuModuleLoad(&module_, cubin_path.c_str()));
+  if (!r) {
+    module_ = nullptr;
+    throw LaunchError("cannot load the compiled module: " + r.text(), 0, r.code);
+  }
   for (const auto& [name, symbol] : lowered) {
     CUfunction f;
-    r = cuModuleGetFunction(&f, module_, symbol.c_str());
-    if (r != CUDA_SUCCESS)
-      throw LaunchError("kernel '" + name + "' not found in the module: " + cu_error_text(r), 0, r);
+    r = CU_RESULT(cuModuleGetFunction(&f, module_, symbol.c_str()));
+    if (!r)
+      throw LaunchError("kernel '" + name + "' not found in the module: " + r.text(), 0, r.code);
     functions_[name] = f;
     std::vector<size_t> sizes;
     for (size_t i = 0;; ++i) {
       size_t offset = 0, size = 0;
-      if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+      r = CU_RESULT(cuFuncGetParamInfo(f, i, &offset, &size));
+      if (r.code == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
+      r.check();
       sizes.push_back(size);
     }
     param_sizes_[name] = sizes;
@@ -87,7 +63,8 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
                                           const ProblemSpec& p, const Vars& base_vars,
                                           const PtrMap& ptrs) {
   std::vector<ReadyLaunch> out;
-  for (const auto& spec : plan.launches) {
+  for (size_t index = 0; index < plan.launches.size(); ++index) {
+    const LaunchSpec& spec = plan.launches[index];
     int64_t reps = eval_expr(spec.repeat_count, base_vars);
     for (int64_t rep = 0; rep < reps; ++rep) {
       Vars vars = base_vars;
@@ -95,6 +72,7 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
       ReadyLaunch l;
       l.kernel = spec.kernel;
       l.line = spec.line;
+      l.plan_index = index;
       l.fn = mod.function(spec.kernel);
       l.cooperative = spec.cooperative;
       for (size_t i = 0; i < spec.grid.size(); ++i)
@@ -168,12 +146,13 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
       }
       for (auto& s : l.arg_storage) l.arg_ptrs.push_back(s.data());
       if (l.shared_bytes > 48 * 1024) {
-        CUresult r = cuFuncSetAttribute(l.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        static_cast<int>(l.shared_bytes));
-        if (r != CUDA_SUCCESS)
+        CuResult r =
+            CU_RESULT(cuFuncSetAttribute(l.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         static_cast<int>(l.shared_bytes)));
+        if (!r)
           throw LaunchError(spec.kernel + " asks for " + std::to_string(l.shared_bytes) +
-                                " bytes of dynamic shared memory: " + cu_error_text(r),
-                            spec.line, r);
+                                " bytes of dynamic shared memory: " + r.text(),
+                            spec.line, r.code);
       }
       out.push_back(std::move(l));
     }
@@ -181,35 +160,40 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
   return out;
 }
 
+CUresult enqueue_launch(ReadyLaunch& l, CUstream stream) {
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = l.grid[0];
+  cfg.gridDimY = l.grid[1];
+  cfg.gridDimZ = l.grid[2];
+  cfg.blockDimX = l.block[0];
+  cfg.blockDimY = l.block[1];
+  cfg.blockDimZ = l.block[2];
+  cfg.sharedMemBytes = l.shared_bytes;
+  cfg.hStream = stream;
+  CUlaunchAttribute attrs[2];
+  unsigned n = 0;
+  if (l.cooperative) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n].value.cooperative = 1;
+    ++n;
+  }
+  if (l.cluster[0]) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = l.cluster[0];
+    attrs[n].value.clusterDim.y = l.cluster[1] ? l.cluster[1] : 1;
+    attrs[n].value.clusterDim.z = l.cluster[2] ? l.cluster[2] : 1;
+    ++n;
+  }
+  cfg.attrs = n ? attrs : nullptr;
+  cfg.numAttrs = n;
+  // The caller maps a failure: a launch the driver refuses is the kernel's launch_error.
+  return CU_RESULT(cuLaunchKernelEx(&cfg, l.fn, l.arg_ptrs.data(), nullptr)).code;
+}
+
 CUresult enqueue_launches(std::vector<ReadyLaunch>& launches, CUstream stream,
                           const ReadyLaunch** failed) {
   for (auto& l : launches) {
-    CUlaunchConfig cfg{};
-    cfg.gridDimX = l.grid[0];
-    cfg.gridDimY = l.grid[1];
-    cfg.gridDimZ = l.grid[2];
-    cfg.blockDimX = l.block[0];
-    cfg.blockDimY = l.block[1];
-    cfg.blockDimZ = l.block[2];
-    cfg.sharedMemBytes = l.shared_bytes;
-    cfg.hStream = stream;
-    CUlaunchAttribute attrs[2];
-    unsigned n = 0;
-    if (l.cooperative) {
-      attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-      attrs[n].value.cooperative = 1;
-      ++n;
-    }
-    if (l.cluster[0]) {
-      attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      attrs[n].value.clusterDim.x = l.cluster[0];
-      attrs[n].value.clusterDim.y = l.cluster[1] ? l.cluster[1] : 1;
-      attrs[n].value.clusterDim.z = l.cluster[2] ? l.cluster[2] : 1;
-      ++n;
-    }
-    cfg.attrs = n ? attrs : nullptr;
-    cfg.numAttrs = n;
-    CUresult r = cuLaunchKernelEx(&cfg, l.fn, l.arg_ptrs.data(), nullptr);
+    CUresult r = enqueue_launch(l, stream);
     if (r != CUDA_SUCCESS) {
       if (failed) *failed = &l;
       return r;

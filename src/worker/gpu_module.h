@@ -9,13 +9,9 @@
 
 #include "core/problem.h"
 #include "parse/launch_block.h"
+#include "worker/cuda_check.h"
 
 namespace kernrl {
-
-// A CUDA error in words: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered".
-std::string cu_error_text(CUresult r);
-// Errors after which the context is unusable: the worker reports and exits.
-bool cu_error_is_sticky(CUresult r);
 
 // Thrown when a launch cannot be prepared or started (bad arguments, configuration, shared memory).
 struct LaunchError : std::runtime_error {
@@ -50,6 +46,7 @@ struct ReadyLaunch {
   CUfunction fn = nullptr;
   std::string kernel;
   int line = 0;
+  size_t plan_index = 0;  // which launch of the plan (a `repeat` gives several ReadyLaunch each)
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
   unsigned shared_bytes = 0;
   bool cooperative = false;
@@ -64,6 +61,9 @@ using PtrMap = std::map<std::string, CUdeviceptr>;
 std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModule& mod,
                                           const ProblemSpec& p, const Vars& vars,
                                           const PtrMap& ptrs);
+
+// Enqueues one launch on `stream`; returns cuLaunchKernelEx's result.
+CUresult enqueue_launch(ReadyLaunch& launch, CUstream stream);
 
 // Enqueues every launch on `stream`; returns the first failing CUresult (and which launch).
 CUresult enqueue_launches(std::vector<ReadyLaunch>& launches, CUstream stream,

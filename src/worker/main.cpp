@@ -14,6 +14,7 @@
 #include <string>
 
 #include "worker/compare_gpu.h"
+#include "worker/cuda_check.h"
 #include "worker/device_bench.h"
 #include "worker/evaluate.h"
 #include "worker/gpu_module.h"
@@ -48,34 +49,38 @@ std::string uuid_text(const CUuuid& u) {
 }
 
 bool query_device(DeviceInfo* d, std::string* uuid, std::string* err) {
-  CUresult r = cuInit(0);
+  CuResult r = CU_RESULT(cuInit(0));
   int count = 0;
-  if (r == CUDA_SUCCESS) r = cuDeviceGetCount(&count);
-  if (r != CUDA_SUCCESS || count == 0) {
-    *err = r != CUDA_SUCCESS ? "no usable CUDA driver: " + cu_error_text(r)
-                             : "no CUDA device is visible";
+  if (r) r = CU_RESULT(cuDeviceGetCount(&count));
+  if (!r || count == 0) {
+    *err = !r ? "no usable CUDA driver: " + r.text() : "no CUDA device is visible";
     return false;
   }
-  CUdevice dev;
-  cuDeviceGet(&dev, 0);
-  char name[256] = {0};
-  cuDeviceGetName(name, sizeof name, dev);
-  d->name = name;
-  int v = 0;
-  cuDeviceGetAttribute(&d->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-  cuDeviceGetAttribute(&d->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-  cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-  cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
-  d->l2_bytes = static_cast<size_t>(v);
-  cuDeviceTotalMem(&d->memory_bytes, dev);
-  cuDriverGetVersion(&d->driver);
-  CUuuid u;
-  if (cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS) *uuid = uuid_text(u);
-  CUcontext ctx;
-  r = cuDevicePrimaryCtxRetain(&ctx, dev);  // the same primary context libtorch uses
-  if (r == CUDA_SUCCESS) r = cuCtxSetCurrent(ctx);
-  if (r != CUDA_SUCCESS) {
-    *err = "cannot create a CUDA context: " + cu_error_text(r);
+  try {
+    CUdevice dev;
+    CU_CHECK(cuDeviceGet(&dev, 0));
+    char name[256] = {0};
+    CU_CHECK(cuDeviceGetName(name, sizeof name, dev));
+    d->name = name;
+    int v = 0;
+    CU_CHECK(cuDeviceGetAttribute(&d->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    CU_CHECK(cuDeviceGetAttribute(&d->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    CU_CHECK(cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    CU_CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev));
+    d->l2_bytes = static_cast<size_t>(v);
+    CU_CHECK(cuDeviceTotalMem(&d->memory_bytes, dev));
+    CU_CHECK(cuDriverGetVersion(&d->driver));
+    CUuuid u;
+    if (CU_RESULT(cuDeviceGetUuid(&u, dev))) *uuid = uuid_text(u);  // optional: for NVML
+    CUcontext ctx;
+    r = CU_RESULT(cuDevicePrimaryCtxRetain(&ctx, dev));  // the same primary context libtorch uses
+    if (r) r = CU_RESULT(cuCtxSetCurrent(ctx));
+    if (!r) {
+      *err = "cannot create a CUDA context: " + r.text();
+      return false;
+    }
+  } catch (const CudaError& e) {
+    *err = std::string("cannot query the GPU: ") + e.what();
     return false;
   }
   return true;
@@ -163,8 +168,10 @@ int main(int argc, char** argv) {
       send(b.to_json());
     } catch (const std::exception& e) {
       // The grader's own failure on this request (a bad request, a missing reference, a torch
-      // error outside the kernel's runs): answered as such; the worker goes on if CUDA still works.
-      bool fatal = cuCtxSynchronize() != CUDA_SUCCESS;
+      // error outside the kernel's runs, a failed driver call): answered as such; the worker goes
+      // on if CUDA still works.
+      const auto* cuda = dynamic_cast<const CudaError*>(&e);
+      bool fatal = (cuda && cuda->sticky()) || !CU_RESULT(cuCtxSynchronize());
       if (cmd == "eval") {
         EvalAnswer a;
         a.status = Status::InternalError;

@@ -53,25 +53,37 @@ TimingStats TimingStats::from_samples(std::vector<double> ms) {
   return s;
 }
 
+CuEvent::CuEvent() {
+  CU_CHECK(cuEventCreate(&event_, CU_EVENT_DEFAULT));
+}
+
+CuEvent::~CuEvent() {
+  if (event_) CU_CLEANUP(cuEventDestroy(event_));
+}
+
+float elapsed_ms(const CuEvent& from, const CuEvent& to) {
+  float ms = 0;
+  CU_CHECK(cuEventElapsedTime(&ms, from.get(), to.get()));
+  return ms;
+}
+
 L2Flusher::L2Flusher(size_t l2_bytes) : bytes_(2 * l2_bytes) {
-  if (bytes_ && cuMemAlloc(&buf_, bytes_) != CUDA_SUCCESS) buf_ = 0;
+  if (bytes_) CU_CHECK(cuMemAlloc(&buf_, bytes_));
 }
 
 L2Flusher::~L2Flusher() {
-  if (buf_) cuMemFree(buf_);
+  if (buf_) CU_CLEANUP(cuMemFree(buf_));
 }
 
 void L2Flusher::flush(CUstream stream) {
-  if (buf_) cuMemsetD32Async(buf_, ++value_, bytes_ / 4, stream);
+  if (buf_) CU_CHECK(cuMemsetD32Async(buf_, ++value_, bytes_ / 4, stream));
 }
 
 TimingStats time_runs(const std::function<CUresult(int)>& run,
                       const std::function<void(int)>& prepare, int sets, const Config& cfg,
                       CUstream stream, L2Flusher* flusher, CUresult* err) {
   *err = CUDA_SUCCESS;
-  CUevent start, stop;
-  cuEventCreate(&start, CU_EVENT_DEFAULT);
-  cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  CuEvent start, stop;
   std::vector<double> samples;
   auto wall0 = std::chrono::steady_clock::now();
   double timed_total_ms = 0;
@@ -79,17 +91,20 @@ TimingStats time_runs(const std::function<CUresult(int)>& run,
     int k = i % sets;
     prepare(k);
     if (flusher && cfg.flush_l2) flusher->flush(stream);
-    cuEventRecord(start, stream);
+    CU_CHECK(cuEventRecord(start.get(), stream));
     CUresult r = run(k);
-    cuEventRecord(stop, stream);
-    if (r == CUDA_SUCCESS) r = cuEventSynchronize(stop);
+    // After a failed run the stop event is recorded all the same (or fails with the run's error):
+    // the run's result is the one that counts.
+    CuResult recorded = CU_RESULT(cuEventRecord(stop.get(), stream));
+    if (r == CUDA_SUCCESS && !recorded && !recorded.sticky()) recorded.check();
+    // The synchronisation reports what the run did (a fault is the kernel's): returned in *err.
+    if (r == CUDA_SUCCESS) r = CU_RESULT(cuEventSynchronize(stop.get())).code;
     if (r != CUDA_SUCCESS) {
       *err = r;
       break;
     }
     if (i < cfg.warmup) continue;
-    float ms = 0;
-    cuEventElapsedTime(&ms, start, stop);
+    float ms = elapsed_ms(start, stop);
     samples.push_back(ms);
     timed_total_ms += ms;
     int n = static_cast<int>(samples.size());
@@ -101,8 +116,6 @@ TimingStats time_runs(const std::function<CUresult(int)>& run,
         wall_s > 3 * cfg.time_cap_s)
       break;
   }
-  cuEventDestroy(start);
-  cuEventDestroy(stop);
   return TimingStats::from_samples(samples);
 }
 

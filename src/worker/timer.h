@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "worker/cuda_check.h"
 
 namespace kernrl {
 
@@ -22,11 +23,34 @@ struct TimingStats {
   static TimingStats from_json(const nlohmann::json& j);
 };
 
+// A CUDA event (CU_EVENT_DEFAULT), destroyed with its scope. Throws CudaError when it cannot be
+// created.
+class CuEvent {
+ public:
+  CuEvent();
+  ~CuEvent();
+  CuEvent(CuEvent&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
+  CuEvent& operator=(CuEvent&&) = delete;
+  CuEvent(const CuEvent&) = delete;
+  CuEvent& operator=(const CuEvent&) = delete;
+  CUevent get() const { return event_; }
+
+ private:
+  CUevent event_ = nullptr;
+};
+
+// Milliseconds between two completed events (cuEventElapsedTime); throws CudaError.
+float elapsed_ms(const CuEvent& from, const CuEvent& to);
+
 // Writes twice the L2 size through a scratch buffer, evicting whatever a previous run left there.
+// Throws CudaError when the buffer cannot be allocated (timing without the flush would not be the
+// documented protocol) or a flush cannot be enqueued.
 class L2Flusher {
  public:
   explicit L2Flusher(size_t l2_bytes);
   ~L2Flusher();
+  L2Flusher(const L2Flusher&) = delete;
+  L2Flusher& operator=(const L2Flusher&) = delete;
   void flush(CUstream stream);
 
  private:
@@ -36,8 +60,8 @@ class L2Flusher {
 };
 
 // Calls prepare(k) (untimed), then times run(k) between events, alternating k over `sets` input
-// sets. Warm-up runs come first. A failing run stops everything and its CUresult is returned in
-// *err.
+// sets. Warm-up runs come first. A failing run (its launch, or the event after it) stops everything
+// and its CUresult is returned in *err; a failing event call of the timing itself throws CudaError.
 TimingStats time_runs(const std::function<CUresult(int)>& run,
                       const std::function<void(int)>& prepare, int sets, const Config& cfg,
                       CUstream stream, L2Flusher* flusher, CUresult* err);

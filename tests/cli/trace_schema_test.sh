@@ -49,7 +49,7 @@ PY
 python3 - "$OUT" "$ROOT/docs/trace-format.md" <<'PY' || fail=1
 import json, re, sys
 doc = open(sys.argv[2], encoding="utf-8").read()
-fields_part = doc[doc.index("## Fields"):doc.index("\n## ", doc.index("## Fields") + 1)]
+fields_part = doc[doc.index("## Fields"):doc.index("\n#", doc.index("## Fields") + 1)]
 rows = dict(re.findall(r"^\| `([a-z_0-9]+)` \|(.*)$", fields_part, re.M))
 status_part = doc[doc.index("## Statuses"):]
 statuses = set(re.findall(r"^\| `([a-z_]+)` \|", status_part, re.M))

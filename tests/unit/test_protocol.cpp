@@ -116,6 +116,71 @@ TEST_CASE("eval answers round-trip; unknown statuses are refused") {
   CHECK_THROWS(EvalAnswer::from_json(json::object()));
 }
 
+TEST_CASE("eval answers carry each launch's facts (protocol 3)") {
+  CHECK(kWorkerProtocol == 3);
+  EvalAnswer a;
+  a.status = Status::Correct;
+  LaunchFacts k1;  // measured in full
+  k1.index = 1;
+  k1.kernel = "k_partial<256>";
+  k1.line = 7;
+  k1.repeats = 4;
+  k1.grid = {{132, 2, 1}};
+  k1.block = {{256, 1, 1}};
+  k1.cluster = {{2, 1, 1}};
+  k1.dynamic_shared_bytes = 49152;
+  k1.static_shared_bytes = 1024;
+  k1.registers = 128;
+  k1.local_bytes = 96;
+  k1.max_threads_per_block = 512;
+  LaunchOccupancy o;
+  o.active_blocks_per_sm = 2;
+  o.active_warps_per_sm = 16;
+  o.max_warps_per_sm = 64;
+  o.fraction = 0.25;
+  o.limited_by = {"registers"};
+  o.block_limits = {{"registers", 2}, {"shared_memory", 4}, {"warps", 8}, {"blocks", 32}};
+  k1.occupancy = o;
+  k1.ms = 0.8125;
+  k1.share = 0.8;
+  LaunchFacts k2;  // static facts only: the plan was not run at the timed size
+  k2.index = 2;
+  k2.kernel = "k_reduce";
+  k2.line = 12;
+  k2.registers = 32;
+  k2.max_threads_per_block = 1024;
+  LaunchFacts k3;  // `repeat` gave no launch at these sizes
+  k3.index = 3;
+  k3.kernel = "k_tail";
+  k3.repeats = 0;
+  a.launches = {k1, k2, k3};
+  json j = a.to_json();
+  REQUIRE(j["launches"].size() == 3);
+  CHECK(j["launches"][0]["grid"] == json::array({132, 2, 1}));
+  CHECK(j["launches"][0]["cluster"] == json::array({2, 1, 1}));
+  CHECK(j["launches"][0]["occupancy"]["limited_by"] == json::array({"registers"}));
+  CHECK(j["launches"][0]["ms"] == 0.8125);
+  CHECK_FALSE(j["launches"][1].contains("cluster"));
+  CHECK_FALSE(j["launches"][1].contains("occupancy"));
+  CHECK_FALSE(j["launches"][1].contains("ms"));
+  CHECK_FALSE(j["launches"][1].contains("share"));
+  CHECK(j["launches"][2] == json{{"index", 3}, {"kernel", "k_tail"}, {"line", 0}, {"repeats", 0}});
+  EvalAnswer back = EvalAnswer::from_json(json::parse(j.dump()));
+  CHECK(back.to_json() == j);
+  REQUIRE(back.launches.size() == 3);
+  CHECK(back.launches[0].occupancy->block_limits.at("shared_memory") == 4);
+  CHECK(*back.launches[0].share == doctest::Approx(0.8));
+  CHECK_FALSE(back.launches[1].ms.has_value());
+  CHECK(launches_to_json(back.launches) == j["launches"]);
+  // No facts: no key (answers of workers that gathered none, and every failure before a run).
+  CHECK_FALSE(EvalAnswer{}.to_json().contains("launches"));
+  CHECK(EvalAnswer::from_json(json{{"status", "correct"}}).launches.empty());
+  // A launch without its index or kernel is malformed.
+  json bad = j;
+  bad["launches"][0].erase("kernel");
+  CHECK_THROWS(EvalAnswer::from_json(bad));
+}
+
 TEST_CASE("bench answers round-trip") {
   BenchAnswer b;
   b.ok = true;

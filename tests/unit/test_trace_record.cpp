@@ -214,7 +214,7 @@ std::vector<std::string> pipeline_records() {
 std::map<std::string, std::string> documented_fields() {
   std::map<std::string, std::string> rows;
   std::string doc = slurp(fs::path(KERNRL_TEST_DIR) / ".." / "docs" / "trace-format.md");
-  size_t from = doc.find("## Fields"), to = doc.find("\n## ", from + 1);
+  size_t from = doc.find("## Fields"), to = doc.find("\n#", from + 1);  // to the next heading
   REQUIRE(from != std::string::npos);
   std::istringstream in(doc.substr(from, to - from));
   std::string line;
@@ -245,6 +245,25 @@ std::set<std::string> braced_names(const std::string& text, int nth = 0) {
   return names;
 }
 
+// The names in the first column of the table under a `### title` heading of docs/trace-format.md
+// ("| `grid`, `block` | ..." gives both).
+std::set<std::string> subsection_fields(const std::string& title) {
+  std::string doc = slurp(fs::path(KERNRL_TEST_DIR) / ".." / "docs" / "trace-format.md");
+  size_t from = doc.find("### " + title), to = doc.find("\n#", from + 1);
+  REQUIRE(from != std::string::npos);
+  std::istringstream in(doc.substr(from, to - from));
+  std::string line;
+  std::set<std::string> names;
+  static const std::regex name("`([a-z_0-9]+)`");
+  while (std::getline(in, line)) {
+    if (line.rfind("| `", 0) != 0) continue;
+    std::string first = line.substr(1, line.find('|', 1) - 1);
+    for (std::sregex_iterator it(first.begin(), first.end(), name), end; it != end; ++it)
+      names.insert((*it)[1]);
+  }
+  return names;
+}
+
 template <class T>
 std::set<std::string> keys_of() {
   return {known_keys<T>().begin(), known_keys<T>().end()};
@@ -259,6 +278,11 @@ bool all_known(const TraceRecord& r) {
   if (r.grader) ok = ok && r.grader->extra.empty();
   if (r.problem_unknown) ok = ok && r.problem_unknown->extra.empty();
   if (r.converted) ok = ok && r.converted->extra.empty();
+  if (r.launches)
+    for (const trace::Launch& l : *r.launches) {
+      ok = ok && l.extra.empty();
+      if (l.occupancy) ok = ok && l.occupancy->extra.empty();
+    }
   if (r.timing) {
     ok = ok && r.timing->extra.empty();
     if (r.timing->kernel) ok = ok && r.timing->kernel->extra.empty();
@@ -369,9 +393,11 @@ TEST_CASE("odd records: fields of unexpected types read as absent, and are kept"
   CHECK(!r.seed);
   CHECK(!r.run_seed);
   CHECK(!r.kernel_format);
-  CHECK(r.extra.contains("launches"));  // fields of a later kernrl, kept
-  CHECK(r.extra.contains("achieved"));
-  CHECK(r.to_json()["launches"][0]["registers"] == 32);
+  REQUIRE(r.launches);  // an entry with three of its fields
+  CHECK(r.launches->at(0).registers.value_or(0) == 32);
+  CHECK(r.launches->at(0).grid.absent());
+  CHECK(r.extra.contains("achieved"));  // a field of a later kernrl, kept
+  CHECK(r.to_json()["achieved"]["gbs"] == 2900.5);
 
   TraceRecord u = TraceRecord::from_json(json::parse(odd[3]));
   CHECK(u.problem.is_null());
@@ -443,6 +469,13 @@ TEST_CASE("the schema doc and the struct list the same fields") {
   CHECK(braced_names(doc["timing"], 1) == keys_of<trace::Stats>());
   for (const std::string& k : keys_of<trace::Grader>())
     CHECK_MESSAGE(doc["grader"].find("`" + k + "`") != std::string::npos, k);
+  // `launches`: its own table, and the occupancy object's keys in its row.
+  CHECK(subsection_fields("Launches") == keys_of<trace::Launch>());
+  std::string launches_doc = slurp(fs::path(KERNRL_TEST_DIR) / ".." / "docs" / "trace-format.md");
+  launches_doc = launches_doc.substr(launches_doc.find("| `occupancy` |"));
+  launches_doc = launches_doc.substr(0, launches_doc.find('\n'));
+  for (const std::string& k : keys_of<trace::Occupancy>())
+    CHECK_MESSAGE(launches_doc.find("`" + k + "`") != std::string::npos, k);
 }
 
 TEST_CASE("records of a compile-only session hold only documented fields") {
