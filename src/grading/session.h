@@ -33,6 +33,10 @@ struct SessionOptions {
   std::string baselines_path;  // --baselines (empty: baselines/<gpu>.json if present)
   int compile_jobs = 0;        // parallel compiles (0: one per core)
   uint64_t seed = 0;           // the run seed; per-file seeds derive from it unless given
+  // A baseline document in memory, used instead of any baseline file (`kernrl bench` while it
+  // writes one); `baselines_label` names it in records.
+  std::optional<nlohmann::json> baselines_doc;
+  std::string baselines_label;
 };
 
 // One answer to grade: a file to read, or its text.
@@ -108,6 +112,19 @@ class GradingSession {
   void gpu_loop(Gpu* g);
   void finish(Job& job, Outcome out);
   std::optional<nlohmann::json> baseline_for(int gpu, const ProblemSpec& p, std::string* source);
+  // The problem's reference kernel (solution.cu) as a second baseline (docs/grading.md).
+  struct KernelBaseline {
+    std::optional<nlohmann::json> timing;  // its timing stats, when known
+    std::string source;                    // measured | reused | file:<path>
+    std::string error;                     // why there is none, when it was wanted
+    bool wanted = false;                   // the problem's speedups are over it
+    double measured_ms = 0;                // time spent timing it for this submission
+  };
+  // From the baseline file, measured earlier on this GPU, or (when the problem's speedups are over
+  // it, or timing.kernel_baseline is always) graded now through the same path as a submission. A
+  // PyTorch baseline measured on the way goes into `req` (and `torch_source`) for reuse.
+  KernelBaseline kernel_baseline_for(Gpu* g, const ProblemSpec& p, uint64_t seed, EvalRequest* req,
+                                     std::string* torch_source);
   Prepared prepare(const Submission& s, const std::string& arch, int64_t sms);
 
   SessionOptions opt_;
@@ -128,6 +145,8 @@ class GradingSession {
   bool cancelled_ = false;
   std::vector<std::thread> threads_;
   std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
+  // (gpu, problem) -> {timing} or {error}: each reference kernel graded once per GPU per session.
+  std::map<std::pair<int, std::string>, nlohmann::json> measured_kernel_baselines_;
 };
 
 // GPUs visible to this process without touching CUDA: /dev/nvidiaN, narrowed by
