@@ -65,6 +65,27 @@ json lead_of(const std::vector<const json*>& recs) {
   return leads.size() == 1 ? json(*leads.begin()) : json("mixed");
 }
 
+// The median achieved throughput of the records' timed samples in their problem's natural unit
+// (the record's `throughput.natural`), when they all share one unit: {value, unit}; else null.
+json median_throughput(const std::vector<const json*>& recs) {
+  std::set<std::string> units;
+  std::vector<double> values;
+  for (const json* r : recs) {
+    if (!rec::is_correct(*r)) continue;
+    const json& t = rec::field(*r, "throughput");
+    if (!t.is_object() || !t.contains("natural") || !t["natural"].is_string()) continue;
+    std::string key = t["natural"].get<std::string>();
+    if (!t.contains(key) || !t[key].is_number()) continue;
+    std::string unit = key == "gb_s"      ? "GB/s"
+                       : key == "tflop_s" ? "TFLOP/s"
+                                          : t.value("unit", std::string("units")) + "/s";
+    units.insert(unit);
+    values.push_back(t[key].get<double>());
+  }
+  if (units.size() != 1) return nullptr;
+  return {{"value", median_or_null(values)}, {"unit", *units.begin()}, {"samples", values.size()}};
+}
+
 json geomean_or_null(const std::vector<double>& logs) {
   json m = mean_or_null(logs);
   return m.is_null() ? m : json(std::exp(m.get<double>()));
@@ -165,6 +186,8 @@ json metrics(const std::vector<const json*>& recs_in, const Settings& s, bool po
                      {"levels", unpooled_levels},
                      {"problems", unpooled_problems}};
   m["lead"] = lead_of(recs);
+  // Units differ between problems: only a single problem's records have a median throughput.
+  m["median_throughput"] = per_problem.size() == 1 ? median_throughput(recs) : json(nullptr);
   m["mean_reward"] = mean_or_null(rewards);
   // Where the grader's time went (the records' `grader` objects), mean ms per record that has one;
   // absent when none has.

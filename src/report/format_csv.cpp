@@ -31,8 +31,10 @@ const char* const kTailFields[] = {"geomean_speedup", "timed_correct",       "me
                                    "suspicious"};
 
 // Appended after the status columns, so that earlier columns keep their places.
-const char* const kScoreFields[] = {"mean_sol_fraction", "lead", "geomean_speedup_torch",
-                                    "geomean_speedup_kernel", "unpooled_samples"};
+const char* const kScoreFields[] = {"mean_sol_fraction",     "lead",
+                                    "geomean_speedup_torch", "geomean_speedup_kernel",
+                                    "unpooled_samples",      "median_throughput",
+                                    "throughput_unit"};
 
 // With --baseline the table is the per-problem comparison.
 std::string comparison_csv(const json& cmp) {
@@ -86,6 +88,9 @@ std::string render_csv(const ReportData& data) {
     row.push_back(over.value("torch", json(nullptr)));
     row.push_back(over.value("kernel", json(nullptr)));
     row.push_back(un.is_object() ? un["samples"] : json(0));
+    const json& tp = g.value("median_throughput", json());
+    row.push_back(tp.is_object() ? tp["value"] : json(nullptr));
+    row.push_back(tp.is_object() ? tp["unit"] : json(nullptr));
     out += csv_line(row);
   }
   return out;

@@ -95,6 +95,9 @@ Table metrics_table(const json& a, const json& rows, const std::vector<std::stri
   t.head = ids;
   if (ranked) t.head.insert(t.head.begin(), "rank");
   for (const auto& h : metric_head(a)) t.head.push_back(h);
+  // Per problem, the achieved throughput in the problem's natural unit (GB/s, TFLOP/s, hashes/s).
+  const bool per_problem = std::find(ids.begin(), ids.end(), "problem") != ids.end();
+  if (per_problem) t.head.push_back("median throughput");
   for (const auto& r : rows) {
     std::vector<std::string> c;
     if (ranked) c.push_back(std::to_string(t.rows.size() + 1));
@@ -103,6 +106,12 @@ Table metrics_table(const json& a, const json& rows, const std::vector<std::stri
                   : r[id].is_string() ? r[id].get<std::string>()
                                       : "(unknown)");
     for (auto& x : metric_cells(r, a)) c.push_back(x);
+    if (per_problem) {
+      const json& tp = r.value("median_throughput", json(nullptr));
+      c.push_back(tp.is_object() && tp["value"].is_number()
+                      ? fmt("%.4g", tp["value"].get<double>()) + " " + tp["unit"].get<std::string>()
+                      : "-");
+    }
     t.rows.push_back(c);
   }
   t.left = ids.size() + ranked;

@@ -370,7 +370,7 @@ TEST_CASE("report: every format says what the pooled figures leave out") {
   std::string head = csv.substr(0, csv.find('\n'));
   CHECK(head.find(",mean_sol_fraction,lead,geomean_speedup_torch,geomean_speedup_kernel,"
                   "unpooled_samples") != std::string::npos);
-  CHECK(csv.find(",0.46,mixed,1,,2\n") != std::string::npos);
+  CHECK(csv.find(",0.46,mixed,1,,2,,\n") != std::string::npos);
   std::string html = report_text(opt, "html");
   CHECK(html.find("id=\"levels\">Scores by level") != std::string::npos);
   CHECK(html.find("leave out L10") != std::string::npos);
@@ -381,6 +381,32 @@ TEST_CASE("report: every format says what the pooled figures leave out") {
   md = report_text(opt, "md");
   CHECK(md.find("Pooled speedup figures include L10 (2 sample(s) of 1 problem(s), --pool-all)") !=
         std::string::npos);
+}
+
+TEST_CASE("report: a problem's median throughput in its natural unit") {
+  ReportOptions opt;
+  opt.inputs = {fixture("levels.jsonl")};
+  opt.by = "problem";
+  json a = report_json(opt);
+  for (const auto& g : a["groups"]) {
+    INFO("problem ", g["problem"]);
+    if (g["problem"] == "L10_1_SHA256_Single") {
+      CHECK(g["median_throughput"]["value"].get<double>() == doctest::Approx(2e9));
+      CHECK(g["median_throughput"]["unit"] == "hashes/s");
+      CHECK(g["median_throughput"]["samples"] == 2);
+    } else if (g["problem"] == "L1_23_Softmax") {
+      CHECK(g["median_throughput"]["value"].get<double>() == doctest::Approx(1500.0));
+      CHECK(g["median_throughput"]["unit"] == "GB/s");
+    } else {
+      CHECK(g["median_throughput"].is_null());
+    }
+  }
+  CHECK(a["runs"][0]["median_throughput"].is_null());  // units differ across problems
+  std::string md = report_text(opt, "md");
+  CHECK(md.find("| 2e+09 hashes/s |") != std::string::npos);
+  CHECK(md.find("| 1500 GB/s |") != std::string::npos);
+  std::string csv = report_text(opt, "csv");
+  CHECK(csv.find(",2000000000,hashes/s\n") != std::string::npos);
 }
 
 TEST_CASE("report: --reward rescoring records the preset's version") {
