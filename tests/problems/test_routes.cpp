@@ -43,8 +43,9 @@ torch::Device test_device() {
 
 TEST_CASE("references with a fused route agree with their portable route") {
   torch::Device device = test_device();
-  MESSAGE("fused operations ", kFusedOpsNative ? "native" : "written out", " (libtorch ",
-          TORCH_VERSION_MAJOR, ".", TORCH_VERSION_MINOR, "), on ", device.str());
+  const std::string how = kFusedOpsNative ? "native" : "written out";
+  MESSAGE("fused operations " << how << " (libtorch " << TORCH_VERSION_MAJOR << "."
+                              << TORCH_VERSION_MINOR << "), on " << device.str());
   int routed = 0;
   for (const auto& dir : problem_dirs(problems_dir())) {
     std::string id = problem_id_of_dir(dir);
@@ -52,18 +53,18 @@ TEST_CASE("references with a fused route agree with their portable route") {
     const ReferenceEntry* e = find_reference(id);
     if (!e || !e->fused || !e->portable) continue;
     ++routed;
-    INFO("problem ", id);
+    INFO("problem " << id);
     ProblemSpec p = load_problem(dir);
     std::vector<Vars> sets = p.tests;
     if (device.is_cuda()) sets.push_back(p.bench);
     for (size_t i = 0; i < sets.size(); ++i) {
-      INFO("size set ", i, i == p.tests.size() ? " (bench)" : "");
+      INFO("size set " << i << (i == p.tests.size() ? " (bench)" : ""));
       TensorMap in = make_inputs(p, sets[i], 3000 + i, device);
       TensorMap portable = run_route(p, e->portable, in, sets[i]);
       TensorMap fused = run_route(p, e->fused, in, sets[i]);
       for (const auto& c : compare_outputs(p, fused, portable)) {
-        INFO("output ", c.name, ": ", c.reason, " (max abs err ", c.max_abs_err, ", rel l2 ",
-             c.rel_l2, ")");
+        INFO("output " << c.name << ": " << c.reason << " (max abs err " << c.max_abs_err
+                       << ", rel l2 " << c.rel_l2 << ")");
         CHECK(c.passed);
       }
     }
