@@ -353,7 +353,28 @@ GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const
     arch = arch_;
     sms = sms_;
   }
-  Prepared kp = prepare_file(solution.string(), o, opt_.cfg, arch, sms);
+  json entry;
+  try {
+    Prepared kp = prepare_file(solution.string(), o, opt_.cfg, arch, sms);
+    entry = grade_reference_kernel(g, p, kp, seed, req, torch_source, key);
+  } catch (const std::exception& e) {
+    // The grader's own failure on the reference kernel: the submission is graded all the same.
+    entry = {{"error", std::string("the reference kernel could not be graded: ") + e.what()}};
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    measured_kernel_baselines_.emplace(key, entry);
+  }
+  known(entry);
+  if (kb.timing) kb.source = "measured";
+  kb.measured_ms = ms_between(start, Clock::now());
+  return kb;
+}
+
+json GradingSession::grade_reference_kernel(Gpu* g, const ProblemSpec& p, const Prepared& kp,
+                                            uint64_t seed, EvalRequest* req,
+                                            std::string* torch_source,
+                                            const std::pair<int, std::string>& key) {
   json entry;
   if (kp.done) {
     entry = {
@@ -381,14 +402,7 @@ GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const
       entry = {{"error", std::string("the reference kernel graded ") + to_string(a.status) +
                              (a.error ? ": " + a.error->message : std::string())}};
   }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    measured_kernel_baselines_.emplace(key, entry);
-  }
-  known(entry);
-  if (kb.timing) kb.source = "measured";
-  kb.measured_ms = ms_between(start, Clock::now());
-  return kb;
+  return entry;
 }
 
 void GradingSession::gpu_loop(Gpu* g) {

@@ -125,6 +125,10 @@ class GradingSession {
   // PyTorch baseline measured on the way goes into `req` (and `torch_source`) for reuse.
   KernelBaseline kernel_baseline_for(Gpu* g, const ProblemSpec& p, uint64_t seed, EvalRequest* req,
                                      std::string* torch_source);
+  // Runs the prepared reference kernel on `g`: {timing} when it graded correct, else {error}.
+  nlohmann::json grade_reference_kernel(Gpu* g, const ProblemSpec& p, const Prepared& kp,
+                                        uint64_t seed, EvalRequest* req, std::string* torch_source,
+                                        const std::pair<int, std::string>& key);
   Prepared prepare(const Submission& s, const std::string& arch, int64_t sms);
 
   SessionOptions opt_;

@@ -136,7 +136,9 @@ std::string record_tip(const json& r) {
 
 std::string speedup_distribution(const ChartData& c) {
   svg::DistributionChart ch;
-  ch.title = "Speedup of correct samples over the PyTorch baseline, per run and level";
+  ch.title =
+      "Speedup of correct samples over their baseline (PyTorch, or the reference kernel where "
+      "a problem says so), per run and level";
   ch.x_label = "speedup (log scale): dots are samples, boxes the middle half, bars the median";
   ch.reference_label = "1x";
   for (const auto& run : c.runs) {
