@@ -8,8 +8,10 @@
 
 #include "cli/commands.h"
 #include "core/config.h"
+#include "core/hash.h"
 #include "core/paths.h"
 #include "core/problem.h"
+#include "extract/extract.h"
 #include "grading/baselines.h"
 #include "grading/session.h"
 #include "grading/worker_client.h"
@@ -119,6 +121,11 @@ CommandRun add_bench_command(CLI::App& app) {
       for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
       double ms = r["baseline"].value("median_ms", 0.0);
       doc["problems"][p.id] = {{"sizes", bench}, {"baseline", r["baseline"]}};
+      try {  // which reference was timed: a changed reference.cpp is timed afresh
+        doc["problems"][p.id]["reference_sha256"] =
+            sha256_hex(read_file((p.dir / "reference.cpp").string()));
+      } catch (const std::exception&) {
+      }
       std::fprintf(stderr, "  %-48s %10.4f ms\n", p.id.c_str(), ms);
     }
     std::string out_label =

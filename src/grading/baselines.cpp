@@ -81,11 +81,16 @@ std::optional<json> BaselineStore::kernel_baseline(const std::string& problem, c
   return (*kb)["timing"];
 }
 
-std::optional<json> BaselineStore::baseline(const std::string& problem, const json& sizes) const {
+std::optional<json> BaselineStore::baseline(const std::string& problem, const json& sizes,
+                                            const std::string& reference_sha256) const {
   if (!versions_match_ || !file_.contains("problems") || !file_["problems"].contains(problem))
     return std::nullopt;
   const json& e = file_["problems"][problem];
   if (e.value("sizes", json::object()) != sizes) return std::nullopt;
+  // A reference changed since the file was written (e.g. a new fused route) is timed afresh.
+  if (!reference_sha256.empty() && e.contains("reference_sha256") &&
+      e.value("reference_sha256", "") != reference_sha256)
+    return std::nullopt;
   return e.at("baseline");
 }
 

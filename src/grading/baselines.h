@@ -29,9 +29,11 @@ class BaselineStore {
   // The device ceilings when the file is for this GPU (versions need not match for hardware
   // limits).
   const nlohmann::json& ceilings() const { return ceilings_; }
-  // The baseline timing of `problem` at `sizes` when GPU and versions match.
-  std::optional<nlohmann::json> baseline(const std::string& problem,
-                                         const nlohmann::json& sizes) const;
+  // The baseline timing of `problem` at `sizes` when GPU and versions match, and the file timed
+  // the reference whose reference.cpp has SHA-256 `reference_sha256` (entries written before
+  // files recorded it, or an empty `reference_sha256`, are not checked).
+  std::optional<nlohmann::json> baseline(const std::string& problem, const nlohmann::json& sizes,
+                                         const std::string& reference_sha256 = "") const;
   // The timing of `problem`'s reference kernel (its solution.cu, kernel_baseline in the file) at
   // `sizes`, when GPU and versions match and the file timed the solution whose SHA-256 is
   // `solution_sha256` (a changed solution.cu is timed afresh).

@@ -267,7 +267,11 @@ TEST_CASE("baseline files: reference kernel timings, matched by sizes and soluti
        {{"L10_1_SHA256_Single",
          {{"sizes", {{"batch", 4}}},
           {"baseline", {{"median_ms", 30.0}}},
-          {"kernel_baseline", {{"timing", {{"median_ms", 0.4}}}, {"source_sha256", "abc"}}}}}}}};
+          {"kernel_baseline", {{"timing", {{"median_ms", 0.4}}}, {"source_sha256", "abc"}}}}},
+        {"L3_43_MinGPTCausalAttention",
+         {{"sizes", {{"batch_size", 2}}},
+          {"baseline", {{"median_ms", 6.0}}},
+          {"reference_sha256", "ref1"}}}}}};
   BaselineStore store;
   store.configure_doc(doc, "mem.json");
   store.load_for({{"name", "GPU X"}}, {{"torch", "2.11"}, {"cuda", "13.0"}, {"driver", "13.0"}});
@@ -279,6 +283,11 @@ TEST_CASE("baseline files: reference kernel timings, matched by sizes and soluti
   CHECK_FALSE(store.kernel_baseline("L10_1_SHA256_Single", {{"batch", 8}}, "abc"));
   CHECK_FALSE(store.kernel_baseline("L1_23_Softmax", {{"batch", 4}}, "abc"));
   CHECK(store.baseline("L10_1_SHA256_Single", {{"batch", 4}}));
+  CHECK(store.baseline("L10_1_SHA256_Single", {{"batch", 4}}, "any"));  // entry without a hash
+  // The PyTorch timing of a reference that changed since (a new fused route) is not reused.
+  CHECK(store.baseline("L3_43_MinGPTCausalAttention", {{"batch_size", 2}}, "ref1"));
+  CHECK_FALSE(store.baseline("L3_43_MinGPTCausalAttention", {{"batch_size", 2}}, "ref2"));
+  CHECK(store.baseline("L3_43_MinGPTCausalAttention", {{"batch_size", 2}}));
   // Other versions: nothing reused.
   BaselineStore other;
   other.configure_doc(doc, "mem.json");
@@ -407,6 +416,30 @@ TEST_CASE("report: a problem's median throughput in its natural unit") {
   CHECK(md.find("| 1500 GB/s |") != std::string::npos);
   std::string csv = report_text(opt, "csv");
   CHECK(csv.find(",2000000000,hashes/s\n") != std::string::npos);
+}
+
+TEST_CASE("report --baseline: speedups compared over one baseline") {
+  ReportOptions opt;
+  opt.inputs = {fixture("levels.jsonl")};
+  opt.baseline = fixture("levels_old.jsonl");  // graded when L10's speedups were over PyTorch
+  json a = report_json(opt);
+  std::map<std::string, json> rows;
+  for (const auto& p : a["comparison"]["problems"]) rows[p["problem"].get<std::string>()] = p;
+  const json& l10 = rows.at("L10_1_SHA256_Single");
+  CHECK(l10["speedup_over"] == "torch");
+  CHECK(l10["current"]["geomean_speedup"].get<double>() == doctest::Approx(std::sqrt(8e5)));
+  CHECK(l10["baseline"]["geomean_speedup"].get<double>() == doctest::Approx(900.0));
+  const json& l1 = rows.at("L1_23_Softmax");
+  CHECK(l1["speedup_over"] == "torch");
+  CHECK(l1["speedup_ratio"].get<double>() == doctest::Approx(1.0));
+  // The same kind on both sides: the records' own speedups.
+  opt.baseline = fixture("levels.jsonl");
+  a = report_json(opt);
+  for (const auto& p : a["comparison"]["problems"])
+    if (p["problem"] == "L10_1_SHA256_Single") {
+      CHECK(p["speedup_over"] == "kernel");
+      CHECK(p["current"]["geomean_speedup"].get<double>() == doctest::Approx(std::sqrt(3.0)));
+    }
 }
 
 TEST_CASE("report: --reward rescoring records the preset's version") {
