@@ -372,6 +372,9 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     r["work"] = {{"flops", p.problem.flops_at(at)},
                  {"bytes", p.problem.bytes_at(at)},
                  {"dtype_class", dtype_class(p.problem)}};
+    if (!p.problem.throughput.unit.empty())  // the problem's own unit (problem.yaml throughput)
+      r["work"]["units"] = {{"unit", p.problem.throughput.unit},
+                            {"count", eval_expr(p.problem.throughput.count, at)}};
   }
   r["reward_preset"] = preset.name;
   bound_record(r, p.limits);  // before the feedback is made from it

@@ -211,7 +211,13 @@ std::string make_feedback(const json& rec) {
   if (rec.contains("timing") && rec["timing"].is_object() && rec["timing"].contains("kernel")) {
     const auto& t = rec["timing"];
     s += "Time: kernel " + fmt(t["kernel"].value("median_ms", 0.0)) + " ms, PyTorch " +
-         fmt(t["baseline"].value("median_ms", 0.0)) + " ms, speedup " + fmt(rec.value("speedup", 0.0)) + "x";
+         fmt(t["baseline"].value("median_ms", 0.0)) + " ms";
+    bool vs_kernel = rec.contains("baseline") && rec["baseline"].is_object() &&
+                     rec["baseline"].value("kind", "") == "kernel";
+    if (vs_kernel && t.contains("kernel_baseline") && t["kernel_baseline"].is_object())
+      s += ", reference kernel " + fmt(t["kernel_baseline"].value("median_ms", 0.0)) + " ms";
+    s += ", speedup " + fmt(rec.value("speedup", 0.0)) + "x";
+    if (vs_kernel) s += " over the reference kernel";
     if (rec.contains("sol_fraction") && rec["sol_fraction"].is_number())
       s += ", " + fmt(100 * rec["sol_fraction"].get<double>()) + "% of the hardware limit";
     s += "\n";

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <utility>
+#include <vector>
 
 #include "core/errors.h"
 #include "record/feedback.h"
@@ -31,12 +33,71 @@ double sol_ms(double flops, double bytes, const json& c, const std::string& dtyp
   return std::max(t_mem, t_math) * 1e3;
 }
 
+namespace {
+
+// Which baseline the record's speedup is against, and the speedup against each baseline timed:
+// the PyTorch reference (`timing.baseline`) always, the problem's reference kernel
+// (`timing.kernel_baseline`) when it was timed. The kernel baseline counts only where the problem
+// asks for it (`timing.speedup_baseline`, from problem.yaml `score.baseline`).
+json baseline_of(const json& timing, double kernel_ms) {
+  double b = timing["baseline"].value("median_ms", 0.0);
+  json speedups = {{"torch", kernel_ms > 0 ? b / kernel_ms : 0.0}};
+  std::string kind = "torch";
+  bool wants_kernel = timing.value("speedup_baseline", std::string("torch")) == "kernel";
+  auto kb = timing.find("kernel_baseline");
+  if (kb != timing.end() && kb->is_object() && kernel_ms > 0) {
+    double kb_ms = kb->value("median_ms", 0.0);
+    if (kb_ms > 0) {
+      speedups["kernel"] = kb_ms / kernel_ms;
+      if (wants_kernel) kind = "kernel";
+    }
+  }
+  json out = {{"kind", kind}, {"speedups", speedups}};
+  if (wants_kernel && kind != "kernel")
+    out["kernel_missing"] =
+        timing.value("kernel_baseline_error", std::string("the reference kernel was not timed"));
+  return out;
+}
+
+// Achieved throughput of a kernel that ran in `kernel_ms`: the problem's minimum bytes and flops
+// per second, its own unit per second where problem.yaml names one, and which of these is the
+// problem's natural measure.
+json throughput_of(const json& work, double kernel_ms, const json& ceilings) {
+  json t = json::object();
+  if (!(kernel_ms > 0) || !work.is_object()) return t;
+  double s = kernel_ms / 1e3;
+  double bytes = work.value("bytes", 0.0), flops = work.value("flops", 0.0);
+  if (bytes > 0) t["gb_s"] = bytes / s / 1e9;
+  if (flops > 0) t["tflop_s"] = flops / s / 1e12;
+  auto units = work.find("units");
+  if (units != work.end() && units->is_object() && (*units)["unit"].is_string() &&
+      (*units)["count"].is_number()) {
+    t["unit"] = (*units)["unit"];
+    t["units_per_s"] = (*units)["count"].get<double>() / s;
+    t["natural"] = "units_per_s";
+  } else if (bytes > 0 || flops > 0) {
+    // The term that bounds the speed of light; without known ceilings, bytes unless there is
+    // nothing but arithmetic.
+    std::string dc = work.value("dtype_class", std::string("fp32"));
+    double t_mem = sol_ms(0, bytes, ceilings, dc), t_math = sol_ms(flops, 0, ceilings, dc);
+    bool math = t_mem > 0 || t_math > 0 ? t_math > t_mem : bytes <= 0;
+    t["natural"] = math ? "tflop_s" : "gb_s";
+  }
+  return t;
+}
+
+}  // namespace
+
 void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings) {
   if (rec.contains("timing") && rec["timing"].is_object() && rec["timing"].contains("kernel") &&
       rec["timing"].contains("baseline")) {
     double k = rec["timing"]["kernel"].value("median_ms", 0.0);
     double b = rec["timing"]["baseline"].value("median_ms", 0.0);
-    rec["speedup"] = k > 0 ? b / k : 0.0;
+    json base = baseline_of(rec["timing"], k);
+    rec["speedup"] = base["speedups"][base["kind"].get<std::string>()];
+    rec["baseline"] = std::move(base);
+    if (json tp = throughput_of(rec.value("work", json()), k, ceilings); !tp.empty())
+      rec["throughput"] = std::move(tp);
     double sol = 0;
     if (rec.contains("work"))
       sol = sol_ms(rec["work"].value("flops", 0.0), rec["work"].value("bytes", 0.0), ceilings,
@@ -65,10 +126,13 @@ void finalize_record(json& rec, const RewardPreset& preset, const json& ceilings
     }
   } else {
     rec["speedup"] = nullptr;
+    rec.erase("baseline");
+    rec.erase("throughput");
   }
   // The grader's own failure says nothing about the kernel: no reward either way.
   rec["reward"] = rec.value("status", "") == "internal_error" ? json(nullptr)
                                                               : json(compute_reward(preset, rec));
+  rec["reward_preset_version"] = preset.version;
   rec["feedback"] = make_feedback(rec);
 }
 
@@ -80,6 +144,17 @@ std::string now_iso8601() {
   std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return b;
 }
+
+namespace {
+
+// 3 significant digits, plain below a million: 2410, 0.123, 2.9e+10.
+std::string fmt_rate(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, v >= 1e6 ? "%.3g" : "%.4g", v);
+  return b;
+}
+
+}  // namespace
 
 std::string human_summary(const json& rec, bool color) {
   std::string status = rec.value("status", "?");
@@ -137,6 +212,37 @@ std::string human_summary(const json& rec, bool color) {
         t["kernel"].value("std_ms", 0.0), t["baseline"].value("median_ms", 0.0),
         t.value("baseline_source", std::string("measured")).c_str(), rec.value("speedup", 0.0));
     s += b;
+    const json& base = rec.contains("baseline") ? rec["baseline"] : json();
+    if (t.contains("kernel_baseline") && t["kernel_baseline"].is_object()) {
+      std::snprintf(b, sizeof b, "  ref kern %.4f ms (%s), %.3fx faster than it\n",
+                    t["kernel_baseline"].value("median_ms", 0.0),
+                    t.value("kernel_baseline_source", std::string("measured")).c_str(),
+                    base.is_object() ? base["speedups"].value("kernel", 0.0) : 0.0);
+      s += b;
+    }
+    if (base.is_object() && base.value("kind", "") == "kernel")
+      s += "  (speedup is over the reference kernel; " +
+           fmt_rate(base["speedups"].value("torch", 0.0)) + "x over PyTorch)\n";
+    else if (base.is_object() && base.contains("kernel_missing"))
+      s += "  (no reference kernel timing: " + base.value("kernel_missing", std::string()) +
+           "; speedup is over PyTorch)\n";
+    if (rec.contains("throughput") && rec["throughput"].is_object()) {
+      const json& tp = rec["throughput"];
+      std::vector<std::pair<std::string, std::string>> rates;  // key, text
+      if (tp.contains("units_per_s"))
+        rates.emplace_back("units_per_s", fmt_rate(tp.value("units_per_s", 0.0)) + " " +
+                                              tp.value("unit", std::string("units")) + "/s");
+      if (tp.contains("gb_s"))
+        rates.emplace_back("gb_s", fmt_rate(tp.value("gb_s", 0.0)) + " GB/s");
+      if (tp.contains("tflop_s"))
+        rates.emplace_back("tflop_s", fmt_rate(tp.value("tflop_s", 0.0)) + " TFLOP/s");
+      std::stable_partition(rates.begin(), rates.end(), [&](const auto& r) {
+        return r.first == tp.value("natural", std::string());
+      });
+      std::string line;
+      for (const auto& r : rates) line += (line.empty() ? "" : ", ") + r.second;
+      if (!line.empty()) s += "  rate     " + line + "\n";
+    }
     if (rec.contains("sol_fraction")) {
       std::snprintf(
           b, sizeof b, "  limit    %.4f ms speed of light; kernel at %.1f%%%s\n",
