@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit acceptance solutions adversarial memo bench speed batch latency profile precision serve import)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -48,6 +48,12 @@ if want unit; then
   log "CPU test suites (unit, problems) against this libtorch"
   "$BUILD/kernrl-worker" --self-test >"$OUT/compare-self-test.log" 2>&1 && log "fused comparison agrees with torch" || { log "fused comparison FAILED"; head -30 "$OUT/compare-self-test.log"; }
   (cd "$BUILD" && ctest -R 'unit|problems|sandbox|header' -j "$(nproc)" --output-on-failure) >"$OUT/ctest.log" 2>&1 && log "ctest ok" || { log "ctest FAILED"; grep -E "Failed|\*\*\*" "$OUT/ctest.log" | head -30; }
+fi
+
+if want routes; then
+  log "references with a fused route against their portable route, on the GPU (test and bench sizes)"
+  KERNRL_TEST_DEVICE=cuda "$BUILD/kernrl_problem_tests" -tc='references with a fused route*' \
+    >"$OUT/routes.log" 2>&1 && log "routes ok" || { log "routes FAILED"; grep -E "ERROR|problem|output" "$OUT/routes.log" | head -40; }
 fi
 
 if want acceptance; then

@@ -3,12 +3,17 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <vector>
 
 #include "cli/commands.h"
 #include "core/config.h"
+#include "core/hash.h"
 #include "core/paths.h"
 #include "core/problem.h"
+#include "extract/extract.h"
 #include "grading/baselines.h"
+#include "grading/session.h"
 #include "grading/worker_client.h"
 #include "record/record.h"
 #include "record/trace_file.h"
@@ -28,10 +33,13 @@ CommandRun add_bench_command(CLI::App& app) {
       "as JSON keyed by GPU name and driver.\n"
       "--baselines: the device ceilings plus every selected problem's PyTorch reference timed at "
       "its bench\n"
-      "size with the grading protocol; eval and grade-dir reuse it when GPU name and versions "
-      "match.");
+      "size with the grading protocol, and its reference kernel (solution.cu) graded and timed as "
+      "a\n"
+      "submission is (the second baseline, docs/grading.md; --torch-only leaves it out); eval and "
+      "grade-dir\n"
+      "reuse them when GPU name and versions match.");
   struct Opts {
-    bool device = false, baselines = false;
+    bool device = false, baselines = false, torch_only = false;
     std::string out, problem, config;
     int level = 0, gpu = 0, repeats = 3;
   };
@@ -41,6 +49,8 @@ CommandRun add_bench_command(CLI::App& app) {
   cmd->add_option(
       "--out", o->out,
       "Output file (default: kernrl-device-<gpu>-<driver>.json, or baselines/<gpu>.json)");
+  cmd->add_flag("--torch-only", o->torch_only,
+                "--baselines: time only the PyTorch references, not the reference kernels");
   cmd->add_option("--level", o->level, "Baselines for this level only")->check(CLI::Range(1, 10));
   cmd->add_option("--problem", o->problem, "Baseline for this problem only");
   cmd->add_option("--gpu", o->gpu, "GPU index (default 0)");
@@ -53,7 +63,8 @@ CommandRun add_bench_command(CLI::App& app) {
       return kExitUsage;
     }
     Config cfg = load_config(o->config);
-    WorkerClient worker(o->gpu);
+    auto worker_owner = std::make_unique<WorkerClient>(o->gpu);
+    WorkerClient& worker = *worker_owner;
     worker.spawn();
     std::string err;
     if (!worker.wait_ready(&err)) throw UsageError(err);  // no usable GPU: a set-up error
@@ -92,9 +103,11 @@ CommandRun add_bench_command(CLI::App& app) {
     doc["problems"] = json::object();
     std::string only =
         o->problem.empty() ? "" : problem_id_of_dir(find_problem_dir(problems_dir(), o->problem));
+    std::vector<ProblemSpec> selected;
     for (const auto& dir : problem_dirs(problems_dir())) {
       ProblemSpec p = load_problem(dir);
       if ((o->level && p.level != o->level) || (!only.empty() && p.id != only)) continue;
+      selected.push_back(p);
       BenchReferenceRequest rreq;
       rreq.problem_dir = dir.string();
       rreq.cfg = cfg;
@@ -108,10 +121,51 @@ CommandRun add_bench_command(CLI::App& app) {
       for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
       double ms = r["baseline"].value("median_ms", 0.0);
       doc["problems"][p.id] = {{"sizes", bench}, {"baseline", r["baseline"]}};
+      try {  // which reference was timed: a changed reference.cpp is timed afresh
+        doc["problems"][p.id]["reference_sha256"] =
+            sha256_hex(read_file((p.dir / "reference.cpp").string()));
+      } catch (const std::exception&) {
+      }
       std::fprintf(stderr, "  %-48s %10.4f ms\n", p.id.c_str(), ms);
     }
-    std::string out =
+    std::string out_label =
         o->out.empty() ? (data_dir() / "baselines" / (slug + ".json")).string() : o->out;
+    if (!o->torch_only) {
+      // The second baseline: each problem's solution.cu graded and timed exactly as a submission,
+      // in a grading session that reuses the PyTorch timings just taken.
+      worker_owner.reset();
+      std::fprintf(stderr, "kernrl bench: reference kernels (solution.cu)\n");
+      SessionOptions so;
+      so.cfg = cfg;
+      so.cfg.kernel_baseline = "never";
+      so.gpus = {o->gpu};
+      so.baselines_doc = doc;
+      so.baselines_label = out_label;
+      GradingSession session(so);
+      if (session.wait_ready() == 0) throw UsageError(session.no_gpu_reason());
+      for (const ProblemSpec& p : selected) {
+        if (!doc["problems"].contains(p.id)) continue;  // its reference failed: no entry to add to
+        Submission sub;
+        sub.file = (p.dir / "solution.cu").string();
+        sub.opt.problem = p.id;
+        sub.opt.seed = 1;
+        Outcome res = session.grade(sub);
+        const TraceRecord* r = res.record ? &*res.record : nullptr;
+        if (r && r->status_is(Status::Correct) && r->timing && r->timing->kernel) {
+          doc["problems"][p.id]["kernel_baseline"] = {{"timing", r->timing->kernel.to_json()},
+                                                      {"source_sha256", r->source_sha256.to_json()},
+                                                      {"file", "solution.cu"}};
+          std::fprintf(stderr, "  %-48s %10.4f ms\n", p.id.c_str(),
+                       r->timing->kernel->median_ms.value_or(0.0));
+        } else {
+          std::string why = !res.internal_error.empty() ? res.internal_error
+                            : r ? (r->status_text().empty() ? "?" : r->status_text())
+                                : std::string("not graded");
+          std::fprintf(stderr, "  %-48s FAILED: %s\n", p.id.c_str(), why.c_str());
+        }
+      }
+    }
+    const std::string& out = out_label;
     fs::create_directories(fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path());
     std::ofstream(out) << doc.dump(1) << "\n";
     std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());

@@ -77,8 +77,9 @@ CommandRun add_report_command(CLI::App& app) {
   cmd->add_option("--sort", o->sort,
                   "Leaderboard across runs, best first by this metric: pass@K, fast_P, "
                   "correct_rate, compile_rate,\n"
-                  "format_rate, geomean_speedup, mean_reward, median_sol_fraction, samples, "
-                  "problems, suspicious\n"
+                  "format_rate, geomean_speedup, mean_reward, median_sol_fraction, "
+                  "mean_sol_fraction, samples,\n"
+                  "problems, suspicious "
                   "(suspicious: fewest first). Its k or p is computed even when not in --k/--p.")
       ->type_name("METRIC");
   cmd->add_option("--baseline", o->baseline,
@@ -98,6 +99,11 @@ CommandRun add_report_command(CLI::App& app) {
   cmd->add_option("--run", o->run,
                   "Only the records of this run (records with a null run: \"(none)\")")
       ->type_name("NAME");
+  cmd->add_flag("--pool-all", o->pool_all,
+                "Pool every level in the runs' geomean speedup and fast_p, also levels whose "
+                "speedups are not\n"
+                "comparable with other levels' (problem.yaml score.pooled: false, e.g. L10), "
+                "which are left out by default");
   cmd->footer(
       "Examples:\n"
       "  kernrl report runs/model-a.jsonl\n"

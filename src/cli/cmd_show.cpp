@@ -12,6 +12,26 @@
 #include "record/trace_file.h"
 
 namespace kernrl {
+using nlohmann::json;
+
+namespace {
+
+// How the problem's speed is scored (problem.yaml score, throughput), when not the defaults.
+std::string scoring_text(const ProblemSpec& p) {
+  std::string s;
+  if (p.score.baseline == "kernel")
+    s += "\nSpeedups are over the problem's reference kernel (solution.cu), not PyTorch.";
+  if (!p.score.pooled) s += "\nLeft out of pooled (cross-level) speedup figures.";
+  if (p.score.lead == "sol") s += "\nReports lead with the SOL fraction for this problem.";
+  if (!p.score.note.empty()) s += " (" + p.score.note + ")";
+  if (!p.throughput.unit.empty())
+    s += "\nThroughput unit: " + p.throughput.unit + " (" + p.throughput.count + " per run, " +
+         std::to_string(eval_expr(p.throughput.count, p.bench)) + " at bench)";
+  return s;
+}
+
+}  // namespace
+
 CommandRun add_show_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "show",
@@ -39,6 +59,15 @@ CommandRun add_show_command(CLI::App& app) {
     if (*as_json) {
       auto j = p.to_json();
       j["template"] = kernel_template(p);
+      j["score"] = {{"baseline", p.score.baseline},
+                    {"pooled", p.score.pooled},
+                    {"lead", p.score.lead},
+                    {"note", p.score.note}};
+      j["throughput"] = p.throughput.unit.empty()
+                            ? json(nullptr)
+                            : json{{"unit", p.throughput.unit},
+                                   {"count", p.throughput.count},
+                                   {"bench_count", eval_expr(p.throughput.count, p.bench)}};
       std::cout << json_line(j) << "\n";
       return kExitOk;
     }
@@ -52,7 +81,7 @@ CommandRun add_show_command(CLI::App& app) {
               << tensors_text(p) << "\nDefault tolerance: atol " << p.tolerance.atol << ", rtol "
               << p.tolerance.rtol << ", relative L2 <= " << p.tolerance.rel_l2
               << "\nWork at bench: " << p.flops_at(p.bench) << " flops, " << p.bytes_at(p.bench)
-              << " bytes\n\nPyTorch:\n"
+              << " bytes" << scoring_text(p) << "\n\nPyTorch:\n"
               << p.torch << "\nKernel template:\n"
               << kernel_template(p);
     return kExitOk;

@@ -179,7 +179,7 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
         {"correctness", {"trials"}},
         {"timing",
          {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets",
-          "flush_l2"}},
+          "flush_l2", "kernel_baseline"}},
         {"timeouts", {"compile_s", "run_s", "plan_run_s"}},
         {"compile",
          {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
@@ -222,6 +222,12 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
     rd.number(t, "timing.time_cap_s", "time_cap_s", 0, true, 3600, next.time_cap_s);
     rd.integer(t, "timing.input_sets", "input_sets", 1, 64, next.input_sets);
     rd.boolean(t, "timing.flush_l2", "flush_l2", next.flush_l2);
+    rd.text(t, "timing.kernel_baseline", "kernel_baseline", false, next.kernel_baseline);
+    if (next.kernel_baseline != "auto" && next.kernel_baseline != "always" &&
+        next.kernel_baseline != "never")
+      rd.fail(t["kernel_baseline"],
+              "timing.kernel_baseline: expected auto, always or never, got '" +
+                  next.kernel_baseline + "'");
     if (next.max_samples < next.min_samples) {
       const YAML::Node at = t["max_samples"] ? t["max_samples"] : t["min_samples"];
       std::string why = "timing.max_samples (" + std::to_string(next.max_samples) +
@@ -307,6 +313,7 @@ nlohmann::json Config::to_json() const {
           {"time_cap_s", time_cap_s},
           {"input_sets", input_sets},
           {"flush_l2", flush_l2},
+          {"kernel_baseline", kernel_baseline},
           {"compile_timeout_s", compile_timeout_s},
           {"run_timeout_s", run_timeout_s},
           {"plan_run_timeout_s", plan_run_timeout_s},
@@ -333,6 +340,7 @@ Config Config::from_json(const nlohmann::json& j) {
   c.time_cap_s = j.value("time_cap_s", c.time_cap_s);
   c.input_sets = j.value("input_sets", c.input_sets);
   c.flush_l2 = j.value("flush_l2", c.flush_l2);
+  c.kernel_baseline = j.value("kernel_baseline", c.kernel_baseline);
   c.compile_timeout_s = j.value("compile_timeout_s", c.compile_timeout_s);
   c.run_timeout_s = j.value("run_timeout_s", c.run_timeout_s);
   c.plan_run_timeout_s = j.value("plan_run_timeout_s", c.plan_run_timeout_s);

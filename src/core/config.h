@@ -19,6 +19,10 @@ struct Config {
   double time_cap_s = 2.0;
   int input_sets = 2;
   bool flush_l2 = true;
+  // When the problem's reference kernel (solution.cu) is timed as a second baseline
+  // (docs/grading.md): auto (problems whose speedups are over it, and wherever a baseline file
+  // has it), always (every problem), never (speedups always over PyTorch).
+  std::string kernel_baseline = "auto";
   double compile_timeout_s = 30;
   double run_timeout_s = 60;
   double plan_run_timeout_s = 5;  // one run of the launch plan (the worker stops a hung kernel)

@@ -54,6 +54,20 @@ struct ScalarSpec {
   bool is_float() const { return dtype == "float32" || dtype == "float64"; }
 };
 
+// How a problem's speed is scored (problem.yaml `score`, docs/problem-format.md).
+struct ScoreSpec {
+  std::string baseline = "torch";  // what a record's `speedup` is against: torch | kernel
+  bool pooled = true;  // false: left out of pooled (cross-level) speedup and fast_p figures
+  std::string lead = "speedup";  // the measure reports lead with: speedup | sol
+  std::string note;              // why, one line (reports show it)
+};
+
+// The problem's own unit of work (problem.yaml `throughput`), e.g. hashes for a hashing problem.
+struct ThroughputSpec {
+  std::string unit;   // plural, shown as "<unit>/s"; empty when the problem has none
+  std::string count;  // integer expression over the sizes: units of work per run
+};
+
 struct ProblemSpec {
   std::string id, name, description, torch;
   int level = 0;
@@ -67,6 +81,8 @@ struct ProblemSpec {
   Tolerance tolerance;
   std::string compare = "allclose";
   std::string flops = "0", bytes = "auto";
+  ScoreSpec score;
+  ThroughputSpec throughput;
 
   // Inputs then parameters: every tensor the kernel reads.
   std::vector<const TensorSpec*> read_tensors() const;

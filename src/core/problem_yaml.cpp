@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/problem.h"
+#include "core/problem_score.h"
 #include "core/yaml_guard.h"
 
 namespace kernrl {
@@ -171,9 +172,10 @@ class SpecReader {
       throw SpecError(file_ + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }
     if (!root.IsMap()) throw SpecError(file_ + ": a problem spec is a YAML mapping");
-    static const std::set<std::string> keys = {
-        "id",      "level",   "name",      "description", "sizes", "inputs", "parameters",
-        "scalars", "outputs", "tolerance", "compare",     "flops", "bytes",  "torch"};
+    static const std::set<std::string> keys = {"id",      "level",     "name",       "description",
+                                               "sizes",   "inputs",    "parameters", "scalars",
+                                               "outputs", "tolerance", "compare",    "flops",
+                                               "bytes",   "torch",     "score",      "throughput"};
     for (const auto& kv : root)
       if (!kv.first.IsScalar() || !keys.count(kv.first.Scalar()))
         fail(kv.first, "unknown key '" + kv.first.Scalar() + "'");
@@ -252,6 +254,7 @@ class SpecReader {
     check_expr(root["flops"], p.flops, names);
     p.bytes = expr(need(root, "bytes"), "bytes");
     if (p.bytes != "auto") check_expr(root["bytes"], p.bytes, names);
+    read_score_fields(root, p, names, file_);
 
     // Names must be unique across sizes, tensors and scalars: launch blocks refer to them bare.
     std::set<std::string> seen(names);
@@ -282,6 +285,7 @@ class SpecReader {
           }
         p.flops_at(v);
         p.bytes_at(v);
+        if (!p.throughput.count.empty()) eval_expr(p.throughput.count, v);
       } catch (const ExprError& e) {
         std::string at;
         for (const auto& n : p.size_names)

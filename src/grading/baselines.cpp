@@ -24,6 +24,11 @@ std::string gpu_slug(const std::string& name) {
 }
 
 void BaselineStore::load_for(const json& device, const json& versions) {
+  if (doc_) {
+    file_ = *doc_;
+    use(device, versions, doc_label_);
+    return;
+  }
   fs::path path = explicit_path_;
   if (path.empty() && device.is_object())
     path = data_dir() / "baselines" / (gpu_slug(device.value("name", "")) + ".json");
@@ -37,6 +42,11 @@ void BaselineStore::load_for(const json& device, const json& versions) {
   } catch (const std::exception& e) {
     throw UsageError("baseline file " + path.string() + " is not valid JSON: " + e.what());
   }
+  use(device, versions, path.string());
+}
+
+void BaselineStore::use(const json& device, const json& versions, const std::string& path_text) {
+  const fs::path path = path_text;
   if (file_.value("schema", "") != kBaselineSchema)
     throw UsageError(path.string() + " is not a kernrl baseline file");
   source_ = "file:" + path.string();
@@ -58,11 +68,29 @@ void BaselineStore::load_for(const json& device, const json& versions) {
                     " was measured with other versions (torch/CUDA/driver); baselines measured";
 }
 
-std::optional<json> BaselineStore::baseline(const std::string& problem, const json& sizes) const {
+std::optional<json> BaselineStore::kernel_baseline(const std::string& problem, const json& sizes,
+                                                   const std::string& solution_sha256) const {
+  if (!versions_match_ || !file_.contains("problems") || !file_["problems"].contains(problem))
+    return std::nullopt;
+  const json& e = file_["problems"][problem];
+  auto kb = e.find("kernel_baseline");
+  if (kb == e.end() || !kb->is_object() || e.value("sizes", json::object()) != sizes ||
+      kb->value("source_sha256", "") != solution_sha256 || !kb->contains("timing") ||
+      !(*kb)["timing"].is_object())
+    return std::nullopt;
+  return (*kb)["timing"];
+}
+
+std::optional<json> BaselineStore::baseline(const std::string& problem, const json& sizes,
+                                            const std::string& reference_sha256) const {
   if (!versions_match_ || !file_.contains("problems") || !file_["problems"].contains(problem))
     return std::nullopt;
   const json& e = file_["problems"][problem];
   if (e.value("sizes", json::object()) != sizes) return std::nullopt;
+  // A reference changed since the file was written (e.g. a new fused route) is timed afresh.
+  if (!reference_sha256.empty() && e.contains("reference_sha256") &&
+      e.value("reference_sha256", "") != reference_sha256)
+    return std::nullopt;
   return e.at("baseline");
 }
 

@@ -379,6 +379,11 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     w.flops = p.problem.flops_at(at);
     w.bytes = p.problem.bytes_at(at);
     w.dtype_class = dtype_class(p.problem);
+    if (!p.problem.throughput.unit.empty()) {  // the problem's own unit (problem.yaml throughput)
+      trace::WorkUnits& u = w.units.emplace();
+      u.unit = p.problem.throughput.unit;
+      u.count = eval_expr(p.problem.throughput.count, at);
+    }
   }
   r.reward_preset = preset.name;
   bound_record(r, p.limits);  // before the feedback is made from it

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/hash.h"
+#include "extract/extract.h"
 #include "grading/profiler.h"
 #include "record/record.h"
 
@@ -64,6 +65,7 @@ std::vector<int> visible_gpus() {
 GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)) {
   preset_ = load_reward_preset(opt_.cfg.reward_preset);
   baselines_.configure(opt_.baselines_path);
+  if (opt_.baselines_doc) baselines_.configure_doc(*opt_.baselines_doc, opt_.baselines_label);
   arch_ = opt_.cfg.arch == "auto" ? opt_.cfg.fallback_arch : opt_.cfg.arch;
   if (opt_.compile_only) {
     no_gpu_ = "--compile-only";
@@ -292,7 +294,13 @@ std::optional<json> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
                                                  std::string* source) {
   json bench = json::object();
   for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
-  if (auto b = baselines_.baseline(p.id, bench)) {
+  std::string ref_sha;
+  try {
+    ref_sha = sha256_hex(read_file((p.dir / "reference.cpp").string()));
+  } catch (const std::exception&) {
+    // No reference source at hand (an unusual install): entries are not checked against it.
+  }
+  if (auto b = baselines_.baseline(p.id, bench, ref_sha)) {
     *source = baselines_.source();
     return b;
   }
@@ -302,6 +310,117 @@ std::optional<json> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
   if (f == measured_baselines_.end()) return std::nullopt;
   *source = "reused";
   return f->second;
+}
+
+GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const ProblemSpec& p,
+                                                                   uint64_t seed, EvalRequest* req,
+                                                                   std::string* torch_source) {
+  KernelBaseline kb;
+  const std::string& mode = opt_.cfg.kernel_baseline;
+  if (mode == "never") return kb;
+  kb.wanted = p.score.baseline == "kernel";
+  if (req->sizes) {
+    if (kb.wanted)
+      kb.error = "the reference kernel is timed at the bench sizes only (--size given)";
+    return kb;
+  }
+  const fs::path solution = p.dir / "solution.cu";
+  std::string sha;
+  try {
+    sha = sha256_hex(read_file(solution.string()));
+  } catch (const std::exception&) {
+    kb.error = "the problem has no readable solution.cu";
+    return kb;
+  }
+  json bench = json::object();
+  for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
+  if (auto t = baselines_.kernel_baseline(p.id, bench, sha)) {
+    kb.timing = *t;
+    kb.source = baselines_.source();
+    return kb;
+  }
+  const auto key = std::make_pair(g->worker->gpu(), p.id);
+  auto known = [&](const json& entry) {
+    if (entry.contains("timing")) {
+      kb.timing = entry["timing"];
+      kb.source = "reused";
+    } else {
+      kb.error = entry.value("error", std::string("the reference kernel was not timed"));
+    }
+  };
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (auto f = measured_kernel_baselines_.find(key); f != measured_kernel_baselines_.end()) {
+      known(f->second);
+      return kb;
+    }
+  }
+  if (!kb.wanted && mode != "always") return kb;
+
+  // Graded like any submission: the same preparation, request and checks; its kernel timing is
+  // the baseline.
+  auto start = Clock::now();
+  GradeOptions o;
+  o.problem = p.id;
+  o.seed = seed;
+  std::string arch;
+  int64_t sms;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    arch = arch_;
+    sms = sms_;
+  }
+  json entry;
+  try {
+    Prepared kp = prepare_file(solution.string(), o, opt_.cfg, arch, sms);
+    entry = grade_reference_kernel(g, p, kp, seed, req, torch_source, key);
+  } catch (const std::exception& e) {
+    // The grader's own failure on the reference kernel: the submission is graded all the same.
+    entry = {{"error", std::string("the reference kernel could not be graded: ") + e.what()}};
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    measured_kernel_baselines_.emplace(key, entry);
+  }
+  known(entry);
+  if (kb.timing) kb.source = "measured";
+  kb.measured_ms = ms_between(start, Clock::now());
+  return kb;
+}
+
+json GradingSession::grade_reference_kernel(Gpu* g, const ProblemSpec& p, const Prepared& kp,
+                                            uint64_t seed, EvalRequest* req,
+                                            std::string* torch_source,
+                                            const std::pair<int, std::string>& key) {
+  json entry;
+  if (kp.done) {
+    entry = {{"error", "the reference kernel did not compile (" +
+                           (kp.record.status_text().empty() ? "?" : kp.record.status_text()) +
+                           ")"}};
+  } else {
+    EvalRequest kreq;
+    kreq.problem_dir = p.dir.string();
+    kreq.cubin = kp.compiled.cubin_path;
+    kreq.lowered = kp.compiled.lowered;
+    kreq.plan = kp.plan;
+    kreq.seed = seed;
+    kreq.cfg = opt_.cfg;
+    kreq.baseline = req->baseline;
+    EvalAnswer a = g->worker->eval(kreq, opt_.cfg.run_timeout_s);
+    if (!req->baseline && a.timing.is_object() && a.timing.contains("baseline")) {
+      // The PyTorch baseline was measured on the way: the submission reuses it.
+      req->baseline = a.timing["baseline"];
+      *torch_source = "reused";
+      std::lock_guard<std::mutex> l(mu_);
+      measured_baselines_.emplace(key, a.timing["baseline"]);
+    }
+    if (a.status == Status::Correct && a.timing.is_object() && a.timing.contains("kernel"))
+      entry = {{"timing", a.timing["kernel"]}};
+    else
+      entry = {{"error", std::string("the reference kernel graded ") + to_string(a.status) +
+                             (a.error ? ": " + a.error->message : std::string())}};
+  }
+  return entry;
 }
 
 void GradingSession::gpu_loop(Gpu* g) {
@@ -342,8 +461,22 @@ void GradingSession::gpu_loop(Gpu* g) {
       }
       std::string base_source;
       if (!req.sizes) req.baseline = baseline_for(g->worker->gpu(), p.problem, &base_source);
+      KernelBaseline kb = kernel_baseline_for(g, p.problem, req.seed, &req, &base_source);
+      auto eval_start = Clock::now();
       EvalAnswer answer = g->worker->eval(req, opt_.cfg.run_timeout_s);
       auto end = Clock::now();
+      if (answer.timing.is_object() && answer.timing.contains("kernel")) {
+        if (kb.timing) {
+          answer.timing["kernel_baseline"] = *kb.timing;
+          answer.timing["kernel_baseline_source"] = kb.source;
+        }
+        if (kb.wanted) {
+          answer.timing["speedup_baseline"] = "kernel";
+          if (!kb.timing)
+            answer.timing["kernel_baseline_error"] =
+                kb.error.empty() ? "the reference kernel was not timed" : kb.error;
+        }
+      }
       if (answer.timing.is_object() && answer.timing.contains("baseline")) {
         if (req.baseline) answer.timing["baseline_source"] = base_source;
         std::lock_guard<std::mutex> l(mu_);
@@ -357,7 +490,8 @@ void GradingSession::gpu_loop(Gpu* g) {
       }
       trace::Grader& grader = p.record.grader.emplace();
       grader.queue_ms = ms_between(job.queued_at, start);
-      grader.worker_ms = ms_between(start, end);
+      grader.worker_ms = ms_between(eval_start, end);
+      if (kb.measured_ms > 0) grader.kernel_baseline_ms = kb.measured_ms;
       grader.phases = answer.phases_ms;
       if (opt_.profile &&
           (answer.status == Status::Correct || answer.status == Status::Incorrect)) {

@@ -39,6 +39,10 @@ struct SessionOptions {
   // (grading/profiler.h) and add the record's `profile` object. Slow; never changes timings.
   bool profile = false;
   std::string ncu;  // the ncu binary (empty: KERNRL_NCU, PATH, CUDA's bin)
+  // A baseline document in memory, used instead of any baseline file (`kernrl bench` while it
+  // writes one); `baselines_label` names it in records.
+  std::optional<nlohmann::json> baselines_doc;
+  std::string baselines_label;
 };
 
 // One answer to grade: a file to read, or its text.
@@ -115,6 +119,23 @@ class GradingSession {
   void gpu_loop(Gpu* g);
   void finish(Job& job, Outcome out);
   std::optional<nlohmann::json> baseline_for(int gpu, const ProblemSpec& p, std::string* source);
+  // The problem's reference kernel (solution.cu) as a second baseline (docs/grading.md).
+  struct KernelBaseline {
+    std::optional<nlohmann::json> timing;  // its timing stats, when known
+    std::string source;                    // measured | reused | file:<path>
+    std::string error;                     // why there is none, when it was wanted
+    bool wanted = false;                   // the problem's speedups are over it
+    double measured_ms = 0;                // time spent timing it for this submission
+  };
+  // From the baseline file, measured earlier on this GPU, or (when the problem's speedups are over
+  // it, or timing.kernel_baseline is always) graded now through the same path as a submission. A
+  // PyTorch baseline measured on the way goes into `req` (and `torch_source`) for reuse.
+  KernelBaseline kernel_baseline_for(Gpu* g, const ProblemSpec& p, uint64_t seed, EvalRequest* req,
+                                     std::string* torch_source);
+  // Runs the prepared reference kernel on `g`: {timing} when it graded correct, else {error}.
+  nlohmann::json grade_reference_kernel(Gpu* g, const ProblemSpec& p, const Prepared& kp,
+                                        uint64_t seed, EvalRequest* req, std::string* torch_source,
+                                        const std::pair<int, std::string>& key);
   Prepared prepare(const Submission& s, const std::string& arch, int64_t sms);
 
   SessionOptions opt_;
@@ -136,6 +157,8 @@ class GradingSession {
   std::vector<std::thread> threads_;
   std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
   GpuMonitor monitor_;
+  // (gpu, problem) -> {timing} or {error}: each reference kernel graded once per GPU per session.
+  std::map<std::pair<int, std::string>, nlohmann::json> measured_kernel_baselines_;
 };
 
 // GPUs visible to this process without touching CUDA: /dev/nvidiaN, narrowed by

@@ -219,8 +219,12 @@ std::string make_feedback(const TraceRecord& rec) {
   if (t && t->kernel) {
     const trace::Stats* b = t->baseline.get();
     s += "Time: kernel " + fmt(t->kernel->median_ms.value_or(0.0)) + " ms, PyTorch " +
-         fmt(b ? b->median_ms.value_or(0.0) : 0.0) + " ms, speedup " +
-         fmt(rec.speedup.value_or(0.0)) + "x";
+         fmt(b ? b->median_ms.value_or(0.0) : 0.0) + " ms";
+    bool vs_kernel = rec.baseline && rec.baseline->kind.value_or("") == "kernel";
+    if (vs_kernel && t->kernel_baseline)
+      s += ", reference kernel " + fmt(t->kernel_baseline->median_ms.value_or(0.0)) + " ms";
+    s += ", speedup " + fmt(rec.speedup.value_or(0.0)) + "x";
+    if (vs_kernel) s += " over the reference kernel";
     if (rec.sol_fraction) s += ", " + fmt(100 * *rec.sol_fraction) + "% of the hardware limit";
     s += "\n";
   }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <utility>
+#include <vector>
 
 #include "core/errors.h"
 #include "record/feedback.h"
@@ -31,12 +33,72 @@ double sol_ms(double flops, double bytes, const json& c, const std::string& dtyp
   return std::max(t_mem, t_math) * 1e3;
 }
 
+namespace {
+
+// Which baseline the record's speedup is against, and the speedup against each baseline timed:
+// the PyTorch reference (`timing.baseline`) always, the problem's reference kernel
+// (`timing.kernel_baseline`) when it was timed. The kernel baseline counts only where the problem
+// asks for it (`timing.speedup_baseline`, from problem.yaml `score.baseline`).
+trace::Baseline baseline_of(const trace::Timing& timing, double kernel_ms) {
+  double b = timing.baseline ? timing.baseline->median_ms.value_or(0.0) : 0.0;
+  std::map<std::string, double> speedups = {{"torch", kernel_ms > 0 ? b / kernel_ms : 0.0}};
+  std::string kind = "torch";
+  bool wants_kernel = timing.speedup_baseline.value_or("torch") == "kernel";
+  if (timing.kernel_baseline && kernel_ms > 0) {
+    double kb_ms = timing.kernel_baseline->median_ms.value_or(0.0);
+    if (kb_ms > 0) {
+      speedups["kernel"] = kb_ms / kernel_ms;
+      if (wants_kernel) kind = "kernel";
+    }
+  }
+  trace::Baseline out;
+  out.kind = kind;
+  out.speedups = speedups;
+  if (wants_kernel && kind != "kernel")
+    out.kernel_missing =
+        timing.kernel_baseline_error.value_or("the reference kernel was not timed");
+  return out;
+}
+
+// Achieved throughput of a kernel that ran in `kernel_ms`: the problem's minimum bytes and flops
+// per second, its own unit per second where problem.yaml names one, and which of these is the
+// problem's natural measure. Nothing (no key set) without a time or the problem's work.
+trace::Throughput throughput_of(const trace::Work* work, double kernel_ms, const json& ceilings) {
+  trace::Throughput t;
+  if (!(kernel_ms > 0) || !work) return t;
+  double s = kernel_ms / 1e3;
+  double bytes = static_cast<double>(work->bytes.value_or(0));
+  double flops = static_cast<double>(work->flops.value_or(0));
+  if (bytes > 0) t.gb_s = bytes / s / 1e9;
+  if (flops > 0) t.tflop_s = flops / s / 1e12;
+  const trace::WorkUnits* units = work->units.get();
+  if (units && units->unit && units->count) {
+    t.unit = *units->unit;
+    t.units_per_s = static_cast<double>(*units->count) / s;
+    t.natural = "units_per_s";
+  } else if (bytes > 0 || flops > 0) {
+    // The term that bounds the speed of light; without known ceilings, bytes unless there is
+    // nothing but arithmetic.
+    std::string dc = work->dtype_class.value_or("fp32");
+    double t_mem = sol_ms(0, bytes, ceilings, dc), t_math = sol_ms(flops, 0, ceilings, dc);
+    bool math = t_mem > 0 || t_math > 0 ? t_math > t_mem : bytes <= 0;
+    t.natural = math ? "tflop_s" : "gb_s";
+  }
+  return t;
+}
+
+}  // namespace
+
 void finalize_record(TraceRecord& rec, const RewardPreset& preset, const json& ceilings) {
   const trace::Timing* t = rec.timing.get();
   if (t && t->kernel && t->baseline) {
     double k = t->kernel->median_ms.value_or(0.0);
     double b = t->baseline->median_ms.value_or(0.0);
-    rec.speedup = k > 0 ? b / k : 0.0;
+    trace::Baseline base = baseline_of(*t, k);
+    rec.speedup = base.speedups->at(*base.kind);
+    rec.baseline = std::move(base);
+    trace::Throughput tp = throughput_of(rec.work.get(), k, ceilings);
+    if (!Codec<trace::Throughput>::encode(tp).empty()) rec.throughput = std::move(tp);
     double sol = 0;
     const trace::Work* w = rec.work.get();
     double flops = w ? static_cast<double>(w->flops.value_or(0)) : 0.0;
@@ -66,11 +128,14 @@ void finalize_record(TraceRecord& rec, const RewardPreset& preset, const json& c
     }
   } else {
     rec.speedup = nullptr;
+    rec.baseline.reset();
+    rec.throughput.reset();
   }
   // The grader's own failure says nothing about the kernel: no reward either way.
   std::optional<double> reward =
       rec.status_is(Status::InternalError) ? std::nullopt : compute_reward(preset, rec);
   rec.reward = reward ? Field<double>(*reward) : Field<double>(nullptr);
+  rec.reward_preset_version = preset.version;
   rec.feedback = make_feedback(rec);
 }
 
@@ -88,6 +153,17 @@ std::string now_iso8601() {
   std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return b;
 }
+
+namespace {
+
+// 3 significant digits, plain below a million: 2410, 0.123, 2.9e+10.
+std::string fmt_rate(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, v >= 1e6 ? "%.3g" : "%.4g", v);
+  return b;
+}
+
+}  // namespace
 
 std::string human_summary(const TraceRecord& rec, bool color) {
   std::string status = rec.status_text();
@@ -140,6 +216,37 @@ std::string human_summary(const TraceRecord& rec, bool color) {
         b ? b->median_ms.value_or(0.0) : 0.0, t->baseline_source.value_or("measured").c_str(),
         rec.speedup.value_or(0.0));
     s += buf;
+    const trace::Baseline* base = rec.baseline.get();
+    auto speedup_over = [&](const char* kind) {
+      return base && base->speedups && base->speedups->count(kind) ? base->speedups->at(kind) : 0.0;
+    };
+    if (t->kernel_baseline) {
+      std::snprintf(buf, sizeof buf, "  ref kern %.4f ms (%s), %.3fx faster than it\n",
+                    t->kernel_baseline->median_ms.value_or(0.0),
+                    t->kernel_baseline_source.value_or("measured").c_str(), speedup_over("kernel"));
+      s += buf;
+    }
+    if (base && base->kind.value_or("") == "kernel")
+      s += "  (speedup is over the reference kernel; " + fmt_rate(speedup_over("torch")) +
+           "x over PyTorch)\n";
+    else if (base && !base->kernel_missing.absent())
+      s += "  (no reference kernel timing: " + base->kernel_missing.value_or("") +
+           "; speedup is over PyTorch)\n";
+    if (const trace::Throughput* tp = rec.throughput.get()) {
+      std::vector<std::pair<std::string, std::string>> rates;  // key, text
+      if (!tp->units_per_s.absent())
+        rates.emplace_back("units_per_s", fmt_rate(tp->units_per_s.value_or(0.0)) + " " +
+                                              tp->unit.value_or("units") + "/s");
+      if (!tp->gb_s.absent())
+        rates.emplace_back("gb_s", fmt_rate(tp->gb_s.value_or(0.0)) + " GB/s");
+      if (!tp->tflop_s.absent())
+        rates.emplace_back("tflop_s", fmt_rate(tp->tflop_s.value_or(0.0)) + " TFLOP/s");
+      std::stable_partition(rates.begin(), rates.end(),
+                            [&](const auto& r) { return r.first == tp->natural.value_or(""); });
+      std::string line;
+      for (const auto& r : rates) line += (line.empty() ? "" : ", ") + r.second;
+      if (!line.empty()) s += "  rate     " + line + "\n";
+    }
     if (rec.sol_fraction) {
       std::snprintf(
           buf, sizeof buf, "  limit    %.4f ms speed of light; kernel at %.1f%%%s\n",
@@ -149,6 +256,10 @@ std::string human_summary(const TraceRecord& rec, bool color) {
     }
   }
   return s;
+}
+
+std::string human_summary(const json& rec, bool color) {
+  return human_summary(TraceRecord::from_json(rec), color);
 }
 
 }  // namespace kernrl

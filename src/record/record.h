@@ -28,6 +28,8 @@ double sol_ms(double flops, double bytes, const nlohmann::json& ceilings,
 
 // The human summary printed by `kernrl eval`.
 std::string human_summary(const TraceRecord& rec, bool color);
+// The same for a record as JSON.
+std::string human_summary(const nlohmann::json& rec, bool color);
 
 // ISO-8601 UTC time of now.
 std::string now_iso8601();

@@ -116,14 +116,52 @@ struct Stats : RecordObject {
 // typed, a hand-edited `"median_ms": "fast"` reads as no time instead of throwing.
 struct Timing : RecordObject {
   Field<std::map<std::string, int64_t>> sizes;
-  Field<Stats> kernel, baseline;
+  Field<Stats> kernel, baseline;       // baseline: the PyTorch reference's
   Field<std::string> baseline_source;  // measured | reused | file:<path>
+  // The problem's reference kernel as a second baseline (docs/grading.md, section 7).
+  Field<Stats> kernel_baseline;
+  Field<std::string> kernel_baseline_source;
+  Field<std::string> speedup_baseline;       // "kernel": the problem's speedups are over it
+  Field<std::string> kernel_baseline_error;  // why it was not timed, when wanted
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("sizes", s.sizes);
     v("kernel", s.kernel);
     v("baseline", s.baseline);
     v("baseline_source", s.baseline_source);
+    v("kernel_baseline", s.kernel_baseline);
+    v("kernel_baseline_source", s.kernel_baseline_source);
+    v("speedup_baseline", s.speedup_baseline);
+    v("kernel_baseline_error", s.kernel_baseline_error);
+  }
+};
+
+// `baseline`: which baseline `speedup` is against, and the speedup over each baseline timed.
+struct Baseline : RecordObject {
+  Field<std::string> kind;                        // torch | kernel
+  Field<std::map<std::string, double>> speedups;  // torch, and kernel where it was timed
+  Field<std::string> kernel_missing;              // wanted over the kernel, but it was not timed
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("kind", s.kind);
+    v("speedups", s.speedups);
+    v("kernel_missing", s.kernel_missing);
+  }
+};
+
+// `throughput`: achieved rates at the kernel's median time.
+struct Throughput : RecordObject {
+  Field<double> gb_s, tflop_s;
+  Field<std::string> unit;  // the problem's own unit of work (work.units)
+  Field<double> units_per_s;
+  Field<std::string> natural;  // the key of the problem's natural measure
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("gb_s", s.gb_s);
+    v("tflop_s", s.tflop_s);
+    v("unit", s.unit);
+    v("units_per_s", s.units_per_s);
+    v("natural", s.natural);
   }
 };
 
@@ -178,14 +216,25 @@ struct Launch : RecordObject {
 };
 
 // `work`: the problem's work at the timed size.
+struct WorkUnits : RecordObject {
+  Field<std::string> unit;  // problem.yaml `throughput`
+  Field<int64_t> count;     // units of work at the timed size
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("unit", s.unit);
+    v("count", s.count);
+  }
+};
 struct Work : RecordObject {
   Field<int64_t> flops, bytes;
   Field<std::string> dtype_class;  // fp32 | fp16 | bf16 | int
+  Field<WorkUnits> units;          // where the problem has a unit of its own
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("flops", s.flops);
     v("bytes", s.bytes);
     v("dtype_class", s.dtype_class);
+    v("units", s.units);
   }
 };
 
@@ -194,6 +243,7 @@ struct Grader : RecordObject {
   Field<double> prepare_ms, queue_ms, worker_ms, total_ms;
   Field<std::map<std::string, double>> phases;  // the worker's phases that ran
   Field<double> profile_ms;                     // --profile: Nsight Compute's run
+  Field<double> kernel_baseline_ms;             // timing the problem's reference kernel
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("prepare_ms", s.prepare_ms);
@@ -202,6 +252,7 @@ struct Grader : RecordObject {
     v("total_ms", s.total_ms);
     v("phases", s.phases);
     v("profile_ms", s.profile_ms);
+    v("kernel_baseline_ms", s.kernel_baseline_ms);
   }
 };
 
@@ -231,11 +282,14 @@ struct TraceRecord : RecordObject {
   Field<trace::Timing> timing;
   Field<std::vector<trace::Launch>> launches;
   Field<double> speedup;
+  Field<trace::Baseline> baseline;
+  Field<trace::Throughput> throughput;
   Field<trace::Work> work;
   Field<double> sol_ms, sol_fraction, baseline_sol_fraction;
   Field<bool> suspicious;
   Field<double> reward;
   Field<std::string> reward_preset;
+  Field<int> reward_preset_version;
   Field<std::string> feedback;
   // `device` and `versions` stay JSON: the worker's hello (its DeviceInfo and version strings)
   // plus the GPU index and kernrl's own versions, passed through for the reader; kernrl reads only
@@ -273,6 +327,8 @@ struct TraceRecord : RecordObject {
     v("timing", s.timing);
     v("launches", s.launches);
     v("speedup", s.speedup);
+    v("baseline", s.baseline);
+    v("throughput", s.throughput);
     v("work", s.work);
     v("sol_ms", s.sol_ms);
     v("sol_fraction", s.sol_fraction);
@@ -280,6 +336,7 @@ struct TraceRecord : RecordObject {
     v("suspicious", s.suspicious);
     v("reward", s.reward);
     v("reward_preset", s.reward_preset);
+    v("reward_preset_version", s.reward_preset_version);
     v("feedback", s.feedback);
     v("device", s.device);
     v("versions", s.versions);

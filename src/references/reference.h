@@ -3,6 +3,7 @@
 #pragma once
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cstdint>
 #include <functional>
@@ -35,9 +36,22 @@ using ReferenceFn = std::function<TensorMap(const RefContext&)>;
 // generators are already seeded for this trial; `ctx.tensors` holds the inputs drawn so far.
 using InputGenFn = std::function<TensorMap(const RefContext&)>;
 
+// True for libtorch TORCH_MAJOR.TORCH_MINOR or later.
+#define KERNRL_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) ||         \
+   (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+// Whether this libtorch has the fused operations some references use where a PyTorch user would
+// (scaled_dot_product_attention, _scaled_mm: torch 2.5 and later). Without them the fused route of
+// a reference (KERNRL_REFERENCE_ROUTES) runs with the same operations written out.
+constexpr bool kFusedOpsNative = KERNRL_TORCH_AT_LEAST(2, 5);
+
 struct ReferenceEntry {
-  ReferenceFn run;
+  ReferenceFn run;      // the reference: `fused` where kFusedOpsNative, else `portable`
   InputGenFn generate;  // empty when the problem has no custom inputs
+  // A reference with two routes (KERNRL_REFERENCE_ROUTES): both, for the tests that check they
+  // agree within the problem's tolerance. Empty for references with one route.
+  ReferenceFn fused, portable;
 };
 
 // nullptr when no reference is registered under `id`.
@@ -46,6 +60,7 @@ std::map<std::string, ReferenceEntry>& reference_registry();
 
 struct ReferenceRegistrar {
   ReferenceRegistrar(const char* id, ReferenceFn fn);
+  ReferenceRegistrar(const char* id, ReferenceFn fused, ReferenceFn portable);
   ReferenceRegistrar(const char* id, InputGenFn gen, int /*tag*/);
 };
 
@@ -56,6 +71,13 @@ struct ReferenceRegistrar {
 // Registers `fn` as the reference of problem `id`. Use inside the problem's own namespace.
 #define KERNRL_REFERENCE(id, fn) \
   static const ::kernrl::ReferenceRegistrar KERNRL_CONCAT(kernrl_reference_, __LINE__)(id, fn)
+// Registers a reference with two routes: `fused`, the route a PyTorch user would take through
+// fused operations (scaled_dot_product_attention, _scaled_mm), is the reference where libtorch
+// has them (kFusedOpsNative); `portable` (plain operations, libtorch 1.13) is the reference
+// elsewhere. The problem tests check the two agree within the problem's tolerance.
+#define KERNRL_REFERENCE_ROUTES(id, fused, portable)                                              \
+  static const ::kernrl::ReferenceRegistrar KERNRL_CONCAT(kernrl_reference_, __LINE__)(id, fused, \
+                                                                                       portable)
 // Registers `fn` as the generator of the problem's `init: custom` inputs.
 #define KERNRL_INPUTS(id, fn) \
   static const ::kernrl::ReferenceRegistrar KERNRL_CONCAT(kernrl_inputs_, __LINE__)(id, fn, 0)

@@ -19,6 +19,13 @@ ReferenceRegistrar::ReferenceRegistrar(const char* id, ReferenceFn fn) {
   reference_registry()[id].run = std::move(fn);
 }
 
+ReferenceRegistrar::ReferenceRegistrar(const char* id, ReferenceFn fused, ReferenceFn portable) {
+  ReferenceEntry& e = reference_registry()[id];
+  e.run = kFusedOpsNative ? fused : portable;
+  e.fused = std::move(fused);
+  e.portable = std::move(portable);
+}
+
 ReferenceRegistrar::ReferenceRegistrar(const char* id, InputGenFn gen, int) {
   reference_registry()[id].generate = std::move(gen);
 }

@@ -12,6 +12,7 @@
 #include "record/reward.h"
 #include "report/compare.h"
 #include "report/records.h"
+#include "report/scoring.h"
 
 namespace kernrl {
 using nlohmann::json;
@@ -53,10 +54,76 @@ std::tuple<int, int, std::string> problem_order(const std::string& id) {
 
 // ---- metrics of one group of records ----
 
-json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s) {
+namespace {
+
+// The measure to lead with for these records: "speedup" or "sol" when all their problems agree,
+// "mixed" when not, null for no records.
+json lead_of(const std::vector<const TraceRecord*>& recs) {
+  std::set<std::string> leads;
+  for (const TraceRecord* r : recs) leads.insert(score_of_record(*r).lead);
+  if (leads.empty()) return nullptr;
+  return leads.size() == 1 ? json(*leads.begin()) : json("mixed");
+}
+
+// The median achieved throughput of the records' timed samples in their problem's natural unit
+// (the record's `throughput.natural`), when they all share one unit: {value, unit}; else null.
+json median_throughput(const std::vector<const TraceRecord*>& recs) {
+  std::set<std::string> units;
+  std::vector<double> values;
+  for (const TraceRecord* r : recs) {
+    if (!rec::is_correct(*r) || !r->throughput || !r->throughput->natural) continue;
+    // The number `natural` names, among the object's keys (a later kernrl's included).
+    const json t = Codec<trace::Throughput>::encode(*r->throughput);
+    std::string key = *r->throughput->natural;
+    if (!t.contains(key) || !t[key].is_number()) continue;
+    std::string unit = key == "gb_s"      ? "GB/s"
+                       : key == "tflop_s" ? "TFLOP/s"
+                                          : t.value("unit", std::string("units")) + "/s";
+    units.insert(unit);
+    values.push_back(t[key].get<double>());
+  }
+  if (units.size() != 1) return nullptr;
+  return {{"value", median_or_null(values)}, {"unit", *units.begin()}, {"samples", values.size()}};
+}
+
+json geomean_or_null(const std::vector<double>& logs) {
+  json m = mean_or_null(logs);
+  return m.is_null() ? m : json(std::exp(m.get<double>()));
+}
+
+}  // namespace
+
+json metrics(const std::vector<const TraceRecord*>& recs_in, const Settings& s, bool pooled) {
+  // Speedups of problems that stay out of pooled figures: set apart (unless --pool-all).
+  std::vector<const TraceRecord*> speed_recs;
+  std::set<std::string> unpooled_problems;
+  std::set<int> unpooled_levels;
+  size_t n_unpooled = 0, unpooled_timed = 0;
+  for (const TraceRecord* r : recs_in) {
+    if (pooled && !s.pool_all && !score_of_record(*r).pooled) {
+      ++n_unpooled;
+      unpooled_timed += rec::counted_speedup(*r).has_value();
+      if (auto p = rec::problem_of(*r)) unpooled_problems.insert(*p);
+      if (auto l = rec::level_of(*r)) unpooled_levels.insert(*l);
+      continue;
+    }
+    speed_recs.push_back(r);
+  }
+  const std::vector<const TraceRecord*>& recs = recs_in;
   size_t n = recs.size(), n_format = 0, n_compiled = 0, n_correct = 0, n_suspicious = 0, n_ran = 0;
   std::map<std::string, std::pair<int, int>> per_problem;  // problem -> (samples, correct)
   std::vector<double> log_speedups, rewards, sols;
+  std::map<std::string, std::vector<double>> log_by_kind;  // "torch"/"kernel" -> ln speedup
+  json kinds = {{"torch", 0}, {"kernel", 0}};
+  for (const TraceRecord* r : speed_recs) {
+    if (auto sp = rec::counted_speedup(*r)) {
+      log_speedups.push_back(std::log(*sp));
+      std::string k = speedup_kind(*r);
+      kinds[k] = kinds.value(k, 0) + 1;
+    }
+    for (const char* k : {"torch", "kernel"})
+      if (auto v = speedup_over(*r, k)) log_by_kind[k].push_back(std::log(*v));
+  }
   json counts = json::object();
   for (Status st : kAllStatuses) counts[to_string(st)] = 0;
   for (const TraceRecord* r : recs) {
@@ -70,7 +137,6 @@ json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s) {
       per_problem[*p].first++;
       per_problem[*p].second += rec::is_correct(*r);
     }
-    if (auto sp = rec::counted_speedup(*r)) log_speedups.push_back(std::log(*sp));
     if (r->reward) rewards.push_back(*r->reward);
     if (r->sol_fraction) sols.push_back(*r->sol_fraction);
     n_suspicious += r->suspicious.value_or(false);
@@ -97,17 +163,28 @@ json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s) {
   json fast = json::object();
   for (double p : s.ps) {
     size_t faster = 0;
-    for (const TraceRecord* r : recs) {
+    for (const TraceRecord* r : speed_recs) {
       auto sp = rec::counted_speedup(*r);
       faster += sp && *sp > p;
     }
-    fast[num_key(p)] = rate(faster, n);
+    fast[num_key(p)] = rate(faster, speed_recs.size());
   }
   m["fast_p"] = fast;
 
-  json gm = mean_or_null(log_speedups);
-  m["geomean_speedup"] = gm.is_null() ? gm : json(std::exp(gm.get<double>()));
+  m["geomean_speedup"] = geomean_or_null(log_speedups);
   m["timed_correct"] = log_speedups.size();
+  m["speedup_baselines"] = kinds;
+  m["geomean_speedup_over"] = {{"torch", geomean_or_null(log_by_kind["torch"])},
+                               {"kernel", geomean_or_null(log_by_kind["kernel"])}};
+  m["unpooled"] = nullptr;
+  if (n_unpooled)
+    m["unpooled"] = {{"samples", n_unpooled},
+                     {"timed_correct", unpooled_timed},
+                     {"levels", unpooled_levels},
+                     {"problems", unpooled_problems}};
+  m["lead"] = lead_of(recs);
+  // Units differ between problems: only a single problem's records have a median throughput.
+  m["median_throughput"] = per_problem.size() == 1 ? median_throughput(recs) : json(nullptr);
   m["mean_reward"] = mean_or_null(rewards);
   // Where the grader's time went (the records' `grader` objects), mean ms per record that has one;
   // absent when none has.
@@ -141,6 +218,7 @@ json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s) {
   }
   m["rewarded"] = rewards.size();
   m["median_sol_fraction"] = median_or_null(sols);
+  m["mean_sol_fraction"] = mean_or_null(sols);
   m["sol_samples"] = sols.size();
   m["suspicious"] = n_suspicious;
   return m;
@@ -165,7 +243,7 @@ std::vector<Group> group_records(const std::vector<TraceRecord>& recs, const std
   std::vector<Group> groups;
   std::map<std::string, size_t> index;
   for (const TraceRecord& r : recs) {
-    Group g{rec::run_of(r), std::nullopt, std::nullopt, {}};
+    Group g{rec::run_of(r), std::nullopt, std::nullopt, {}, by == "run"};
     std::string key = g.run + '\x1f';
     if (by == "level") {
       g.level = rec::level_of(r);
@@ -196,7 +274,7 @@ std::vector<Group> group_records(const std::vector<TraceRecord>& recs, const std
 }
 
 json group_json(const Group& g, const Settings& s) {
-  json m = metrics(g.recs, s);
+  json m = metrics(g.recs, s, g.pooled);
   m["run"] = g.run;
   m["level"] = g.level ? json(*g.level) : json(nullptr);
   m["problem"] = g.problem ? json(*g.problem) : json(nullptr);
@@ -232,6 +310,7 @@ std::vector<TraceRecord> select(const std::vector<TraceRecord>& records, const R
       std::optional<double> reward = compute_reward(*preset, r);
       r.reward = reward ? Field<double>(*reward) : Field<double>(nullptr);
       r.reward_preset = preset->name;
+      r.reward_preset_version = preset->version;
     }
   return drop_duplicates(kept, dropped);
 }
@@ -254,6 +333,29 @@ json unattributed_json(const std::vector<TraceRecord>& recs) {
     g["status_counts"][st] = g["status_counts"].value(st, 0) + 1;
   }
   return {{"records", recs.size()}, {"runs", runs}};
+}
+
+// Which records stay out of the pooled speedup figures: every level holding a problem whose
+// problem.yaml says `score.pooled: false`, with the problems, the samples and each level's note.
+json pooled_json(const std::vector<TraceRecord>& recs, const Settings& s) {
+  std::set<int> levels;
+  std::set<std::string> problems;
+  json notes = json::object();
+  size_t samples = 0;
+  for (const TraceRecord& r : recs) {
+    const ScoreSpec& sc = score_of_record(r);
+    if (sc.pooled) continue;
+    ++samples;
+    if (auto p = rec::problem_of(r)) problems.insert(*p);
+    if (auto l = rec::level_of(r)) {
+      levels.insert(*l);
+      if (!sc.note.empty()) notes["L" + std::to_string(*l)] = sc.note;
+    }
+  }
+  return {{"all_levels", s.pool_all},
+          {"not_comparable",
+           {{"levels", levels}, {"problems", problems}, {"samples", samples}, {"notes", notes}}},
+          {"left_out", !s.pool_all && samples > 0}};
 }
 
 }  // namespace
@@ -294,6 +396,15 @@ json aggregate(const Prepared& prepared, const ReportOptions& opt, const Setting
   a["unattributed"] = unattributed_json(prepared.unattributed);
   a["runs"] = json::array();
   for (const auto& name : order) a["runs"].push_back(run_metrics[name]);
+  a["pooled"] = pooled_json(recs, s);
+  a["levels"] = json::array();
+  for (const Group& g : group_records(recs, "level", order)) {
+    json m = group_json(g, s);
+    const ScoreSpec& sc = score_of_record(*g.recs.front());
+    m["pooled"] = sc.pooled;
+    m["note"] = sc.note.empty() ? json(nullptr) : json(sc.note);
+    a["levels"].push_back(std::move(m));
+  }
   a["groups"] = json::array();
   if (opt.by == "run") {
     a["groups"] = a["runs"];

@@ -1,6 +1,6 @@
 // Aggregation of trace records: the metrics of a group of records (pass@k, fast_p, geometric-mean
 // speedup, rates, status counts), grouping by run, level or problem, run order, and the whole
-// `kernrl.report.v2` object (docs/report.md, "Metrics" and "json").
+// `kernrl.report.v3` object (docs/report.md, "Metrics" and "json").
 #pragma once
 
 #include <cstddef>
@@ -16,7 +16,7 @@
 namespace kernrl {
 
 // The JSON output's schema name; bumped only when a key is removed or changes meaning.
-constexpr const char* kReportSchema = "kernrl.report.v2";
+constexpr const char* kReportSchema = "kernrl.report.v3";
 
 // Unbiased pass@k estimator 1 - C(n-c, k) / C(n, k), computed as a stable product.
 // Throws std::invalid_argument unless 1 <= k <= n and 0 <= c <= n.
@@ -41,8 +41,12 @@ Prepared prepare(const std::vector<TraceRecord>& records, const ReportOptions& o
 // caller, who read the files.
 nlohmann::json aggregate(const Prepared& prepared, const ReportOptions& opt, const Settings& s);
 
-// The metrics object of one group of records (without its run/level/problem keys).
-nlohmann::json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s);
+// The metrics object of one group of records (without its run/level/problem keys). With `pooled`
+// (a group spanning levels: a run, a side of a comparison) and without s.pool_all, the speedup
+// figures (geomean_speedup, timed_correct, fast_p) leave out records of problems whose
+// problem.yaml says `score.pooled: false`, and `unpooled` says which.
+nlohmann::json metrics(const std::vector<const TraceRecord*>& recs, const Settings& s,
+                       bool pooled = false);
 
 // A metrics object's value for a --sort metric, when it is a number.
 std::optional<double> metric_value(const nlohmann::json& m, const SortMetric& s);
@@ -52,6 +56,7 @@ struct Group {
   std::optional<int> level;
   std::optional<std::string> problem;
   std::vector<const TraceRecord*> recs;
+  bool pooled = false;  // a run: its speedup figures are pooled across levels (metrics())
 };
 
 // Groups at the granularity `by` (run, level or problem): runs in `run_order` first (runs not in
@@ -59,7 +64,8 @@ struct Group {
 std::vector<Group> group_records(const std::vector<TraceRecord>& recs, const std::string& by,
                                  const std::vector<std::string>& run_order);
 
-// metrics() of the group plus its run, level and problem.
+// metrics() of the group plus its run, level and problem; a run group's speedup figures pooled
+// (metrics()), a level's or a problem's over all of its records.
 nlohmann::json group_json(const Group& g, const Settings& s);
 
 // "L1_23_Softmax" sorts as (1, 23); ids of another shape sort after, by name.

@@ -8,6 +8,7 @@
 
 #include "report/aggregate.h"
 #include "report/records.h"
+#include "report/scoring.h"
 
 namespace kernrl::report {
 using nlohmann::json;
@@ -16,7 +17,9 @@ namespace {
 
 struct Side {
   int samples = 0, correct = 0;
-  std::vector<double> log_speedups;
+  std::vector<double> log_speedups;                 // the records' own speedups
+  std::map<std::string, std::vector<double>> over;  // ln speedup over "torch" / "kernel"
+  std::set<std::string> kinds;                      // the baselines the own speedups are over
   std::optional<int> level;
 };
 
@@ -28,14 +31,26 @@ std::map<std::string, Side> sides_by_problem(const std::vector<TraceRecord>& rec
     Side& s = out[*p];
     s.samples++;
     s.correct += rec::is_correct(r);
-    if (auto sp = rec::counted_speedup(r)) s.log_speedups.push_back(std::log(*sp));
+    if (auto sp = rec::counted_speedup(r)) {
+      s.log_speedups.push_back(std::log(*sp));
+      s.kinds.insert(speedup_kind(r));
+    }
+    for (const char* k : {"torch", "kernel"})
+      if (auto v = speedup_over(r, k)) s.over[k].push_back(std::log(*v));
     if (!s.level) s.level = rec::level_of(r);
   }
   return out;
 }
 
-json side_json(const Side& s, json* geomean) {
-  json gm = mean_or_null(s.log_speedups);
+// `kind`: the baseline both sides' speedups are compared over ("" for the records' own).
+json side_json(const Side& s, const std::string& kind, json* geomean) {
+  const std::vector<double>* logs = &s.log_speedups;
+  if (!kind.empty()) {
+    static const std::vector<double> none;
+    auto it = s.over.find(kind);
+    logs = it != s.over.end() ? &it->second : &none;
+  }
+  json gm = mean_or_null(*logs);
   *geomean = gm.is_null() ? gm : json(std::exp(gm.get<double>()));
   return {{"samples", s.samples},
           {"correct", s.correct},
@@ -50,7 +65,7 @@ json pooled(const std::vector<TraceRecord>& recs, const Settings& s) {
     ptrs.push_back(&r);
     runs.insert(rec::run_of(r));
   }
-  json m = metrics(ptrs, s);
+  json m = metrics(ptrs, s, true);  // one side across levels: pooled speedups
   m["runs"] = runs;
   return m;
 }
@@ -82,10 +97,20 @@ json compare(const std::vector<TraceRecord>& current, const std::vector<TraceRec
     counts[status]++;
     if (status == "regressed") regressions.push_back(id);
     if (status == "fixed") fixed.push_back(id);
+    // Speedups are compared over one baseline: the records' own where both sides' are over the
+    // same one, else over PyTorch, which every record gives (a trace from before the reference
+    // kernel against a newer one).
+    std::set<std::string> kinds;
+    if (c) kinds.insert(c->kinds.begin(), c->kinds.end());
+    if (b) kinds.insert(b->kinds.begin(), b->kinds.end());
+    std::string kind = kinds.size() <= 1 ? "" : "torch";
     json cg = nullptr, bg = nullptr;
     json row = {{"problem", id}, {"status", status}};
-    row["current"] = c ? side_json(*c, &cg) : json(nullptr);
-    row["baseline"] = b ? side_json(*b, &bg) : json(nullptr);
+    row["current"] = c ? side_json(*c, kind, &cg) : json(nullptr);
+    row["baseline"] = b ? side_json(*b, kind, &bg) : json(nullptr);
+    row["speedup_over"] = !kind.empty()   ? json(kind)
+                          : kinds.empty() ? json(nullptr)
+                                          : json(*kinds.begin());
     std::optional<int> level = c && c->level ? c->level : b ? b->level : std::nullopt;
     row["level"] = level ? json(*level) : json(nullptr);
     row["correct_rate_delta"] = c && b ? json(row["current"]["correct_rate"].get<double>() -

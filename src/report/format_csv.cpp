@@ -30,6 +30,12 @@ const char* const kTailFields[] = {"geomean_speedup", "timed_correct",       "me
                                    "rewarded",        "median_sol_fraction", "sol_samples",
                                    "suspicious"};
 
+// Appended after the status columns, so that earlier columns keep their places.
+const char* const kScoreFields[] = {"mean_sol_fraction",     "lead",
+                                    "geomean_speedup_torch", "geomean_speedup_kernel",
+                                    "unpooled_samples",      "median_throughput",
+                                    "throughput_unit"};
+
 // With --baseline the table is the per-problem comparison.
 std::string comparison_csv(const json& cmp) {
   std::vector<json> head = {"problem", "level", "status"};
@@ -63,6 +69,7 @@ std::string render_csv(const ReportData& data) {
   for (const auto& p : p_keys(a)) head.push_back("fast_" + p);
   for (const char* f : kTailFields) head.push_back(f);
   for (const auto& s : statuses) head.push_back("status_" + s);
+  for (const char* f : kScoreFields) head.push_back(f);
   std::string out = csv_line(head);
   for (const auto& g : a["groups"]) {
     std::vector<json> row = {g["run"],      g["level"],       g["problem"],      g["samples"],
@@ -74,6 +81,16 @@ std::string render_csv(const ReportData& data) {
     for (const auto& p : p_keys(a)) row.push_back(g["fast_p"][p]);
     for (const char* f : kTailFields) row.push_back(g[f]);
     for (const auto& s : statuses) row.push_back(g["status_counts"].value(s, 0));
+    const json& over = g.value("geomean_speedup_over", json::object());
+    const json& un = g.value("unpooled", json());
+    row.push_back(g.value("mean_sol_fraction", json(nullptr)));
+    row.push_back(g.value("lead", json(nullptr)));
+    row.push_back(over.value("torch", json(nullptr)));
+    row.push_back(over.value("kernel", json(nullptr)));
+    row.push_back(un.is_object() ? un["samples"] : json(0));
+    const json& tp = g.value("median_throughput", json());
+    row.push_back(tp.is_object() ? tp["value"] : json(nullptr));
+    row.push_back(tp.is_object() ? tp["unit"] : json(nullptr));
     out += csv_line(row);
   }
   return out;

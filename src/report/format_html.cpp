@@ -6,6 +6,7 @@
 
 #include "report/records.h"
 #include "report/render.h"
+#include "report/scoring.h"
 #include "report/svg.h"
 #include "report/tables.h"
 
@@ -80,6 +81,8 @@ struct ChartData {
   std::map<std::string, std::map<std::optional<int>, json>> level_metrics;
   // run -> level -> records (only with the records at hand)
   std::map<std::string, std::map<std::optional<int>, std::vector<const TraceRecord*>>> records;
+  bool pool_all = false;  // --pool-all
+  bool left_out = false;  // the runs' pooled figures leave levels out
 };
 
 bool level_less(const std::optional<int>& a, const std::optional<int>& b) {
@@ -90,6 +93,8 @@ bool level_less(const std::optional<int>& a, const std::optional<int>& b) {
 ChartData chart_data(const ReportData& d) {
   const json& a = d.report;
   ChartData c;
+  c.pool_all = d.settings.pool_all;
+  c.left_out = a.value("pooled", json::object()).value("left_out", false);
   for (const auto& r : a["runs"]) {
     std::string name = r["run"].get<std::string>();
     c.color[name] = svg::palette(c.runs.size());
@@ -132,7 +137,9 @@ std::string record_tip(const TraceRecord& r) {
 
 std::string speedup_distribution(const ChartData& c) {
   svg::DistributionChart ch;
-  ch.title = "Speedup of correct samples over the PyTorch baseline, per run and level";
+  ch.title =
+      "Speedup of correct samples over their baseline (PyTorch, or the reference kernel where "
+      "a problem says so), per run and level";
   ch.x_label = "speedup (log scale): dots are samples, boxes the middle half, bars the median";
   ch.reference_label = "1x";
   for (const auto& run : c.runs) {
@@ -148,13 +155,26 @@ std::string speedup_distribution(const ChartData& c) {
       return row;
     };
     if (it->second.size() > 1) {
+      // The levels pooled in the run's figures (all of them under --pool-all).
       std::vector<const TraceRecord*> all;
-      for (const auto& [level, recs] : it->second) all.insert(all.end(), recs.begin(), recs.end());
-      ch.rows.push_back(row_of(run + " \u00b7 all levels", all));
+      bool left_out = false;
+      for (const auto& [level, recs] : it->second)
+        for (const TraceRecord* r : recs) {
+          if (!c.pool_all && !score_of_record(*r).pooled) {
+            left_out = true;
+            continue;
+          }
+          all.push_back(r);
+        }
+      ch.rows.push_back(
+          row_of(run + " \u00b7 " + (left_out ? "pooled levels" : "all levels"), all));
     }
     for (const auto& level : c.levels)
-      if (auto l = it->second.find(level); l != it->second.end())
-        ch.rows.push_back(row_of(run + " \u00b7 " + level_name(level), l->second));
+      if (auto l = it->second.find(level); l != it->second.end()) {
+        bool pooled = l->second.empty() || score_of_record(*l->second.front()).pooled;
+        ch.rows.push_back(row_of(
+            run + " \u00b7 " + level_name(level) + (pooled ? "" : " (not pooled)"), l->second));
+      }
   }
   if (ch.rows.empty()) return "<p class=\"note\">No record with a known problem.</p>\n";
   return svg::distribution_chart(ch);
@@ -198,9 +218,43 @@ std::string level_metric_charts(const json& a, const ChartData& c) {
     out += chart("pass@" + k + " (mean over problems with " + k + " or more samples)",
                  [&](const json& m) { return num(m["pass_at_k"][k]["value"]); });
   for (const auto& p : p_keys(a))
-    out += chart("fast_" + p + " (correct and faster than " + p + "x)",
+    out += chart("fast_" + p + " (correct and faster than " + p + "x)" +
+                     (c.left_out ? "; all: pooled levels" : ""),
                  [&](const json& m) { return num(m["fast_p"][p]); });
   return out;
+}
+
+// Mean SOL fraction per level and run: how close to the hardware limit, where speedups say little.
+std::string sol_by_level_chart(const json& a, const ChartData& c) {
+  svg::BarChart ch;
+  ch.title = "Mean SOL fraction of timed samples, by level";
+  ch.percent = false;
+  for (const auto& run : c.runs) ch.series.push_back({run, c.color.at(run)});
+  for (const auto& l : c.levels) ch.categories.push_back(level_name(l));
+  ch.categories.push_back("all");
+  bool any = false;
+  for (const auto& run : c.runs) {
+    std::vector<std::optional<double>> vals;
+    auto value = [&](const json& m) -> std::optional<double> {
+      const json& v = m.value("mean_sol_fraction", json(nullptr));
+      if (!v.is_number()) return std::nullopt;
+      any = true;
+      return v.get<double>();
+    };
+    for (const auto& l : c.levels) {
+      std::optional<double> v;
+      auto rl = c.level_metrics.find(run);
+      if (rl != c.level_metrics.end())
+        if (auto m = rl->second.find(l); m != rl->second.end()) v = value(m->second);
+      vals.push_back(v);
+    }
+    std::optional<double> total;
+    for (const auto& r : a["runs"])
+      if (r["run"] == run) total = value(r);
+    vals.push_back(total);
+    ch.values.push_back(vals);
+  }
+  return any ? svg::bar_chart(ch) : "";
 }
 
 std::string sol_scatter(const ChartData& c) {
@@ -314,11 +368,15 @@ std::string render_html(const ReportData& d) {
   out += kStyle;
   out += "</style>\n</head>\n<body>\n<h1>kernrl report</h1>\n";
   out += "<p>" + svg::escape(summary(a)) + "</p>\n";
+  if (std::string note = pooled_note(a); !note.empty())
+    out += "<p class=\"note\">" + svg::escape(note) + "</p>\n";
   if (unattributed)
     out += "<p class=\"note\">" + svg::escape(count(un["records"])) +
            " unattributed record(s) (no known problem) are not counted below; see "
            "<a href=\"#unattributed\">Unattributed</a>.</p>\n";
+  Table level_scores = level_scores_table(a);
   out += "<nav><a href=\"#charts\">Charts</a><a href=\"#runs\">Runs</a>";
+  if (!level_scores.rows.empty()) out += "<a href=\"#levels\">Scores by level</a>";
   if (a["by"] != "run")
     out += "<a href=\"#groups\">By " + svg::escape(a["by"].get<std::string>()) + "</a>";
   out += "<a href=\"#statuses\">Statuses</a>";
@@ -336,6 +394,8 @@ std::string render_html(const ReportData& d) {
   }
   out += "<h3>pass@k and fast_p by level</h3>\n<div class=\"charts\">\n" +
          level_metric_charts(a, c) + "</div>\n";
+  if (std::string sol = sol_by_level_chart(a, c); !sol.empty())
+    out += "<h3>Speed of light by level</h3>\n" + sol;
   if (d.prepared) {
     out += "<h3>Speed of light against speedup</h3>\n";
     std::string scatter = sol_scatter(c);
@@ -353,6 +413,12 @@ std::string render_html(const ReportData& d) {
   if (a["leaderboard"].is_object())
     out += " (best first by " + svg::escape(a["leaderboard"]["metric"].get<std::string>()) + ")";
   out += "</h2>\n" + html_table(metrics_table(a, a["runs"], {"run"}, a["leaderboard"].is_object()));
+  if (!level_scores.rows.empty())
+    out +=
+        "<h2 id=\"levels\">Scores by level</h2>\n<p class=\"note\">score: the level's lead "
+        "measure (mean SOL fraction where speedups over the baseline say little, else the geomean "
+        "speedup); speedup: geomean over the baseline each problem's records are against.</p>\n" +
+        html_table(level_scores);
   if (a["by"] == "level")
     out += "<h2 id=\"groups\">By level</h2>\n" +
            html_table(metrics_table(a, a["groups"], {"run", "level"}, false));

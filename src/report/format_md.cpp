@@ -47,10 +47,18 @@ std::string render_md(const ReportData& data) {
         count(un["records"]) +
         " unattributed record(s) (no known problem) are not counted below; see Unattributed.\n\n";
 
+  if (std::string note = pooled_note(a); !note.empty()) out += note + "\n\n";
+
   out += "## Runs";
   if (a["leaderboard"].is_object())
     out += " (best first by " + a["leaderboard"]["metric"].get<std::string>() + ")";
   out += "\n\n" + md_table(metrics_table(a, a["runs"], {"run"}, a["leaderboard"].is_object()));
+  if (Table t = level_scores_table(a); !t.rows.empty())
+    out +=
+        "\n## Scores by level\n\nscore: the level's lead measure (mean SOL fraction where "
+        "speedups over the baseline say little, else the geomean speedup); speedup: geomean over "
+        "the baseline each problem's records are against (its correct timed samples).\n\n" +
+        md_table(t);
   std::string by = a["by"];
   if (by == "level")
     out += "\n## By level\n\n" + md_table(metrics_table(a, a["groups"], {"run", "level"}, false));

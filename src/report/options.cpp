@@ -13,7 +13,7 @@ namespace {
 
 const char* const kPlainMetrics[] = {
     "samples",     "problems",        "format_rate",         "compile_rate", "correct_rate",
-    "mean_reward", "geomean_speedup", "median_sol_fraction", "suspicious"};
+    "mean_reward", "geomean_speedup", "median_sol_fraction", "suspicious",   "mean_sol_fraction"};
 
 }  // namespace
 
@@ -68,6 +68,7 @@ Settings settings_of(const ReportOptions& opt) {
       throw std::invalid_argument("--k values must be >= 1 (got " + std::to_string(k) + ")");
   for (double p : ps)
     if (!std::isfinite(p)) throw std::invalid_argument("--p values must be finite numbers");
+  s.pool_all = opt.pool_all;
   s.ks.assign(ks.begin(), ks.end());
   s.ps.assign(ps.begin(), ps.end());
   return s;

@@ -21,6 +21,9 @@ struct ReportOptions {
   bool fail_on_regression = false;
   std::string reward_preset;  // non-empty: rescore every record with this preset before aggregating
   std::string run;            // non-empty: only records of this run
+  // Pool every level's speedups in the run-wide figures, also those of problems whose
+  // problem.yaml says `score.pooled: false` (left out by default).
+  bool pool_all = false;
 };
 
 namespace report {
@@ -43,6 +46,7 @@ struct Settings {
   std::vector<int> ks;
   std::vector<double> ps;
   std::optional<SortMetric> sort;
+  bool pool_all = false;  // --pool-all
 };
 
 // Checks --by, --format, --sort, --k and --p; throws std::invalid_argument on a bad value.

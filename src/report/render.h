@@ -14,7 +14,7 @@
 namespace kernrl::report {
 
 struct ReportData {
-  const nlohmann::json& report;  // the kernrl.report.v2 object (aggregate)
+  const nlohmann::json& report;  // the kernrl.report.v3 object (aggregate)
   const Settings& settings;      // the k and p lists it was computed with
   // The records it counts (after --run, --reward, duplicates), or null when the caller only has
   // the aggregate: formats that plot single samples then leave those charts out.

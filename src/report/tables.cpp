@@ -55,7 +55,7 @@ std::vector<std::string> metric_head(const json& a) {
   std::vector<std::string> h = {"samples", "problems", "format", "compile", "correct"};
   for (const auto& k : k_keys(a)) h.push_back("pass@" + k);
   for (const auto& p : p_keys(a)) h.push_back("fast_" + p);
-  for (const char* c : {"geomean speedup", "mean reward", "median SOL", "suspicious"})
+  for (const char* c : {"geomean speedup", "mean reward", "median SOL", "mean SOL", "suspicious"})
     h.push_back(c);
   return h;
 }
@@ -73,8 +73,19 @@ std::vector<std::string> metric_cells(const json& m, const json& a) {
                   : "-");
   c.push_back(dec(m["mean_reward"]));
   c.push_back(dec(m["median_sol_fraction"]));
+  c.push_back(dec(m.value("mean_sol_fraction", json(nullptr))));
   c.push_back(count(m["suspicious"]));
   return c;
+}
+
+std::string speed_cell(const json& v) {
+  return v.is_number() ? dec(v, "%.3fx") : "-";
+}
+
+std::string list_levels(const json& levels) {
+  std::string out;
+  for (const auto& l : levels) out += (out.empty() ? "" : ", ") + level_text(l);
+  return out;
 }
 
 }  // namespace
@@ -85,6 +96,9 @@ Table metrics_table(const json& a, const json& rows, const std::vector<std::stri
   t.head = ids;
   if (ranked) t.head.insert(t.head.begin(), "rank");
   for (const auto& h : metric_head(a)) t.head.push_back(h);
+  // Per problem, the achieved throughput in the problem's natural unit (GB/s, TFLOP/s, hashes/s).
+  const bool per_problem = std::find(ids.begin(), ids.end(), "problem") != ids.end();
+  if (per_problem) t.head.push_back("median throughput");
   for (const auto& r : rows) {
     std::vector<std::string> c;
     if (ranked) c.push_back(std::to_string(t.rows.size() + 1));
@@ -93,10 +107,66 @@ Table metrics_table(const json& a, const json& rows, const std::vector<std::stri
                   : r[id].is_string() ? r[id].get<std::string>()
                                       : "(unknown)");
     for (auto& x : metric_cells(r, a)) c.push_back(x);
+    if (per_problem) {
+      const json& tp = r.value("median_throughput", json(nullptr));
+      c.push_back(tp.is_object() && tp["value"].is_number()
+                      ? fmt("%.4g", tp["value"].get<double>()) + " " + tp["unit"].get<std::string>()
+                      : "-");
+    }
     t.rows.push_back(c);
   }
   t.left = ids.size() + ranked;
   return t;
+}
+
+Table level_scores_table(const json& a) {
+  Table t;
+  t.head = {"run",      "level",      "lead",    "score",        "samples",         "correct",
+            "mean SOL", "median SOL", "speedup", "over PyTorch", "over ref kernel", "pooled"};
+  t.left = 3;
+  for (const auto& m : a.value("levels", json::array())) {
+    std::string lead = m["lead"].is_string() ? m["lead"].get<std::string>() : "-";
+    // The headline: mean SOL fraction where it is the better measure, else the geomean speedup.
+    std::string score = lead == "sol"       ? dec(m["mean_sol_fraction"]) + " SOL"
+                        : lead == "speedup" ? speed_cell(m["geomean_speedup"])
+                                            : "-";
+    if (score == "- SOL") score = "-";
+    const json& over = m.value("geomean_speedup_over", json::object());
+    const json& kinds = m.value("speedup_baselines", json::object());
+    std::string against = kinds.value("kernel", 0) > 0 && kinds.value("torch", 0) > 0 ? " (mixed)"
+                          : kinds.value("kernel", 0) > 0 ? " (ref kernel)"
+                                                         : "";
+    t.rows.push_back(
+        {m["run"].get<std::string>(), level_text(m["level"]), lead == "sol" ? "SOL" : lead, score,
+         count(m["samples"]), pct(m["correct_rate"]), dec(m["mean_sol_fraction"]),
+         dec(m["median_sol_fraction"]),
+         m["geomean_speedup"].is_number()
+             ? speed_cell(m["geomean_speedup"]) + against + " (" + count(m["timed_correct"]) + ")"
+             : "-",
+         speed_cell(over.value("torch", json(nullptr))),
+         speed_cell(over.value("kernel", json(nullptr))), m.value("pooled", true) ? "yes" : "no"});
+  }
+  return t;
+}
+
+std::string pooled_note(const json& a) {
+  const json& p = a.value("pooled", json::object());
+  const json& nc = p.value("not_comparable", json::object());
+  if (nc.value("samples", 0) == 0) return "";
+  std::string levels = list_levels(nc["levels"]);
+  std::string why;
+  for (const auto& [level, note] : nc["notes"].items())
+    why += (why.empty() ? "" : "; ") + level + ": " + note.get<std::string>();
+  std::string n = count(nc["samples"]) + " sample(s) of " + std::to_string(nc["problems"].size()) +
+                  " problem(s)";
+  if (p.value("left_out", false))
+    return "Pooled speedup figures (the runs' geomean speedup and fast_p) leave out " + levels +
+           " (" + n + "): their speedups are not comparable with other levels'" +
+           (why.empty() ? "" : " (" + why + ")") +
+           ". Their own figures are under Scores by level; --pool-all includes them.";
+  return "Pooled speedup figures include " + levels + " (" + n +
+         ", --pool-all), whose speedups are not comparable with other levels'" +
+         (why.empty() ? "" : " (" + why + ")") + ".";
 }
 
 Table status_table(const json& a) {

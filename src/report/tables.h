@@ -35,6 +35,12 @@ struct Table {
 // first when `ranked`, then the metric columns of the report's k and p.
 Table metrics_table(const nlohmann::json& report, const nlohmann::json& rows,
                     const std::vector<std::string>& ids, bool ranked);
+// Scores by level: per run and level, the measure to lead with and its value, SOL fractions,
+// speedups over each baseline, and whether the level is in the pooled figures.
+Table level_scores_table(const nlohmann::json& report);
+// The line saying which levels the pooled speedup figures leave out (or, under --pool-all, take in
+// though not comparable), and why; empty when every level is comparable.
+std::string pooled_note(const nlohmann::json& report);
 // Status counts per run.
 Table status_table(const nlohmann::json& report);
 // Where the grader's time went per run (mean ms per record); no rows when no record says.

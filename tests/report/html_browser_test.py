@@ -280,17 +280,20 @@ def main():
     pages = [
         ("runs.html", [fx("runs.jsonl"), "--baseline", fx("base.jsonl"), "--run", "model-a", "--by", "level",
                        "--k", "1,2"],
-         {"count": 13, "charts": ["Speedup of correct samples", "pass@1", "pass@2", *fast, "sol_fraction",
+         {"count": 14, "charts": ["Speedup of correct samples", "pass@1", "pass@2", *fast, "Mean SOL fraction", "sol_fraction",
                                   "Statuses", "Speedup now", "Correct rate now"],
           "colors": ["#0072b2", "#009e73", "#d55e00"]}),
         ("runs_all.html", [fx("runs.jsonl"), "--sort", "pass@1"],
-         {"count": 10, "charts": ["Speedup of correct samples", "pass@1", "sol_fraction", "Statuses"],
+         {"count": 11, "charts": ["Speedup of correct samples", "pass@1", "Mean SOL fraction", "sol_fraction", "Statuses"],
           "colors": ["#0072b2", "#e69f00", "#009e73"]}),
         ("hostile.html", [fx("hostile.jsonl"), "--baseline", fx("hostile_base.jsonl"), "--by", "problem"],
-         {"count": 12, "charts": ["Speedup of correct samples", "Statuses", "Speedup now"],
+         {"count": 13, "charts": ["Speedup of correct samples", "Statuses", "Speedup now"],
           "colors": ["#0072b2", "#e69f00"],
           "texts": ["</title><script>alert('run')</script>", "L1_1_<img src=x onerror=alert(1)>",
                     "L1_2_</style><script>alert(3)</script>"]}),
+        ("levels.html", [fx("../levels.jsonl"), "--by", "level"],
+         {"count": 11, "charts": ["Speedup of correct samples", "Mean SOL fraction", "sol_fraction", "Statuses"],
+          "colors": ["#0072b2"]}),
     ]
     failed = False
     with tempfile.TemporaryDirectory() as profile:

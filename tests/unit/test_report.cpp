@@ -107,9 +107,9 @@ TEST_CASE("fast_p: correct and strictly faster than p, over all samples") {
 
 TEST_CASE("--reward rescores every record before aggregating") {
   ReportOptions opt;
-  opt.reward_preset = std::string(KERNRL_SOURCE_DIR) + "/configs/rewards/staged.yaml";
+  opt.reward_preset = std::string(KERNRL_SOURCE_DIR) + "/configs/rewards/staged-v1.yaml";
   json a = kernrl::aggregate(load({"fastp.jsonl"}), opt);
-  // staged: compiled 0.1, correct 0.3, faster 0.3 + min(0.3, 0.3 * log2(s) / 5)
+  // staged (version 1): compiled 0.1, correct 0.3, faster 0.3 + min(0.3, 0.3 * log2(s) / 5)
   //   1.0 -> 0.4; 2.0 but suspicious (scored as not correct) -> 0.1; 0.5 -> 0.4; incorrect -> 0.1;
   //   1.5 -> 0.7 + 0.06 * log2(1.5) = 0.73509775
   CHECK(run_row(a, "fastp")["mean_reward"].get<double>() == doctest::Approx(1.73509775 / 5));
@@ -130,7 +130,7 @@ TEST_CASE(
   REQUIRE(res.code == 0);
   CHECK(res.err.find("shard_b.jsonl:4: ") != std::string::npos);
   json a = json::parse(res.out);
-  CHECK(a["schema"] == "kernrl.report.v2");
+  CHECK(a["schema"] == "kernrl.report.v3");
   CHECK(a["files"].size() == 2);
   REQUIRE(a["malformed_lines"].size() == 1);
   CHECK(a["malformed_lines"][0]["line"] == 4);

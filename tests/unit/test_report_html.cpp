@@ -75,8 +75,11 @@ TEST_CASE("html report: a self-contained page with the tables and every chart") 
   CHECK(page.rfind("<!DOCTYPE html>\n", 0) == 0);
   CHECK(page.find("Content-Security-Policy\" content=\"default-src 'none'") != std::string::npos);
   CHECK(page.size() < 200000);
-  // Charts: speedup distribution, pass@1, pass@2, six fast_p, the scatter, statuses, two deltas.
-  CHECK(occurrences(page, "<svg class=\"chart\"") == 13);
+  // Charts: speedup distribution, pass@1, pass@2, six fast_p, SOL by level, the scatter, statuses,
+  // two deltas.
+  CHECK(occurrences(page, "<svg class=\"chart\"") == 14);
+  CHECK(page.find("aria-label=\"Mean SOL fraction of timed samples, by level") != std::string::npos);
+  CHECK(page.find("<h2 id=\"levels\">Scores by level</h2>") != std::string::npos);
   CHECK(page.find("aria-label=\"Speedup of correct samples") != std::string::npos);
   CHECK(page.find("aria-label=\"pass@2") != std::string::npos);
   CHECK(page.find("aria-label=\"fast_1.5") != std::string::npos);
@@ -127,8 +130,8 @@ TEST_CASE("html report from the aggregate alone (render): charts of single sampl
   std::string page = kernrl::render(a, opt);
   CHECK(page.find("aria-label=\"Speedup of correct samples") == std::string::npos);
   CHECK(page.find("aria-label=\"Fraction of the hardware limit") == std::string::npos);
-  // pass@1 and six fast_p from the level groups, and the statuses.
-  CHECK(occurrences(page, "<svg class=\"chart\"") == 8);
+  // pass@1, six fast_p and the SOL fractions from the level groups, and the statuses.
+  CHECK(occurrences(page, "<svg class=\"chart\"") == 9);
   CHECK(page.find("<td>model-b</td><td>L2</td>") != std::string::npos);
   check_markup(page);
 }

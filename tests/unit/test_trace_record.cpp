@@ -3,16 +3,18 @@
 // records read without harm, and the struct agreeing with docs/trace-format.md.
 //
 // tests/fixtures/records/:
-//   pipeline.jsonl  records of every status a worker answers, made by kernrl before TraceRecord
-//                   (prepare_source + complete_record with the worker answers below, the session's
-//                   fields added, times fixed); the test makes them again and compares the bytes
-//   cli.jsonl       records of the CLI in compile-only mode made by kernrl before TraceRecord:
-//                   eval (compiled, compile_error with a capped log, launch_error, format_error,
+//   pipeline.jsonl  records of every status a worker answers, made by kernrl's JSON records before
+//                   TraceRecord (main at e8b586e: prepare_source + complete_record with the worker
+//                   answers below, the session's fields added, times fixed), including the
+//                   reference kernel as baseline, launch facts, a profile and a problem's own unit
+//                   of work; the test makes them again and compares the bytes
+//   cli.jsonl       records of the CLI in compile-only mode made by that same kernrl: eval
+//                   (compiled, compile_error with a capped log, launch_error, format_error,
 //                   unattributed: not named, unknown problem, unreadable, unknown --problem), a
 //                   converted KernelBench module (.py), grade-dir (run, sample, run_seed, a file
 //                   name with a byte that is not UTF-8) and serve --stdio (labels, a cache hit)
 //   odd.jsonl       hand-written records: older shapes, values of unexpected types, unknown keys
-//   softmax.cu      the answer pipeline.jsonl's records graded
+//   softmax.cu, sha256.cu  the answers pipeline.jsonl's records graded
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -101,7 +103,7 @@ std::vector<std::string> pipeline_records() {
       g.phases = ph;
     }
   };
-  auto finish = [](Prepared& p) {
+  auto finish = [](Prepared& p, uint64_t run_seed = 42) {
     TraceRecord& r = p.record;
     r.timestamp = "2026-11-24T03:00:00Z";
     if (r.compile) {
@@ -115,7 +117,7 @@ std::vector<std::string> pipeline_records() {
     }
     r.wall_ms = 1234.5;
     if (r.grader) r.grader->total_ms = 1234.5;
-    r.run_seed = 42;
+    r.run_seed = run_seed;
     return r.to_line();
   };
   auto answer = [](const char* text) { return EvalAnswer::from_json(json::parse(text)); };
@@ -207,6 +209,67 @@ std::vector<std::string> pipeline_records() {
                     "no GPU: no /dev/nvidia*");
     out.push_back(finish(p));
   }
+  {  // correct, over the problem's reference kernel, with launch facts and a profile
+    Prepared p = make("model-b", 0, 12);
+    grader(p, 0.5, 700.0, {{"kernel", 2.0}, {"launches", 1.5}}, true);
+    EvalAnswer a = answer(R"({"status":"correct","error":null,"fatal":false,"phases_ms":{},
+      "correctness":{"n_trials":5,"n_passed":5,"trials":[]},
+      "timing":{"sizes":{"batch_size":4096,"dim":16384},"kernel":{"median_ms":0.2,"mean_ms":0.21,
+        "std_ms":0.01,"min_ms":0.19,"max_ms":0.25,"mad_ms":0.005,"n":20,"rel_stderr":0.01},
+        "baseline":{"median_ms":0.1742,"mean_ms":0.1745,"std_ms":0.0002,"min_ms":0.174,
+        "max_ms":0.1751,"mad_ms":0.0001,"n":10,"rel_stderr":0.00036},"baseline_source":"reused",
+        "kernel_baseline":{"median_ms":0.25,"mean_ms":0.26,"std_ms":0.01,"min_ms":0.24,
+        "max_ms":0.3,"mad_ms":0.004,"n":20,"rel_stderr":0.01},"kernel_baseline_source":"measured",
+        "speedup_baseline":"kernel"},
+      "launches":[{"index":1,"kernel":"softmax_rows","line":4,"repeats":1,"grid":[4096,1,1],
+        "block":[256,1,1],"dynamic_shared_bytes":0,"static_shared_bytes":64,"registers":40,
+        "local_bytes":0,"max_threads_per_block":1024,"occupancy":{"active_blocks_per_sm":6,
+        "active_warps_per_sm":48,"max_warps_per_sm":64,"fraction":0.75,"limited_by":["registers"],
+        "block_limits":{"blocks":32,"registers":6,"shared_memory":28,"warps":8}},"ms":0.2,
+        "share":1.0}]})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    p.record.grader->kernel_baseline_ms = 950.5;  // as the session adds them
+    p.record.profile = json::parse(R"({"tool":"ncu","launches":[{"kernel":"softmax_rows",
+      "duration_us":201.5,"dram_throughput_pct":88.5,"sm_throughput_pct":30.25,
+      "achieved_occupancy_pct":70.0,"stalls":[{"reason":"long_scoreboard","ratio":4.5}]}]})");
+    p.record.grader->profile_ms = 3000.0;
+    out.push_back(finish(p, 43));
+  }
+  {  // correct, the problem's speedups over its reference kernel, which could not be timed
+    Prepared p = make("model-b", 1, 13);
+    grader(p, 0.5, 700.0, {{"kernel", 2.0}}, true);
+    EvalAnswer a = answer(R"({"status":"correct","error":null,"fatal":false,"phases_ms":{},
+      "correctness":{"n_trials":5,"n_passed":5,"trials":[]},
+      "timing":{"sizes":{"batch_size":4096,"dim":16384},"kernel":{"median_ms":0.5,"mean_ms":0.5,
+        "std_ms":0.01,"min_ms":0.49,"max_ms":0.52,"mad_ms":0.005,"n":20,"rel_stderr":0.01},
+        "baseline":{"median_ms":0.1742,"mean_ms":0.1745,"std_ms":0.0002,"min_ms":0.174,
+        "max_ms":0.1751,"mad_ms":0.0001,"n":10,"rel_stderr":0.00036},"baseline_source":"measured",
+        "speedup_baseline":"kernel","kernel_baseline_error":"the reference kernel graded incorrect"}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p, 43));
+  }
+  {  // a problem with a unit of its own (hashes): work.units and throughput.units_per_s
+    GradeOptions opt;
+    opt.seed = 14;
+    opt.run = "model-b";
+    opt.sample = 2;
+    Prepared p =
+        prepare_source(slurp(kFixtures / "records" / "sha256.cu"),
+                       "runs/model-b/L10_1_SHA256_Single/sample_2.cu", opt, cfg, "sm_90a", 132);
+    REQUIRE(p.record.status_is(Status::Compiled));
+    grader(p, 0.5, 400.0, {{"kernel", 2.0}}, true);
+    EvalAnswer a = answer(R"({"status":"correct","error":null,"fatal":false,"phases_ms":{},
+      "correctness":{"n_trials":5,"n_passed":5,"trials":[]},
+      "timing":{"kernel":{"median_ms":0.8,"mean_ms":0.8,"std_ms":0.01,"min_ms":0.79,
+        "max_ms":0.82,"mad_ms":0.005,"n":20,"rel_stderr":0.01},"baseline":{"median_ms":40.0,
+        "mean_ms":40.0,"std_ms":0.2,"min_ms":39.0,"max_ms":41.0,"mad_ms":0.1,"n":10,
+        "rel_stderr":0.001},"baseline_source":"measured","kernel_baseline":{"median_ms":1.2,
+        "mean_ms":1.2,"std_ms":0.01,"min_ms":1.19,"max_ms":1.22,"mad_ms":0.005,"n":20,
+        "rel_stderr":0.01},"kernel_baseline_source":"file:baselines/x.json",
+        "speedup_baseline":"kernel"}})");
+    complete_record(p, &a, device, versions, preset, ceilings, "");
+    out.push_back(finish(p, 43));
+  }
   return out;
 }
 
@@ -225,24 +288,53 @@ std::map<std::string, std::string> documented_fields() {
   return rows;
 }
 
-// The names in the n-th `{...}` of a doc row: "{category, message, line?, kernel: stats}" ->
-// category, message, line, kernel.
+template <class T>
+std::set<std::string> keys_of() {
+  return {known_keys<T>().begin(), known_keys<T>().end()};
+}
+
+// The names at the top level of the n-th outermost `{...}` of a doc row: "{kind, speedups: {torch,
+// kernel?}, kernel_missing?}" -> kind, speedups, kernel_missing.
 std::set<std::string> braced_names(const std::string& text, int nth = 0) {
-  size_t open = std::string::npos;
-  for (int k = 0; k <= nth; ++k) open = text.find('{', open == std::string::npos ? 0 : open + 1);
-  REQUIRE(open != std::string::npos);
-  size_t close = text.find('}', open);
   std::set<std::string> names;
-  std::istringstream in(text.substr(open + 1, close - open - 1));
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    part = part.substr(0, part.find(':'));
-    std::string name;
-    for (char c : part)
-      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') name += c;
+  int depth = 0, group = -1;
+  std::string name;
+  bool in_name = true;  // before the ':' of the current entry
+  auto flush = [&] {
     if (!name.empty()) names.insert(name);
+    name.clear();
+    in_name = true;
+  };
+  for (char c : text) {
+    if (c == '{' && ++depth == 1) {
+      ++group;
+      continue;
+    }
+    if (c == '}' && depth-- == 1 && group == nth) flush();
+    if (depth != 1 || group != nth) continue;
+    if (c == ',') {
+      flush();
+    } else if (c == ':') {
+      in_name = false;
+    } else if (in_name && (std::isalnum(static_cast<unsigned char>(c)) || c == '_')) {
+      name += c;
+    }
   }
   return names;
+}
+
+// True when `key` is in the row as a word (`key`, {key, ...}).
+bool mentions(const std::string& row, const std::string& key) {
+  return std::regex_search(row, std::regex("(^|[^a-z_0-9])" + key + "([^a-z_0-9]|$)"));
+}
+
+// A record object's keys against its row: every name of the row's n-th `{...}` is a key, and every
+// key is in the row.
+template <class T>
+void check_row(const std::string& row, int nth = 0) {
+  std::set<std::string> keys = keys_of<T>();
+  for (const std::string& n : braced_names(row, nth)) CHECK_MESSAGE(keys.count(n), n);
+  for (const std::string& k : keys) CHECK_MESSAGE(mentions(row, k), k);
 }
 
 // The names in the first column of the table under a `### title` heading of docs/trace-format.md
@@ -264,17 +356,14 @@ std::set<std::string> subsection_fields(const std::string& title) {
   return names;
 }
 
-template <class T>
-std::set<std::string> keys_of() {
-  return {known_keys<T>().begin(), known_keys<T>().end()};
-}
-
 // True when no object of the record holds a key its type does not know.
 bool all_known(const TraceRecord& r) {
   bool ok = r.extra.empty();
   if (r.error) ok = ok && r.error->extra.empty();
   if (r.compile) ok = ok && r.compile->extra.empty();
-  if (r.work) ok = ok && r.work->extra.empty();
+  if (r.work) ok = ok && r.work->extra.empty() && (!r.work->units || r.work->units->extra.empty());
+  if (r.baseline) ok = ok && r.baseline->extra.empty();
+  if (r.throughput) ok = ok && r.throughput->extra.empty();
   if (r.grader) ok = ok && r.grader->extra.empty();
   if (r.problem_unknown) ok = ok && r.problem_unknown->extra.empty();
   if (r.converted) ok = ok && r.converted->extra.empty();
@@ -287,6 +376,7 @@ bool all_known(const TraceRecord& r) {
     ok = ok && r.timing->extra.empty();
     if (r.timing->kernel) ok = ok && r.timing->kernel->extra.empty();
     if (r.timing->baseline) ok = ok && r.timing->baseline->extra.empty();
+    if (r.timing->kernel_baseline) ok = ok && r.timing->kernel_baseline->extra.empty();
   }
   return ok;
 }
@@ -306,7 +396,7 @@ TEST_CASE("golden: kernrl's records read and written back byte for byte") {
       CHECK(all_known(r));  // kernrl's records hold nothing the type does not know
       ++n;
     }
-  CHECK(n == 27);
+  CHECK(n == 30);
 }
 
 TEST_CASE("golden: the pipeline builds the records it built before the typed record") {
@@ -327,6 +417,17 @@ TEST_CASE("golden: the pipeline builds the records it built before the typed rec
   TraceRecord fast = TraceRecord::from_json(json::parse(golden[1]));
   CHECK(fast.suspicious.value_or(false));
   CHECK(fast.timing->baseline->median_ms.value_or(0) == 1.0);  // written 1, read as a number
+  TraceRecord over_kernel = TraceRecord::from_json(json::parse(golden[8]));
+  CHECK(over_kernel.baseline->kind.value_or("") == "kernel");
+  CHECK(over_kernel.speedup.value_or(0) == doctest::Approx(0.25 / 0.2));
+  CHECK(over_kernel.launches->at(0).occupancy->limited_by->at(0) == "registers");
+  CHECK(over_kernel.profile->at("tool") == "ncu");
+  CHECK(over_kernel.grader->kernel_baseline_ms.value_or(0) == 950.5);
+  TraceRecord missing = TraceRecord::from_json(json::parse(golden[9]));
+  CHECK(missing.baseline->kernel_missing.value_or("").find("incorrect") != std::string::npos);
+  TraceRecord hashes = TraceRecord::from_json(json::parse(golden[10]));
+  CHECK(hashes.work->units->unit.value_or("") == "hashes");
+  CHECK(hashes.throughput->natural.value_or("") == "units_per_s");
   TraceRecord internal = TraceRecord::from_json(json::parse(golden[5]));
   CHECK(internal.reward.is_null());
   CHECK(exit_code_for(internal) == 4);
@@ -462,11 +563,14 @@ TEST_CASE("the schema doc and the struct list the same fields") {
   // The objects' own keys, as the rows spell them.
   CHECK(braced_names(doc["error"]) == keys_of<trace::Error>());
   CHECK(braced_names(doc["compile"]) == keys_of<trace::Compile>());
-  CHECK(braced_names(doc["work"]) == keys_of<trace::Work>());
   CHECK(braced_names(doc["problem_unknown"]) == keys_of<trace::ProblemUnknown>());
   CHECK(braced_names(doc["converted"]) == keys_of<trace::Converted>());
-  CHECK(braced_names(doc["timing"], 0) == keys_of<trace::Timing>());
   CHECK(braced_names(doc["timing"], 1) == keys_of<trace::Stats>());
+  check_row<trace::Timing>(doc["timing"]);
+  check_row<trace::Work>(doc["work"]);
+  check_row<trace::WorkUnits>(doc["work"], 1);
+  check_row<trace::Baseline>(doc["baseline"]);
+  check_row<trace::Throughput>(doc["throughput"]);
   for (const std::string& k : keys_of<trace::Grader>())
     CHECK_MESSAGE(doc["grader"].find("`" + k + "`") != std::string::npos, k);
   // `launches`: its own table, and the occupancy object's keys in its row.

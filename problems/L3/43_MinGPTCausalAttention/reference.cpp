@@ -2,9 +2,12 @@
 
 #include <cmath>
 
+#include "references/fused.h"
+
 namespace kernrl::problems::L3_43_MinGPTCausalAttention {
 
-TensorMap reference(const RefContext& c) {
+// Eager attention, as the OpenEnv module writes it: the scores materialised and masked.
+TensorMap portable(const RefContext& c) {
   const auto& x = c.t("x");
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), nh = c.size("n_head"), hd = C / nh;
   auto qkv = torch::linear(x, c.t("c_attn_weight"), c.t("c_attn_bias")).split(C, 2);
@@ -19,6 +22,18 @@ TensorMap reference(const RefContext& c) {
   return {{"out", torch::linear(y, c.t("c_proj_weight"), c.t("c_proj_bias"))}};
 }
 
-KERNRL_REFERENCE("L3_43_MinGPTCausalAttention", reference);
+// What a PyTorch user writes today: scaled_dot_product_attention with is_causal.
+TensorMap fused(const RefContext& c) {
+  const auto& x = c.t("x");
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), nh = c.size("n_head"), hd = C / nh;
+  auto qkv = torch::linear(x, c.t("c_attn_weight"), c.t("c_attn_bias")).split(C, 2);
+  auto q = qkv[0].view({B, T, nh, hd}).transpose(1, 2);
+  auto k = qkv[1].view({B, T, nh, hd}).transpose(1, 2);
+  auto v = qkv[2].view({B, T, nh, hd}).transpose(1, 2);
+  auto y = refs::fused::sdpa(q, k, v, true).transpose(1, 2).contiguous().view({B, T, C});
+  return {{"out", torch::linear(y, c.t("c_proj_weight"), c.t("c_proj_bias"))}};
+}
+
+KERNRL_REFERENCE_ROUTES("L3_43_MinGPTCausalAttention", fused, portable);
 
 }  // namespace kernrl::problems::L3_43_MinGPTCausalAttention

@@ -1,5 +1,7 @@
 #include "references/reference.h"
 
+#include "references/fused.h"
+
 namespace kernrl::problems::L4_1_DeepSeek_MLA {
 
 using torch::indexing::Slice;
@@ -15,7 +17,9 @@ torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos, const torch
   return x * cos + torch::cat({-halves[1], halves[0]}, -1) * sin;
 }
 
-TensorMap reference(const RefContext& c) {
+// `fused`: scaled_dot_product_attention (query/key head dim nope + rope, value head dim v_head_dim,
+// the problem's softmax_scale); otherwise the scores materialised and masked.
+TensorMap mla(const RefContext& c, bool fused) {
   const auto& x = c.t("x");
   const int64_t b = x.size(0), s = x.size(1), nh = c.size("num_heads");
   const int64_t nope = c.size("qk_nope_head_dim"), rd = c.size("qk_rope_head_dim"),
@@ -47,13 +51,25 @@ TensorMap reference(const RefContext& c) {
   auto k_pe_r = rope(k_pe, cos, sin).expand({b, nh, s, rd});
   auto query = torch::cat({q.index({"...", Slice(0, nope)}), q_pe}, -1);
   auto key = torch::cat({k_nope, k_pe_r}, -1);
-  auto scores = torch::matmul(query, key.transpose(-1, -2)) * scale;
-  auto mask = torch::ones({s, s}, c.opts(torch::kBool)).triu(1);
-  auto p = torch::softmax(scores.masked_fill(mask, -INFINITY), -1);
-  auto attn = torch::matmul(p, v).transpose(1, 2).reshape({b, s, nh * vd});
+  torch::Tensor o;
+  if (fused) {
+    o = refs::fused::sdpa(query, key, v, true, scale);
+  } else {
+    auto scores = torch::matmul(query, key.transpose(-1, -2)) * scale;
+    auto mask = torch::ones({s, s}, c.opts(torch::kBool)).triu(1);
+    o = torch::matmul(torch::softmax(scores.masked_fill(mask, -INFINITY), -1), v);
+  }
+  auto attn = o.transpose(1, 2).reshape({b, s, nh * vd});
   return {{"out", torch::matmul(attn, c.t("o_proj_weight").t())}};
 }
 
-KERNRL_REFERENCE("L4_1_DeepSeek_MLA", reference);
+TensorMap portable(const RefContext& c) {
+  return mla(c, false);
+}
+TensorMap fused(const RefContext& c) {
+  return mla(c, true);
+}
+
+KERNRL_REFERENCE_ROUTES("L4_1_DeepSeek_MLA", fused, portable);
 
 }  // namespace kernrl::problems::L4_1_DeepSeek_MLA

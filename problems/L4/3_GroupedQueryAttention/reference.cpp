@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "references/fused.h"
+
 namespace kernrl::problems::L4_3_GroupedQueryAttention {
 
 // Rotate-half RoPE: x [..., seq, head_dim], cos / sin [seq, head_dim].
@@ -10,7 +12,9 @@ torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos, const torch
   return x * cos + torch::cat({-halves[1], halves[0]}, -1) * sin;
 }
 
-TensorMap reference(const RefContext& c) {
+// `fused`: the key/value heads repeated for their query groups, then scaled_dot_product_attention
+// (as Hugging Face's SDPA attention does); otherwise the scores materialised and masked.
+TensorMap gqa(const RefContext& c, bool fused) {
   const auto& x = c.t("x");
   const int64_t b = x.size(0), s = x.size(1);
   const int64_t nh = c.size("num_heads"), nkv = c.size("num_kv_heads"), hd = c.size("head_dim");
@@ -26,14 +30,26 @@ TensorMap reference(const RefContext& c) {
   auto qr = rope(q, cos, sin);
   auto kr = rope(k, cos, sin).repeat_interleave(nh / nkv, 1);
   auto vr = v.repeat_interleave(nh / nkv, 1);
-  auto scores =
-      torch::matmul(qr, kr.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(hd)));
-  auto mask = torch::ones({s, s}, c.opts(torch::kBool)).triu(1);
-  auto p = torch::softmax(scores.masked_fill(mask, -INFINITY), -1);
-  auto attn = torch::matmul(p, vr).transpose(1, 2).reshape({b, s, nh * hd});
+  torch::Tensor o;
+  if (fused) {
+    o = refs::fused::sdpa(qr, kr, vr, true);
+  } else {
+    auto scores =
+        torch::matmul(qr, kr.transpose(-1, -2)) * (1.0 / std::sqrt(static_cast<double>(hd)));
+    auto mask = torch::ones({s, s}, c.opts(torch::kBool)).triu(1);
+    o = torch::matmul(torch::softmax(scores.masked_fill(mask, -INFINITY), -1), vr);
+  }
+  auto attn = o.transpose(1, 2).reshape({b, s, nh * hd});
   return {{"out", torch::matmul(attn, c.t("o_proj_weight").t())}};
 }
 
-KERNRL_REFERENCE("L4_3_GroupedQueryAttention", reference);
+TensorMap portable(const RefContext& c) {
+  return gqa(c, false);
+}
+TensorMap fused(const RefContext& c) {
+  return gqa(c, true);
+}
+
+KERNRL_REFERENCE_ROUTES("L4_3_GroupedQueryAttention", fused, portable);
 
 }  // namespace kernrl::problems::L4_3_GroupedQueryAttention

@@ -1,5 +1,7 @@
 #include "references/reference.h"
 
+#include "references/fused.h"
+
 namespace kernrl::problems::L4_4_FP8_Matmul {
 
 constexpr double kE4M3Max = 448.0;
@@ -20,7 +22,10 @@ torch::Tensor f16(const torch::Tensor& v) {
   return v.to(torch::kFloat16).to(torch::kFloat32);
 }
 
-TensorMap reference(const RefContext& c) {
+// `fused`: the quantized GEMM through torch._scaled_mm (FP8 E4M3 operands, float32 accumulation,
+// the dequantization scales applied to the float32 result), as a PyTorch user on an FP8 GPU
+// writes it; otherwise the GEMM emulated in float16 (CUDA) or float32 (CPU).
+TensorMap fp8_matmul(const RefContext& c, bool fused) {
   auto x = c.t("x").to(torch::kFloat32);
   const auto& w = c.t("weight");  // float32 [in_features, out_features]
   // x side in float16 arithmetic (each product / quotient is exact or correctly rounded in float32
@@ -31,6 +36,14 @@ TensorMap reference(const RefContext& c) {
   auto scale_w = kE4M3Max / w.abs().max();
   auto wq = round_e4m3(w * scale_w);
   auto inv_w = 1.0 / scale_w;
+  if (fused) {
+    const int64_t in = xq.size(-1);
+    auto out = refs::fused::scaled_mm_e4m3(xq.reshape({-1, in}), wq, inv_x,
+                                           inv_w.to(torch::kFloat32), torch::kFloat16);
+    auto shape = xq.sizes().vec();
+    shape.back() = wq.size(1);
+    return {{"out", out.view(shape)}};
+  }
   torch::Tensor acc;
   if (x.is_cuda()) {
     // E4M3 values (and their products by 2^-8) are exact in fp16; the 2^-8 factors keep the fp16
@@ -45,6 +58,13 @@ TensorMap reference(const RefContext& c) {
   return {{"out", (acc * inv_x * inv_w).to(torch::kFloat16)}};
 }
 
-KERNRL_REFERENCE("L4_4_FP8_Matmul", reference);
+TensorMap portable(const RefContext& c) {
+  return fp8_matmul(c, false);
+}
+TensorMap fused(const RefContext& c) {
+  return fp8_matmul(c, true);
+}
+
+KERNRL_REFERENCE_ROUTES("L4_4_FP8_Matmul", fused, portable);
 
 }  // namespace kernrl::problems::L4_4_FP8_Matmul
