@@ -15,7 +15,6 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -39,7 +38,9 @@ enum class Decoded {
 struct RecordObject {
   // User-provided, so that no record type is an aggregate a JSON value could brace-initialise.
   RecordObject() {}
-  nlohmann::json extra = nlohmann::json::object();
+  // An object of those keys; null when there are none (no allocation: a record holds a dozen of
+  // these objects, most of them absent).
+  nlohmann::json extra;
 };
 
 // Reading and writing one C++ type: decode(json, out) -> Decoded, encode(value) -> json, and
@@ -387,11 +388,24 @@ template <class T>
 struct Codec<T, std::enable_if_t<std::is_base_of_v<RecordObject, T>>> {
   static Decoded decode(const nlohmann::json& j, T& out) {
     if (!j.is_object()) return Decoded::No;
-    out = T{};
-    T::visit(out, [&](const char* key, auto& field) { field.read(j, key); });
-    static const std::set<std::string> known(known_keys<T>().begin(), known_keys<T>().end());
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (!known.count(it.key())) out.extra[it.key()] = it.value();
+    out = T{};  // every field absent
+    // One pass over the object's keys: each known key to its field by position in visit().
+    static const std::map<std::string, size_t, std::less<>> position = [] {
+      std::map<std::string, size_t, std::less<>> m;
+      for (size_t i = 0; i < known_keys<T>().size(); ++i) m.emplace(known_keys<T>()[i], i);
+      return m;
+    }();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      auto at = position.find(it.key());
+      if (at == position.end()) {
+        out.extra[it.key()] = it.value();
+        continue;
+      }
+      size_t i = 0;
+      T::visit(out, [&](const char*, auto& field) {
+        if (i++ == at->second) field.assign_json(it.value());
+      });
+    }
     return Decoded::Exact;
   }
   static nlohmann::json encode(const T& v) {

@@ -312,7 +312,7 @@ std::vector<TraceRecord> select(const std::vector<TraceRecord>& records, const R
       r.reward_preset = preset->name;
       r.reward_preset_version = preset->version;
     }
-  return drop_duplicates(kept, dropped);
+  return drop_duplicates(std::move(kept), dropped);
 }
 
 // Records with no known problem (unreadable files, an unknown or missing `problem:`): how many,

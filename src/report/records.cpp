@@ -45,20 +45,40 @@ bool ran(const TraceRecord& r) {
 
 }  // namespace rec
 
-std::vector<TraceRecord> drop_duplicates(const std::vector<TraceRecord>& records, size_t* dropped) {
+namespace {
+
+// Which records to keep: the last of each (run, file, source_sha256).
+std::vector<bool> last_of_each(const std::vector<TraceRecord>& records) {
   std::set<std::string> seen;
-  std::vector<const TraceRecord*> kept;
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    std::string sha = it->source_sha256.value_or("");
+  std::vector<bool> keep(records.size(), true);
+  for (size_t i = records.size(); i-- > 0;) {
+    const TraceRecord& r = records[i];
+    std::string sha = r.source_sha256.value_or("");
     // Without a hash two records cannot be told to be the same sample: keep both.
     if (!sha.empty() &&
-        !seen.insert(rec::run_of(*it) + '\x1f' + it->file.value_or("") + '\x1f' + sha).second)
-      continue;
-    kept.push_back(&*it);
+        !seen.insert(rec::run_of(r) + '\x1f' + r.file.value_or("") + '\x1f' + sha).second)
+      keep[i] = false;
   }
-  if (dropped) *dropped = records.size() - kept.size();
+  return keep;
+}
+
+}  // namespace
+
+std::vector<TraceRecord> drop_duplicates(const std::vector<TraceRecord>& records, size_t* dropped) {
+  std::vector<bool> keep = last_of_each(records);
   std::vector<TraceRecord> out;
-  for (auto it = kept.rbegin(); it != kept.rend(); ++it) out.push_back(**it);
+  for (size_t i = 0; i < records.size(); ++i)
+    if (keep[i]) out.push_back(records[i]);
+  if (dropped) *dropped = records.size() - out.size();
+  return out;
+}
+
+std::vector<TraceRecord> drop_duplicates(std::vector<TraceRecord>&& records, size_t* dropped) {
+  std::vector<bool> keep = last_of_each(records);
+  std::vector<TraceRecord> out;
+  for (size_t i = 0; i < records.size(); ++i)
+    if (keep[i]) out.push_back(std::move(records[i]));
+  if (dropped) *dropped = records.size() - out.size();
   return out;
 }
 

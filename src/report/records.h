@@ -41,6 +41,8 @@ bool ran(const TraceRecord& r);
 // Records with the same (run, file, source_sha256) are one sample graded twice (a resumed run):
 // keeps the last of each, in its place. `dropped` (optional) gets the number removed.
 std::vector<TraceRecord> drop_duplicates(const std::vector<TraceRecord>& records, size_t* dropped);
+// The same, moving the records kept out of `records`.
+std::vector<TraceRecord> drop_duplicates(std::vector<TraceRecord>&& records, size_t* dropped);
 
 namespace report {
 
