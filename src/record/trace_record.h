@@ -293,7 +293,7 @@ struct TraceRecord : RecordObject {
   Field<std::string> feedback;
   // `device` and `versions` stay JSON: the worker's hello (its DeviceInfo and version strings)
   // plus the GPU index and kernrl's own versions, passed through for the reader; kernrl reads only
-  // the device's name and GPU index from them (KernelBench's metadata).
+  // the device's name, GPU index (KernelBench's metadata) and SM count (the launch advice).
   Field<nlohmann::json> device;
   Field<nlohmann::json> versions;
   Field<uint64_t> seed;
