@@ -70,12 +70,6 @@ void Watchdog::set_limit(double seconds) {
   s.limit_s = seconds;
 }
 
-double Watchdog::limit() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.m);
-  return s.limit_s;
-}
-
 Watchdog::Scope::Scope(const char* what) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);

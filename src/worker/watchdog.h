@@ -16,7 +16,6 @@ class Watchdog {
   static void start(std::function<void(const std::string& what)> answer);
   // The deadline of the runs that follow, in seconds (<= 0: none).
   static void set_limit(double seconds);
-  static double limit();
 
   // Arms the deadline for one run of `what` for as long as the scope lives.
   class Scope {
