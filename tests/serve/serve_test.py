@@ -313,7 +313,21 @@ def test_ws_sessions(s):
     print(f"     (4 sessions in {time.time() - t0:.1f} s)")
 
 
+def wait_sessions_closed(s, timeout=20):
+    """The server frees a session's slot after the client's close is processed:
+    wait for the gauge to read 0 so earlier tests' sessions cannot be counted."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        st, text, _ = s.http("GET", "/metrics")
+        if st == 200 and re.search(r"^kernrl_serve_sessions 0$", text or "", re.M):
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def test_capacity(s):
+    check("sessions of earlier tests are closed", wait_sessions_closed(s))
+
     async def run():
         held = [await websockets.connect(s.ws_url()) for _ in range(4)]
         try:
@@ -337,7 +351,7 @@ def test_capacity(s):
           and msg["data"]["active_sessions"] == 4 and msg["data"]["max_sessions"] == 4, msg)
     check("the refused session is closed", closed is not None, closed)
     check("the sessions within capacity still answer", reply["type"] == "state", reply)
-    time.sleep(0.5)
+    wait_sessions_closed(s)
 
     async def again():
         async with websockets.connect(s.ws_url()) as ws:
