@@ -55,7 +55,7 @@ print(f"compile time summed over samples: {cpu / 1000:.1f} s (overlapped with GP
 # Where the grader's time went (the records' `grader` objects), mean ms per record that ran.
 ran = [r for r in recs if r.get("ran") and isinstance(r.get("grader"), dict)]
 if ran:
-    keys = ["prepare_ms", "queue_ms", "worker_ms", "total_ms"]
+    keys = ["prepare_ms", "queue_ms", "worker_start_ms", "worker_ms", "total_ms"]
     print("grader, mean ms per kernel that ran:", ", ".join(
         f"{k[:-3]} {sum(r['grader'].get(k, 0) for r in ran) / len(ran):.1f}" for k in keys))
     phases = Counter()
@@ -73,6 +73,34 @@ if ran:
             ph.update(r["grader"].get("phases", {}))
         top = ", ".join(f"{k} {v / len(rs):.0f}" for k, v in ph.most_common(4))
         print(f"    {p:44s} {w:8.1f}  [{top}]")
+    # The grader's own time per file against the GPU work the rules require: the phases that wait
+    # for kernel, timed and reference runs are the GPU work; the rest of the worker's round trip
+    # (inputs, comparisons, checks, launch facts, bookkeeping) is the grader's own. Correct samples
+    # only (a failing kernel stops early); a worker's start is reported apart (worker_start_ms).
+    gpu_phases = ("kernel", "timing", "reference", "verify_reference", "baseline")
+    def split(r):
+        ph = r["grader"].get("phases", {})
+        gpu = sum(ph.get(k, 0) for k in gpu_phases)
+        return gpu, r["grader"].get("worker_ms", 0) - gpu
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+    print("  grader's own time vs GPU work per file, correct samples (median ms; ratio median / max):")
+    over = []
+    for p, rs in sorted(by_problem.items()):
+        ok = [split(r) for r in rs if r["status"] == "correct"]
+        if not ok:
+            continue
+        ratios = [own / gpu if gpu > 0 else float("inf") for gpu, own in ok]
+        gpu_m, own_m = median([g for g, _ in ok]), median([o for _, o in ok])
+        print(f"    {p:44s} gpu {gpu_m:7.1f}  own {own_m:7.1f}  ratio {median(ratios):5.2f} / {max(ratios):5.2f}")
+        if median(ratios) > 2:
+            over.append(p)
+    print(f"  problems whose median ratio is over 2: {len(over)}" + (f" ({', '.join(over)})" if over else ""))
+    starts = [r["grader"] for r in recs if isinstance(r.get("grader"), dict) and "worker_start_ms" in r["grader"]]
+    for g in starts:
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in sorted(g.get("worker_start", {}).items()))
+        print(f"  worker start: waited {g['worker_start_ms']:.0f} ms [{parts}]")
 PY
 grep -A12 "records in" "$OUTDIR/batch_full.log" || true
 echo "== kill -9 part way, then --resume"

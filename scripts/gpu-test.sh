@@ -134,23 +134,7 @@ fi
 
 if want latency; then
   log "eval latency: one cached Level-1 kernel, bench size and a tiny size, 5 times each"
-  SOL=problems/L1/23_Softmax/solution.cu
-  "$K" eval "$SOL" --json >/dev/null 2>&1  # compile into the cache
-  for mode in bench tiny; do
-    args=(); [ "$mode" = tiny ] && args=(--size batch_size=4 --size dim=256)
-    for i in 1 2 3 4 5; do
-      s=$(date +%s.%N)
-      "$K" eval "$SOL" --json "${args[@]}" >"$OUT/latency.json" 2>/dev/null
-      e=$(date +%s.%N)
-      python3 - "$OUT/latency.json" "$mode" "$s" "$e" <<'PY'
-import json, sys
-r = json.loads(open(sys.argv[1]).readline()); g = r.get("grader", {})
-print(f"{sys.argv[2]:6s} {r['status']:8s} end to end {float(sys.argv[4]) - float(sys.argv[3]):.2f} s; "
-      f"record: prepare {g.get('prepare_ms', 0):.0f} ms, worker {g.get('worker_ms', 0):.0f} ms, "
-      f"total {g.get('total_ms', 0):.0f} ms")
-PY
-    done
-  done | tee "$OUT/latency.md"
+  python3 scripts/eval_latency.py --kernrl "$K" --runs 5 | tee "$OUT/latency.md"
 fi
 
 if want speed; then

@@ -90,7 +90,6 @@ CommandRun add_eval_command(CLI::App& app) {
   return [o]() {
     Config cfg = load_config(o->config);
     if (!o->reward.empty()) cfg.reward_preset = o->reward;
-    require_sandbox(cfg);  // fail closed, before anything is graded
     Submission sub;
     sub.file = o->file;
     if (o->file == "-") {  // the answer on standard input
@@ -116,7 +115,10 @@ CommandRun add_eval_command(CLI::App& app) {
     so.baselines_path = o->baselines;
     so.compile_jobs = 1;
     so.profile = o->profile;
+    // The worker starts first, so that its libtorch load overlaps the sandbox check; nothing is
+    // graded before the check passes (fail closed).
     GradingSession session(so);
+    require_sandbox(cfg);
     Outcome out = session.grade(sub);
     if (!out.internal_error.empty()) throw std::runtime_error(out.internal_error);
     if (!out.record) throw std::runtime_error("no record for " + sub.file);
@@ -128,6 +130,7 @@ CommandRun add_eval_command(CLI::App& app) {
       std::cout << rec.to_line() << "\n";
     else
       std::cout << human_summary(rec, use_color());
+    std::cout.flush();
     if (!out.usage_error.empty()) {
       // The record says what happened; the exit code says it was kernrl's input, not the kernel.
       std::cerr << "kernrl eval: " << escape_invalid_utf8(out.usage_error) << "\n";

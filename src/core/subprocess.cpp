@@ -260,6 +260,21 @@ ProcessResult LineProcess::kill_and_reap() {
   return reap();
 }
 
+void LineProcess::kill_and_release() {
+  if (pid_ <= 0) return;
+  kill_group(pid_);
+  if (to_child_ >= 0) close(to_child_);
+  if (from_child_ >= 0) close(from_child_);
+  to_child_ = from_child_ = -1;
+  pid_t pid = pid_;
+  pid_ = -1;
+  std::thread([pid] {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }).detach();
+}
+
 ProcessResult LineProcess::reap() {
   if (pid_ <= 0) return {};
   if (to_child_ >= 0) close(to_child_);

@@ -56,6 +56,9 @@ class LineProcess {
   bool timed_out() const { return timed_out_; }
   // Kills (SIGKILL) and reaps the child; returns how it ended.
   ProcessResult kill_and_reap();
+  // Kills (SIGKILL) the child and reaps it in the background: the caller does not wait for the
+  // kernel to tear the process down (for a GPU worker, its CUDA context: tens of milliseconds).
+  void kill_and_release();
   // Reaps a child that exited by itself (after EOF); returns how it ended.
   ProcessResult reap();
 

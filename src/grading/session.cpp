@@ -462,7 +462,6 @@ void GradingSession::gpu_loop(Gpu* g) {
       std::string base_source;
       if (!req.sizes) req.baseline = baseline_for(g->worker->gpu(), p.problem, &base_source);
       KernelBaseline kb = kernel_baseline_for(g, p.problem, req.seed, &req, &base_source);
-      auto eval_start = Clock::now();
       EvalAnswer answer = g->worker->eval(req, opt_.cfg.run_timeout_s);
       auto end = Clock::now();
       if (answer.timing.is_object() && answer.timing.contains("kernel")) {
@@ -490,7 +489,11 @@ void GradingSession::gpu_loop(Gpu* g) {
       }
       trace::Grader& grader = p.record.grader.emplace();
       grader.queue_ms = ms_between(job.queued_at, start);
-      grader.worker_ms = ms_between(eval_start, end);
+      grader.worker_ms = g->worker->last_request_ms();
+      if (auto ws = g->worker->take_start()) {
+        grader.worker_start_ms = ws->ms;
+        if (!ws->phases.empty()) grader.worker_start = ws->phases;
+      }
       if (kb.measured_ms > 0) grader.kernel_baseline_ms = kb.measured_ms;
       grader.phases = answer.phases_ms;
       if (opt_.profile &&

@@ -44,10 +44,7 @@ std::string WorkerClient::device_entry() const {
 }
 
 WorkerClient::~WorkerClient() {
-  if (proc_.running()) {
-    proc_.send_line(quit_request().dump());
-    proc_.kill_and_reap();
-  }
+  proc_.kill_and_release();
   if (!log_file_.empty()) std::filesystem::remove(log_file_);
 }
 
@@ -63,6 +60,14 @@ void WorkerClient::spawn() {
   opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
   proc_.start({helper_exe("kernrl-worker").string()}, opt);
   ready_ = false;
+  start_taken_ = false;
+  start_answered_ = false;
+}
+
+std::optional<WorkerClient::Start> WorkerClient::take_start() {
+  if (start_taken_ || !start_answered_) return std::nullopt;
+  start_taken_ = true;
+  return Start{start_ms_, hello_.startup_ms};
 }
 
 bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
@@ -73,6 +78,7 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
     return false;
   }
   if (!proc_.running()) spawn();
+  auto wait_from = std::chrono::steady_clock::now();
   auto line = proc_.read_line(timeout_s);
   if (!line) {
     auto r = proc_.kill_and_reap();
@@ -98,6 +104,9 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
       return false;
     }
     hello_ = hello;
+    start_ms_ =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_from)
+            .count();
   } catch (const std::exception& e) {
     *error = std::string("the GPU worker sent a bad greeting: ") + e.what();
     proc_.kill_and_reap();
@@ -152,32 +161,37 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
   if (!log_file_.empty() && ::truncate(log_file_.c_str(), 0) != 0) {
     // Not fatal: the tail is still read from the end of the file.
   }
+  auto sent_at = std::chrono::steady_clock::now();
+  struct Done {  // the round trip, however the exchange ends
+    std::chrono::steady_clock::time_point t;
+    double* out;
+    ~Done() {
+      *out =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    }
+  } done{sent_at, &last_request_ms_};
+  start_answered_ = true;
   if (!proc_.send_line(req.dump(-1, ' ', false, json::error_handler_t::replace))) {
-    ready_ = false;
-    ++restarts_;
-    proc_.kill_and_reap();
-    *failure = failed(Status::RuntimeError, "the GPU worker is gone", log_tail());
+    std::string tail = log_tail();
+    restart();
+    *failure = failed(Status::RuntimeError, "the GPU worker is gone", tail);
     return std::nullopt;
   }
   auto line = proc_.read_line(timeout_s);
   if (line) {
     try {
       json res = json::parse(*line);
-      if (res.value("fatal", false)) {
-        // It exits by itself after a sticky CUDA error; killed all the same, so that a worker that
-        // fails to exit can never hold the grader.
-        proc_.kill_and_reap();
-        ready_ = false;
-        ++restarts_;
-      }
+      // It exits by itself after a sticky CUDA error; killed all the same, so that a worker that
+      // fails to exit can never hold the grader.
+      if (res.value("fatal", false)) restart();
       return res;
     } catch (const std::exception&) {
     }
   }
   bool hung = proc_.timed_out();
   ProcessResult pr = proc_.kill_and_reap();
-  ready_ = false;
-  ++restarts_;
+  std::string tail = log_tail();
+  restart();
   if (hung) {
     *failure = failed(Status::Timeout, "the evaluation did not finish within " +
                                            std::to_string(static_cast<int>(timeout_s)) +
@@ -186,9 +200,17 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
   }
   std::string how = pr.signal ? "was killed by signal " + std::to_string(pr.signal)
                               : "exited with code " + std::to_string(pr.exit_code);
-  *failure = failed(Status::RuntimeError, "the GPU worker " + how + " while grading this kernel",
-                    log_tail());
+  *failure =
+      failed(Status::RuntimeError, "the GPU worker " + how + " while grading this kernel", tail);
   return std::nullopt;
+}
+
+void WorkerClient::restart() {
+  proc_.kill_and_release();
+  ready_ = false;
+  ++restarts_;
+  // Started now, so that its libtorch load overlaps what the grader does before the next request.
+  spawn();
 }
 
 EvalAnswer WorkerClient::eval(const EvalRequest& req, double timeout_s) {

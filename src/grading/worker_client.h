@@ -2,6 +2,7 @@
 // hung into a record for that one kernel (runtime_error / timeout) before starting a fresh one.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,17 +40,31 @@ class WorkerClient {
   int gpu() const { return gpu_; }
 
   // Grades one kernel. A hang past `timeout_s` or a dead worker yields a timeout /
-  // runtime_error answer; the next request starts a fresh worker.
+  // runtime_error answer, and a fresh worker is started at once for the next request.
   EvalAnswer eval(const EvalRequest& req, double timeout_s);
   // A bench request (BenchDeviceRequest / BenchReferenceRequest, serialised).
   BenchAnswer bench(const nlohmann::json& req, double timeout_s);
   int restarts() const { return restarts_; }
+  // The last request's round trip in ms, not counting a wait for the worker to start.
+  double last_request_ms() const { return last_request_ms_; }
+
+  // The start of the worker that answered the last request, when that request was the first it
+  // answered: the ms the grader waited for its hello (its start overlaps other work: 0 when it
+  // was ready before it was needed), and the worker's own breakdown (Hello::startup_ms).
+  // Reported once per worker start.
+  struct Start {
+    double ms = 0;
+    std::map<std::string, double> phases;
+  };
+  std::optional<Start> take_start();
 
  private:
   // Sends one request line and reads the answer line; nullopt with *failure filled when the
   // worker hung or died (it is then killed, and restarted by the next request).
   std::optional<nlohmann::json> exchange(const nlohmann::json& req, double timeout_s,
                                          EvalAnswer* failure);
+  // Kills the worker (if still running) and starts a fresh one without waiting for it.
+  void restart();
   // The last kLogTailBytes of the worker's output (stderr, where device printf output lands too)
   // while grading the current request; the record caps it further (records.worker_log_bytes).
   std::string log_tail() const;
@@ -58,6 +73,10 @@ class WorkerClient {
   LineProcess proc_;
   bool ready_ = false;
   Hello hello_;
+  double start_ms_ = 0;          // the wait for the running worker's hello
+  bool start_taken_ = true;      // take_start() already reported it
+  bool start_answered_ = false;  // the running worker answered a request
+  double last_request_ms_ = 0;
   std::string log_file_;
   int restarts_ = 0;
 };

@@ -53,9 +53,13 @@ DeviceInfo DeviceInfo::from_json(const json& j) {
 json Hello::to_json() const {
   if (!ok)
     return {{"hello", false}, {"protocol", protocol}, {"build_id", build_id}, {"error", error}};
-  return {{"hello", true},        {"protocol", protocol},
-          {"build_id", build_id}, {"device", device.to_json()},
-          {"uuid", uuid},         {"versions", versions}};
+  return {{"hello", true},
+          {"protocol", protocol},
+          {"build_id", build_id},
+          {"device", device.to_json()},
+          {"uuid", uuid},
+          {"versions", versions},
+          {"startup_ms", startup_ms}};
 }
 
 Hello Hello::from_json(const json& j) {
@@ -70,6 +74,8 @@ Hello Hello::from_json(const json& j) {
   h.device = DeviceInfo::from_json(j.at("device"));
   h.uuid = j.value("uuid", "");
   h.versions = j.at("versions").get<std::map<std::string, std::string>>();
+  if (j.contains("startup_ms"))
+    h.startup_ms = j.at("startup_ms").get<std::map<std::string, double>>();
   return h;
 }
 

@@ -46,6 +46,9 @@ struct Hello {
   DeviceInfo device;
   std::string uuid;  // the GPU's UUID ("GPU-8c9f..."), for NVML; empty when unknown
   std::map<std::string, std::string> versions;  // torch, cuda, driver
+  // Where the worker's start went, in ms: `exec` (process start to main: loading libtorch),
+  // `cuda_init`, `context` (the GPU's primary context), `torch` (torch's CUDA state). Optional.
+  std::map<std::string, double> startup_ms;
   nlohmann::json to_json() const;
   static Hello from_json(const nlohmann::json& j);
 };

@@ -241,13 +241,17 @@ struct Work : RecordObject {
 // `grader`: where the grader's time went, in ms.
 struct Grader : RecordObject {
   Field<double> prepare_ms, queue_ms, worker_ms, total_ms;
-  Field<std::map<std::string, double>> phases;  // the worker's phases that ran
-  Field<double> profile_ms;                     // --profile: Nsight Compute's run
-  Field<double> kernel_baseline_ms;             // timing the problem's reference kernel
+  Field<std::map<std::string, double>> phases;        // the worker's phases that ran
+  Field<double> profile_ms;                           // --profile: Nsight Compute's run
+  Field<double> kernel_baseline_ms;                   // timing the problem's reference kernel
+  Field<double> worker_start_ms;                      // waiting for a freshly started worker
+  Field<std::map<std::string, double>> worker_start;  // that worker's start-up breakdown
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("prepare_ms", s.prepare_ms);
     v("queue_ms", s.queue_ms);
+    v("worker_start_ms", s.worker_start_ms);
+    v("worker_start", s.worker_start);
     v("worker_ms", s.worker_ms);
     v("total_ms", s.total_ms);
     v("phases", s.phases);

@@ -184,7 +184,7 @@ Table status_table(const json& a) {
 
 Table grader_table(const json& a) {
   Table t;
-  t.head = {"run",       "records",  "prepare ms",        "queue ms",
+  t.head = {"run",       "records",  "prepare ms",        "queue ms", "worker start ms",
             "worker ms", "total ms", "worker phases (ms)"};
   for (const auto& r : a["runs"]) {
     if (!r.contains("grader_ms")) continue;
@@ -197,7 +197,8 @@ Table grader_table(const json& a) {
     std::string phases;
     for (const auto& [v, k] : ph) phases += (phases.empty() ? "" : ", ") + k + " " + fmt("%.1f", v);
     t.rows.push_back({r["run"].get<std::string>(), count(g["records"]), ms("prepare_ms"),
-                      ms("queue_ms"), ms("worker_ms"), ms("total_ms"), phases});
+                      ms("queue_ms"), ms("worker_start_ms"), ms("worker_ms"), ms("total_ms"),
+                      phases});
   }
   return t;
 }

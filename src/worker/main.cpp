@@ -7,10 +7,15 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "worker/compare_gpu.h"
@@ -48,7 +53,34 @@ std::string uuid_text(const CUuuid& u) {
   return s;
 }
 
-bool query_device(DeviceInfo* d, std::string* uuid, std::string* err) {
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Milliseconds from this process's start (exec) to now: the time the dynamic loader spent on
+// libtorch and its static initialisers. -1 when /proc cannot tell (tick resolution, ~10 ms).
+double ms_since_exec() {
+  std::ifstream in("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  size_t paren = stat.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(paren + 2));
+  std::string field;
+  unsigned long long start_ticks = 0;
+  for (int i = 3; i <= 22 && rest >> field; ++i)
+    if (i == 22) start_ticks = std::stoull(field);
+  long hz = sysconf(_SC_CLK_TCK);
+  timespec now{};
+  if (start_ticks == 0 || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now) != 0) return -1;
+  double now_ms = static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+  return now_ms - static_cast<double>(start_ticks) * 1e3 / static_cast<double>(hz);
+}
+
+bool query_device(DeviceInfo* d, std::string* uuid, std::string* err,
+                  std::map<std::string, double>* startup_ms) {
+  auto t = Clock::now();
   CuResult r = CU_RESULT(cuInit(0));
   int count = 0;
   if (r) r = CU_RESULT(cuDeviceGetCount(&count));
@@ -72,6 +104,8 @@ bool query_device(DeviceInfo* d, std::string* uuid, std::string* err) {
     CU_CHECK(cuDriverGetVersion(&d->driver));
     CUuuid u;
     if (CU_RESULT(cuDeviceGetUuid(&u, dev))) *uuid = uuid_text(u);  // optional: for NVML
+    (*startup_ms)["cuda_init"] = ms_since(t);
+    t = Clock::now();
     CUcontext ctx;
     r = CU_RESULT(cuDevicePrimaryCtxRetain(&ctx, dev));  // the same primary context libtorch uses
     if (r) r = CU_RESULT(cuCtxSetCurrent(ctx));
@@ -79,6 +113,7 @@ bool query_device(DeviceInfo* d, std::string* uuid, std::string* err) {
       *err = "cannot create a CUDA context: " + r.text();
       return false;
     }
+    (*startup_ms)["context"] = ms_since(t);
   } catch (const CudaError& e) {
     *err = std::string("cannot query the GPU: ") + e.what();
     return false;
@@ -103,17 +138,21 @@ int main(int argc, char** argv) {
 
   Hello hello;
   hello.build_id = KERNRL_VERSION;
+  double exec_ms = ms_since_exec();
+  if (exec_ms >= 0) hello.startup_ms["exec"] = exec_ms;
   std::string err;
-  if (!query_device(&hello.device, &hello.uuid, &err)) {
+  if (!query_device(&hello.device, &hello.uuid, &err, &hello.startup_ms)) {
     hello.ok = false;
     hello.error = err;
     send(hello.to_json());
     return 0;
   }
   // The references must be full fp32: no TF32 in cuBLAS or cuDNN.
+  auto torch_start = Clock::now();
   at::globalContext().setAllowTF32CuBLAS(false);
   at::globalContext().setAllowTF32CuDNN(false);
   torch::zeros({1}, torch::Device(torch::kCUDA, 0));
+  hello.startup_ms["torch"] = ms_since(torch_start);
   set_float_stats_fn(float_stats_gpu);
   if (self_test) {
     std::string fails = self_test_float_stats();

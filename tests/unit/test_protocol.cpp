@@ -38,7 +38,9 @@ TEST_CASE("hello round-trips, with and without a GPU") {
   h.device.driver = 13000;
   h.uuid = "GPU-8c9f0a1b-2c3d-4e5f-6071-8293a4b5c6d7";
   h.versions = {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}};
+  h.startup_ms = {{"exec", 310.0}, {"cuda_init", 40.5}, {"context", 120.0}, {"torch", 30.25}};
   json j = h.to_json();
+  CHECK(j["startup_ms"]["context"] == 120.0);
   CHECK(j["uuid"] == h.uuid);
   CHECK(j["protocol"] == kWorkerProtocol);
   CHECK(j["device"]["arch"] == "sm_90a");
@@ -55,6 +57,10 @@ TEST_CASE("hello round-trips, with and without a GPU") {
   CHECK(nb.protocol == kWorkerProtocol);
   // An old worker without a version is told apart.
   CHECK(Hello::from_json(json{{"hello", false}, {"error", "x"}}).protocol == 0);
+  // The start-up breakdown is optional.
+  json old = j;
+  old.erase("startup_ms");
+  CHECK(Hello::from_json(old).startup_ms.empty());
 }
 
 TEST_CASE("eval request round-trips") {

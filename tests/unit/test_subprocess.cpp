@@ -311,3 +311,25 @@ TEST_CASE("LineProcess: start replaces a running child, and the destructor kills
   CHECK(kill(first, 0) != 0);  // killed and reaped by the destructor: no such process
   fs::remove_all(dir);
 }
+
+TEST_CASE("LineProcess: kill_and_release kills the child and reaps it in the background") {
+  LineProcess p;
+  p.start({"/bin/sh", "-c", "echo $$; exec sleep 100"});
+  auto line = p.read_line(10);
+  REQUIRE(line);
+  pid_t pid = static_cast<pid_t>(std::stoi(*line));
+  auto t0 = std::chrono::steady_clock::now();
+  p.kill_and_release();
+  CHECK_FALSE(p.running());
+  // Gone and reaped (a zombie would still answer kill(pid, 0)).
+  bool gone = false;
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    if (kill(pid, 0) != 0) {
+      gone = true;
+      break;
+    }
+    usleep(10000);
+  }
+  CHECK(gone);
+  p.kill_and_release();  // nothing left to do
+}
