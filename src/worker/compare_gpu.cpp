@@ -75,26 +75,11 @@ bool float_stats_gpu(const torch::Tensor& got, const torch::Tensor& want, const 
   long long n = got.numel();
   *out = FloatStats{};
   if (n == 0) return true;
-  // The statistics: mismatches, first_bad (~0), err2, ref2, max_abs bits, max_rel bits. One device
-  // buffer and two pinned host buffers for the worker's life (never freed: no destructor runs
-  // after CUDA's at exit), so a comparison costs no allocation and no pageable copy.
-  struct Buffers {
-    torch::Tensor init, device, host;
-  };
-  static Buffers* bufs = [] {
-    auto* b = new Buffers;
-    b->init =
-        torch::tensor({int64_t{0}, int64_t{-1}, int64_t{0}, int64_t{0}, int64_t{0}, int64_t{0}},
-                      torch::kInt64)
-            .pin_memory();
-    b->device = torch::empty({6}, torch::TensorOptions(torch::kInt64).device(torch::kCUDA, 0));
-    b->host = torch::empty({6}, torch::kInt64).pin_memory();
-    return b;
-  }();
-  torch::Tensor& stats = bufs->device;
-  if (got.device() != stats.device())
-    return false;  // the worker has one GPU; anything else takes the torch path
-  stats.copy_(bufs->init, /*non_blocking=*/true);
+  // mismatches, first_bad (~0), err2, ref2, max_abs bits, max_rel bits
+  torch::Tensor stats =
+      torch::tensor({int64_t{0}, int64_t{-1}, int64_t{0}, int64_t{0}, int64_t{0}, int64_t{0}},
+                    torch::kInt64)
+          .to(got.device());
   CUdeviceptr gp = reinterpret_cast<CUdeviceptr>(got.data_ptr());
   CUdeviceptr wp = reinterpret_cast<CUdeviceptr>(want.data_ptr());
   CUdeviceptr sp = reinterpret_cast<CUdeviceptr>(stats.data_ptr());
@@ -106,9 +91,8 @@ bool float_stats_gpu(const torch::Tensor& got, const torch::Tensor& want, const 
   // The legacy default stream, which torch's default stream is: ordered after the runs that
   // produced both tensors, and before the copy back below.
   CU_CHECK(cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
-  bufs->host.copy_(stats, /*non_blocking=*/true);
-  CU_CHECK(cuStreamSynchronize(nullptr));
-  const int64_t* v = bufs->host.data_ptr<int64_t>();
+  torch::Tensor h = stats.cpu();
+  const int64_t* v = h.data_ptr<int64_t>();
   out->mismatches = v[0];
   out->first_bad = v[0] ? v[1] : -1;
   out->err_norm = std::sqrt(from_bits(v[2]));
