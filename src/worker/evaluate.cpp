@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <map>
 #include <random>
 
 #include "worker/compare.h"
@@ -326,39 +324,13 @@ TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& i
       [](int) {}, static_cast<int>(inputs.size()), cfg, nullptr, flusher, err);
 }
 
-// The problem of a request, read once per worker: a worker grades the same few problems over and
-// over. Read again when its problem.yaml changes (size and modification time).
-static const ProblemSpec& problem_of(const std::string& dir) {
-  struct Entry {
-    std::filesystem::file_time_type mtime;
-    std::uintmax_t size = 0;
-    ProblemSpec spec;
-  };
-  static std::map<std::string, Entry> cache;
-  std::filesystem::path yaml = std::filesystem::path(dir) / "problem.yaml";
-  std::error_code ec;
-  auto mtime = std::filesystem::last_write_time(yaml, ec);
-  auto size = ec ? 0 : std::filesystem::file_size(yaml, ec);
-  auto it = cache.find(dir);
-  if (ec || it == cache.end() || it->second.mtime != mtime || it->second.size != size) {
-    ProblemSpec spec = load_problem(dir);  // throws SpecError when unreadable
-    if (ec) {
-      static ProblemSpec uncached;
-      uncached = std::move(spec);
-      return uncached;
-    }
-    it = cache.insert_or_assign(dir, Entry{mtime, size, std::move(spec)}).first;
-  }
-  return it->second.spec;
-}
-
 EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   auto& phases = phase_totals();
   phases.clear();
   auto eval_t0 = std::chrono::steady_clock::now();
   EvalAnswer res;
   res.status = Status::Correct;
-  const ProblemSpec& p = problem_of(req.problem_dir);
+  ProblemSpec p = load_problem(req.problem_dir);
   Watchdog::set_limit(req.cfg.plan_run_timeout_s);
   GpuModule mod;
   std::vector<Vars> size_sets = p.tests;
