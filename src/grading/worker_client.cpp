@@ -60,14 +60,13 @@ void WorkerClient::spawn() {
   opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
   proc_.start({helper_exe("kernrl-worker").string()}, opt);
   ready_ = false;
-  start_taken_ = false;
-  start_answered_ = false;
+  unsent_start_.reset();
 }
 
 std::optional<WorkerClient::Start> WorkerClient::take_start() {
-  if (start_taken_ || !start_answered_) return std::nullopt;
-  start_taken_ = true;
-  return Start{start_ms_, hello_.startup_ms};
+  std::optional<Start> s;
+  s.swap(last_start_);
+  return s;
 }
 
 bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
@@ -104,9 +103,10 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
       return false;
     }
     hello_ = hello;
-    start_ms_ =
+    unsent_start_ = Start{
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_from)
-            .count();
+            .count(),
+        hello.startup_ms};
   } catch (const std::exception& e) {
     *error = std::string("the GPU worker sent a bad greeting: ") + e.what();
     proc_.kill_and_reap();
@@ -170,7 +170,9 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
     }
   } done{sent_at, &last_request_ms_};
-  start_answered_ = true;
+  // Kept apart from the worker: a crash restarts it before take_start() is called.
+  last_start_.swap(unsent_start_);
+  unsent_start_.reset();
   if (!proc_.send_line(req.dump(-1, ' ', false, json::error_handler_t::replace))) {
     std::string tail = log_tail();
     restart();

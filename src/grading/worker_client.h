@@ -73,9 +73,8 @@ class WorkerClient {
   LineProcess proc_;
   bool ready_ = false;
   Hello hello_;
-  double start_ms_ = 0;          // the wait for the running worker's hello
-  bool start_taken_ = true;      // take_start() already reported it
-  bool start_answered_ = false;  // the running worker answered a request
+  std::optional<Start> unsent_start_;  // the running worker's start, before its first request
+  std::optional<Start> last_start_;    // the start of the worker the last request went to
   double last_request_ms_ = 0;
   std::string log_file_;
   int restarts_ = 0;
