@@ -43,13 +43,16 @@ std::string WorkerClient::device_entry() const {
   return physical_gpu(gpu_);
 }
 
+WorkerClient::WorkerClient(int gpu, std::string exe)
+    : gpu_(gpu), exe_(exe.empty() ? helper_exe("kernrl-worker").string() : std::move(exe)) {}
+
 WorkerClient::~WorkerClient() {
   proc_.kill_and_release();
   if (!log_file_.empty()) std::filesystem::remove(log_file_);
 }
 
 void WorkerClient::spawn() {
-  if (!std::filesystem::exists(helper_exe("kernrl-worker"))) return;  // wait_ready() says why
+  if (!std::filesystem::exists(exe_)) return;  // wait_ready() says why
   if (log_file_.empty())
     log_file_ =
         (std::filesystem::temp_directory_path() /
@@ -58,7 +61,7 @@ void WorkerClient::spawn() {
   SpawnOptions opt;
   opt.stderr_file = log_file_;
   opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
-  proc_.start({helper_exe("kernrl-worker").string()}, opt);
+  proc_.start({exe_}, opt);
   ready_ = false;
   unsent_start_.reset();
 }
@@ -71,7 +74,7 @@ std::optional<WorkerClient::Start> WorkerClient::take_start() {
 
 bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
   if (ready_) return true;
-  if (!std::filesystem::exists(helper_exe("kernrl-worker"))) {
+  if (!std::filesystem::exists(exe_)) {
     *error =
         "this kernrl was built without libtorch for CUDA, so it has no GPU worker (kernrl-worker)";
     return false;

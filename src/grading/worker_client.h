@@ -19,7 +19,8 @@ std::optional<std::vector<std::string>> cuda_visible_devices();
 
 class WorkerClient {
  public:
-  explicit WorkerClient(int gpu) : gpu_(gpu) {}
+  // `exe`: the worker program; empty for kernrl-worker beside kernrl (tests give a stand-in).
+  explicit WorkerClient(int gpu, std::string exe = "");
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
@@ -70,6 +71,7 @@ class WorkerClient {
   std::string log_tail() const;
   static constexpr long kLogTailBytes = 64 * 1024;
   int gpu_;
+  std::string exe_;
   LineProcess proc_;
   bool ready_ = false;
   Hello hello_;
