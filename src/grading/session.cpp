@@ -75,7 +75,7 @@ GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)
     // Started first: libtorch loads in the workers while the first files compile.
     for (int id : ids) {
       auto g = std::make_unique<Gpu>();
-      g->worker = std::make_unique<WorkerClient>(id);
+      g->worker = std::make_unique<WorkerClient>(id, opt_.worker_exe);
       g->worker->spawn();
       gpus_.push_back(std::move(g));
     }

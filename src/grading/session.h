@@ -43,6 +43,7 @@ struct SessionOptions {
   // writes one); `baselines_label` names it in records.
   std::optional<nlohmann::json> baselines_doc;
   std::string baselines_label;
+  std::string worker_exe;  // the GPU worker program; empty: kernrl-worker (tests use a stand-in)
 };
 
 // One answer to grade: a file to read, or its text.

@@ -27,8 +27,9 @@ TEST_CASE("a .cu file is taken whole") {
 }
 
 TEST_CASE("markdown: the last fenced block with a launch block, with its line") {
-  std::string md = std::string("Here is a first try:\n```cuda\n/* kernrl\nlaunches: []\n*/\n```\n") +
-                   "Better:\n\n```cuda\n" + kKernel + "```\nAnd a note:\n```\nno launch block\n```\n";
+  std::string md =
+      std::string("Here is a first try:\n```cuda\n/* kernrl\nlaunches: []\n*/\n```\n") +
+      "Better:\n\n```cuda\n" + kKernel + "```\nAnd a note:\n```\nno launch block\n```\n";
   auto s = extract_kernel(md, "answer.md");
   CHECK(s.from_markdown);
   CHECK(s.code == kKernel);
@@ -39,8 +40,10 @@ TEST_CASE("markdown: the last fenced block with a launch block, with its line") 
 }
 
 TEST_CASE("markdown without usable code is a format error") {
-  CHECK_THROWS_WITH_AS(extract_kernel("I cannot do that.", "a.md"), doctest::Contains("no fenced code block"), FormatError);
-  CHECK_THROWS_WITH_AS(extract_kernel("```\nint x;\n```\n", "a.md"), doctest::Contains("contains a /* kernrl"), FormatError);
+  CHECK_THROWS_WITH_AS(extract_kernel("I cannot do that.", "a.md"),
+                       doctest::Contains("no fenced code block"), FormatError);
+  CHECK_THROWS_WITH_AS(extract_kernel("```\nint x;\n```\n", "a.md"),
+                       doctest::Contains("contains a /* kernrl"), FormatError);
   std::string big(kMaxSourceBytes + 1, 'a');
   CHECK_THROWS_WITH_AS(extract_kernel(big, "a.cu"), doctest::Contains("limit"), FormatError);
 }
@@ -66,12 +69,19 @@ TEST_CASE("launch block errors carry the file line") {
     }
     return -1;
   };
-  CHECK(err_line("x\n/* kernrl\nlaunches:\n  - kernel: k\n    grid: [1]\n*/") == 4);   // missing block
-  CHECK(err_line("/* kernrl\nlaunches:\n  - kernel: k\n    grid: [1]\n    block: [1]\n    bogus: 1\n*/") == 6);
+  CHECK(err_line("x\n/* kernrl\nlaunches:\n  - kernel: k\n    grid: [1]\n*/") ==
+        4);  // missing block
+  CHECK(
+      err_line(
+          "/* kernrl\nlaunches:\n  - kernel: k\n    grid: [1]\n    block: [1]\n    bogus: 1\n*/") ==
+      6);
   CHECK(err_line("/* kernrl\nlaunches: [\n*/") > 0);
-  CHECK_THROWS_WITH_AS(parse_launch_block({"int x;", 1, false}), doctest::Contains("no /* kernrl"), FormatError);
-  CHECK_THROWS_WITH_AS(parse_launch_block({"/* kernrl\nlaunches: []\n", 1, false}), doctest::Contains("never closed"), FormatError);
-  CHECK_THROWS_WITH_AS(parse_launch_block({"/* kernrl\nlaunches: []\n*/", 1, false}), doctest::Contains("non-empty"), FormatError);
+  CHECK_THROWS_WITH_AS(parse_launch_block({"int x;", 1, false}), doctest::Contains("no /* kernrl"),
+                       FormatError);
+  CHECK_THROWS_WITH_AS(parse_launch_block({"/* kernrl\nlaunches: []\n", 1, false}),
+                       doctest::Contains("never closed"), FormatError);
+  CHECK_THROWS_WITH_AS(parse_launch_block({"/* kernrl\nlaunches: []\n*/", 1, false}),
+                       doctest::Contains("non-empty"), FormatError);
 }
 
 TEST_CASE("check_plan classifies arguments and rejects unknown names and bad expressions") {
@@ -89,9 +99,12 @@ TEST_CASE("check_plan classifies arguments and rejects unknown names and bad exp
     check_plan(pl, p, 132);
     return pl;
   };
-  CHECK_THROWS_WITH_AS(with("args: [x, out, dim]", "args: [x, y, dim]"), doctest::Contains("unknown name 'y'"), FormatError);
-  CHECK_THROWS_WITH_AS(with("grid: [batch_size]", "grid: [batch_size / 0]"), doctest::Contains("division by zero"), FormatError);
-  CHECK_THROWS_WITH_AS(with("grid: [batch_size]", "grid: [dim * dim * dim * dim * dim]"), doctest::Contains("overflow"), FormatError);
+  CHECK_THROWS_WITH_AS(with("args: [x, out, dim]", "args: [x, y, dim]"),
+                       doctest::Contains("unknown name 'y'"), FormatError);
+  CHECK_THROWS_WITH_AS(with("grid: [batch_size]", "grid: [batch_size / 0]"),
+                       doctest::Contains("division by zero"), FormatError);
+  CHECK_THROWS_WITH_AS(with("grid: [batch_size]", "grid: [dim * dim * dim * dim * dim]"),
+                       doctest::Contains("overflow"), FormatError);
   auto lit = with("args: [x, out, dim]", "args: [x, out, 0.5, cdiv(dim, 4)]");
   CHECK(lit.launches[0].args[2].kind == ArgKind::FloatLiteral);
   CHECK(lit.launches[0].args[3].kind == ArgKind::IntExpr);

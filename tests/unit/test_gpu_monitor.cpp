@@ -1,5 +1,5 @@
-#include <doctest/doctest.h>
 #include <dlfcn.h>
+#include <doctest/doctest.h>
 
 #include "grading/gpu_monitor.h"
 

@@ -10,7 +10,8 @@ TEST_CASE("profiler: ncu's raw CSV page becomes one object per launch") {
   // The shape of `ncu --import R --csv --page raw`: names, then units, then one row per launch.
   std::string csv =
       "==PROF== a line ncu may print\n"
-      "\"ID\",\"Process ID\",\"Kernel Name\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
+      "\"ID\",\"Process ID\",\"Kernel "
+      "Name\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
       "\"gpu__time_duration.sum\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\","
       "\"sm__warps_active.avg.pct_of_peak_sustained_active\","
       "\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\","
@@ -45,6 +46,7 @@ TEST_CASE("profiler: without ncu the record says why, and nothing runs") {
   json p = profile_kernel(r);
   CHECK(p["tool"] == "ncu");
   REQUIRE(p.contains("error"));
-  CHECK(p["error"].get<std::string>().find("ncu) was not found at /nonexistent/ncu") != std::string::npos);
+  CHECK(p["error"].get<std::string>().find("ncu) was not found at /nonexistent/ncu") !=
+        std::string::npos);
   CHECK_FALSE(p.contains("launches"));
 }

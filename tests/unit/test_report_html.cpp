@@ -78,7 +78,8 @@ TEST_CASE("html report: a self-contained page with the tables and every chart") 
   // Charts: speedup distribution, pass@1, pass@2, six fast_p, SOL by level, the scatter, statuses,
   // two deltas.
   CHECK(occurrences(page, "<svg class=\"chart\"") == 14);
-  CHECK(page.find("aria-label=\"Mean SOL fraction of timed samples, by level") != std::string::npos);
+  CHECK(page.find("aria-label=\"Mean SOL fraction of timed samples, by level") !=
+        std::string::npos);
   CHECK(page.find("<h2 id=\"levels\">Scores by level</h2>") != std::string::npos);
   CHECK(page.find("aria-label=\"Speedup of correct samples") != std::string::npos);
   CHECK(page.find("aria-label=\"pass@2") != std::string::npos);

@@ -1,6 +1,6 @@
-// The grading session (src/grading/session.h), compile-only (no GPU in the unit tests): answers
-// given as text or files, concurrent submissions, the grade-dir selection, and what a session
-// says about its GPUs.
+// The grading session (src/grading/session.h) without a GPU: compile-only (answers given as text
+// or files, concurrent submissions, the grade-dir selection, what a session says about its GPUs),
+// and on a stand-in worker (tests/unit/stand_in_worker.h): the records of answers and crashes.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -10,6 +10,7 @@
 
 #include "core/paths.h"
 #include "grading/session.h"
+#include "stand_in_worker.h"
 #include "test_dirs.h"
 
 using namespace kernrl;
@@ -106,4 +107,46 @@ TEST_CASE("grade-dir's selection skips a file whose launch block names another p
   s.opt.problem = "L1_23_Softmax";
   s.only_problem = "L1_23_Softmax";
   CHECK_FALSE(session.grade(s).skipped);
+}
+
+TEST_CASE("a session grades on a worker: records of answers, crashes and the worker's start") {
+  SessionOptions so;
+  so.gpus = {0};
+  so.compile_jobs = 1;
+  so.worker_exe = stand_in_worker();
+  GradingSession session(so);
+  REQUIRE(session.no_gpu_reason().empty());
+  CHECK(session.device()["name"] == "Stand-in");
+  auto grade = [&](uint64_t seed) {
+    Submission s;
+    s.file = "answer.cu";
+    s.source = solution_text();
+    s.opt.seed = seed;
+    Outcome out = session.grade(s);
+    REQUIRE(out.internal_error.empty());
+    REQUIRE(out.record);
+    return out.record->to_json();
+  };
+  json first = grade(1);
+  CHECK(first["status"] == "correct");
+  CHECK(first["ran"] == true);
+  CHECK(first["device"]["name"] == "Stand-in");
+  CHECK(first["speedup"].get<double>() == doctest::Approx(2.0));
+  CHECK(first["grader"]["worker_start_ms"].get<double>() >= 0);
+  CHECK(first["grader"]["worker_start"]["exec"] == 12.5);
+  CHECK(first["grader"]["phases"]["timing"] == 2.0);
+  json second = grade(1);
+  CHECK(second["status"] == "correct");
+  CHECK_FALSE(second["grader"].contains("worker_start_ms"));  // the same worker
+  json crashed = grade(2);
+  CHECK(crashed["status"] == "runtime_error");
+  CHECK(crashed["error"]["message"].get<std::string>().find("exited with code 1") !=
+        std::string::npos);
+  json after = grade(1);
+  CHECK(after["status"] == "correct");
+  CHECK(after["grader"].contains("worker_start_ms"));  // a fresh worker
+  json stats = session.gpu_stats();
+  REQUIRE(stats.size() == 1);
+  CHECK(stats[0]["evaluations"] == 4);
+  CHECK(stats[0]["worker_restarts"] == 1);
 }

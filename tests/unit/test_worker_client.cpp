@@ -3,48 +3,15 @@
 // one that hangs and one that reports a fatal error; a fresh worker after each, and which record
 // the wait for a worker's start is reported on.
 #include <doctest/doctest.h>
-#include <sys/stat.h>
 
-#include <fstream>
 #include <string>
 
 #include "grading/worker_client.h"
-#include "test_dirs.h"
+#include "stand_in_worker.h"
 
 using namespace kernrl;
 
 namespace {
-
-// What the stand-in does with an eval request is chosen by its seed: 1 answers `correct`, 2 writes
-// to its log and exits 1, 3 never answers, 4 answers with `fatal` and exits.
-std::string stand_in_worker() {
-  auto dir = fresh_test_dir("worker-client");
-  auto path = dir / "fake-worker";
-  std::ofstream(path) << R"(#!/usr/bin/env python3
-import json, sys, time
-time.sleep(0.2)
-print(json.dumps({"hello": True, "protocol": )"
-                      << kWorkerProtocol << R"(, "build_id": "test",
-    "device": {"name": "Stand-in", "compute_capability": "9.0", "sms": 132, "l2_bytes": 1,
-               "memory_bytes": 1, "driver": 13000},
-    "uuid": "", "versions": {"torch": "0", "cuda": "13.0", "driver": "13.0"},
-    "startup_ms": {"exec": 12.5, "cuda_init": 1.0, "context": 2.0, "torch": 0.5}}), flush=True)
-for line in sys.stdin:
-    req = json.loads(line)
-    seed = req.get("seed")
-    if seed == 2:
-        print("stand-in: crashing now", file=sys.stderr, flush=True)
-        sys.exit(1)
-    if seed == 3:
-        time.sleep(60)
-    answer = {"status": "correct", "phases_ms": {"kernel": 1.0}, "fatal": seed == 4}
-    print(json.dumps(answer), flush=True)
-    if seed == 4:
-        sys.exit(3)
-)";
-  chmod(path.c_str(), 0755);
-  return path.string();
-}
 
 EvalRequest request(uint64_t seed) {
   EvalRequest r;
