@@ -74,8 +74,11 @@ std::string sandbox_check(const Config& cfg) {
     SandboxCheckAnswer a = SandboxCheckAnswer::from_json(json::parse(pr.out));
     if (!a.ok) verdict = a.error.empty() ? "unknown failure" : a.error;
   } catch (...) {
-    verdict = "the sandbox check of kernrl-nvrtc failed (exit " + std::to_string(pr.exit_code) +
-              ", signal " + std::to_string(pr.signal) + ")";
+    verdict = pr.exit_code == 127 && !pr.signal
+                  ? "the compiler " + compiler_exe() + " cannot be executed"
+                  : "the sandbox check of kernrl-nvrtc failed (exit " +
+                        std::to_string(pr.exit_code) + ", signal " + std::to_string(pr.signal) +
+                        ")";
   }
   checked = true;
   return verdict;

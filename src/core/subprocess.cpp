@@ -80,8 +80,12 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* 
       execv(args[0], args.data());
     else
       execve(args[0], args.data(), envp.data());
-    const char msg[] = "kernrl: cannot execute helper program\n";
-    (void)!write(2, msg, sizeof msg - 1);
+    // Said on stderr, unless files may not be written (a file as stderr would end the child with
+    // SIGXFSZ): exit 127 says it to the parent either way.
+    if (!opt.no_files) {
+      const char msg[] = "kernrl: cannot execute helper program\n";
+      (void)!write(2, msg, sizeof msg - 1);
+    }
     _exit(127);
   }
   if (err_fd >= 0) close(err_fd);

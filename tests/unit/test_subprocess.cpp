@@ -83,6 +83,17 @@ TEST_CASE("run_process: a program that cannot be executed exits 127") {
   CHECK(r.out.empty());
 }
 
+TEST_CASE("run_process: a program that cannot be executed under no_files still exits 127") {
+  // Its stderr a file and no file may be written: saying so must not end it with SIGXFSZ.
+  auto dir = fresh_test_dir("exec-no-files");
+  SpawnOptions opt;
+  opt.no_files = true;
+  opt.stderr_file = (dir / "err").string();
+  ProcessResult r = run_process({"/nonexistent/kernrl-helper"}, "", 10, opt);
+  CHECK(r.exit_code == 127);
+  CHECK(r.signal == 0);
+}
+
 TEST_CASE("run_process: a child that does not read its stdin does not block the parent") {
   std::string big(4 << 20, 'x');  // far beyond a pipe's buffer
   ProcessResult r = sh("echo ignored", big);

@@ -4,6 +4,8 @@
 // the wait for a worker's start is reported on.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "grading/worker_client.h"
@@ -20,6 +22,14 @@ EvalRequest request(uint64_t seed) {
 }
 
 }  // namespace
+
+TEST_CASE("the stand-in worker speaks this protocol version") {
+  std::ifstream in(stand_in_worker());
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str().find("PROTOCOL = " + std::to_string(kWorkerProtocol) + "  #") !=
+        std::string::npos);
+}
 
 TEST_CASE("worker client: hello, answers, and the start reported once on the first request") {
   WorkerClient w(0, stand_in_worker());

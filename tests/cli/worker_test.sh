@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The CLI's GPU path end to end on a machine without a GPU: kernrl copied beside a stand-in worker
+# (tests/stand_in_worker.py) that speaks the worker protocol. eval of a correct, a crashing and a
+# hanging kernel (records, exit codes, the worker's log); grade-dir over a folder mixing them
+# (every file one record, worker restarts in the summary, the worker's start on the records after
+# a crash); kill -9 part way and --resume; report's grader table.
+set -u
+KERNRL="$1"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+export KERNRL_CACHE="${KERNRL_CACHE:-$TMP/cache}"
+fail=0
+BIN="$TMP/bin"
+mkdir -p "$BIN"
+cp "$KERNRL" "$BIN/kernrl"
+ln -s "$(cd "$(dirname "$KERNRL")" && pwd)/kernrl-nvrtc" "$BIN/kernrl-nvrtc"
+cp "$ROOT/tests/stand_in_worker.py" "$BIN/kernrl-worker"
+chmod +x "$BIN/kernrl-worker"
+K="$BIN/kernrl"
+
+check() {  # check NAME EXPECTED_EXIT COMMAND...
+  local name="$1" want="$2"
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL $name: exit $got, expected $want"; sed 's/^/    /' "$TMP/out" "$TMP/err" | head -20; fail=1
+  else
+    echo "ok   $name"
+  fi
+}
+holds() {  # holds NAME PYTHON-EXPR-ON-r FILE: true for the first JSON line of FILE
+  if python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if ($2) else 1)" "$3" 2>/dev/null; then
+    echo "ok   $1"; else echo "FAIL $1: not ($2)"; head -c 800 "$3"; echo; fail=1; fi
+}
+
+SOL="$ROOT/problems/L1/23_Softmax/solution.cu"
+sed 's/softmax_rows/standin_crash/g' "$SOL" >"$TMP/crash.cu"
+sed 's/softmax_rows/standin_hang/g' "$SOL" >"$TMP/hang.cu"
+printf 'timeouts:\n  run_s: 2\n' >"$TMP/config.yaml"
+
+check "eval on the worker: correct" 0 "$K" eval "$SOL" --json
+holds "ran, with the worker's device and timings" \
+  "r['status']=='correct' and r['ran'] and r['device']['name']=='Stand-in' and abs(r['speedup']-2)<1e-9" "$TMP/out"
+holds "the worker's start is in the record" \
+  "r['grader']['worker_start_ms']>=0 and r['grader']['worker_start']['exec']==12.5 and r['grader']['worker_ms']>=0" "$TMP/out"
+check "eval: a crashed worker is the kernel's runtime_error" 1 "$K" eval "$TMP/crash.cu" --json
+holds "its log is in the record" \
+  "r['status']=='runtime_error' and 'exited with code 1' in r['error']['message'] and 'stand-in: crashing now' in r['error']['log']" "$TMP/out"
+start=$(date +%s)
+check "eval: a hang is a timeout" 1 "$K" eval "$TMP/hang.cu" --json --config "$TMP/config.yaml"
+holds "timeout record" "r['status']=='timeout' and 'did not finish within 2 s' in r['error']['message']" "$TMP/out"
+[ $(( $(date +%s) - start )) -lt 15 ] && echo "ok   the hang was cut at its deadline" || { echo "FAIL the hang took too long"; fail=1; }
+check "eval --feedback on the worker" 0 "$K" eval "$SOL" --feedback
+grep -q "speedup 2x" "$TMP/out" && echo "ok   feedback names the speedup" || { echo "FAIL feedback: $(head -c 300 "$TMP/out")"; fail=1; }
+
+# grade-dir: crashes and a hang between correct kernels.
+D="$TMP/gen"
+mkdir -p "$D"
+for s in 0 1 2; do cp "$SOL" "$D/level_1_problem_23_sample_${s}_kernel.cu"; done
+cp "$TMP/crash.cu" "$D/level_1_problem_23_sample_3_kernel.cu"
+cp "$SOL" "$D/level_1_problem_23_sample_4_kernel.cu"
+cp "$TMP/hang.cu" "$D/level_1_problem_23_sample_5_kernel.cu"
+cp "$TMP/crash.cu" "$D/level_1_problem_23_sample_6_kernel.cu"
+for s in 7 8; do cp "$SOL" "$D/level_1_problem_23_sample_${s}_kernel.cu"; done
+check "grade-dir on the worker" 0 "$K" grade-dir "$D" --gpus 0 --out "$TMP/full.jsonl" --config "$TMP/config.yaml" --no-resume
+grep -q "3 worker restarts" "$TMP/err" && echo "ok   the summary counts the worker restarts" || { echo "FAIL summary:"; cat "$TMP/err" | head; fail=1; }
+if python3 - "$TMP/full.jsonl" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+by = {r["file"].rsplit("sample_", 1)[1].split("_")[0]: r for r in recs}
+want = {"0": "correct", "1": "correct", "2": "correct", "3": "runtime_error", "4": "correct",
+        "5": "timeout", "6": "runtime_error", "7": "correct", "8": "correct"}
+got = {k: r["status"] for k, r in by.items()}
+starts = sum("worker_start_ms" in r["grader"] for r in recs)
+ok = len(recs) == 9 and got == want and starts == 4
+print(("ok  " if ok else "FAIL") + f" grade-dir: {len(recs)} records, statuses {got}, {starts} worker starts reported (want 4)")
+sys.exit(0 if ok else 1)
+PY
+then :; else fail=1; fi
+
+# kill -9 while the hang is being waited for, then --resume: every file exactly once.
+"$K" grade-dir "$D" --gpus 0 --out "$TMP/killed.jsonl" --config "$TMP/config.yaml" --quiet &
+pid=$!
+for _ in $(seq 100); do
+  [ -s "$TMP/killed.jsonl" ] && [ "$(wc -l <"$TMP/killed.jsonl")" -ge 5 ] && break
+  sleep 0.1
+done
+kill -9 $pid
+wait $pid 2>/dev/null
+before=$(wc -l <"$TMP/killed.jsonl")
+check "grade-dir --resume after kill -9" 0 "$K" grade-dir "$D" --gpus 0 --out "$TMP/killed.jsonl" --config "$TMP/config.yaml" --quiet
+files=$(grep -o '"file":"[^"]*"' "$TMP/killed.jsonl" | sort | uniq | wc -l)
+lines=$(wc -l <"$TMP/killed.jsonl")
+[ "$lines" = 9 ] && [ "$files" = 9 ] && echo "ok   killed after $before records; after --resume every file once" ||
+  { echo "FAIL resume: $lines records of $files files (killed after $before)"; fail=1; }
+# No stand-in outlives kernrl.
+sleep 0.5
+if pgrep -f "$BIN/kernrl-worker" >/dev/null; then echo "FAIL a worker outlived kernrl"; fail=1; else echo "ok   no worker left behind"; fi
+
+check "report: the grader's time" 0 "$K" report "$TMP/full.jsonl"
+grep -q "worker start ms" "$TMP/out" && echo "ok   report shows the worker's start" || { echo "FAIL report"; fail=1; }
+exit $fail

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""A stand-in for kernrl-worker, for tests on machines without a GPU: it speaks the worker protocol
+(docs/protocol.md) and answers without running anything. What it does with an eval request is
+chosen by the request's seed or by the names of the kernels in it:
+  seed 2, or a kernel named standin_crash*: writes to its log and exits 1 (a crashed worker)
+  seed 3, or a kernel named standin_hang*:  never answers (a kernel that never ends)
+  seed 4, or a kernel named standin_fatal*: answers `correct` with `fatal` true, then exits
+  anything else: answers `correct`, the kernel twice as fast as the baseline.
+It says hello after 0.2 s, with a start-up breakdown."""
+import json
+import sys
+import time
+
+PROTOCOL = 3  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
+
+
+def stats(median):
+    return {"mean_ms": median, "median_ms": median, "min_ms": median, "max_ms": median,
+            "std_ms": 0.0, "mad_ms": 0.0, "n": 10, "rel_stderr": 0.0}
+
+
+def behaviour(req):
+    names = " ".join(req.get("lowered", {}).keys())
+    for seed, word in ((2, "crash"), (3, "hang"), (4, "fatal")):
+        if req.get("seed") == seed or f"standin_{word}" in names:
+            return word
+    return "answer"
+
+
+def main():
+    time.sleep(0.2)
+    print(json.dumps({
+        "hello": True, "protocol": PROTOCOL, "build_id": "stand-in",
+        "device": {"name": "Stand-in", "compute_capability": "9.0", "sms": 132,
+                   "l2_bytes": 52428800, "memory_bytes": 85045395456, "driver": 13000},
+        "uuid": "", "versions": {"torch": "0", "cuda": "13.0", "driver": "13.0"},
+        "startup_ms": {"exec": 12.5, "cuda_init": 1.0, "context": 2.0, "torch": 0.5}}), flush=True)
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("cmd") == "quit":
+            return
+        what = behaviour(req)
+        if what == "crash":
+            print("stand-in: crashing now", file=sys.stderr, flush=True)
+            sys.exit(1)
+        if what == "hang":
+            time.sleep(3600)
+        print(json.dumps({
+            "status": "correct", "fatal": what == "fatal",
+            "correctness": {"trials": [], "n_trials": 5, "n_passed": 5},
+            "timing": {"kernel": stats(0.5), "baseline": stats(1.0),
+                       "sizes": req.get("sizes") or {}},
+            "phases_ms": {"kernel": 1.0, "timing": 2.0}}), flush=True)
+        if what == "fatal":
+            sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()
