@@ -55,9 +55,11 @@ def variant(n):
 class Server:
     """A `kernrl serve` process on a free port, its stderr collected."""
 
-    def __init__(self, kernrl, *args, env=None):
+    def __init__(self, kernrl, *args, env=None, compile_only=True):
         self.trace = scratch_dir("kernrl-serve-test-") / "trace.jsonl"
-        cmd = [kernrl, "serve", "--compile-only", "--port", "0", "--trace", str(self.trace), *args]
+        cmd = [kernrl, "serve", "--port", "0", "--trace", str(self.trace), *args]
+        if compile_only:
+            cmd.insert(2, "--compile-only")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, env=env)
         self.stderr = []
@@ -488,6 +490,70 @@ def test_sigterm(kernrl):
     print(f"     ({len(graded)} steps graded, {len(refused)} answered 'shutting down')")
 
 
+def kernrl_on_stand_in_worker(kernrl):
+    """kernrl copied beside the stand-in worker of the tests (tests/stand_in_worker.py), which
+    speaks the worker protocol without a GPU; kernrl-nvrtc linked beside it."""
+    bin_dir = scratch_dir("kernrl-serve-bin-")
+    shutil.copy2(kernrl, bin_dir / "kernrl")
+    os.symlink(Path(kernrl).parent / "kernrl-nvrtc", bin_dir / "kernrl-nvrtc")
+    shutil.copy2(ROOT / "tests/stand_in_worker.py", bin_dir / "kernrl-worker")
+    return str(bin_dir / "kernrl")
+
+
+def test_worker(kernrl):
+    """Grading on a GPU worker: records of the worker's answers, a crashed worker replaced, a hung
+    one cut at the run timeout, SIGTERM while a kernel runs."""
+    config = scratch_dir("kernrl-serve-config-") / "config.yaml"
+    config.write_text("timeouts:\n  run_s: 2\n")
+    s = Server(kernrl_on_stand_in_worker(kernrl), "--gpus", "0", "--jobs", "2", "--cache-mb", "0",
+               "--config", str(config), compile_only=False)
+    crash = SOLUTION.replace("softmax_rows", "standin_crash")
+    hang = SOLUTION.replace("softmax_rows", "standin_hang")
+    try:
+        st, rec, _ = s.http("POST", "/v1/grade", {"source": variant("worker-1")})
+        check("worker: a graded answer ran on the worker", st == 200 and rec.get("status") == "correct"
+              and rec.get("ran") is True and rec["device"]["name"] == "Stand-in"
+              and "worker_start_ms" in rec["grader"], rec)
+        st, rec, _ = s.http("POST", "/v1/grade", {"source": crash})
+        check("worker: a crash is the answer's runtime_error", st == 200
+              and rec.get("status") == "runtime_error"
+              and "stand-in: crashing now" in (rec.get("error") or {}).get("log", ""), rec)
+        st, rec, _ = s.http("POST", "/v1/grade", {"source": variant("worker-2")})
+        check("worker: the next answer runs on a fresh worker", st == 200
+              and rec.get("status") == "correct" and "worker_start_ms" in rec["grader"], rec)
+        st, rec, _ = s.http("POST", "/v1/grade", {"source": hang})
+        check("worker: a hang is a timeout at the run timeout", st == 200
+              and rec.get("status") == "timeout", rec)
+        st, text, _ = s.http("GET", "/metrics")
+        check("worker: metrics count the restarts",
+              re.search(r'kernrl_serve_gpu_worker_restarts_total\{gpu="0"\} 2\b', text or "")
+              is not None, text[-1500:] if isinstance(text, str) else text)
+        # SIGTERM while a kernel runs (it hangs until the 2 s run timeout): it is answered.
+        reply = {}
+
+        def post():
+            reply["r"] = s.http("POST", "/v1/grade", {"source": "// again\n" + hang})
+
+        t = threading.Thread(target=post)
+        t.start()
+        for _ in range(500):
+            _, text, _ = s.http("GET", "/metrics")
+            if re.search(r"^kernrl_serve_in_flight [1-9]", text or "", re.M):
+                break
+            time.sleep(0.01)
+        time.sleep(0.3)
+        s.proc.send_signal(signal.SIGTERM)
+        t.join(60)
+        st, rec, _ = reply.get("r", (None, {}, {}))
+        check("worker: SIGTERM lets the running kernel finish", st == 200
+              and rec.get("status") == "timeout", reply)
+    finally:
+        rc = s.stop(sig=None if s.proc.poll() is None and reply else signal.SIGTERM)
+    check("worker: the server exits 0", rc == 0, (rc, "".join(s.stderr)))
+    check("worker: every graded answer is in the trace", len(s.trace_records()) == 5,
+          [r.get("status") for r in s.trace_records()])
+
+
 def test_stdio(kernrl):
     lines = [json.dumps({"id": 1, "source": variant("stdio"), "label": "s1"}),
              "{broken",
@@ -542,6 +608,8 @@ def main():
         test_stdio(kernrl)
     if want("sigterm"):
         test_sigterm(kernrl)
+    if want("worker"):
+        test_worker(kernrl)
     for d in scratch:
         shutil.rmtree(d, ignore_errors=True)
     print(f"{results['passed']} passed, {results['failed']} failed")
