@@ -3,7 +3,7 @@
 # (tests/stand_in_worker.py) that speaks the worker protocol. eval of a correct, a crashing and a
 # hanging kernel (records, exit codes, the worker's log); grade-dir over a folder mixing them
 # (every file one record, worker restarts in the summary, the worker's start on the records after
-# a crash); kill -9 part way and --resume; report's grader table.
+# a crash), and on two GPUs; kill -9 part way and --resume; report's grader table.
 set -u
 KERNRL="$1"
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -80,6 +80,19 @@ print(("ok  " if ok else "FAIL") + f" grade-dir: {len(recs)} records, statuses {
 sys.exit(0 if ok else 1)
 PY
 then :; else fail=1; fi
+
+# Two GPUs (two workers, one queue): both grade, every file once, a summary line per GPU.
+check "grade-dir on two GPUs" 0 "$K" grade-dir "$D" --gpus 0,1 --out "$TMP/two.jsonl" --config "$TMP/config.yaml" --no-resume
+if python3 - "$TMP/two.jsonl" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+gpus = sorted({r["device"]["gpu_index"] for r in recs if r.get("device")})
+ok = len(recs) == 9 and len({r["file"] for r in recs}) == 9 and gpus == [0, 1]
+print(("ok  " if ok else "FAIL") + f" two GPUs: {len(recs)} records, GPUs used {gpus}")
+sys.exit(0 if ok else 1)
+PY
+then :; else fail=1; fi
+[ "$(grep -c '^  GPU [01]: ' "$TMP/err")" = 2 ] && echo "ok   a summary line per GPU" || { echo "FAIL summary per GPU:"; cat "$TMP/err"; fail=1; }
 
 # kill -9 while the hang is being waited for, then --resume: every file exactly once.
 "$K" grade-dir "$D" --gpus 0 --out "$TMP/killed.jsonl" --config "$TMP/config.yaml" --quiet &
