@@ -14,6 +14,7 @@ extern char** environ;
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace kernrl {
@@ -272,11 +273,16 @@ void LineProcess::kill_and_release() {
   to_child_ = from_child_ = -1;
   pid_t pid = pid_;
   pid_ = -1;
-  std::thread([pid] {
+  auto reap_it = [pid] {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-  }).detach();
+  };
+  try {
+    std::thread(reap_it).detach();
+  } catch (const std::system_error&) {
+    reap_it();  // no thread to be had: wait here
+  }
 }
 
 ProcessResult LineProcess::reap() {
