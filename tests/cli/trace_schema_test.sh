@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The records the CLI writes, compile-only (no GPU), against docs/trace-format.md: eval (compiled,
-# compile_error, launch_error, format_error, unattributed, a converted KernelBench module),
-# grade-dir and serve --stdio. Every key of every record, and of its error, compile, work, grader,
+# The records the CLI writes, without a GPU, against docs/trace-format.md: compile-only from eval
+# (compiled, compile_error, launch_error, format_error, unattributed, a converted KernelBench
+# module), grade-dir and serve --stdio; and eval's records of a kernel that ran, crashed and hung on
+# the stand-in worker (tests/stand_in_worker.py). Every key of every record, and of its error, compile, work, grader,
 # problem_unknown and converted objects, is a documented field; the fields every record has are
 # there; every status is a documented one. Then `kernrl report` reads them all back.
 set -u
@@ -45,6 +46,20 @@ for line in open(sys.argv[1]):
     if "record" in j:
         print(json.dumps(j["record"]))
 PY
+# On the stand-in worker: records of kernels that ran (correct), crashed and hung.
+BIN="$TMP/bin"
+mkdir -p "$BIN"
+cp "$KERNRL" "$BIN/kernrl"
+ln -s "$(cd "$(dirname "$KERNRL")" && pwd)/kernrl-nvrtc" "$BIN/kernrl-nvrtc"
+cp "$ROOT/tests/stand_in_worker.py" "$BIN/kernrl-worker"
+chmod +x "$BIN/kernrl-worker"
+printf 'timeouts:\n  run_s: 2\n' >"$TMP/config.yaml"
+SOL="$ROOT/problems/L1/23_Softmax/solution.cu"
+sed 's/softmax_rows/standin_crash/g' "$SOL" >"$TMP/crash.cu"
+sed 's/softmax_rows/standin_hang/g' "$SOL" >"$TMP/hang.cu"
+for f in "$SOL" "$TMP/crash.cu" "$TMP/hang.cu"; do
+  "$BIN/kernrl" eval "$f" --json --seed 1 --config "$TMP/config.yaml" 2>/dev/null >>"$OUT"
+done
 
 python3 - "$OUT" "$ROOT/docs/trace-format.md" <<'PY' || fail=1
 import json, re, sys
@@ -77,7 +92,8 @@ for r in records:
             for k in r[obj]:
                 if not re.search(r"\b" + re.escape(k) + r"\b", rows[obj]):
                     problems.append(f"{who}: {obj}.{k} is not in the row of `{obj}`")
-want = {"compiled", "compile_error", "launch_error", "format_error"}
+want = {"compiled", "compile_error", "launch_error", "format_error", "correct", "runtime_error",
+        "timeout"}
 if not want <= seen:
     problems.append(f"statuses seen {sorted(seen)}, expected at least {sorted(want)}")
 if not any("converted" in r for r in records):
