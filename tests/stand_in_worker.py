@@ -6,6 +6,7 @@ chosen by the request's seed or by the names of the kernels in it:
   seed 3, or a kernel named standin_hang*:  never answers (a kernel that never ends)
   seed 4, or a kernel named standin_fatal*: answers `correct` with `fatal` true, then exits
   anything else: answers `correct`, the kernel twice as fast as the baseline.
+bench_device answers made-up ceilings; bench_reference a 1 ms baseline for the problem's folder.
 It says hello after 0.2 s, with a start-up breakdown."""
 import json
 import sys
@@ -39,6 +40,19 @@ def main():
         req = json.loads(line)
         if req.get("cmd") == "quit":
             return
+        if req.get("cmd") == "bench_device":
+            ceilings = {"bandwidth_gbs": 3000.0, "launch_us": 3.0,
+                        "matmul_tflops": {"fp32": 50.0, "tf32": 400.0, "fp16": 750.0,
+                                          "bf16": 750.0, "fp8": 1500.0}}
+            print(json.dumps({"ok": True, "fatal": False, "result": {
+                "device": {}, "ceilings": ceilings, "repeats": req.get("repeats", 1)}}), flush=True)
+            continue
+        if req.get("cmd") == "bench_reference":
+            problem = req["problem_dir"].rstrip("/").split("/")
+            pid = f"{problem[-2]}_{problem[-1]}"
+            print(json.dumps({"ok": True, "fatal": False,
+                              "result": {"problem": pid, "baseline": stats(1.0)}}), flush=True)
+            continue
         what = behaviour(req)
         if what == "crash":
             print("stand-in: crashing now", file=sys.stderr, flush=True)

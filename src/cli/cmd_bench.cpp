@@ -1,13 +1,18 @@
 // kernrl bench: measure this GPU's ceilings (--device) and time every selected problem's reference
 // at its bench size into a baseline file (--baselines) that eval and grade-dir reuse.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <vector>
 
 #include "cli/commands.h"
 #include "core/config.h"
+#include "core/files.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "core/problem.h"
@@ -21,6 +26,36 @@
 namespace kernrl {
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+// Throws UsageError when `out` cannot be written: said before minutes of measuring, not after.
+void require_writable(const std::string& out) {
+  fs::path parent = fs::path(out).parent_path();
+  std::error_code ec;
+  fs::path dir = parent.empty() ? fs::path(".") : parent;
+  while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();  // created when written
+  if (dir.empty()) dir = ".";
+  if (fs::is_directory(out, ec)) throw UsageError("--out " + out + ": it is a folder");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError("--out " + out + ": cannot write into " + dir.string() + ": " +
+                     std::strerror(errno));
+}
+
+// Writes the document whole; when it cannot, says why and prints it on standard output, so that
+// the measurements are not lost.
+int write_document(const std::string& out, const json& doc, int indent) {
+  if (std::string err = write_whole_file(out, doc.dump(indent) + "\n"); !err.empty()) {
+    std::fprintf(stderr, "kernrl bench: cannot write %s: %s; the document follows\n", out.c_str(),
+                 err.c_str());
+    std::cout << doc.dump(indent) << "\n";
+    return kExitFail;
+  }
+  std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());
+  return kExitOk;
+}
+
+}  // namespace
 
 CommandRun add_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -63,6 +98,7 @@ CommandRun add_bench_command(CLI::App& app) {
       return kExitUsage;
     }
     Config cfg = load_config(o->config);
+    if (!o->out.empty()) require_writable(o->out);
     auto worker_owner = std::make_unique<WorkerClient>(o->gpu);
     WorkerClient& worker = *worker_owner;
     worker.spawn();
@@ -90,8 +126,12 @@ CommandRun add_bench_command(CLI::App& app) {
       std::string out = o->out.empty() ? "kernrl-device-" + slug + "-" +
                                              worker.versions_json().value("driver", "") + ".json"
                                        : o->out;
-      std::ofstream(out) << doc.dump(2) << "\n";
       std::cout << doc.dump(2) << "\n";
+      if (std::string werr = write_whole_file(out, doc.dump(2) + "\n"); !werr.empty()) {
+        std::fprintf(stderr, "kernrl bench: cannot write %s: %s (the document is above)\n",
+                     out.c_str(), werr.c_str());
+        return kExitFail;
+      }
       std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());
       return kExitOk;
     }
@@ -165,11 +205,7 @@ CommandRun add_bench_command(CLI::App& app) {
         }
       }
     }
-    const std::string& out = out_label;
-    fs::create_directories(fs::path(out).parent_path().empty() ? "." : fs::path(out).parent_path());
-    std::ofstream(out) << doc.dump(1) << "\n";
-    std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());
-    return kExitOk;
+    return write_document(out_label, doc, 1);
   };
 }
 

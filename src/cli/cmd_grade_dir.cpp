@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/files.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "extract/extract.h"

@@ -56,11 +56,6 @@ std::vector<std::pair<std::string, std::string>> kernelbench_files(const KernelB
 // Python writes it).
 std::string kernelbench_text(const nlohmann::ordered_json& j, int indent);
 
-// Writes `text` to `path` whole or not at all (a temporary file renamed over it; a path that is
-// not a regular file, such as /dev/stdout, is written directly). Missing folders are created.
-// Returns "" or the reason it could not.
-std::string write_whole_file(const std::string& path, const std::string& text);
-
 // Writes every file of kernelbench_files(out) under `dir`. Returns "" or "FILE: reason" for the
 // first file that could not be written.
 std::string write_kernelbench(const KernelBenchOutput& out, const std::string& dir);

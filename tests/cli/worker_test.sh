@@ -3,7 +3,7 @@
 # (tests/stand_in_worker.py) that speaks the worker protocol. eval of a correct, a crashing and a
 # hanging kernel (records, exit codes, the worker's log); grade-dir over a folder mixing them
 # (every file one record, worker restarts in the summary, the worker's start on the records after
-# a crash), and on two GPUs; kill -9 part way and --resume; report's grader table.
+# a crash), and on two GPUs; kill -9 part way and --resume; bench's files; report's grader table.
 set -u
 KERNRL="$1"
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -112,6 +112,27 @@ lines=$(wc -l <"$TMP/killed.jsonl")
 # No stand-in outlives kernrl.
 sleep 0.5
 if pgrep -f "$BIN/kernrl-worker" >/dev/null; then echo "FAIL a worker outlived kernrl"; fail=1; else echo "ok   no worker left behind"; fi
+
+# kernrl bench on the worker: ceilings, a baseline file eval then reuses, and an --out that cannot be
+# written refused before anything is measured.
+check "bench --device" 0 "$K" bench --device --repeats 1 --out "$TMP/device.json"
+python3 -c "import json; d=json.load(open('$TMP/device.json')); assert d['schema']=='kernrl.device.v1' and d['ceilings']['bandwidth_gbs']==3000.0" &&
+  echo "ok   the device file has the ceilings" || { echo "FAIL device file"; fail=1; }
+check "bench --baselines" 0 "$K" bench --baselines --problem L1_23 --out "$TMP/base/stand-in.json"
+if python3 - "$TMP/base/stand-in.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["problems"].get("L1_23_Softmax", {})
+ok = (d["schema"].startswith("kernrl.baselines") and p.get("baseline", {}).get("median_ms") == 1.0
+      and p.get("kernel_baseline", {}).get("timing", {}).get("median_ms") == 0.5 and len(d["problems"]) == 1)
+print(("ok  " if ok else "FAIL") + " the baseline file has the reference's and the reference kernel's timings")
+sys.exit(0 if ok else 1)
+PY
+then :; else fail=1; fi
+check "eval reuses the baseline file" 0 "$K" eval "$SOL" --json --baselines "$TMP/base/stand-in.json"
+holds "baseline from the file" "r['timing']['baseline_source'].startswith('file:')" "$TMP/out"
+check "bench --out a folder is refused" 2 "$K" bench --device --out "$TMP"
+grep -q "it is a folder" "$TMP/err" && echo "ok   the refusal says why" || { echo "FAIL refusal: $(cat "$TMP/err")"; fail=1; }
 
 check "report: the grader's time" 0 "$K" report "$TMP/full.jsonl"
 grep -q "worker start ms" "$TMP/out" && echo "ok   report shows the worker's start" || { echo "FAIL report"; fail=1; }

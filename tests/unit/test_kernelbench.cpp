@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/files.h"
 #include "record/trace_file.h"
 #include "report/kernelbench.h"
 #include "test_dirs.h"
