@@ -42,13 +42,13 @@ void require_writable(const std::string& out) {
                      std::strerror(errno));
 }
 
-// Writes the document whole; when it cannot, says why and prints it on standard output, so that
-// the measurements are not lost.
-int write_document(const std::string& out, const json& doc, int indent) {
+// Writes the document whole; when it cannot, says why, and the document is on standard output
+// (printed here unless `printed`), so that the measurements are not lost.
+int write_document(const std::string& out, const json& doc, int indent, bool printed) {
   if (std::string err = write_whole_file(out, doc.dump(indent) + "\n"); !err.empty()) {
-    std::fprintf(stderr, "kernrl bench: cannot write %s: %s; the document follows\n", out.c_str(),
-                 err.c_str());
-    std::cout << doc.dump(indent) << "\n";
+    std::fprintf(stderr, "kernrl bench: cannot write %s: %s; the document is on standard output\n",
+                 out.c_str(), err.c_str());
+    if (!printed) std::cout << doc.dump(indent) << "\n";
     return kExitFail;
   }
   std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());
@@ -127,13 +127,7 @@ CommandRun add_bench_command(CLI::App& app) {
                                              worker.versions_json().value("driver", "") + ".json"
                                        : o->out;
       std::cout << doc.dump(2) << "\n";
-      if (std::string werr = write_whole_file(out, doc.dump(2) + "\n"); !werr.empty()) {
-        std::fprintf(stderr, "kernrl bench: cannot write %s: %s (the document is above)\n",
-                     out.c_str(), werr.c_str());
-        return kExitFail;
-      }
-      std::fprintf(stderr, "kernrl bench: wrote %s\n", out.c_str());
-      return kExitOk;
+      return write_document(out, doc, 2, /*printed=*/true);
     }
     doc["schema"] = kBaselineSchema;
     doc["config"] = {{"warmup", cfg.warmup},           {"min_samples", cfg.min_samples},
@@ -205,7 +199,7 @@ CommandRun add_bench_command(CLI::App& app) {
         }
       }
     }
-    return write_document(out_label, doc, 1);
+    return write_document(out_label, doc, 1, /*printed=*/false);
   };
 }
 

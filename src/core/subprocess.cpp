@@ -273,11 +273,7 @@ void LineProcess::kill_and_release() {
   to_child_ = from_child_ = -1;
   pid_t pid = pid_;
   pid_ = -1;
-  auto reap_it = [pid] {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  };
+  auto reap_it = [pid] { wait_status(pid, false); };
   try {
     std::thread(reap_it).detach();
   } catch (const std::system_error&) {

@@ -3,26 +3,8 @@
 # and records), grade-dir --compile-only on a fixture directory, report.
 set -u
 KERNRL="$1"
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
+source "$(dirname "$0")/lib.sh"
 export KERNRL_CACHE="$TMP/cache"
-fail=0
-check() {  # check NAME EXPECTED_EXIT COMMAND...
-  local name="$1" want="$2"
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"; sed 's/^/    /' "$TMP/out" "$TMP/err" | head -20; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() {  # has NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: '$2' not in output"; head -20 "$3"; fail=1; fi
-}
 
 check "list" 0 "$KERNRL" list
 has "list shows softmax" "L1_23_Softmax" "$TMP/out"

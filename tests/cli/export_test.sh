@@ -4,12 +4,7 @@
 # since grading get answer null and a reason; errors exit 2.
 set -u
 KERNRL="$1"
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-export KERNRL_CACHE="${KERNRL_CACHE:-$TMP/cache}"
-fail=0
+source "$(dirname "$0")/lib.sh"
 G="$TMP/gen"
 mkdir -p "$G/L1_23_Softmax"
 cp "$ROOT/problems/L1/23_Softmax/solution.cu" "$G/L1_23_Softmax/a.cu"

@@ -4,26 +4,7 @@
 # key order, every sample present), and say so when they cannot.
 set -u
 KERNRL="$1"
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-export KERNRL_CACHE="${KERNRL_CACHE:-$TMP/cache}"
-fail=0
-check() {  # check NAME EXPECTED_EXIT COMMAND...
-  local name="$1" want="$2"
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"; sed 's/^/    /' "$TMP/out" "$TMP/err" | head -20; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
-has() {  # has NAME PATTERN FILE
-  if grep -q -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: '$2' not in output"; head -20 "$3"; fail=1; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 # Two levels, two samples of one problem, problems 10 and 9 (numeric order), a problem kernrl does
 # not have (L1_999), a file naming no problem.

@@ -7,12 +7,7 @@
 # there; every status is a documented one. Then `kernrl report` reads them all back.
 set -u
 KERNRL="$1"
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-export KERNRL_CACHE="${KERNRL_CACHE:-$TMP/cache}"
-fail=0
+source "$(dirname "$0")/lib.sh"
 A="$ROOT/tests/adversarial"
 OUT="$TMP/records.jsonl"
 : >"$OUT"
@@ -47,18 +42,10 @@ for line in open(sys.argv[1]):
         print(json.dumps(j["record"]))
 PY
 # On the stand-in worker: records of kernels that ran (correct), crashed and hung.
-BIN="$TMP/bin"
-mkdir -p "$BIN"
-cp "$KERNRL" "$BIN/kernrl"
-ln -s "$(cd "$(dirname "$KERNRL")" && pwd)/kernrl-nvrtc" "$BIN/kernrl-nvrtc"
-cp "$ROOT/tests/stand_in_worker.py" "$BIN/kernrl-worker"
-chmod +x "$BIN/kernrl-worker"
+K="$(stand_in_kernrl)"
 printf 'timeouts:\n  run_s: 2\n' >"$TMP/config.yaml"
-SOL="$ROOT/problems/L1/23_Softmax/solution.cu"
-sed 's/softmax_rows/standin_crash/g' "$SOL" >"$TMP/crash.cu"
-sed 's/softmax_rows/standin_hang/g' "$SOL" >"$TMP/hang.cu"
-for f in "$SOL" "$TMP/crash.cu" "$TMP/hang.cu"; do
-  "$BIN/kernrl" eval "$f" --json --seed 1 --config "$TMP/config.yaml" 2>/dev/null >>"$OUT"
+for f in "$ROOT/problems/L1/23_Softmax/solution.cu" "$TMP/crash.cu" "$TMP/hang.cu"; do
+  "$K" eval "$f" --json --seed 1 --config "$TMP/config.yaml" 2>/dev/null >>"$OUT"
 done
 
 python3 - "$OUT" "$ROOT/docs/trace-format.md" <<'PY' || fail=1

@@ -6,39 +6,15 @@
 # a crash), and on two GPUs; kill -9 part way and --resume; bench's files; report's grader table.
 set -u
 KERNRL="$1"
-HERE="$(cd "$(dirname "$0")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
-export KERNRL_CACHE="${KERNRL_CACHE:-$TMP/cache}"
-fail=0
-BIN="$TMP/bin"
-mkdir -p "$BIN"
-cp "$KERNRL" "$BIN/kernrl"
-ln -s "$(cd "$(dirname "$KERNRL")" && pwd)/kernrl-nvrtc" "$BIN/kernrl-nvrtc"
-cp "$ROOT/tests/stand_in_worker.py" "$BIN/kernrl-worker"
-chmod +x "$BIN/kernrl-worker"
-K="$BIN/kernrl"
-
-check() {  # check NAME EXPECTED_EXIT COMMAND...
-  local name="$1" want="$2"
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL $name: exit $got, expected $want"; sed 's/^/    /' "$TMP/out" "$TMP/err" | head -20; fail=1
-  else
-    echo "ok   $name"
-  fi
-}
+source "$(dirname "$0")/lib.sh"
+K="$(stand_in_kernrl)"
+BIN="$(dirname "$K")"
 holds() {  # holds NAME PYTHON-EXPR-ON-r FILE: true for the first JSON line of FILE
   if python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if ($2) else 1)" "$3" 2>/dev/null; then
     echo "ok   $1"; else echo "FAIL $1: not ($2)"; head -c 800 "$3"; echo; fail=1; fi
 }
 
 SOL="$ROOT/problems/L1/23_Softmax/solution.cu"
-sed 's/softmax_rows/standin_crash/g' "$SOL" >"$TMP/crash.cu"
-sed 's/softmax_rows/standin_hang/g' "$SOL" >"$TMP/hang.cu"
 printf 'timeouts:\n  run_s: 2\n' >"$TMP/config.yaml"
 
 check "eval on the worker: correct" 0 "$K" eval "$SOL" --json
