@@ -96,6 +96,11 @@ if ran:
         print(f"    {p:44s} gpu {gpu_m:7.1f}  own {own_m:7.1f}  ratio {median(ratios):5.2f} / {max(ratios):5.2f}")
         if median(ratios) > 2:
             over.append(p)
+        if median(ratios) > 1.5:  # where the time goes: every phase, median ms over the samples
+            phases_ok = [r["grader"].get("phases", {}) for r in rs if r["status"] == "correct"]
+            names = sorted({k for ph in phases_ok for k in ph})
+            meds = {k: median([ph.get(k, 0) for ph in phases_ok]) for k in names}
+            print("      phases: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(meds.items(), key=lambda kv: -kv[1])))
     print(f"  problems whose median ratio is over 2: {len(over)}" + (f" ({', '.join(over)})" if over else ""))
     starts = [r["grader"] for r in recs if isinstance(r.get("grader"), dict) and "worker_start_ms" in r["grader"]]
     for g in starts:

@@ -105,4 +105,9 @@ ProblemSpec parse_problem_yaml(const std::string& text, const std::string& name)
 // Loads and validates one problem folder; throws SpecError naming file and line.
 ProblemSpec load_problem(const std::filesystem::path& dir);
 
+// load_problem in two steps, for a reader that keeps parsed problems while their text is the same:
+// the text of dir/problem.yaml, and the problem parsed and validated from it.
+std::string read_problem_yaml(const std::filesystem::path& dir);
+ProblemSpec problem_from_yaml(const std::filesystem::path& dir, const std::string& text);
+
 }  // namespace kernrl

@@ -307,13 +307,18 @@ ProblemSpec parse_problem_yaml(const std::string& text, const std::string& name)
   return SpecReader(name, text).read();
 }
 
-ProblemSpec load_problem(const fs::path& dir) {
+std::string read_problem_yaml(const fs::path& dir) {
   fs::path file = dir / "problem.yaml";
   std::ifstream in(file, std::ios::binary);
   if (!in) throw SpecError(file.string() + ": cannot read file");
   std::ostringstream text;
   text << in.rdbuf();
-  ProblemSpec p = parse_problem_yaml(text.str(), file.string());
+  return text.str();
+}
+
+ProblemSpec problem_from_yaml(const fs::path& dir, const std::string& text) {
+  fs::path file = dir / "problem.yaml";
+  ProblemSpec p = parse_problem_yaml(text, file.string());
   p.dir = dir;
   std::string expect = problem_id_of_dir(dir);
   if (p.id != expect)
@@ -325,6 +330,10 @@ ProblemSpec load_problem(const fs::path& dir) {
   auto rest = p.id.substr(p.id.find('_') + 1);
   p.number = std::atoi(rest.c_str());
   return p;
+}
+
+ProblemSpec load_problem(const fs::path& dir) {
+  return problem_from_yaml(dir, read_problem_yaml(dir));
 }
 
 }  // namespace kernrl

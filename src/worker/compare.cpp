@@ -76,6 +76,17 @@ FloatStats float_stats_torch(const torch::Tensor& got, const torch::Tensor& want
   return st;
 }
 
+double relative_l2(const FloatStats& st, const Tolerance& tol, int64_t compared) {
+  if (st.ref_norm > 0) return st.err_norm / st.ref_norm;
+  return st.err_norm <= tol.atol * std::sqrt(static_cast<double>(compared))
+             ? 0.0
+             : std::numeric_limits<double>::infinity();
+}
+
+bool float_passes(const FloatStats& st, const Tolerance& tol, int64_t compared) {
+  return st.mismatches == 0 && (compared == 0 || relative_l2(st, tol, compared) <= tol.rel_l2);
+}
+
 json OutputCheck::to_json() const {
   return {{"name", name},
           {"passed", passed},
@@ -86,6 +97,51 @@ json OutputCheck::to_json() const {
           {"rel_l2", number(rel_l2)},
           {"first_mismatch", first_mismatch},
           {"reason", reason}};
+}
+
+namespace {
+
+// The end of every comparison: `r` has its counts; the first mismatch, the reason and the verdict
+// are added. `got` and `want` are the tensors as compared; `first_bad` is the first failing flat
+// index when known, else the first set element of `bad`.
+OutputCheck finish_check(OutputCheck r, const TensorSpec& spec, const Tolerance& tol,
+                         const torch::Tensor& got, const torch::Tensor& want, int64_t first_bad,
+                         const torch::Tensor& bad) {
+  if (r.mismatches > 0) {
+    int64_t i = first_bad >= 0 ? first_bad : bad.flatten().nonzero()[0][0].item<int64_t>();
+    double gv = got.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
+    double wv = want.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
+    r.first_mismatch = {
+        {"index", unravel(i, got.sizes())}, {"got", number(gv)}, {"want", number(wv)}};
+    r.reason =
+        std::to_string(r.mismatches) + " of " + std::to_string(r.compared) + " elements differ";
+    if (spec.compare == "allclose" && spec.dtype.is_float)
+      r.reason +=
+          " beyond atol " + json(tol.atol).dump() + " + rtol " + json(tol.rtol).dump() + " * |ref|";
+  } else if (spec.compare == "allclose" && spec.dtype.is_float && !(r.rel_l2 <= tol.rel_l2)) {
+    r.reason = "relative L2 error " + json(number(r.rel_l2)).dump() + " exceeds " +
+               json(tol.rel_l2).dump();
+  } else {
+    r.passed = true;
+  }
+  return r;
+}
+
+}  // namespace
+
+OutputCheck float_output_check(const TensorSpec& spec, const torch::Tensor& got,
+                               const torch::Tensor& want, const Tolerance& tol,
+                               const FloatStats& st, bool full) {
+  OutputCheck r;
+  r.name = spec.name;
+  r.compared = got.numel();
+  r.mismatches = st.mismatches;
+  if (r.compared && full) {
+    r.max_abs_err = st.max_abs;
+    r.max_rel_err = st.max_rel;
+  }
+  if (r.compared) r.rel_l2 = relative_l2(st, tol, r.compared);
+  return finish_check(r, spec, tol, got, want, st.first_bad, torch::Tensor());
 }
 
 OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got_in,
@@ -107,55 +163,22 @@ OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got_in,
     got = torch::view_as_real(got);
     want = torch::view_as_real(want);
   }
-  r.compared = got.numel();
-  auto shape = got.sizes();
-  torch::Tensor bad;  // exact comparisons: the mask of differing elements
-  int64_t first_bad = -1;
-  if (spec.compare == "exact" || !spec.dtype.is_float) {
-    torch::Tensor gb = as_bits(got), wb = as_bits(want);
-    bad = gb.ne(wb);
-    if (spec.dtype.name == "bool") bad = got.view(torch::kUInt8).ne(want.view(torch::kUInt8));
-    r.mismatches = bad.sum().item<int64_t>();
-    if (r.mismatches) {
-      auto diff = (got.to(torch::kFloat64) - want.to(torch::kFloat64)).abs();
-      r.max_abs_err = diff.max().item<double>();
-    }
-  } else {
+  if (spec.compare == "allclose" && spec.dtype.is_float) {
     FloatStats st;
     if (!g_float_stats || !g_float_stats(got, want, tol, full, &st))
       st = float_stats_torch(got, want, tol, full);
-    r.mismatches = st.mismatches;
-    first_bad = st.first_bad;
-    if (r.compared && full) {
-      r.max_abs_err = st.max_abs;
-      r.max_rel_err = st.max_rel;
-    }
-    if (r.compared) {
-      if (st.ref_norm > 0)
-        r.rel_l2 = st.err_norm / st.ref_norm;
-      else
-        r.rel_l2 = st.err_norm <= tol.atol * std::sqrt(static_cast<double>(r.compared))
-                       ? 0.0
-                       : std::numeric_limits<double>::infinity();
-    }
+    return float_output_check(spec, got, want, tol, st, full);
   }
-  if (r.mismatches > 0) {
-    int64_t i = first_bad >= 0 ? first_bad : bad.flatten().nonzero()[0][0].item<int64_t>();
-    double gv = got.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
-    double wv = want.flatten()[i].to(torch::kCPU).to(torch::kFloat64).item<double>();
-    r.first_mismatch = {{"index", unravel(i, shape)}, {"got", number(gv)}, {"want", number(wv)}};
-    r.reason =
-        std::to_string(r.mismatches) + " of " + std::to_string(r.compared) + " elements differ";
-    if (spec.compare == "allclose" && spec.dtype.is_float)
-      r.reason +=
-          " beyond atol " + json(tol.atol).dump() + " + rtol " + json(tol.rtol).dump() + " * |ref|";
-  } else if (spec.compare == "allclose" && spec.dtype.is_float && !(r.rel_l2 <= tol.rel_l2)) {
-    r.reason = "relative L2 error " + json(number(r.rel_l2)).dump() + " exceeds " +
-               json(tol.rel_l2).dump();
-  } else {
-    r.passed = true;
+  // Bit for bit: the mask of differing elements.
+  r.compared = got.numel();
+  torch::Tensor bad = as_bits(got).ne(as_bits(want));
+  if (spec.dtype.name == "bool") bad = got.view(torch::kUInt8).ne(want.view(torch::kUInt8));
+  r.mismatches = bad.sum().item<int64_t>();
+  if (r.mismatches) {
+    auto diff = (got.to(torch::kFloat64) - want.to(torch::kFloat64)).abs();
+    r.max_abs_err = diff.max().item<double>();
   }
-  return r;
+  return finish_check(r, spec, tol, got, want, -1, bad);
 }
 
 std::vector<OutputCheck> compare_outputs(const ProblemSpec& p, const TensorMap& got,

@@ -35,6 +35,13 @@ struct FloatStats {
   double max_abs = 0, max_rel = 0;
 };
 
+// The relative L2 error of `compared` elements from their numbers (the error's norm over the
+// reference's; where the reference's norm is 0, 0 if the error is within atol per element on
+// average, infinity otherwise), and the verdict of the float pass rule: no mismatch and that error
+// within tol.rel_l2. compare_output decides with these; so does the worker's quick verdict.
+double relative_l2(const FloatStats& st, const Tolerance& tol, int64_t compared);
+bool float_passes(const FloatStats& st, const Tolerance& tol, int64_t compared);
+
 // The same numbers with torch operations (any device): the definition the GPU path must match.
 FloatStats float_stats_torch(const torch::Tensor& got, const torch::Tensor& want,
                              const Tolerance& tol, bool full);
@@ -51,6 +58,14 @@ void set_float_stats_fn(FloatStatsFn fn);
 OutputCheck compare_output(const TensorSpec& spec, const torch::Tensor& got,
                            const torch::Tensor& want, const Tolerance& tol, int64_t rows = -1,
                            bool full = true);
+
+// compare_output's result for a float `allclose` output from its numbers, for a caller that
+// computed them itself (the worker, with several comparisons read back at once). `got` and `want`
+// are the tensors as compared (contiguous; complex ones as real views); they are read only for
+// the first mismatch.
+OutputCheck float_output_check(const TensorSpec& spec, const torch::Tensor& got,
+                               const torch::Tensor& want, const Tolerance& tol,
+                               const FloatStats& st, bool full);
 
 // Compares every output of `p` (count outputs first, then the outputs they size).
 std::vector<OutputCheck> compare_outputs(const ProblemSpec& p, const TensorMap& got,

@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,7 +22,8 @@ namespace {
 struct Kernels {
   CUresult status = CUDA_ERROR_NOT_INITIALIZED;
   CUmodule module = nullptr;
-  CUfunction f32 = nullptr, f64 = nullptr, f16 = nullptr, bf16 = nullptr;
+  CUfunction f32 = nullptr, f64 = nullptr, f16 = nullptr, bf16 = nullptr, differ = nullptr,
+             fingerprint = nullptr;
 };
 
 // Loaded once into the worker's (primary) context.
@@ -34,6 +36,8 @@ const Kernels& kernels() {
     if (r) r = CU_RESULT(cuModuleGetFunction(&k.f64, k.module, "kernrl_compare_f64"));
     if (r) r = CU_RESULT(cuModuleGetFunction(&k.f16, k.module, "kernrl_compare_f16"));
     if (r) r = CU_RESULT(cuModuleGetFunction(&k.bf16, k.module, "kernrl_compare_bf16"));
+    if (r) r = CU_RESULT(cuModuleGetFunction(&k.differ, k.module, "kernrl_count_differ"));
+    if (r) r = CU_RESULT(cuModuleGetFunction(&k.fingerprint, k.module, "kernrl_fingerprint"));
     k.status = r.code;
   });
   return k;
@@ -45,16 +49,56 @@ double from_bits(int64_t b) {
   return d;
 }
 
-}  // namespace
-
-bool float_stats_gpu(const torch::Tensor& got, const torch::Tensor& want, const Tolerance& tol,
-                     bool full, FloatStats* out) {
-  if (!got.is_cuda() || !want.is_cuda() || got.scalar_type() != want.scalar_type() ||
-      !got.is_contiguous() || !want.is_contiguous() || got.numel() != want.numel())
-    return false;
+const Kernels& loaded_kernels() {
   const Kernels& k = kernels();
   if (k.status != CUDA_SUCCESS)
     throw std::runtime_error("cannot load the comparison kernels: " + cu_error_text(k.status));
+  return k;
+}
+
+constexpr int kWords = 6;  // per slot: the Stats of compare_kernels.cu, or a count in word 0
+
+// Blocks of 256 threads (the kernels' kThreads), one element or word per thread and round, at most
+// 1024 blocks (enough to fill the GPU; each block adds its result with one atomic per value).
+unsigned grid_for(long long n) {
+  return static_cast<unsigned>(std::max<long long>(1, std::min<long long>((n + 255) / 256, 1024)));
+}
+
+}  // namespace
+
+GpuTally& GpuTally::get() {
+  static GpuTally tally;
+  return tally;
+}
+
+GpuTally::GpuTally() {
+  size_t bytes = sizeof(int64_t) * kWords * kSlots;
+  CU_CHECK(cuMemAlloc(&device_, bytes));
+  CU_CHECK(cuMemAllocHost(reinterpret_cast<void**>(&host_), bytes));
+  CU_CHECK(cuMemAllocHost(reinterpret_cast<void**>(&initial_), bytes));
+  // mismatches 0, first_bad ~0 (no failing index yet), sums and maxima 0.
+  for (int i = 0; i < kSlots; ++i)
+    for (int w = 0; w < kWords; ++w) initial_[i * kWords + w] = w == 1 ? -1 : 0;
+}
+
+void GpuTally::clear() {
+  used_ = 0;
+}
+
+int GpuTally::claim() {
+  if (used_ == kSlots) return -1;
+  // The first slot of a batch initialises them all: one small copy from pinned memory, queued.
+  if (used_ == 0)
+    CU_CHECK(cuMemcpyHtoDAsync(device_, initial_, sizeof(int64_t) * kWords * kSlots, nullptr));
+  return used_++;
+}
+
+int GpuTally::add_float(const torch::Tensor& got, const torch::Tensor& want, const Tolerance& tol,
+                        bool full) {
+  if (!got.is_cuda() || !want.is_cuda() || got.scalar_type() != want.scalar_type() ||
+      !got.is_contiguous() || !want.is_contiguous() || got.numel() != want.numel())
+    return -1;
+  const Kernels& k = loaded_kernels();
   CUfunction f = nullptr;
   switch (got.scalar_type()) {
     case torch::kFloat:
@@ -70,37 +114,91 @@ bool float_stats_gpu(const torch::Tensor& got, const torch::Tensor& want, const 
       f = k.bf16;
       break;
     default:
-      return false;
+      return -1;
   }
+  int slot = claim();
+  if (slot < 0 || got.numel() == 0) return slot;
   long long n = got.numel();
-  *out = FloatStats{};
-  if (n == 0) return true;
-  // mismatches, first_bad (~0), err2, ref2, max_abs bits, max_rel bits
-  torch::Tensor stats =
-      torch::tensor({int64_t{0}, int64_t{-1}, int64_t{0}, int64_t{0}, int64_t{0}, int64_t{0}},
-                    torch::kInt64)
-          .to(got.device());
   CUdeviceptr gp = reinterpret_cast<CUdeviceptr>(got.data_ptr());
   CUdeviceptr wp = reinterpret_cast<CUdeviceptr>(want.data_ptr());
-  CUdeviceptr sp = reinterpret_cast<CUdeviceptr>(stats.data_ptr());
+  CUdeviceptr sp = device_ + sizeof(int64_t) * kWords * slot;
   double atol = tol.atol, rtol = tol.rtol;
   int full_flag = full ? 1 : 0;
   void* args[] = {&gp, &wp, &n, &atol, &rtol, &full_flag, &sp};
-  const unsigned threads = 256;
-  unsigned blocks = static_cast<unsigned>(std::min<long long>((n + threads - 1) / threads, 4096));
   // The legacy default stream, which torch's default stream is: ordered after the runs that
-  // produced both tensors, and before the copy back below.
-  CU_CHECK(cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
-  torch::Tensor h = stats.cpu();
-  const int64_t* v = h.data_ptr<int64_t>();
-  out->mismatches = v[0];
-  out->first_bad = v[0] ? v[1] : -1;
-  out->err_norm = std::sqrt(from_bits(v[2]));
-  out->ref_norm = std::sqrt(from_bits(v[3]));
+  // produced both tensors, and before the copy back in read().
+  CU_CHECK(cuLaunchKernel(f, grid_for(n), 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+  return slot;
+}
+
+int GpuTally::add_bits(const torch::Tensor& a, const torch::Tensor& b) {
+  if (!a.is_cuda() || !b.is_cuda() || !a.is_contiguous() || !b.is_contiguous() ||
+      a.nbytes() != b.nbytes())
+    return -1;
+  const Kernels& k = loaded_kernels();
+  int slot = claim();
+  long long n = static_cast<long long>(a.nbytes());
+  if (slot < 0 || n == 0) return slot;
+  CUdeviceptr ap = reinterpret_cast<CUdeviceptr>(a.data_ptr());
+  CUdeviceptr bp = reinterpret_cast<CUdeviceptr>(b.data_ptr());
+  CUdeviceptr sp = device_ + sizeof(int64_t) * kWords * slot;
+  void* args[] = {&ap, &bp, &n, &sp};
+  CU_CHECK(
+      cuLaunchKernel(k.differ, grid_for(n / 16 + 1), 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+  return slot;
+}
+
+int GpuTally::add_fingerprint(const torch::Tensor& t, uint64_t key) {
+  if (!t.is_cuda() || !t.is_contiguous()) return -1;
+  const Kernels& k = loaded_kernels();
+  int slot = claim();
+  long long n = static_cast<long long>(t.nbytes());
+  if (slot < 0 || n == 0) return slot;
+  CUdeviceptr p = reinterpret_cast<CUdeviceptr>(t.data_ptr());
+  CUdeviceptr sp = device_ + sizeof(int64_t) * kWords * slot;
+  unsigned long long key_arg = key;
+  void* args[] = {&p, &n, &key_arg, &sp};
+  CU_CHECK(cuLaunchKernel(k.fingerprint, grid_for((n + 7) / 8), 1, 1, 256, 1, 1, 0, nullptr, args,
+                          nullptr));
+  return slot;
+}
+
+void GpuTally::read() {
+  if (used_ == 0) return;
+  CU_CHECK(cuMemcpyDtoHAsync(host_, device_, sizeof(int64_t) * kWords * used_, nullptr));
+  CU_CHECK(cuStreamSynchronize(nullptr));
+}
+
+FloatStats GpuTally::float_stats(int slot, bool full) const {
+  const int64_t* v = host_ + kWords * slot;
+  FloatStats out;
+  out.mismatches = v[0];
+  out.first_bad = v[0] ? v[1] : -1;
+  out.err_norm = std::sqrt(from_bits(v[2]));
+  out.ref_norm = std::sqrt(from_bits(v[3]));
   if (full) {
-    out->max_abs = from_bits(v[4]);
-    out->max_rel = from_bits(v[5]);
+    out.max_abs = from_bits(v[4]);
+    out.max_rel = from_bits(v[5]);
   }
+  return out;
+}
+
+bool GpuTally::differs(int slot) const {
+  return host_[kWords * slot] != 0;
+}
+
+uint64_t GpuTally::fingerprint(int slot) const {
+  return static_cast<uint64_t>(host_[kWords * slot]);
+}
+
+bool float_stats_gpu(const torch::Tensor& got, const torch::Tensor& want, const Tolerance& tol,
+                     bool full, FloatStats* out) {
+  GpuTally& tally = GpuTally::get();
+  tally.clear();
+  int slot = tally.add_float(got, want, tol, full);
+  if (slot < 0) return false;
+  tally.read();
+  *out = tally.float_stats(slot, full);
   return true;
 }
 
@@ -177,6 +275,72 @@ std::string self_test_float_stats() {
         }
       }
     }
+  }
+  // Bit comparisons, many queued before one read-back: every size class, aligned and unaligned
+  // views, equal and with one byte changed at the start, the middle or the end.
+  GpuTally& tally = GpuTally::get();
+  tally.clear();
+  struct Bits {
+    std::string what;
+    int slot;
+    bool differs;
+  };
+  std::vector<Bits> queued;
+  auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA);
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{4099},
+                    (int64_t{1} << 22) + 3}) {
+    for (int64_t offset : {0, 1, 4}) {
+      torch::Tensor base = torch::randint(0, 256, {n + offset}, u8);
+      torch::Tensor a = base.narrow(0, offset, n), b = a.clone();
+      for (int where = -1; where < 3 && (where < 0 || n > 0); ++where) {
+        torch::Tensor c = b.clone();
+        if (where >= 0) {
+          int64_t i = where == 0 ? 0 : where == 1 ? n / 2 : n - 1;
+          c.index_put_({i}, (c[i].item<int>() + 1) % 256);
+        }
+        std::ostringstream what;
+        what << "bits n=" << n << " offset " << offset << " change " << where;
+        queued.push_back({what.str(), tally.add_bits(a, c), where >= 0});
+      }
+    }
+  }
+  // Fingerprints: equal bytes in two tensors (aligned or not) give equal values under one key, and
+  // one changed byte or another key gives another value.
+  struct Print {
+    std::string what;
+    int a, b;
+    bool same;
+  };
+  std::vector<Print> prints;
+  for (int64_t n :
+       {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{9}, int64_t{4099}, (int64_t{1} << 22) + 5}) {
+    for (int64_t offset : {0, 3}) {
+      torch::Tensor base = torch::randint(0, 256, {n + offset}, u8);
+      torch::Tensor a = base.narrow(0, offset, n), same = a.clone(), changed = a.clone();
+      changed.index_put_({n - 1}, (changed[n - 1].item<int>() + 1) % 256);
+      std::ostringstream what;
+      what << "fingerprint n=" << n << " offset " << offset;
+      uint64_t key = 0x1234567 + static_cast<uint64_t>(n);
+      int fa = tally.add_fingerprint(a, key);
+      prints.push_back({what.str() + " same bytes", fa, tally.add_fingerprint(same, key), true});
+      prints.push_back(
+          {what.str() + " last byte changed", fa, tally.add_fingerprint(changed, key), false});
+      prints.push_back({what.str() + " another key", fa, tally.add_fingerprint(a, key + 1), false});
+    }
+  }
+  tally.read();
+  for (const Print& q : prints) {
+    if (q.a < 0 || q.b < 0)
+      fails << q.what << ": not handled\n";
+    else if ((tally.fingerprint(q.a) == tally.fingerprint(q.b)) != q.same)
+      fails << q.what << ": fingerprints " << tally.fingerprint(q.a) << " and "
+            << tally.fingerprint(q.b) << "\n";
+  }
+  for (const Bits& q : queued) {
+    if (q.slot < 0)
+      fails << q.what << ": not handled\n";
+    else if (tally.differs(q.slot) != q.differs)
+      fails << q.what << ": differs " << tally.differs(q.slot) << ", want " << q.differs << "\n";
   }
   return fails.str();
 }

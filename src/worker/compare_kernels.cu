@@ -27,6 +27,42 @@ __device__ double to_double(__nv_bfloat16 v) {
   return __bfloat162float(v);
 }
 
+// Reductions over a block of kThreads threads: each warp reduces with shuffles, warp 0 reduces the
+// warps' results, and thread 0 alone then updates the global result (one atomic per block and
+// value: many threads updating one address serialise).
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T identity, T* shared) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
+  if ((threadIdx.x & 31) == 0) shared[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    v = threadIdx.x < kWarps ? shared[threadIdx.x] : identity;
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, o));
+  }
+  __syncthreads();  // `shared` may be reused by the next reduction
+  return v;         // the block's result, in thread 0
+}
+
+struct Add {
+  template <typename T>
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+struct Min {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
+    return a < b ? a : b;
+  }
+};
+struct Max {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const {
+    return a > b ? a : b;
+  }
+};
+
 __device__ unsigned long long bits(double v) {
   return static_cast<unsigned long long>(__double_as_longlong(v));
 }
@@ -59,15 +95,17 @@ __device__ void compare(const T* got, const T* want, long long n, double atol, d
       }
     }
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    bad += __shfl_down_sync(0xffffffffu, bad, o);
-    first = min(first, __shfl_down_sync(0xffffffffu, first, o));
-    max_abs = max(max_abs, __shfl_down_sync(0xffffffffu, max_abs, o));
-    max_rel = max(max_rel, __shfl_down_sync(0xffffffffu, max_rel, o));
-    err2 += __shfl_down_sync(0xffffffffu, err2, o);
-    ref2 += __shfl_down_sync(0xffffffffu, ref2, o);
+  __shared__ unsigned long long su[kWarps];
+  __shared__ double sd[kWarps];
+  bad = block_reduce(bad, Add(), 0ull, su);
+  first = block_reduce(first, Min(), ~0ull, su);
+  err2 = block_reduce(err2, Add(), 0.0, sd);
+  ref2 = block_reduce(ref2, Add(), 0.0, sd);
+  if (full) {
+    max_abs = block_reduce(max_abs, Max(), 0ull, su);
+    max_rel = block_reduce(max_rel, Max(), 0ull, su);
   }
-  if ((threadIdx.x & 31) == 0) {
+  if (threadIdx.x == 0) {
     if (bad) {
       atomicAdd(&out->mismatches, bad);
       atomicMin(&out->first_bad, first);
@@ -92,3 +130,66 @@ KERNRL_COMPARE(kernrl_compare_f32, float)
 KERNRL_COMPARE(kernrl_compare_f64, double)
 KERNRL_COMPARE(kernrl_compare_f16, __half)
 KERNRL_COMPARE(kernrl_compare_bf16, __nv_bfloat16)
+
+// Bit equality: how many 16-byte words (or, where either tensor is not 16-byte aligned, bytes)
+// differ between two buffers of n bytes, added to *out. Integer, boolean and `exact` outputs are
+// compared this way, and inputs after each correctness run (the kernel must not modify them).
+extern "C" __global__ void kernrl_count_differ(const unsigned char* a, const unsigned char* b,
+                                               long long n, unsigned long long* out) {
+  unsigned long long bad = 0;
+  long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  long long words = 0;
+  if ((reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b)) % 16 ==
+      0) {
+    words = n / 16;
+    const uint4* wa = reinterpret_cast<const uint4*>(a);
+    const uint4* wb = reinterpret_cast<const uint4*>(b);
+    for (long long i = first; i < words; i += stride) {
+      uint4 x = wa[i], y = wb[i];
+      bad += (x.x != y.x) | (x.y != y.y) | (x.z != y.z) | (x.w != y.w);
+    }
+  }
+  for (long long i = words * 16 + first; i < n; i += stride) bad += a[i] != b[i];
+  __shared__ unsigned long long su[kWarps];
+  bad = block_reduce(bad, Add(), 0ull, su);
+  if (threadIdx.x == 0 && bad) atomicAdd(out, bad);
+}
+
+namespace {
+
+// A 64-bit mixing function (the finaliser of SplitMix64): every input bit affects every output bit.
+__device__ unsigned long long mix(unsigned long long x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+// A keyed fingerprint of n bytes, added to *out: the sum over the buffer's 8-byte words (the last
+// one padded with zeros) of mix(word ^ mix(key + index)). Inputs are fingerprinted after each fresh
+// draw and again after the timed run: a kernel that changed any input changes its fingerprint
+// except with a chance of about 2^-64, and it cannot aim for a collision, because the key is drawn
+// anew for every run, after the kernel's code was fixed, and passed only to this kernel.
+extern "C" __global__ void kernrl_fingerprint(const unsigned char* data, long long n,
+                                              unsigned long long key, unsigned long long* out) {
+  unsigned long long sum = 0;
+  long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  long long words = (n + 7) / 8;
+  bool aligned = reinterpret_cast<unsigned long long>(data) % 8 == 0;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
+       i += stride) {
+    unsigned long long w = 0;
+    if (aligned && 8 * i + 8 <= n) {
+      w = reinterpret_cast<const unsigned long long*>(data)[i];
+    } else {
+      for (long long b = 8 * i; b < n && b < 8 * i + 8; ++b)
+        w |= static_cast<unsigned long long>(data[b]) << (8 * (b - 8 * i));
+    }
+    sum += mix(w ^ mix(key + static_cast<unsigned long long>(i)));
+  }
+  __shared__ unsigned long long su[kWarps];
+  sum = block_reduce(sum, Add(), 0ull, su);
+  if (threadIdx.x == 0) atomicAdd(out, sum);
+}

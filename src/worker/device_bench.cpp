@@ -183,9 +183,8 @@ json bench_reference(const BenchReferenceRequest& request, const DeviceInfo& dev
   for (int k = 0; k < std::max(1, cfg.input_sets); ++k)
     inputs.push_back(make_inputs(p, p.bench, derive_seed(seed, "timing" + std::to_string(k)),
                                  torch::Device(torch::kCUDA, 0)));
-  L2Flusher flusher(dev.l2_bytes);
   CUresult err = CUDA_SUCCESS;
-  TimingStats t = time_reference(p, inputs, p.bench, cfg, &flusher, &err);
+  TimingStats t = time_reference(p, inputs, p.bench, cfg, &L2Flusher::shared(dev.l2_bytes), &err);
   if (err != CUDA_SUCCESS) throw std::runtime_error("timing the reference: " + cu_error_text(err));
   return {{"problem", p.id}, {"baseline", t.to_json()}};
 }

@@ -76,35 +76,79 @@ void check_tensor(const ProblemSpec& p, const TensorSpec& t, const torch::Tensor
 
 }  // namespace
 
-TensorMap make_inputs(const ProblemSpec& p, const Vars& sizes, uint64_t seed,
-                      torch::Device device) {
-  TensorMap m;
+namespace {
+
+// Draws the values of input `t` into `x` (already of its shape and dtype) from torch's current
+// seed. Float and complex tensors are drawn in place, one kernel each; the rest are drawn as
+// float32 or int64 and converted. Whether a tensor is fresh or reused, the same seed gives the
+// same values: fresh draws and the regenerated copies that verify them go through here.
+void fill(const ProblemSpec& p, const TensorSpec& t, const Vars& sizes, torch::Tensor& x) {
+  const auto& k = t.init.kind;
+  const auto& a = t.init.params;
+  if (x.is_floating_point() || x.is_complex()) {
+    torch::Tensor v = x.is_complex() ? torch::view_as_real(x) : x;
+    if (k == "normal") {
+      v.normal_(a.at("mean"), a.at("std"));
+      return;
+    }
+    if (k == "uniform") {
+      v.uniform_(a.at("low"), a.at("high"));
+      return;
+    }
+    if (k == "kaiming_uniform") {
+      double bound = 1.0 / std::sqrt(static_cast<double>(eval_expr(t.init.fan_in, sizes)));
+      v.uniform_(-bound, bound);
+      return;
+    }
+    if (k == "constant" && !x.is_complex()) {
+      x.fill_(a.at("value"));
+      return;
+    }
+  }
+  x.copy_(draw(p, t, sizes, x.device()));
+}
+
+}  // namespace
+
+void refill_inputs(const ProblemSpec& p, const Vars& sizes, uint64_t seed, TensorMap& m) {
   bool custom = false;
+  TensorMap drawn;  // what a custom generator sees: the inputs drawn from their distributions
   for (const TensorSpec* t : p.read_tensors()) {
     if (t->init.kind == "custom") {
       custom = true;
       continue;
     }
     torch::manual_seed(derive_seed(seed, t->name));
-    m[t->name] = draw(p, *t, sizes, device).contiguous();
+    torch::Tensor& x = m.at(t->name);
+    fill(p, *t, sizes, x);
+    drawn[t->name] = x;
   }
-  if (custom) {
-    const ReferenceEntry* e = find_reference(p.id);
-    if (!e || !e->generate)
-      throw std::runtime_error(p.id + " has custom inputs but no KERNRL_INPUTS generator");
-    torch::manual_seed(derive_seed(seed, "custom"));
-    auto scalars = p.scalar_values();
-    RefContext ctx{m, sizes, scalars, device};
-    TensorMap extra = e->generate(ctx);
-    for (const TensorSpec* t : p.read_tensors()) {
-      if (t->init.kind != "custom") continue;
-      auto it = extra.find(t->name);
-      if (it == extra.end())
-        throw std::runtime_error(p.id + ": the input generator did not return '" + t->name + "'");
-      check_tensor(p, *t, it->second, sizes, "the input generator");
-      m[t->name] = it->second.to(device).contiguous();
-    }
+  if (!custom) return;
+  const ReferenceEntry* e = find_reference(p.id);
+  if (!e || !e->generate)
+    throw std::runtime_error(p.id + " has custom inputs but no KERNRL_INPUTS generator");
+  torch::manual_seed(derive_seed(seed, "custom"));
+  auto scalars = p.scalar_values();
+  torch::Device device = m.begin()->second.device();
+  RefContext ctx{drawn, sizes, scalars, device};
+  TensorMap extra = e->generate(ctx);
+  for (const TensorSpec* t : p.read_tensors()) {
+    if (t->init.kind != "custom") continue;
+    auto it = extra.find(t->name);
+    if (it == extra.end())
+      throw std::runtime_error(p.id + ": the input generator did not return '" + t->name + "'");
+    check_tensor(p, *t, it->second, sizes, "the input generator");
+    m.at(t->name).copy_(it->second);
   }
+}
+
+TensorMap make_inputs(const ProblemSpec& p, const Vars& sizes, uint64_t seed,
+                      torch::Device device) {
+  TensorMap m;
+  for (const TensorSpec* t : p.read_tensors())
+    m[t->name] = torch::empty(p.shape_of(*t, sizes),
+                              torch::TensorOptions().dtype(torch_dtype(t->dtype)).device(device));
+  refill_inputs(p, sizes, seed, m);
   return m;
 }
 

@@ -135,8 +135,7 @@ void time_launches(const ProblemSpec& p, Buffers& b, const DeviceInfo& dev,
       ends.push_back(k);
   std::vector<CuEvent> events(ends.size() + 1);
   poison_outputs(p, b, nullptr);
-  L2Flusher flusher(dev.l2_bytes);
-  flusher.flush(nullptr);
+  L2Flusher::shared(dev.l2_bytes).flush(nullptr);
   CU_CHECK(cuEventRecord(events[0].get(), nullptr));
   size_t next = 0;
   for (size_t k = 0; k < b.launches.size(); ++k) {

@@ -75,12 +75,17 @@ L2Flusher::~L2Flusher() {
   if (buf_) CU_CLEANUP(cuMemFree(buf_));
 }
 
+L2Flusher& L2Flusher::shared(size_t l2_bytes) {
+  static L2Flusher flusher(l2_bytes);
+  return flusher;
+}
+
 void L2Flusher::flush(CUstream stream) {
   if (buf_) CU_CHECK(cuMemsetD32Async(buf_, ++value_, bytes_ / 4, stream));
 }
 
 TimingStats time_runs(const std::function<CUresult(int)>& run,
-                      const std::function<void(int)>& prepare, int sets, const Config& cfg,
+                      const std::function<void(int, bool)>& prepare, int sets, const Config& cfg,
                       CUstream stream, L2Flusher* flusher, CUresult* err) {
   *err = CUDA_SUCCESS;
   CuEvent start, stop;
@@ -89,7 +94,7 @@ TimingStats time_runs(const std::function<CUresult(int)>& run,
   double timed_total_ms = 0;
   for (int i = 0; i < cfg.warmup + cfg.max_samples; ++i) {
     int k = i % sets;
-    prepare(k);
+    prepare(k, i >= cfg.warmup);
     if (flusher && cfg.flush_l2) flusher->flush(stream);
     CU_CHECK(cuEventRecord(start.get(), stream));
     CUresult r = run(k);

@@ -52,6 +52,9 @@ class L2Flusher {
   L2Flusher(const L2Flusher&) = delete;
   L2Flusher& operator=(const L2Flusher&) = delete;
   void flush(CUstream stream);
+  // The worker's flusher, allocated on first use and kept (allocating and freeing its buffer per
+  // evaluation would synchronise the device each time).
+  static L2Flusher& shared(size_t l2_bytes);
 
  private:
   CUdeviceptr buf_ = 0;
@@ -59,11 +62,12 @@ class L2Flusher {
   unsigned value_ = 0;
 };
 
-// Calls prepare(k) (untimed), then times run(k) between events, alternating k over `sets` input
-// sets. Warm-up runs come first. A failing run (its launch, or the event after it) stops everything
-// and its CUresult is returned in *err; a failing event call of the timing itself throws CudaError.
+// Calls prepare(k, timed) (untimed; `timed` is false before a warm-up run), then times run(k)
+// between events, alternating k over `sets` input sets. Warm-up runs come first. A failing run (its
+// launch, or the event after it) stops everything and its CUresult is returned in *err; a failing
+// event call of the timing itself throws CudaError.
 TimingStats time_runs(const std::function<CUresult(int)>& run,
-                      const std::function<void(int)>& prepare, int sets, const Config& cfg,
+                      const std::function<void(int, bool)>& prepare, int sets, const Config& cfg,
                       CUstream stream, L2Flusher* flusher, CUresult* err);
 
 }  // namespace kernrl

@@ -53,7 +53,17 @@ TEST_CASE("every problem: spec, reference at test sizes, guards against cheap an
       INFO("test size set ", i);
       TensorMap in, want, other;
       REQUIRE_NOTHROW(in = make_inputs(p, sizes, 1000 + i, torch::kCPU));
+      // The worker runs the reference of a verified timed run on the kernel's own input buffers:
+      // a reference must leave its inputs as they were.
+      TensorMap before;
+      for (const auto& [n, t] : in) before[n] = t.clone();
       REQUIRE_NOTHROW(want = run_reference(p, in, sizes));
+      for (const auto& [n, t] : in) CHECK_MESSAGE(torch::equal(t, before.at(n)), "the reference modifies input " << n);
+      // A draw into reused tensors is exactly the draw into new ones (timed runs redraw in place,
+      // their checks regenerate).
+      TensorMap reused = make_inputs(p, sizes, 77 + i, torch::kCPU);
+      refill_inputs(p, sizes, 1000 + i, reused);
+      for (const auto& [n, t] : in) CHECK_MESSAGE(torch::equal(t, reused.at(n)), "refill_inputs draws another " << n);
       // Deterministic: the same inputs give the same outputs.
       auto again = run_reference(p, in, sizes);
       CHECK_FALSE(any_failed(compare_outputs(p, again, want)));
