@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "worker/compare.h"
@@ -68,51 +69,81 @@ std::vector<std::string> modified_inputs(const TensorMap& before, const TensorMa
   return changed;
 }
 
-// Whether every output passes, decided from one read-back: the float pass rule (the same kernel
-// and rule as compare_output) or bit equality, per output. False when an output fails or cannot be
-// decided this way (outputs sized by a count output, dtypes the kernels do not handle): the caller
-// then compares with compare_with_reference, whose verdict and words are the record's.
+// One output's comparison queued on the GPU tally: the float pass rule (the kernel and rule of
+// compare_output) or bit equality. `got` and `want` are as compared (complex outputs as real
+// views).
+struct QueuedOutput {
+  const TensorSpec* spec;
+  Tolerance tol;
+  bool is_float;
+  torch::Tensor got, want;
+  int slot;
+
+  // After the tally's read(): does the output pass?
+  bool passes(const GpuTally& tally) const {
+    return is_float ? float_passes(tally.float_stats(slot, false), tol, got.numel())
+                    : !tally.differs(slot);
+  }
+  // After read(), for a comparison queued with `full`: the record's comparison.
+  OutputCheck check(const GpuTally& tally, const torch::Tensor& got_as_given,
+                    const torch::Tensor& want_as_given) const {
+    if (is_float)
+      return float_output_check(*spec, got, want, tol, tally.float_stats(slot, true), true);
+    if (tally.differs(slot)) return compare_output(*spec, got_as_given, want_as_given, tol);
+    OutputCheck oc;  // bit for bit equal: what compare_output says of it
+    oc.name = spec->name;
+    oc.compared = got.numel();
+    oc.passed = true;
+    return oc;
+  }
+};
+
+// Queues output `t`'s comparison; nothing when it cannot be decided this way (an output sized by a
+// count output, shapes that differ, tensors the kernels do not handle).
+std::optional<QueuedOutput> queue_output(GpuTally& tally, const ProblemSpec& p, const TensorSpec& t,
+                                         const torch::Tensor& got, const torch::Tensor& want,
+                                         const Config& cfg, bool full) {
+  if (!t.count.empty() || got.sizes() != want.sizes()) return std::nullopt;
+  auto ov = cfg.tolerance_overrides.find(p.id);
+  QueuedOutput q{&t,
+                 ov == cfg.tolerance_overrides.end() ? t.tolerance : ov->second,
+                 t.compare == "allclose" && t.dtype.is_float,
+                 got,
+                 want,
+                 -1};
+  if (got.is_complex()) {
+    q.got = torch::view_as_real(got);
+    q.want = torch::view_as_real(want);
+  }
+  q.slot = q.is_float ? tally.add_float(q.got, q.want, q.tol, full) : tally.add_bits(q.got, q.want);
+  if (q.slot < 0) return std::nullopt;
+  return q;
+}
+
+// Whether every output passes, decided from one read-back. False when an output fails or cannot be
+// decided this way: the caller then compares with compare_with_reference, whose verdict and words
+// are the record's.
 bool outputs_pass_quickly(const ProblemSpec& p, const TensorMap& got, const TensorMap& want,
                           const Config& cfg) {
-  auto ov = cfg.tolerance_overrides.find(p.id);
   GpuTally& tally = GpuTally::get();
   tally.clear();
-  struct Queued {
-    const TensorSpec* spec;
-    Tolerance tol;
-    int slot;
-    int64_t n;
-    bool is_float;
-  };
-  std::vector<Queued> queued;
+  std::vector<QueuedOutput> queued;
   for (const auto& t : p.outputs) {
-    if (!t.count.empty()) return false;
-    torch::Tensor g = got.at(t.name), w = want.at(t.name);
-    if (g.sizes() != w.sizes()) return false;
-    Tolerance tol = ov == cfg.tolerance_overrides.end() ? t.tolerance : ov->second;
-    bool is_float = t.compare == "allclose" && t.dtype.is_float;
-    if (is_float && g.is_complex()) {
-      g = torch::view_as_real(g);
-      w = torch::view_as_real(w);
-    }
-    int slot = is_float ? tally.add_float(g, w, tol, false) : tally.add_bits(g, w);
-    if (slot < 0) return false;
-    queued.push_back({&t, tol, slot, g.numel(), is_float});
+    auto q = queue_output(tally, p, t, got.at(t.name), want.at(t.name), cfg, false);
+    if (!q) return false;
+    queued.push_back(*q);
   }
   tally.read();
-  for (const Queued& q : queued) {
-    bool passed = q.is_float ? float_passes(tally.float_stats(q.slot, false), q.tol, q.n)
-                             : !tally.differs(q.slot);
-    if (!passed) return false;
-  }
+  for (const QueuedOutput& q : queued)
+    if (!q.passes(tally)) return false;
   return true;
 }
 
 // The checks of one correctness trial: the first run's outputs against the reference (in full:
 // the record's comparisons), whether the second run's outputs pass, and which inputs differ from
 // their pristine copy. Where every output can be queued on the GPU tally, all of it is read back
-// at once; otherwise (outputs sized by a count output, dtypes the kernels do not handle) each part
-// is compared on its own. Failures are described by compare_output either way.
+// at once; otherwise each part is compared on its own. Failures are described by compare_output
+// either way.
 struct TrialChecks {
   json outputs;
   bool first_passed = false;
@@ -129,45 +160,19 @@ TrialChecks check_trial(const ProblemSpec& p, const TensorMap& first, const Tens
     c.rerun_why =
         first_failure(compare_with_reference(p, rerun, want, cfg, &c.rerun_passed, false));
   };
-  auto ov = cfg.tolerance_overrides.find(p.id);
   GpuTally& tally = GpuTally::get();
   tally.clear();
-  struct Queued {
-    const TensorSpec* spec;
-    Tolerance tol;
-    torch::Tensor got, again, want;  // as compared (complex outputs as real views)
-    bool is_float;
-    int first_slot, rerun_slot;
-  };
-  std::vector<Queued> queued;
+  std::vector<std::pair<QueuedOutput, QueuedOutput>> queued;  // first run (full), second run
   bool quick = true;
   for (const auto& t : p.outputs) {
-    Queued q{&t,
-             ov == cfg.tolerance_overrides.end() ? t.tolerance : ov->second,
-             first.at(t.name),
-             rerun.at(t.name),
-             want.at(t.name),
-             t.compare == "allclose" && t.dtype.is_float,
-             -1,
-             -1};
-    if (!t.count.empty() || q.got.sizes() != q.want.sizes() || q.again.sizes() != q.want.sizes()) {
+    auto a = queue_output(tally, p, t, first.at(t.name), want.at(t.name), cfg, true);
+    auto b =
+        a ? queue_output(tally, p, t, rerun.at(t.name), want.at(t.name), cfg, false) : std::nullopt;
+    if (!a || !b) {
       quick = false;
       break;
     }
-    if (q.got.is_complex()) {
-      q.got = torch::view_as_real(q.got);
-      q.again = torch::view_as_real(q.again);
-      q.want = torch::view_as_real(q.want);
-    }
-    q.first_slot =
-        q.is_float ? tally.add_float(q.got, q.want, q.tol, true) : tally.add_bits(q.got, q.want);
-    q.rerun_slot = q.is_float ? tally.add_float(q.again, q.want, q.tol, false)
-                              : tally.add_bits(q.again, q.want);
-    if (q.first_slot < 0 || q.rerun_slot < 0) {
-      quick = false;
-      break;
-    }
-    queued.push_back(q);
+    queued.emplace_back(*a, *b);
   }
   std::vector<std::pair<std::string, int>> input_slots;
   for (const auto& [n, x] : pristine) {
@@ -187,24 +192,11 @@ TrialChecks check_trial(const ProblemSpec& p, const TensorMap& first, const Tens
   tally.read();
   c.outputs = json::array();
   c.first_passed = c.rerun_passed = true;
-  for (const Queued& q : queued) {
-    OutputCheck oc;
-    if (q.is_float) {
-      oc = float_output_check(*q.spec, q.got, q.want, q.tol, tally.float_stats(q.first_slot, true),
-                              true);
-      c.rerun_passed &= float_passes(tally.float_stats(q.rerun_slot, false), q.tol, q.got.numel());
-    } else {
-      if (tally.differs(q.first_slot)) {
-        oc = compare_output(*q.spec, first.at(q.spec->name), want.at(q.spec->name), q.tol);
-      } else {
-        oc.name = q.spec->name;
-        oc.compared = q.got.numel();
-        oc.passed = true;
-      }
-      c.rerun_passed &= !tally.differs(q.rerun_slot);
-    }
+  for (const auto& [a, b] : queued) {
+    OutputCheck oc = a.check(tally, first.at(a.spec->name), want.at(a.spec->name));
     c.outputs.push_back(oc.to_json());
     c.first_passed &= oc.passed;
+    c.rerun_passed &= b.passes(tally);
   }
   for (const auto& [n, slot] : input_slots)
     if (tally.differs(slot)) c.changed.push_back(n);
@@ -347,7 +339,7 @@ void time_kernel(Evaluation& e) {
   std::vector<uint64_t> key(sets, 0);
   std::vector<std::map<std::string, uint64_t>> drawn(sets);
   GpuTally& tally = GpuTally::get();
-  // The fingerprints of set k's inputs now (queued and read back; -1 slots: none).
+  // The fingerprints of set k's inputs now, under its key: one kernel per input, one read-back.
   auto fingerprints = [&](int k) {
     tally.clear();
     std::map<std::string, int> slots;
