@@ -175,9 +175,8 @@ TrialChecks check_trial(const ProblemSpec& p, const TensorMap& first, const Tens
     queued.emplace_back(*a, *b);
   }
   std::vector<std::pair<std::string, int>> input_slots;
-  for (const auto& [n, x] : pristine) {
-    if (!quick) break;
-    input_slots.emplace_back(n, tally.add_bits(x, inputs.at(n)));
+  for (auto it = pristine.begin(); quick && it != pristine.end(); ++it) {
+    input_slots.emplace_back(it->first, tally.add_bits(it->second, inputs.at(it->first)));
     quick = input_slots.back().second >= 0;
   }
   if (!quick) {

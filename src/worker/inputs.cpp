@@ -74,10 +74,6 @@ void check_tensor(const ProblemSpec& p, const TensorSpec& t, const torch::Tensor
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Draws the values of input `t` into `x` (already of its shape and dtype) from torch's current
 // seed. Float and complex tensors are drawn in place, one kernel each; the rest are drawn as
 // float32 or int64 and converted. Whether a tensor is fresh or reused, the same seed gives the
