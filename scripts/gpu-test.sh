@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -107,6 +107,11 @@ if want bench; then
   "$K" bench --device --out "$OUT/device1.json" >/dev/null && "$K" bench --device --out "$OUT/device2.json" >/dev/null
   log "baselines"
   "$K" bench --baselines --out "$OUT/baselines.json" 2>&1 | tail -100
+fi
+
+if want triton; then
+  log "Triton: the real compiler in its sandbox, Triton answers and solutions, attacks, batch"
+  OUT="$OUT" scripts/triton-gpu.sh --build "$BUILD" --out "$OUT" 2>&1 | tee "$OUT/triton.md"
 fi
 
 if want batch; then

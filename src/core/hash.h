@@ -8,6 +8,9 @@ namespace kernrl {
 // Lower-case hex SHA-256 of `data` (OpenSSL).
 std::string sha256_hex(const std::string& data);
 
+// The bytes of standard base64 text (OpenSSL); throws std::runtime_error when it is not base64.
+std::string base64_decode(const std::string& text);
+
 // A well-mixed 64-bit seed for `tag` under `base` (splitmix64 over the tag's bytes): every trial,
 // input set and tensor gets its own stream from one run seed.
 uint64_t derive_seed(uint64_t base, const std::string& tag);

@@ -402,6 +402,7 @@ json GradingSession::grade_reference_kernel(Gpu* g, const ProblemSpec& p, const 
     kreq.problem_dir = p.dir.string();
     kreq.cubin = kp.compiled.cubin_path;
     kreq.lowered = kp.compiled.lowered;
+    kreq.modules = kp.compiled.modules;
     kreq.plan = kp.plan;
     kreq.seed = seed;
     kreq.cfg = opt_.cfg;
@@ -451,6 +452,7 @@ void GradingSession::gpu_loop(Gpu* g) {
       req.problem_dir = p.problem.dir.string();
       req.cubin = p.compiled.cubin_path;
       req.lowered = p.compiled.lowered;
+      req.modules = p.compiled.modules;
       req.plan = p.plan;
       req.seed = job.sub.opt.seed;
       req.cfg = opt_.cfg;

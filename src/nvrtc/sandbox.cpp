@@ -39,8 +39,27 @@ std::string errno_text(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
 }
 
-// Landlock: read-only access beneath `dirs`, nothing else on the file system; no TCP.
-bool apply_landlock(const std::vector<std::string>& dirs, SandboxStatus& st) {
+// One Landlock rule: `access` beneath `path` (a directory, or a file with file-only rights).
+bool add_rule(int ruleset, const std::string& path, uint64_t access, SandboxStatus& st) {
+  int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) {
+    st.error = errno_text(("cannot open " + path).c_str());
+    return false;
+  }
+  landlock_path_beneath_attr rule{};
+  rule.allowed_access = access;
+  rule.parent_fd = fd;
+  long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+  close(fd);
+  if (rc != 0) {
+    st.error = errno_text(("landlock_add_rule " + path).c_str());
+    return false;
+  }
+  return true;
+}
+
+// Landlock: the profile's reads, executions and writes, nothing else on the file system; no TCP.
+bool apply_landlock(const SandboxProfile& pr, SandboxStatus& st) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 0) {
     st.error =
@@ -65,23 +84,25 @@ bool apply_landlock(const std::vector<std::string>& dirs, SandboxStatus& st) {
     st.error = errno_text("landlock_create_ruleset");
     return false;
   }
-  for (const auto& d : dirs) {
-    int fd = open(d.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
-    if (fd < 0) {
-      st.error = errno_text(("cannot open the include directory " + d).c_str());
-      close(ruleset);
-      return false;
-    }
-    landlock_path_beneath_attr rule{};
-    rule.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-    rule.parent_fd = fd;
-    long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-    close(fd);
-    if (rc != 0) {
-      st.error = errno_text("landlock_add_rule");
-      close(ruleset);
-      return false;
-    }
+  const uint64_t read_dir = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+  uint64_t write_file = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE;
+  if (abi >= 3) write_file |= kFsTruncate;
+  uint64_t write_dir = kFsAbi1 & ~(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                                   LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+                                   LANDLOCK_ACCESS_FS_MAKE_FIFO);
+  if (abi >= 2) write_dir |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) write_dir |= kFsTruncate;
+  bool ok = true;
+  for (const auto& d : pr.read_dirs) ok = ok && add_rule(ruleset, d, read_dir, st);
+  for (const auto& f : pr.read_files)
+    ok = ok && add_rule(ruleset, f, LANDLOCK_ACCESS_FS_READ_FILE, st);
+  for (const auto& f : pr.exec_files)
+    ok = ok && add_rule(ruleset, f, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE, st);
+  for (const auto& d : pr.write_dirs) ok = ok && add_rule(ruleset, d, write_dir, st);
+  for (const auto& f : pr.write_files) ok = ok && add_rule(ruleset, f, write_file, st);
+  if (!ok) {
+    close(ruleset);
+    return false;
   }
   long rc = syscall(SYS_landlock_restrict_self, ruleset, 0);
   close(ruleset);
@@ -93,7 +114,7 @@ bool apply_landlock(const std::vector<std::string>& dirs, SandboxStatus& st) {
 }
 
 // seccomp: no sockets, no new programs, no looking into other processes, no namespaces or mounts.
-bool apply_seccomp(SandboxStatus& st) {
+bool apply_seccomp(bool allow_exec, SandboxStatus& st) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) {
     st.error = "seccomp_init failed";
@@ -127,6 +148,7 @@ bool apply_seccomp(SandboxStatus& st) {
                         SCMP_SYS(userfaultfd),
                         SCMP_SYS(io_uring_setup)};
   for (int sc : denied) {
+    if (allow_exec && (sc == SCMP_SYS(execve) || sc == SCMP_SYS(execveat))) continue;
     if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sc, 0) != 0) {
       st.error = "seccomp_rule_add failed";
       seccomp_release(ctx);
@@ -144,17 +166,23 @@ bool apply_seccomp(SandboxStatus& st) {
 
 }  // namespace
 
-SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs) {
+SandboxStatus enter_sandbox(const SandboxProfile& profile) {
   SandboxStatus st;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     st.error = errno_text("prctl(PR_SET_NO_NEW_PRIVS)");
     return st;
   }
-  if (!apply_landlock(readable_dirs, st)) return st;
-  if (!apply_seccomp(st)) return st;
+  if (!apply_landlock(profile, st)) return st;
+  if (!apply_seccomp(profile.allow_exec, st)) return st;
   st.ok = true;
   st.description = "landlock abi " + std::to_string(st.landlock_abi) + ", seccomp";
   return st;
+}
+
+SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs) {
+  SandboxProfile p;
+  p.read_dirs = readable_dirs;
+  return enter_sandbox(p);
 }
 
 }  // namespace kernrl

@@ -57,6 +57,9 @@ struct EvalRequest {
   std::string problem_dir;
   std::string cubin;                           // path of the compiled kernel (the compile cache)
   std::map<std::string, std::string> lowered;  // kernel name -> mangled name
+  // Triton: the kernel names of the plan each in a cubin of its own (kernel name -> cubin path);
+  // empty for a CUDA file, whose kernels are all in `cubin`.
+  std::map<std::string, std::string> modules;
   LaunchPlan plan;
   std::optional<Vars> sizes;  // --size overrides merged over bench: the only size set
   uint64_t seed = 0;

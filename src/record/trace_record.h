@@ -82,12 +82,18 @@ struct Compile : RecordObject {
   Field<std::string> nvrtc;
   Field<std::string> log;  // warnings of a file that compiled
   Field<uint64_t> log_cut_bytes;
+  Field<std::string> triton;  // Triton's version (Triton files)
+  // Triton files: each compiled kernel {key, kernel, num_warps, num_stages, num_ctas, shared,
+  // constexprs, autotune?}; JSON passed through for the reader.
+  Field<nlohmann::json> kernels;
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("ms", s.ms);
     v("arch", s.arch);
     v("cached", s.cached);
     v("nvrtc", s.nvrtc);
+    v("triton", s.triton);
+    v("kernels", s.kernels);
     v("log", s.log);
     v("log_cut_bytes", s.log_cut_bytes);
   }
@@ -273,6 +279,7 @@ struct TraceRecord : RecordObject {
   Field<trace::ProblemUnknown> problem_unknown;
   Field<int> level;
   Field<std::string> source_sha256;
+  Field<std::string> language;  // "cuda" or "triton": the kernel file's language
   Field<Status> status;
   Field<bool> ran;
   Field<std::string> not_run_reason;
@@ -322,6 +329,7 @@ struct TraceRecord : RecordObject {
     v("problem_unknown", s.problem_unknown);
     v("level", s.level);
     v("source_sha256", s.source_sha256);
+    v("language", s.language);
     v("status", s.status);
     v("ran", s.ran);
     v("not_run_reason", s.not_run_reason);

@@ -143,7 +143,16 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
                       {"loc", {"body", "problem_id"}},
                       {"msg", "Input should be a valid string"},
                       {"input", small_input(j["problem_id"])}});
+  if (j.contains("language") && !j["language"].is_null() &&
+      (!j["language"].is_string() || (j["language"] != "cuda" && j["language"] != "triton")))
+    errors.push_back({{"type", "literal_error"},
+                      {"loc", {"body", "language"}},
+                      {"msg", "Input should be 'cuda' or 'triton'"},
+                      {"input", small_input(j["language"])}});
   if (!errors.empty()) return detail(422, errors);
+  std::string language = j.contains("language") && j["language"].is_string()
+                             ? j["language"].get<std::string>()
+                             : "cuda";
   const ProblemCatalog& cat = svc.problems();
   const ProblemInfo* p = nullptr;
   if (j.contains("problem_id") && j["problem_id"].is_string() &&
@@ -155,7 +164,8 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
     p = &cat.pick(j.contains("seed") && is_seed(j["seed"]) ? j["seed"].get<uint64_t>()
                                                            : std::random_device{}());
   }
-  return json_response(200, reset_payload(*p, svc.grader().gpu_info(), svc.options().max_turns));
+  return json_response(
+      200, reset_payload(*p, svc.grader().gpu_info(), svc.options().max_turns, language));
 }
 
 // POST /step: OpenEnv's StepRequest ({action, timeout_s?, request_id?, ...}). HTTP keeps no
@@ -531,14 +541,18 @@ void handle_http(Service& svc, const std::string& token, const HttpRequest& req,
     std::string error;
     const ProblemInfo* p = svc.problems().find_kernrl(percent_decode(rest), &error);
     if (!p) return out->reply(api_failure(404, "UNKNOWN_PROBLEM", error));
+    std::string language = t.query.count("language") ? t.query["language"] : "cuda";
+    if (language != "cuda" && language != "triton")
+      return out->reply(api_failure(400, "VALIDATION_ERROR", "language must be cuda or triton"));
     if (prompt) {
       HttpResponse r;
       r.content_type = "text/markdown; charset=utf-8";
-      r.body = p->prompt;
+      r.body = p->prompt_for(language);
       return out->reply(r);
     }
     out->reply(json_response(
-        200, {{"schema", kServeSchema}, {"problem", p->spec}, {"prompt", p->prompt}}));
+        200,
+        {{"schema", kServeSchema}, {"problem", p->spec}, {"prompt", p->prompt_for(language)}}));
   } else {
     out->reply(v1 ? api_failure(404, "NOT_FOUND", "no such endpoint: " + t.path)
                   : detail(404, "Not Found"));

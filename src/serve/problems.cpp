@@ -23,6 +23,7 @@ ProblemCatalog::ProblemCatalog(const std::string& root, std::vector<std::string>
     info.name = p.name;
     info.level = p.level;
     info.prompt = task_prompt(p);
+    info.triton_prompt = task_prompt(p, "triton");
     info.reference_code = p.torch;
     std::set<std::string> dtypes;
     for (const auto* list : {&p.inputs, &p.parameters, &p.outputs})
@@ -33,6 +34,7 @@ ProblemCatalog::ProblemCatalog(const std::string& root, std::vector<std::string>
         {"id", p.id}, {"level", p.level}, {"name", p.name}, {"sizes", bench}, {"dtypes", dtypes}};
     info.spec = p.to_json();
     info.spec["template"] = kernel_template(p);
+    info.spec["triton_template"] = triton_template(p);
     by_id_[info.id] = problems_.size();
     problems_.push_back(std::move(info));
   }

@@ -486,7 +486,7 @@ void add_launch_facts(Evaluation& e) {
       PhaseScope ph("launches");
       res.launches = describe_launches(
           e.req.plan,
-          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.bench, e.dev.sms)));
+          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
     }
   } catch (const KernelFault& f) {
     note(f.message);
@@ -550,7 +550,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   try {
     try {
       PhaseScope ph("module_load");
-      mod.load(req.cubin, req.lowered);
+      mod.load(req.cubin, req.lowered, req.modules);
     } catch (const LaunchError& err) {
       throw KernelFault{Status::LaunchError, err.what(), err.line, cu_error_is_sticky(err.code)};
     }
