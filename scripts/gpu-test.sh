@@ -39,7 +39,10 @@ if want build; then
     { tail -40 "$OUT/configure.log"; exit 1; }
   log "build"
   start=$(date +%s)
-  cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
+  # BUILD_TARGETS (space-separated) builds only those targets, e.g. for the triton phase alone:
+  # "kernrl kernrl-worker kernrl-nvrtc kernrl-triton".
+  targets=(); for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+  cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
   log "built in $(( $(date +%s) - start )) s, $(grep -c 'warning:' "$OUT/build.log") compiler warnings"
 fi
 K="$BUILD/kernrl"

@@ -2,7 +2,8 @@
 # The `triton` phase of scripts/gpu-test.sh, on a GPU host whose Python has Triton: the real
 # Triton compiler in kernrl-triton's sandbox (--check-sandbox), a Triton answer graded end to end,
 # the bundled Triton solutions (problems/*/*/solution.py), the Triton attacks
-# (tests/triton/attacks: each its expected status, nothing written outside), and a grade-dir batch
+# (tests/triton/attacks: each its expected status, nothing written outside), kernrl's timing against
+# triton.testing.do_bench (scripts/triton_timing.py), and a grade-dir batch
 # (the Level-1 Triton solutions x4 with faulty kernels mixed in, cold caches) against the CUDA
 # batch of the same problems. Writes triton-*.{log,jsonl,md} under $OUT.
 #   scripts/triton-gpu.sh --build DIR [--out DIR]
@@ -36,6 +37,8 @@ log "sandbox check (exit $?): $(cat "$OUT/triton-sandbox.json")"
 rm -rf "$PRIV"
 
 export KERNRL_CACHE="$(mktemp -d)"
+CFG="$(mktemp)"
+printf 'triton: {timeout_s: %s}\n' "${TRITON_TIMEOUT_S:-60}" >"$CFG"
 log "one Triton answer, cold cache then cached"
 for round in cold cached; do
   start=$(date +%s%N)
@@ -72,6 +75,9 @@ if [ "$n" -gt 0 ]; then
   "$K" grade-dir "$SOL" --out "$OUT/triton-solutions.jsonl" --run triton-solutions --no-resume >"$OUT/triton-solutions.log" 2>&1
   log "graded $n Triton solutions in $(( $(date +%s) - start )) s"
   python3 scripts/results_table.py "$OUT/triton-solutions.jsonl" | tee "$OUT/triton-solutions.md" | tail -40
+  log "timing faithful to Triton's own: kernrl's medians against triton.testing.do_bench"
+  "$PY" scripts/triton_timing.py "$OUT/triton-solutions.jsonl" 2>"$OUT/triton-timing.err" | tee "$OUT/triton-timing.md"
+  tail -3 "$OUT/triton-timing.err"
 else
   log "no problems/*/*/solution.py yet"
 fi
@@ -80,7 +86,7 @@ log "Triton attacks"
 rm -f /tmp/kernrl-triton-attack-written
 for f in tests/triton/attacks/*.py; do
   want="$(sed -n '1s/^# expect: //p' "$f")"
-  timeout 300 "$K" eval "$f" --json >"$OUT/triton-attack.json" 2>"$OUT/triton-attack.err"
+  timeout 300 "$K" eval "$f" --json --config "$CFG" >"$OUT/triton-attack.json" 2>"$OUT/triton-attack.err"
   got="$("$PY" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r["status"], "|", ((r.get("error") or {}).get("message") or "")[:160].replace("\n"," "))' "$OUT/triton-attack.json" 2>/dev/null)"
   echo "$(basename "$f" .py): expected $want, got $got"
 done | tee "$OUT/triton-attacks.md"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <regex>
 #include <vector>
 
 #include "extract/extract.h"
@@ -110,11 +111,19 @@ PythonBlock python_launch_block(const std::string& code) {
       i = j - 1;
     }
   }
-  if (found.empty())
-    throw FormatError(
+  if (found.empty()) {
+    std::string why =
         "no kernrl launch block found: a Triton file needs a module docstring that starts with "
         "\"\"\"kernrl, or a '# kernrl' comment block, naming each launch (kernel, grid, args, "
-        "constexprs)");
+        "constexprs)";
+    if (std::regex_search(code, std::regex(R"(\w\s*\[[^\]\n]+\]\s*\()")) &&
+        code.find("def forward") != std::string::npos)
+      why +=
+          ". This file launches its kernels from a host wrapper (forward calls kernel[grid](...)): "
+          "kernrl never runs host code, so write the launches that forward makes as the launch "
+          "block";
+    throw FormatError(why);
+  }
   if (found.size() > 1)
     throw FormatError("more than one kernrl launch block (lines " +
                           std::to_string(found[0].line + 1) + " and " +

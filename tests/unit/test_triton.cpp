@@ -138,6 +138,11 @@ TEST_CASE("triton: the # kernrl comment block, with line numbers of the file") {
 TEST_CASE("triton: launch block mistakes are format errors that say why") {
   CHECK_THROWS_WITH_AS(triton_plan("import triton\n@triton.jit\ndef k(x):\n  pass\n"),
                        doctest::Contains("no kernrl launch block"), FormatError);
+  // A wrapper-style answer (ModelNew.forward launching kernel[grid](...)) is told what to write.
+  CHECK_THROWS_WITH_AS(
+      triton_plan("import triton\n@triton.jit\ndef k(x):\n  pass\nclass ModelNew:\n"
+                  "  def forward(self, x):\n    k[(4,)](x)\n"),
+      doctest::Contains("host wrapper"), FormatError);
   std::string two = std::string(kSoftmax) + "# kernrl\n# launches: []\n";
   CHECK_THROWS_WITH_AS(triton_plan(two), doctest::Contains("more than one"), FormatError);
   CHECK_THROWS_WITH_AS(triton_plan("\"\"\"kernrl\nlaunches:\n  - kernel: k\nimport triton\n"),
