@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
@@ -150,12 +151,15 @@ std::unique_ptr<Warm> start_child(const Config& cfg, const TritonInstall& t) {
   return w;
 }
 
+// Children kept ready: as many as twice the compiles in flight (a batch keeps its compile threads
+// supplied, a single compile does not start a crowd), at most triton.pool.
 class Pool {
  public:
   std::unique_ptr<Warm> take(const Config& cfg, const TritonInstall& t) {
     std::unique_ptr<Warm> w;
     {
       std::lock_guard<std::mutex> l(mu_);
+      ++in_flight_;
       if (!ready_.empty()) {
         w = std::move(ready_.front());
         ready_.pop_front();
@@ -165,9 +169,14 @@ class Pool {
     refill(cfg, t);
     return w;
   }
+  void done() {
+    std::lock_guard<std::mutex> l(mu_);
+    --in_flight_;
+  }
   void refill(const Config& cfg, const TritonInstall& t) {
     std::lock_guard<std::mutex> l(mu_);
-    while (static_cast<int>(ready_.size()) < cfg.triton_pool) ready_.push_back(start_child(cfg, t));
+    int target = std::min(cfg.triton_pool, 2 * in_flight_);
+    while (static_cast<int>(ready_.size()) < target) ready_.push_back(start_child(cfg, t));
   }
   void clear() {
     std::lock_guard<std::mutex> l(mu_);
@@ -177,6 +186,7 @@ class Pool {
  private:
   std::mutex mu_;
   std::deque<std::unique_ptr<Warm>> ready_;
+  int in_flight_ = 0;
 };
 
 Pool& pool() {
@@ -264,6 +274,9 @@ TritonChildResult run_triton(const json& request, const Config& cfg) {
   const TritonInstall& t = triton_install(cfg);
   auto start = Clock::now();
   std::unique_ptr<Warm> w = pool().take(cfg, t);
+  struct Done {
+    ~Done() { pool().done(); }
+  } done;
   auto left = [&] {
     return cfg.triton_timeout_s - std::chrono::duration<double>(Clock::now() - start).count();
   };
