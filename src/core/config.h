@@ -39,7 +39,7 @@ struct Config {
   std::string triton_path;
   double triton_timeout_s = 120;
   int triton_memory_limit_mb = 16384;
-  int triton_pool = 16;
+  int triton_pool = 2;
   std::map<std::string, Tolerance> tolerance_overrides;
   std::string reward_preset = "kernrl";
   // Caps on the free text of a trace record (docs/trace-format.md, "Bounded outputs").

@@ -25,6 +25,7 @@ TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
 
 ANSWER = sys.stdout  # where answers go; the kernel file's own output goes to stderr
 COMPILER = {}  # Triton's entry points, taken before the kernel file runs
+COMPILED = {}  # this request's compiled kernels, by everything that decides them
 
 
 def out(obj):
@@ -179,6 +180,12 @@ def compile_one(fn, name, args, constexprs, options, arch):
     if unknown:
         raise KernelFileError("kernel %s has no tl.constexpr parameter named %s" %
                               (name, ", ".join(unknown)))
+    # Kernels identical to one compiled earlier in this request (other values, same
+    # specialisation) are compiled once.
+    ckey = repr((id(fn), sorted(signature.items()), sorted(attrs.items()),
+                 sorted(constants.items()), sorted(options.items())))
+    if ckey in COMPILED:
+        return dict(COMPILED[ckey], compile_key=ckey)
     src = COMPILER["ASTSource"](fn, signature, constexprs=constants, attrs=attrs)
     target = COMPILER["GPUTarget"]("cuda", arch, 32)
     k = COMPILER["compile"](src, target=target, options=options)
@@ -194,13 +201,14 @@ def compile_one(fn, name, args, constexprs, options, arch):
     m = re.search(r"\.entry\s+(\w+)\s*\(([^)]*)\)", ptx)
     params = re.findall(r"\.param\s+\.(\w+)", m.group(2)) if m else []
     cubin = k.asm["cubin"]
-    return {
+    COMPILED[ckey] = {
         "name": meta.get("name", name),
         "cubin_b64": base64.b64encode(cubin).decode(),
         "metadata": meta,
         "ptx_params": params,
         "runtime_params": runtime,
     }
+    return dict(COMPILED[ckey], compile_key=ckey)
 
 
 def heuristic_values(heuristics, arg_values):
@@ -256,7 +264,14 @@ def compile_request(req, ns):
             v = compile_one(fn, name, kreq["args"], cx, opts, req["arch"])
             v["config"] = {"constexprs": {k: cx[k] for k in cx}, "options": opts}
             variants.append(v)
-        results.append({"key": kreq["key"], "variants": variants})
+        keys = [v.pop("compile_key") for v in variants]
+        same = [i for i, r in enumerate(results) if r.get("compile_keys") == keys]
+        if same:  # the same kernels as an earlier request (other values, same specialisation)
+            results.append({"key": kreq["key"], "same_as": same[0]})
+        else:
+            results.append({"key": kreq["key"], "variants": variants, "compile_keys": keys})
+    for r in results:
+        r.pop("compile_keys", None)
     return results
 
 

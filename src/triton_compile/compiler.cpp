@@ -38,6 +38,11 @@ std::vector<TritonKernel> kernels_from(const json& answer, const CompileCache& c
   std::vector<TritonKernel> out;
   size_t i = 0;
   for (const auto& k : answer.at("kernels")) {
+    if (k.contains("same_as")) {  // the same kernel as an earlier request: launched as that one
+      out.push_back(out.at(k.at("same_as").get<size_t>()));
+      ++i;
+      continue;
+    }
     const auto& variants = k.at("variants");
     // Autotune configs are each compiled; the first is launched (see docs/kernel-format.md).
     const json& v = variants.at(0);
@@ -72,6 +77,10 @@ json store_answer(const json& answer, const CompileCache& cache, const std::stri
   json stripped = answer;
   size_t i = 0;
   for (auto& k : stripped["kernels"]) {
+    if (!k.contains("variants")) {
+      ++i;
+      continue;
+    }
     for (auto& v : k["variants"]) {
       std::string cubin;
       if (&v == &k["variants"][0]) {

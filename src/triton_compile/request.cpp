@@ -80,20 +80,38 @@ TritonRequest triton_request(const ExtractedSource& src, const std::string& file
   std::map<std::string, size_t> seen;  // a kernel request's text -> its index
   for (const auto& l : plan.launches) {
     std::vector<size_t> per_set;
-    for (const auto& sizes : size_sets) {
+    // Divisibility by 16 of each argument at every size set but the last (the bench): the test
+    // sets share one specialisation, what holds at all of them; the bench's is its own, exactly
+    // as Triton's JIT makes it.
+    std::vector<bool> tests_divisible(l.args.size(), true);
+    for (size_t si = 0; si + 1 < size_sets.size(); ++si) {
+      Vars vars = plan_vars(p, size_sets[si], num_sms);
+      if (!l.repeat_var.empty()) vars[l.repeat_var] = 0;
+      for (size_t ai = 0; ai < l.args.size(); ++ai)
+        if (!arg_at(l.args[ai], plan, p, vars, l.line).value("divisible_by_16", false))
+          tests_divisible[ai] = false;
+    }
+    for (size_t si = 0; si < size_sets.size(); ++si) {
+      const Vars& sizes = size_sets[si];
+      bool bench = si + 1 == size_sets.size();
       Vars vars = plan_vars(p, sizes, num_sms);
       if (!l.repeat_var.empty()) vars[l.repeat_var] = 0;
       json k = {{"kernel", l.kernel}, {"line", l.line}};
       json args = json::array();
-      for (const auto& a : l.args) args.push_back(arg_at(a, plan, p, vars, l.line));
+      for (size_t ai = 0; ai < l.args.size(); ++ai) {
+        json a = arg_at(l.args[ai], plan, p, vars, l.line);
+        if (!bench && a.contains("divisible_by_16")) a["divisible_by_16"] = tests_divisible[ai];
+        args.push_back(a);
+      }
       json cx = json::object();
       for (const auto& [name, value] : l.constexprs)
         cx[name] = constexpr_at(name, value, vars, l.line);
       k["args"] = args;
       k["constexprs"] = cx;
       k["options"] = options_at(l, vars);
-      // Integer values matter to the compile only through their specialisation (and heuristics,
-      // which see them): the bench value is what they see; the text decides sharing.
+      // Size sets whose request is the same text share a kernel; requests that differ only in
+      // values (which heuristics see) are compiled once by the helper when the heuristics give
+      // the same constexprs.
       std::string text = k.dump();
       auto it = seen.find(text);
       if (it == seen.end()) {
@@ -167,7 +185,11 @@ TritonLaunchable triton_launch_plan(const LaunchPlan& plan, const TritonRequest&
   for (size_t li = 0; li < plan.launches.size(); ++li) {
     LaunchSpec& l = out.plan.launches[li];
     const auto& per_set = req.launch_kernels.at(li);
-    std::set<size_t> distinct(per_set.begin(), per_set.end());
+    // Requests the helper found to be the same kernel share a key: distinct kernels by key.
+    std::map<std::string, size_t> by_key;
+    for (size_t ki : per_set) by_key.emplace(kernels.at(ki).key, ki);
+    std::set<size_t> distinct;
+    for (const auto& [key, ki] : by_key) distinct.insert(ki);
     // Hidden parameters: global scratch, then profile scratch (Triton 3.5+), as the compiled
     // kernel has them; one scratch buffer each, sized for the largest variant.
     const TritonKernel& first = kernels.at(per_set.at(0));

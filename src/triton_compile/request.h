@@ -52,7 +52,8 @@ struct TritonLaunchable {
   std::map<std::string, std::string> modules;  // kernel key -> cubin path
 };
 
-// The plan the worker runs, from the compiled kernels (`kernels[i]` for the request's kernel i).
+// The plan the worker runs, from the compiled kernels (`kernels[i]` for the request's kernel i;
+// requests the helper found to be one kernel have equal keys).
 // Throws FormatError when the compiled kernel cannot be launched as asked.
 TritonLaunchable triton_launch_plan(const LaunchPlan& plan, const TritonRequest& req,
                                     const std::vector<TritonKernel>& kernels,

@@ -182,20 +182,23 @@ TEST_CASE("triton: the request has the problem's types and Triton's specialisati
   TritonRequest r = triton_request(src, "answer.py", p, softmax(), size_sets(softmax()), 132, 90);
   CHECK(r.json["arch"] == 90);
   const json& ks = r.json["kernels"];
-  // dim is 256, 1000, 4099 and 16384: divisible by 16 at two size sets, so two kernels.
-  REQUIRE(ks.size() == 2);
+  // One request per size set (their values differ, and heuristics see values); the test sets share
+  // the divisibility that holds at all of them (dim 256, 1000, 4099: not), the bench its own.
+  REQUIRE(ks.size() == 4);
   CHECK(ks[0]["key"] == "softmax_kernel");
-  CHECK(ks[1]["key"] == "softmax_kernel#2");
+  CHECK(ks[3]["key"] == "softmax_kernel#4");
   CHECK(ks[0]["args"][0]["type"] == "*fp32");
   CHECK(ks[0]["args"][0]["divisible_by_16"] == true);
   CHECK(ks[0]["args"][2]["type"] == "i32");
-  CHECK(ks[0]["args"][2]["divisible_by_16"] == true);   // dim = 256
+  CHECK(ks[0]["args"][2]["divisible_by_16"] == false);  // dim = 256, but not at every test set
+  CHECK(ks[0]["args"][2]["value"] == 256);
   CHECK(ks[1]["args"][2]["divisible_by_16"] == false);  // dim = 1000
+  CHECK(ks[3]["args"][2]["divisible_by_16"] == true);   // the bench: dim = 16384
   CHECK(ks[0]["constexprs"]["BLOCK"] == 1024);
   CHECK(ks[0]["constexprs"]["EVEN"] == false);
   CHECK(ks[0]["options"]["num_warps"] == 8);
   REQUIRE(r.launch_kernels.size() == 1);
-  CHECK(r.launch_kernels[0] == std::vector<size_t>{0, 1, 1, 0});
+  CHECK(r.launch_kernels[0] == std::vector<size_t>{0, 1, 2, 3});
 }
 
 TEST_CASE("triton: compiled metadata becomes the worker's launch") {
@@ -240,17 +243,24 @@ TEST_CASE("triton: one variant per size set where the specialisations differ") {
   check_plan(p, softmax(), 132);
   ExtractedSource src = extract_kernel(kSoftmax, "answer.py");
   TritonRequest r = triton_request(src, "answer.py", p, softmax(), size_sets(softmax()), 132, 90);
+  // The helper found the three test requests to be one kernel (same_as): they share its key.
+  TritonKernel tests = compiled("softmax_kernel", 4, 0, 3, 0);
   TritonLaunchable l = triton_launch_plan(
-      p, r, {compiled("softmax_kernel", 8, 0, 3, 0), compiled("softmax_kernel#2", 4, 0, 3, 0)},
-      softmax());
+      p, r, {tests, tests, tests, compiled("softmax_kernel#4", 8, 0, 3, 0)}, softmax());
   const LaunchSpec& s = l.plan.launches[0];
   REQUIRE(s.variants.size() == 4);
   CHECK(s.variants[0].kernel == "softmax_kernel");
   CHECK(s.variants[0].sizes.at("dim") == 256);
-  CHECK(s.variants[1].kernel == "softmax_kernel#2");
-  CHECK(s.variants[1].block == std::vector<std::string>{"128"});
-  CHECK(s.kernel == "softmax_kernel");  // the bench's
+  CHECK(s.variants[1].kernel == "softmax_kernel");
+  CHECK(s.variants[0].block == std::vector<std::string>{"128"});
+  CHECK(s.variants[3].kernel == "softmax_kernel#4");
+  CHECK(s.variants[3].block == std::vector<std::string>{"256"});
+  CHECK(s.kernel == "softmax_kernel#4");  // the bench's
   CHECK(l.modules.size() == 2);
+  // When every size set has the same kernel, the launch has no variants.
+  TritonLaunchable one = triton_launch_plan(p, r, {tests, tests, tests, tests}, softmax());
+  CHECK(one.plan.launches[0].variants.empty());
+  CHECK(one.plan.launches[0].kernel == "softmax_kernel");
 }
 
 TEST_CASE("integer scalars with a fixed value are usable in expressions") {
