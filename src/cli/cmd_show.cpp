@@ -64,6 +64,7 @@ CommandRun add_show_command(CLI::App& app) {
     if (*as_json) {
       auto j = p.to_json();
       j["template"] = kernel_template(p);
+      j["triton_template"] = triton_template(p);
       j["score"] = {{"baseline", p.score.baseline},
                     {"pooled", p.score.pooled},
                     {"lead", p.score.lead},
