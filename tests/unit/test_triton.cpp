@@ -3,6 +3,8 @@
 // kernel per specialisation), and the compiled kernels' metadata turned into the worker's plan.
 #include <doctest/doctest.h>
 
+#include "contract/contract.h"
+#include "contract/prompt.h"
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
@@ -261,6 +263,21 @@ TEST_CASE("triton: one variant per size set where the specialisations differ") {
   TritonLaunchable one = triton_launch_plan(p, r, {tests, tests, tests, tests}, softmax());
   CHECK(one.plan.launches[0].variants.empty());
   CHECK(one.plan.launches[0].kernel == "softmax_kernel");
+}
+
+TEST_CASE("triton: the prompt shows every Triton launch key and the grader's limits") {
+  std::string c = triton_contract_summary();
+  for (const auto& k : triton_launch_keys()) CHECK_MESSAGE(c.find(k + ":") != std::string::npos, k);
+  CHECK(c.find("above 48 KiB") != std::string::npos);
+  CHECK(contract_summary().find("above 48 KiB") != std::string::npos);
+  CHECK(contract_summary().find("integer scalars with a fixed value") != std::string::npos);
+  std::string t = triton_template(softmax());
+  CHECK(t.find("@triton.jit") != std::string::npos);
+  // The template parses and passes the plan checks as it is.
+  ExtractedSource src = extract_kernel(t, "template.py");
+  LaunchPlan p = parse_launch_block(src);
+  CHECK_NOTHROW(check_plan(p, softmax(), 132));
+  CHECK(task_prompt(softmax(), "triton").find("```python") != std::string::npos);
 }
 
 TEST_CASE("integer scalars with a fixed value are usable in expressions") {
