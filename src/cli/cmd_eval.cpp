@@ -120,9 +120,9 @@ CommandRun add_eval_command(CLI::App& app) {
     GradingSession session(so);
     require_sandbox(cfg);
     Outcome out = session.grade(sub);
-    if (!out.internal_error.empty()) throw std::runtime_error(out.internal_error);
-    if (!out.record) throw std::runtime_error("no record for " + sub.file);
-    const TraceRecord& rec = *out.record;
+    if (out.kind == Outcome::Failed) throw std::runtime_error(out.error);
+    if (out.kind != Outcome::Graded) throw std::runtime_error("no record for " + sub.file);
+    const TraceRecord& rec = out.record;
     if (trace) trace->append(rec);
     if (o->feedback)
       std::cout << rec.feedback.value_or("") << "\n";
