@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/record.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
@@ -115,6 +116,7 @@ CommandRun add_eval_command(CLI::App& app) {
     so.baselines_path = o->baselines;
     so.compile_jobs = 1;
     so.profile = o->profile;
+    so.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
     // The worker starts first, so that its libtorch load overlaps the sandbox check; nothing is
     // graded before the check passes (fail closed).
     GradingSession session(so);

@@ -12,6 +12,7 @@
 #include "core/paths.h"
 #include "grading/run.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/safe_text.h"
 #include "report/report.h"
 
@@ -104,6 +105,7 @@ int grade_dir(const Opts& o) {
   so.profile = o.profile;
   so.baselines_path = o.baselines;
   so.compile_jobs = o.jobs;
+  so.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
   GradingSession session(so);
   Progress progress(todo.size(), isatty(2), o.quiet);
   auto t_run = std::chrono::steady_clock::now();

@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "grading/prepare.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/reward.h"
 #include "serve/grader.h"
 #include "serve/http_server.h"
@@ -137,6 +138,7 @@ CommandRun add_serve_command(CLI::App& app) {
       go.compile_only = o->compile_only;
       go.compile_jobs = o->jobs;
       go.baselines = o->baselines;
+      go.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
       if (!o->gpus.empty()) go.gpus = parse_gpu_list(o->gpus);
       if (!o->compile_only) std::fprintf(stderr, "kernrl serve: starting the GPU workers\n");
       std::shared_ptr<serve::Grader> grader = serve::make_grader(cfg, go);

@@ -200,6 +200,7 @@ json GradingSession::gpu_stats() {
 Prepared GradingSession::prepare(const Submission& s, const std::string& arch, int64_t sms) {
   GradeOptions o = s.opt;
   o.compile_only = opt_.compile_only;
+  o.converters = opt_.converters;
   if (s.source) return prepare_source(*s.source, s.file, o, opt_.cfg, arch, sms);
   return prepare_file(s.file, o, opt_.cfg, arch, sms);
 }

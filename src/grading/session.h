@@ -44,6 +44,9 @@ struct SessionOptions {
   std::optional<nlohmann::json> baselines_doc;
   std::string baselines_label;
   std::string worker_exe;  // the GPU worker program; empty: kernrl-worker (tests use a stand-in)
+  // The conversion stage (convert.h): answers one of these reads are converted into kernel files
+  // before extraction. None: answers are kernel files or model answers.
+  Converters converters;
 };
 
 // One answer to grade: a file to read, or its text.

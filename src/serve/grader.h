@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "grading/convert.h"
 #include "grading/outcome.h"
 
 namespace kernrl::serve {
@@ -43,6 +44,7 @@ struct GraderOptions {
   bool compile_only = false;  // nothing runs: records say "compiled"
   int compile_jobs = 0;       // parallel compiles; 0: the number of cores
   std::string baselines;      // a baseline file; empty: baselines/<gpu>.json when present
+  Converters converters;      // the conversion stage (grading/convert.h)
 };
 
 class Grader {

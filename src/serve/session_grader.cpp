@@ -23,6 +23,7 @@ SessionOptions session_options(const Config& cfg, const GraderOptions& opt) {
   so.compile_only = opt.compile_only;
   so.baselines_path = opt.baselines;
   so.compile_jobs = opt.compile_jobs;
+  so.converters = opt.converters;
   return so;
 }
 

@@ -25,7 +25,7 @@
 
 #include "grading/prepare.h"
 #include "grading/session.h"
-#include "import/training_export.h"
+#include "report/training_export.h"
 #include "protocol/worker.h"
 #include "record/feedback.h"
 #include "record/record.h"
