@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include "cli/commands.h"
+#include "cli/summary.h"
 #include "grading/session.h"
 #include "import/kernelbench_import.h"
 #include "record/record.h"

@@ -28,6 +28,7 @@
 #include "report/training_export.h"
 #include "protocol/worker.h"
 #include "record/feedback.h"
+#include "cli/summary.h"
 #include "record/record.h"
 #include "record/reward.h"
 #include "record/trace_file.h"
