@@ -513,6 +513,7 @@ def main():
     ap.add_argument("--no-ref-time", action="store_true", help="do not time the torch reference")
     ap.add_argument("--warmup", type=int, default=10, help="do_bench warmup (ms)")
     ap.add_argument("--rep", type=int, default=50, help="do_bench repetition time (ms)")
+    ap.add_argument("--deadline", type=float, default=0, help="seconds: stop checking / timing after this and write what there is")
     ap.add_argument("--json", help="write the results as JSON here")
     ap.add_argument("--markdown", help="write the results table (markdown) here")
     a = ap.parse_args()
@@ -536,21 +537,33 @@ def main():
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"# {device}, torch {torch.__version__}, triton {triton.__version__}, {len(dirs)} solutions", flush=True)
     t0 = time.time()
-    with mp.get_context("spawn").Pool(processes=max(1, a.jobs), maxtasksperchild=1) as pool:
-        results = pool.map(check_correct, dirs, chunksize=1)
+    deadline = t0 + a.deadline if a.deadline else None
+    results = []
+    pool = mp.get_context("spawn").Pool(processes=max(1, a.jobs), maxtasksperchild=3)
+    it = pool.imap(check_correct, dirs, chunksize=1)
+    for d in dirs:
+        try:
+            left = None if deadline is None else max(1.0, deadline - time.time())
+            r = it.next(timeout=left)
+        except mp.TimeoutError:
+            r = {"id": os.path.relpath(d, ROOT), "ok": False, "max_err": 0.0, "sizes": [],
+                 "error": "not checked: the run's deadline passed"}
+        results.append(r)
+        print(f"{'ok  ' if r['ok'] else 'FAIL'}  {r['id']:<52} max_err {r['max_err']:.3g}  {r['error']}", flush=True)
+        if not r["ok"] and r.get("trace"):
+            print("      " + r["trace"].strip().replace("\n", "\n      ")[-1500:], flush=True)
+    pool.terminate()
     print(f"# correctness: {time.time() - t0:.1f} s", flush=True)
     for d, r in zip(dirs, results):
         r["ms"] = r["ref_ms"] = None
-        if r["ok"] and not a.no_time:
-            try:
-                r["ms"], r["ref_ms"] = time_problem(d, not a.no_ref_time, a.warmup, a.rep)
-            except Exception as e:
-                r["error"] = f"timing: {type(e).__name__}: {str(e).strip()[:200]}"
-        ms = f"{r['ms']:.4f} ms" if r["ms"] is not None else "-"
+        if not r["ok"] or a.no_time or (deadline is not None and time.time() > deadline):
+            continue
+        try:
+            r["ms"], r["ref_ms"] = time_problem(d, not a.no_ref_time, a.warmup, a.rep)
+        except Exception as e:
+            r["error"] = f"timing: {type(e).__name__}: {str(e).strip()[:200]}"
         rms = f"(torch {r['ref_ms']:.4f} ms)" if r["ref_ms"] is not None else ""
-        print(f"{'ok  ' if r['ok'] else 'FAIL'}  {r['id']:<52} max_err {r['max_err']:.3g}  {ms} {rms}  {r['error']}", flush=True)
-        if not r["ok"] and r.get("trace"):
-            print("      " + r["trace"].strip().replace("\n", "\n      ")[-1500:], flush=True)
+        print(f"time  {r['id']:<52} {r['ms'] if r['ms'] is None else round(r['ms'], 4)} ms {rms} {r['error']}", flush=True)
     print(f"# {sum(r['ok'] for r in results)} of {len(results)} correct; total {time.time() - t0:.1f} s", flush=True)
     summary = {"device": device, "date": stamp, "torch": torch.__version__, "triton": triton.__version__,
                "results": [{k: v for k, v in r.items() if k != "trace"} for r in results]}
