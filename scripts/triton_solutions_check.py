@@ -19,6 +19,7 @@ Usage:
   scripts/triton_solutions_check.py [--filter 'L1_*'] [--jobs N] [--no-time] [--no-ref-time]
       [--json FILE] [--markdown FILE]
   scripts/triton_solutions_check.py --static      # no GPU, no Triton: parse and resolve every launch
+  scripts/triton_solutions_check.py --render RUN.json --markdown FILE.md   # the table of a saved run
 """
 import argparse
 import ast
@@ -485,13 +486,18 @@ def time_problem(d, ref_time, warmup, rep):
 # Driver
 
 
-def write_markdown(path, results, device, stamp):
+def write_markdown(path, summary):
+    results, device = summary["results"], summary["device"]
     lines = [f"# Bundled Triton solutions on {device}", "",
-             f"Measured {stamp} by `scripts/triton_solutions_check.py` (Triton's own launcher, "
-             "`triton.testing.do_bench` median with the L2 cache flushed between runs, at the bench size; "
-             "correctness against the problem's `torch:` module with TF32 off, at every test size and the "
-             "bench size, under kernrl's comparison rule).", "",
-             "| problem | result | max abs error | Triton ms | torch ms | speedup | note |",
+             f"Measured {summary['date']} by `scripts/triton_solutions_check.py` (torch {summary['torch']}, "
+             f"Triton {summary['triton']}). Each `solution.py` runs through Triton's own launcher "
+             "(`kernel[grid](*args, **constexprs, num_warps=...)`, its launches in order) and is compared "
+             "with the problem's `torch:` module (TF32 off) at every test size and the bench size under "
+             "kernrl's rule (allclose with the relative L2 bound, or bit-exact). `Triton ms` is the median of "
+             "`triton.testing.do_bench` over all of a solution's launches at the bench size, the L2 cache "
+             "flushed between runs; `torch ms` is the same measure of the eager `torch:` module in Python "
+             "(not kernrl's libtorch baseline), for orientation.", "",
+             "| problem | result | max abs error | Triton ms | torch ms | torch / Triton | note |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         ms = f"{r['ms']:.4f}" if r.get("ms") is not None else "-"
@@ -500,7 +506,7 @@ def write_markdown(path, results, device, stamp):
         note = (r.get("error") or "").replace("|", "/")[:160]
         lines.append(f"| {r['id']} | {'ok' if r['ok'] else 'FAIL'} | {r['max_err']:.3g} | {ms} | {rms} | {sp} | {note} |")
     passed = sum(r["ok"] for r in results)
-    lines += ["", f"{passed} of {len(results)} solutions correct."]
+    lines += ["", f"{passed} of {len(results)} solutions correct at every size."]
     open(path, "w").write("\n".join(lines) + "\n")
 
 
@@ -516,7 +522,11 @@ def main():
     ap.add_argument("--deadline", type=float, default=0, help="seconds: stop checking / timing after this and write what there is")
     ap.add_argument("--json", help="write the results as JSON here")
     ap.add_argument("--markdown", help="write the results table (markdown) here")
+    ap.add_argument("--render", metavar="JSON", help="no GPU: write the markdown table of an earlier run's JSON")
     a = ap.parse_args()
+    if a.render:
+        write_markdown(a.markdown or "/dev/stdout", json.load(open(a.render)))
+        return 0
     dirs = find_problems(a.filter)
     if a.static:
         bad = 0
@@ -571,7 +581,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump(summary, f, indent=1)
     if a.markdown:
-        write_markdown(a.markdown, results, device, stamp)
+        write_markdown(a.markdown, summary)
     return 0 if all(r["ok"] for r in results) else 1
 
 
