@@ -1,6 +1,6 @@
 // kernrl-nvrtc: compiles one kernel file with NVRTC. It runs as a child of kernrl, with an empty
 // environment, in an empty directory, under time and memory limits, and it locks itself into the
-// sandbox of nvrtc/sandbox.h before NVRTC reads anything: a kernel file can make the
+// sandbox of sandbox/sandbox.h before NVRTC reads anything: a kernel file can make the
 // preprocessor open only CUDA's headers and the headers kernrl serves from memory.
 //
 // Request (stdin): one CompileRequest. Answer (stdout): one CompileAnswer line, then exactly
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "headers/builtin_headers.h"
-#include "nvrtc/sandbox.h"
 #include "protocol/compiler.h"
+#include "sandbox/sandbox.h"
 
 using kernrl::CompileAnswer;
 using kernrl::CompileRequest;

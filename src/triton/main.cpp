@@ -1,5 +1,5 @@
 // kernrl-triton: runs kernrl's Triton helper (kernrl_triton.py) under the OS sandbox of
-// nvrtc/sandbox.h. It is the only process where a Triton kernel file's Python ever runs.
+// sandbox/sandbox.h. It is the only process where a Triton kernel file's Python ever runs.
 //
 //   kernrl-triton --setup JSON                 compile: the helper imports Triton, says ready,
 //                                              reads one request line and answers one line
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "nvrtc/sandbox.h"
+#include "sandbox/sandbox.h"
 
 using nlohmann::json;
 

@@ -1,5 +1,5 @@
-// Runs in kernrl-nvrtc (the compiler process), never in kernrl itself.
-#include "nvrtc/sandbox.h"
+// Runs in the compiler children (kernrl-nvrtc, kernrl-triton), never in kernrl itself.
+#include "sandbox/sandbox.h"
 
 #include <fcntl.h>
 #include <linux/landlock.h>
