@@ -156,8 +156,15 @@ Prepared compile_triton_file(Prepared& out, const ExtractedSource& src, const st
     size_sets = out.problem.tests;
     size_sets.push_back(out.problem.bench);
   }
-  TritonCompileResult t =
-      compile_triton(src, name, out.plan, out.problem, size_sets, num_sms, arch, cfg);
+  TritonCompileResult t;
+  try {
+    t = compile_triton(src, name, out.plan, out.problem, size_sets, num_sms, arch, cfg);
+  } catch (const UsageError& e) {
+    // No Python with Triton, or its sandbox cannot be set up: the grading machine's problem, said
+    // in the record, and a set-up error for the command (nothing was compiled).
+    out.usage_error = e.what();
+    return finish(Status::InternalError, e.what(), 0, "");
+  }
   TraceRecord& r = out.record;
   trace::Compile& rc = r.compile.emplace();
   rc.ms = t.compile.ms;
