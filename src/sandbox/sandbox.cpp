@@ -120,33 +120,16 @@ bool apply_seccomp(bool allow_exec, SandboxStatus& st) {
     st.error = "seccomp_init failed";
     return false;
   }
-  const int denied[] = {SCMP_SYS(socket),
-                        SCMP_SYS(socketpair),
-                        SCMP_SYS(connect),
-                        SCMP_SYS(bind),
-                        SCMP_SYS(listen),
-                        SCMP_SYS(accept),
-                        SCMP_SYS(accept4),
-                        SCMP_SYS(sendto),
-                        SCMP_SYS(sendmsg),
-                        SCMP_SYS(execve),
-                        SCMP_SYS(execveat),
-                        SCMP_SYS(ptrace),
-                        SCMP_SYS(process_vm_readv),
-                        SCMP_SYS(process_vm_writev),
-                        SCMP_SYS(mount),
-                        SCMP_SYS(umount2),
-                        SCMP_SYS(unshare),
-                        SCMP_SYS(setns),
-                        SCMP_SYS(chroot),
-                        SCMP_SYS(pivot_root),
-                        SCMP_SYS(keyctl),
-                        SCMP_SYS(add_key),
-                        SCMP_SYS(request_key),
-                        SCMP_SYS(bpf),
-                        SCMP_SYS(perf_event_open),
-                        SCMP_SYS(userfaultfd),
-                        SCMP_SYS(io_uring_setup)};
+  const int denied[] = {
+      SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect), SCMP_SYS(bind), SCMP_SYS(listen),
+      SCMP_SYS(accept), SCMP_SYS(accept4), SCMP_SYS(sendto), SCMP_SYS(sendmsg), SCMP_SYS(execve),
+      SCMP_SYS(execveat), SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
+      SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(chroot),
+      SCMP_SYS(pivot_root), SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key),
+      SCMP_SYS(bpf), SCMP_SYS(perf_event_open), SCMP_SYS(userfaultfd), SCMP_SYS(io_uring_setup),
+      // The process group is how kernrl stops a compile and everything it
+      // started: nothing inside may leave it.
+      SCMP_SYS(setsid), SCMP_SYS(setpgid)};
   for (int sc : denied) {
     if (allow_exec && (sc == SCMP_SYS(execve) || sc == SCMP_SYS(execveat))) continue;
     if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sc, 0) != 0) {
