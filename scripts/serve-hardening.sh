@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build SECONDS_=60 OUT=docs/results/serve-soak.md
+PY=${PYTHON:-/usr/bin/python3}  # Debian's, with python3-websockets
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
@@ -18,8 +19,8 @@ done
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 rc=0
-python3 tests/serve/hardening_test.py --kernrl "$BUILD/kernrl" >"$TMP/hardening.txt" 2>&1 || rc=1
-python3 tests/serve/soak_test.py --kernrl "$BUILD/kernrl" --seconds "$SECONDS_" \
+"$PY" tests/serve/hardening_test.py --kernrl "$BUILD/kernrl" >"$TMP/hardening.txt" 2>&1 || rc=1
+"$PY" tests/serve/soak_test.py --kernrl "$BUILD/kernrl" --seconds "$SECONDS_" \
   --report "$TMP/soak.md" >"$TMP/soak.txt" 2>&1 || rc=1
 {
   cat "$TMP/soak.md"

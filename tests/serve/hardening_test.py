@@ -26,6 +26,14 @@ import serve_test as st  # noqa: E402
 from serve_test import PROBLEM, Server, check, variant  # noqa: E402
 
 
+def ws_frame(payload):
+    """A client's text frame (masked with a zero key, so the payload goes as it is), its length in
+    the shortest form, as RFC 6455 requires."""
+    n = len(payload)
+    size = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    return bytes([0x81]) + size + b"\0\0\0\0" + payload
+
+
 def raw(port, data, read_timeout=30):
     """Sends bytes on a fresh connection; returns everything the server sends until it closes
     (or until read_timeout passes without a byte)."""
@@ -168,7 +176,7 @@ def test_unread_ws(s):
     while b"\r\n\r\n" not in hs:
         hs += sock.recv(1)
     msg = json.dumps({"type": "reset", "data": {"problem_id": PROBLEM}}).encode()
-    frame = bytes([0x81, 0x80 | 126]) + len(msg).to_bytes(2, "big") + b"\0\0\0\0" + msg
+    frame = ws_frame(msg)
     sock.setblocking(False)
     sent, dropped = 0, False
     t0 = time.time()
@@ -178,12 +186,15 @@ def test_unread_ws(s):
             sent += 1
         except BlockingIOError:
             time.sleep(0.05)  # the server stopped reading: wait for it to drop the session
-        except OSError:
+        except OSError as e:
             dropped = True
+            why = repr(e)
             break
+    took = time.time() - t0
     sock.close()
     check("a session that reads no replies is read no further, then dropped",
           dropped, f"{sent} resets sent")
+    print(f"     ({sent} resets sent; dropped after {took:.1f} s: {why if dropped else ''})")
     _, text, _ = s.http("GET", "/metrics")
     check("metrics count the dropped session",
           re.search(r'kernrl_serve_sessions_dropped_total\{reason="unread"\} [1-9]', text) is not None)
