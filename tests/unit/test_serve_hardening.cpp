@@ -8,6 +8,7 @@
 #include "core/hash.h"
 #include "core/problem.h"
 #include "core/problem_catalog.h"
+#include "grading/run.h"
 #include "serve/api.h"
 #include "serve/http_guard.h"
 #include "serve/http_server.h"
@@ -177,6 +178,16 @@ TEST_CASE("seeds: keyed, so that what a client sees does not predict them") {
   CHECK(keyed_seed(k1, 7, "1request-1") != keyed_seed(k2, 7, "1request-1"));
   CHECK(keyed_seed(k1, 7, "1request-1") != keyed_seed(k1, 8, "1request-1"));
   CHECK(keyed_seed(k1, 7, "1request-1") != keyed_seed(k1, 7, "2request-1"));
+  // A run with a key derives its answers' seeds with it: the run seed alone does not give them.
+  RunOptions o;
+  o.name = "t";
+  o.seed = 7;
+  Run plain(o);
+  o.seed_key = k1;
+  Run keyed(o);
+  CHECK(plain.seed_for("1request-1") == derive_seed(7, "1request-1") >> 1);
+  CHECK(keyed.seed_for("1request-1") == keyed_seed(k1, 7, "1request-1") >> 1);
+  CHECK(keyed.seed_for("1request-1") != plain.seed_for("1request-1"));
 }
 
 TEST_CASE("serve cache: nondeterministic records are not kept; entries counted by their bytes") {
