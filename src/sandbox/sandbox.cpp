@@ -3,14 +3,18 @@
 
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <sched.h>
 #include <seccomp.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 
 namespace kernrl {
 namespace {
@@ -113,6 +117,91 @@ bool apply_landlock(const SandboxProfile& pr, SandboxStatus& st) {
   return true;
 }
 
+bool write_file(const char* path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+// mkdir -p, with the error named.
+bool make_dirs(const std::string& path, std::string& error) {
+  for (size_t at = 1; at <= path.size(); ++at) {
+    if (at != path.size() && path[at] != '/') continue;
+    std::string part = path.substr(0, at);
+    if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      error = errno_text(("mkdir " + part).c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// A private mount namespace (in a user namespace of its own, so no privilege is needed) whose
+// root is an empty tmpfs holding only `dirs`, bound read-only at their own paths: a file outside
+// them does not exist for this process, rather than exists and cannot be read. False (with
+// *why) where the kernel or its policy refuses unprivileged user namespaces.
+bool private_root(const std::vector<std::string>& dirs, std::string& why) {
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+    why = errno_text("unshare(CLONE_NEWUSER | CLONE_NEWNS)");
+    return false;
+  }
+  if (!write_file("/proc/self/setgroups", "deny") ||
+      !write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1") ||
+      !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1")) {
+    why = "cannot map the user in its namespace";
+    return false;
+  }
+  // The directories are held open first: the new root is mounted over /tmp, which may hold them.
+  std::vector<int> fds;
+  for (const auto& d : dirs) {
+    if (d.empty() || d[0] != '/') {
+      why = "the include directory " + d + " is not an absolute path";
+      return false;
+    }
+    fds.push_back(open(d.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY));
+    if (fds.back() < 0) {
+      why = errno_text(("open " + d).c_str());
+      return false;
+    }
+  }
+  const std::string root = "/tmp";  // the mount point of the new root, in this namespace only
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      mount("kernrl-nvrtc", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") !=
+          0) {
+    why = errno_text("mount");
+    return false;
+  }
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    std::string target = root + dirs[i], source = "/proc/self/fd/" + std::to_string(fds[i]);
+    const std::string& d = dirs[i];
+    if (!make_dirs(target, why)) return false;
+    bool bound = mount(source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0;
+    close(fds[i]);
+    if (!bound ||
+        mount(nullptr, target.c_str(), nullptr,
+              MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+      why = errno_text(("bind " + d).c_str());
+      return false;
+    }
+  }
+  std::string old = root + "/.old";
+  if (mkdir(old.c_str(), 0700) != 0 || syscall(SYS_pivot_root, root.c_str(), old.c_str()) != 0 ||
+      chdir("/") != 0 || umount2("/.old", MNT_DETACH) != 0 || rmdir("/.old") != 0) {
+    why = errno_text("pivot_root");
+    return false;
+  }
+  // The new root itself becomes read-only: nothing can be created in it.
+  if (mount(nullptr, "/", nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+            nullptr) != 0) {
+    why = errno_text("remount / read-only");
+    return false;
+  }
+  return true;
+}
+
 // seccomp: no sockets, no new programs, no looking into other processes, no namespaces or mounts.
 bool apply_seccomp(bool allow_exec, SandboxStatus& st) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -149,23 +238,41 @@ bool apply_seccomp(bool allow_exec, SandboxStatus& st) {
 
 }  // namespace
 
-SandboxStatus enter_sandbox(const SandboxProfile& profile) {
+namespace {
+
+SandboxStatus enter(const SandboxProfile& profile, const std::vector<std::string>* private_dirs) {
   SandboxStatus st;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     st.error = errno_text("prctl(PR_SET_NO_NEW_PRIVS)");
     return st;
   }
+  // Only the NVRTC child gets a private root: its whole world is a few read-only directories.
+  // Triton's profile (an interpreter, its packages, a private temporary directory) has no root of
+  // its own; the gap below says what that leaves.
+  std::string no_namespace = "not asked for: this profile reads an interpreter's installation";
+  if (private_dirs) st.private_root = private_root(*private_dirs, no_namespace);
   if (!apply_landlock(profile, st)) return st;
   if (!apply_seccomp(profile.allow_exec, st)) return st;
   st.ok = true;
-  st.description = "landlock abi " + std::to_string(st.landlock_abi) + ", seccomp";
+  st.description = (st.private_root ? "private root, " : "") + std::string("landlock abi ") +
+                   std::to_string(st.landlock_abi) + ", seccomp";
+  if (!st.private_root)
+    st.gap = "no private mount namespace (" + no_namespace +
+             "): files outside the readable directories cannot be read, but whether one exists " +
+             (private_dirs ? "can be learned (__has_include)" : "can be learned (stat)");
   return st;
+}
+
+}  // namespace
+
+SandboxStatus enter_sandbox(const SandboxProfile& profile) {
+  return enter(profile, nullptr);
 }
 
 SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs) {
   SandboxProfile p;
   p.read_dirs = readable_dirs;
-  return enter_sandbox(p);
+  return enter(p, &readable_dirs);
 }
 
 }  // namespace kernrl

@@ -19,6 +19,10 @@ struct SandboxStatus {
   int landlock_abi = 0;
   std::string error;        // why it could not be set up (when !ok)
   std::string description;  // what is in force, for records and messages
+  // The process's root is a private one holding only the readable directories (a mount namespace
+  // in an unprivileged user namespace); false where those are not available.
+  bool private_root = false;
+  std::string gap;  // what the sandbox does not hold where private_root is false
 };
 
 // Restricts this process for good. Libraries it will need later must be loaded before the call.

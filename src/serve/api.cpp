@@ -264,7 +264,6 @@ json info(const Service& svc) {
           {"gpu_info", svc.grader().gpu_info()},
           {"gpus", svc.grader().gpus()},
           {"run", o.run},
-          {"run_seed", o.run_seed},
           {"reward_preset", o.reward_preset},
           {"max_sessions", o.max_sessions},
           {"sessions", svc.sessions()},
@@ -316,6 +315,11 @@ void v1_grade_batch(Service& svc, const std::string& body, const std::shared_ptr
     if (k != "items")
       return out->reply(
           api_failure(400, "VALIDATION_ERROR", "unknown field '" + k + "' (fields: items)"));
+  if (j["items"].size() > kMaxBatchItems)
+    return out->reply(api_failure(413, "TOO_MANY_ITEMS",
+                                  "a batch holds at most " + std::to_string(kMaxBatchItems) +
+                                      " items (this one " + std::to_string(j["items"].size()) +
+                                      "); send several"));
   std::vector<GradeRequest> reqs;
   for (size_t i = 0; i < j["items"].size(); ++i) {
     GradeRequest req;
@@ -373,6 +377,8 @@ bool authorized(const std::string& token, const std::string& authorization) {
 
 std::string endpoint_name(const std::string& method, const std::string& target) {
   std::string path = split_target(target).path;
+  // Labels come from a closed set: three methods, the endpoints below, and "other".
+  if (method != "GET" && method != "HEAD" && method != "POST") return "other";
   static const char* const fixed[] = {
       "/health", "/metadata", "/schema", "/state",    "/reset",          "/step",
       "/ws",     "/metrics",  "/v1",     "/v1/grade", "/v1/grade-batch", "/v1/problems"};
@@ -393,14 +399,15 @@ bool parse_grade_request(const json& j, const ProblemCatalog& problems,
     *error = "a grade request is a JSON object {\"source\": ...}";
     return false;
   }
-  static const char* const known[] = {"source", "problem", "label", "seed", "sample", "timeout_s"};
+  static const char* const known[] = {"source", "problem",   "label",  "seed",
+                                      "sample", "timeout_s", "regrade"};
   for (const auto& [k, v] : j.items()) {
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     for (const auto& n : extra_keys) ok = ok || k == n;
     if (!ok) {
-      *error =
-          "unknown field '" + k + "' (fields: source, problem, label, seed, sample, timeout_s)";
+      *error = "unknown field '" + k +
+               "' (fields: source, problem, label, seed, sample, timeout_s, regrade)";
       return false;
     }
   }
@@ -446,6 +453,13 @@ bool parse_grade_request(const json& j, const ProblemCatalog& problems,
       return false;
     }
     out->sample = static_cast<int>(j["sample"].get<int64_t>());
+  }
+  if (present("regrade")) {
+    if (!j["regrade"].is_boolean()) {
+      *error = "'regrade' must be true or false";
+      return false;
+    }
+    out->regrade = j["regrade"].get<bool>();
   }
   if (present("timeout_s")) {
     if (!j["timeout_s"].is_number() || !(j["timeout_s"].get<double>() > 0)) {

@@ -43,6 +43,7 @@ class ProblemCatalog {
  private:
   std::string root_;
   std::vector<ProblemInfo> problems_;
+  std::vector<std::string> ids_;  // in level and number order
   std::map<std::string, size_t> by_id_;
 };
 
