@@ -12,7 +12,7 @@ import json
 import sys
 import time
 
-PROTOCOL = 3  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
+PROTOCOL = 4  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
 
 
 def stats(median):
