@@ -49,8 +49,7 @@ runs = [json.loads(l) for l in open(sys.argv[1])]
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-ver = json.load(open(os.path.join(sys.argv[3], "version.json"))).get("cuda_nvrtc", {}).get("version", "?") \
-    if os.path.exists(os.path.join(sys.argv[3], "version.json")) else "?"
+ver = runs[0].get("nvrtc", "?") if runs else "?"
 load = open("/proc/loadavg").read().split()[:3]
 print(f"`scripts/nvrtc-pch-bench.sh` on {cpu} ({os.cpu_count()} cores, load average "
       f"{' '.join(load)} at the end), NVRTC {ver}, {time.strftime('%Y-%m-%d', time.gmtime())}; "

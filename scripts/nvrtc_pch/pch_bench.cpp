@@ -131,7 +131,10 @@ int main(int argc, char** argv) {
   }
   std::string name = argv[1], mode = argv[2];
   std::ostringstream out;
-  out << "{\"kernel\": \"" << name << "\", \"mode\": \"" << mode << "\", ";
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  out << "{\"kernel\": \"" << name << "\", \"mode\": \"" << mode << "\", \"nvrtc\": \"" << major
+      << "." << minor << "\", ";
   bool ok = true;
   if (mode == "cold") {
     out << "\"compile\": ";

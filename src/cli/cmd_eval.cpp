@@ -134,6 +134,9 @@ int run_local_eval(const EvalOpts& o_ref, const std::optional<std::string>& stdi
     }
     SessionOptions so;
     so.cfg = cfg;
+    // One kernel: no next kernel for a spare worker to take (workers.spare pays in grade-dir and
+    // serve).
+    so.cfg.spare_worker = false;
     so.gpus = {o->gpu};
     so.compile_only = o->compile_only;
     so.baselines_path = o->baselines;
