@@ -61,7 +61,7 @@ def grade(kernrl, folder, gpus, config, work):
     env = dict(os.environ, KERNRL_CACHE=os.path.join(work, "cache"))
     t0 = time.time()
     p = subprocess.run([kernrl, "grade-dir", folder, "--gpus", gpus, "--out", out, "--config", cfg,
-                        "--no-resume", "--quiet"], env=env, capture_output=True, text=True)
+                        "--no-resume"], env=env, capture_output=True, text=True)
     wall = time.time() - t0
     recs = [json.loads(line) for line in open(out)] if os.path.exists(out) else []
     summary = {"kpm": None, "gpus": []}
@@ -78,6 +78,14 @@ def grade(kernrl, folder, gpus, config, work):
     if summary["kpm"] is None:
         sys.stderr.write(p.stderr[-3000:])
     return recs, summary, wall
+
+
+def smi(*args):
+    """nvidia-smi's output, empty where there is none."""
+    try:
+        return subprocess.run(["nvidia-smi", *args], capture_output=True, text=True).stdout
+    except OSError:
+        return ""
 
 
 def statuses(recs, kinds):
@@ -97,7 +105,7 @@ def main():
     a = ap.parse_args()
     kernrl = os.path.abspath(a.kernrl)
     if a.gpus is None:
-        n = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.count("GPU ")
+        n = smi("-L").count("GPU ")
         a.gpus = ["0"] + (["0,1"] if n >= 2 else [])
     work = tempfile.mkdtemp(prefix="kernrl-faults-")
     rows = []
@@ -129,8 +137,7 @@ def main():
                       f"{r['wait_s']:.1f} s waited); {r['statuses']}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    dev = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip().splitlines()
+    dev = smi("--query-gpu=name,driver_version", "--format=csv,noheader").strip().splitlines()
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     md = [f"`scripts/fault_bench.py` on {dev[0] if dev else 'unknown GPU'}, "
