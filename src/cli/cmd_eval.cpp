@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/summary.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/record.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
@@ -142,14 +144,15 @@ int run_local_eval(const EvalOpts& o_ref, const std::optional<std::string>& stdi
     so.baselines_path = o->baselines;
     so.compile_jobs = 1;
     so.profile = o->profile;
+    so.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
     // The worker starts first, so that its libtorch load overlaps the sandbox check; nothing is
     // graded before the check passes (fail closed).
     GradingSession session(so);
     require_sandbox(cfg);
     Outcome out = session.grade(sub);
-    if (!out.internal_error.empty()) throw std::runtime_error(out.internal_error);
-    if (!out.record) throw std::runtime_error("no record for " + sub.file);
-    const TraceRecord& rec = *out.record;
+    if (out.kind == Outcome::Failed) throw std::runtime_error(out.error);
+    if (out.kind != Outcome::Graded) throw std::runtime_error("no record for " + sub.file);
+    const TraceRecord& rec = out.record;
     int code = print_record(*o, rec, trace.get());
     if (!out.usage_error.empty()) {
       // The record says what happened; the exit code says it was kernrl's input, not the kernel.
