@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
@@ -12,7 +12,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -120,6 +120,11 @@ fi
 if want batch; then
   log "grade-dir throughput and kill/resume"
   OUT="$OUT" scripts/batch_bench.sh --build "$BUILD" | tee "$OUT/batch.md"
+fi
+
+if want faults; then
+  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, before/after spare workers and the sized watchdog, 1 and 2 GPUs"
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" | tail -30
 fi
 
 if want profile; then

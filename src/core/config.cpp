@@ -180,7 +180,8 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
         {"timing",
          {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets",
           "flush_l2", "kernel_baseline"}},
-        {"timeouts", {"compile_s", "run_s", "plan_run_s"}},
+        {"timeouts", {"compile_s", "run_s", "plan_run_s", "plan_run_factor", "plan_run_floor_s"}},
+        {"workers", {"spare"}},
         {"compile",
          {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
         {"triton", {"python", "path", "timeout_s", "memory_limit_mb", "pool"}},
@@ -240,6 +241,11 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
     rd.number(to, "timeouts.compile_s", "compile_s", 0, true, 86400, next.compile_timeout_s);
     rd.number(to, "timeouts.run_s", "run_s", 0, true, 86400, next.run_timeout_s);
     rd.number(to, "timeouts.plan_run_s", "plan_run_s", 0, true, 86400, next.plan_run_timeout_s);
+    rd.number(to, "timeouts.plan_run_factor", "plan_run_factor", 0, true, 1e6,
+              next.plan_run_factor);
+    rd.number(to, "timeouts.plan_run_floor_s", "plan_run_floor_s", 0, true, 86400,
+              next.plan_run_floor_s);
+    rd.boolean(sec("workers"), "workers.spare", "spare", next.spare_worker);
     const YAML::Node co = sec("compile");
     rd.text(co, "compile.arch", "arch", false, next.arch);
     if (co["arch"] && next.arch != "auto" && !arch_name(next.arch))
@@ -325,6 +331,9 @@ nlohmann::json Config::to_json() const {
           {"compile_timeout_s", compile_timeout_s},
           {"run_timeout_s", run_timeout_s},
           {"plan_run_timeout_s", plan_run_timeout_s},
+          {"plan_run_factor", plan_run_factor},
+          {"plan_run_floor_s", plan_run_floor_s},
+          {"spare_worker", spare_worker},
           {"arch", arch},
           {"fallback_arch", fallback_arch},
           {"compile_memory_limit_mb", compile_memory_limit_mb},
@@ -357,6 +366,9 @@ Config Config::from_json(const nlohmann::json& j) {
   c.compile_timeout_s = j.value("compile_timeout_s", c.compile_timeout_s);
   c.run_timeout_s = j.value("run_timeout_s", c.run_timeout_s);
   c.plan_run_timeout_s = j.value("plan_run_timeout_s", c.plan_run_timeout_s);
+  c.plan_run_factor = j.value("plan_run_factor", c.plan_run_factor);
+  c.plan_run_floor_s = j.value("plan_run_floor_s", c.plan_run_floor_s);
+  c.spare_worker = j.value("spare_worker", c.spare_worker);
   c.arch = j.value("arch", c.arch);
   c.fallback_arch = j.value("fallback_arch", c.fallback_arch);
   c.compile_memory_limit_mb = j.value("compile_memory_limit_mb", c.compile_memory_limit_mb);

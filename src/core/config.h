@@ -26,6 +26,11 @@ struct Config {
   double compile_timeout_s = 30;
   double run_timeout_s = 60;
   double plan_run_timeout_s = 5;  // one run of the launch plan (the worker stops a hung kernel)
+  // The bound of one plan run at a size: the reference's time there times this factor, at least
+  // plan_run_floor_s, at most plan_run_timeout_s (docs/grading.md).
+  double plan_run_factor = 100;
+  double plan_run_floor_s = 0.25;
+  bool spare_worker = true;  // keep a started spare worker per GPU (workers.spare)
   std::string arch = "auto";
   std::string fallback_arch = "sm_90a";
   int compile_memory_limit_mb = 8192;

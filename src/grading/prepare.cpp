@@ -406,6 +406,7 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     if (!answer->timing.is_null()) r.timing.assign_json(answer->timing);
     // The protocol's serializer of launch facts, read back as the record's launches.
     if (!answer->launches.empty()) r.launches.assign_json(launches_to_json(answer->launches));
+    if (answer->watchdog.is_object()) r.watchdog.assign_json(answer->watchdog);
   } else if (r.status_is(Status::Compiled) || !r.error) {
     r.not_run_reason = not_run_reason;
   } else {

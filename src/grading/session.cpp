@@ -76,6 +76,7 @@ GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)
     for (int id : ids) {
       auto g = std::make_unique<Gpu>();
       g->worker = std::make_unique<WorkerClient>(id, opt_.worker_exe);
+      g->worker->set_spare(opt_.cfg.spare_worker);
       g->worker->spawn();
       gpus_.push_back(std::move(g));
     }
@@ -188,7 +189,9 @@ json GradingSession::gpu_stats() {
     json s = {{"gpu_index", g->worker->gpu()},
               {"evaluations", g->evaluations},
               {"busy_ms", g->busy_ms},
-              {"worker_restarts", g->worker->restarts()}};
+              {"worker_restarts", g->worker->restarts()},
+              {"spare_takeovers", g->worker->spare_takeovers()},
+              {"restart_wait_ms", g->worker->restart_wait_ms()}};
     auto u = monitor_.mean_utilization(g->worker->uuid());
     s["nvml_utilization_pct"] = u ? json(*u) : json(nullptr);
     if (!u) s["nvml"] = monitor_.why().empty() ? "no samples yet" : monitor_.why();
@@ -505,6 +508,7 @@ void GradingSession::gpu_loop(Gpu* g) {
       if (auto ws = g->worker->take_start()) {
         grader.worker_start_ms = ws->ms;
         if (!ws->phases.empty()) grader.worker_start = ws->phases;
+        if (ws->spare) grader.worker_spare = true;
       }
       if (kb.measured_ms > 0) grader.kernel_baseline_ms = kb.measured_ms;
       grader.phases = answer.phases_ms;

@@ -232,6 +232,7 @@ json EvalAnswer::to_json() const {
   if (!correctness.is_null()) j["correctness"] = correctness;
   if (!timing.is_null()) j["timing"] = timing;
   if (!launches.empty()) j["launches"] = launches_to_json(launches);
+  if (!watchdog.is_null()) j["watchdog"] = watchdog;
   return j;
 }
 
@@ -245,6 +246,7 @@ EvalAnswer EvalAnswer::from_json(const json& j) {
   if (j.contains("phases_ms")) a.phases_ms = j["phases_ms"].get<std::map<std::string, double>>();
   if (j.contains("launches"))
     for (const auto& l : j["launches"]) a.launches.push_back(LaunchFacts::from_json(l));
+  if (j.contains("watchdog") && j["watchdog"].is_object()) a.watchdog = j["watchdog"];
   a.fatal = j.value("fatal", false);
   return a;
 }

@@ -244,6 +244,22 @@ struct Work : RecordObject {
   }
 };
 
+// `watchdog`: the deadline of one run of the launch plan (core/run_bound.h): the largest armed
+// while grading, or the one that cut the run of a `timeout`.
+struct Watchdog : RecordObject {
+  Field<double> bound_s;
+  Field<std::string> basis;  // reference | baseline | ceiling
+  Field<double> reference_ms;
+  Field<nlohmann::json> sizes;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("bound_s", s.bound_s);
+    v("basis", s.basis);
+    v("reference_ms", s.reference_ms);
+    v("sizes", s.sizes);
+  }
+};
+
 // `grader`: where the grader's time went, in ms.
 struct Grader : RecordObject {
   Field<double> prepare_ms, queue_ms, worker_ms, total_ms;
@@ -252,12 +268,14 @@ struct Grader : RecordObject {
   Field<double> kernel_baseline_ms;                   // timing the problem's reference kernel
   Field<double> worker_start_ms;                      // waiting for a freshly started worker
   Field<std::map<std::string, double>> worker_start;  // that worker's start-up breakdown
+  Field<bool> worker_spare;  // that worker was a started spare that took over after a restart
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("prepare_ms", s.prepare_ms);
     v("queue_ms", s.queue_ms);
     v("worker_start_ms", s.worker_start_ms);
     v("worker_start", s.worker_start);
+    v("worker_spare", s.worker_spare);
     v("worker_ms", s.worker_ms);
     v("total_ms", s.total_ms);
     v("phases", s.phases);
@@ -292,6 +310,7 @@ struct TraceRecord : RecordObject {
   Field<nlohmann::json> correctness;
   Field<trace::Timing> timing;
   Field<std::vector<trace::Launch>> launches;
+  Field<trace::Watchdog> watchdog;
   Field<double> speedup;
   Field<trace::Baseline> baseline;
   Field<trace::Throughput> throughput;
@@ -338,6 +357,7 @@ struct TraceRecord : RecordObject {
     v("correctness", s.correctness);
     v("timing", s.timing);
     v("launches", s.launches);
+    v("watchdog", s.watchdog);
     v("speedup", s.speedup);
     v("baseline", s.baseline);
     v("throughput", s.throughput);
