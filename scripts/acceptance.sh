@@ -4,11 +4,14 @@
 # them all with `kernrl grade-dir` and prints a table; exit 1 if any answer gets another status.
 # A rejection by the grader (format_error, compile_error, launch_error) of an answer expected to be
 # correct is counted as grader-caused: that number must be 0.
-#   scripts/acceptance.sh [--compile-only] [--build DIR] [--out DIR]
+#   scripts/acceptance.sh [--compile-only] [--build DIR] [--out DIR] [--corpus DIR]
+# --corpus names another corpus laid out the same way (default tests/acceptance; the Triton corpus
+# is tests/triton/corpus).
 # With --compile-only (no GPU), an answer expected `correct` must reach `compiled`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build
+CORPUS=tests/acceptance
 OUTDIR="${OUT:-$(mktemp -d)}"
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -16,6 +19,7 @@ while [ $# -gt 0 ]; do
     --compile-only) EXTRA+=(--compile-only) ;;
     --out) OUTDIR="$2"; shift ;;
     --build) BUILD="$2"; shift ;;
+    --corpus) CORPUS="$2"; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -24,23 +28,23 @@ mkdir -p "$OUTDIR"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 # grade-dir takes the problem from each answer's folder name, as a benchmark run lays files out.
-python3 - "$WORK" <<'PY'
+python3 - "$WORK" "$CORPUS" <<'PY'
 import json, os, shutil, sys
-work = sys.argv[1]
-for e in json.load(open("tests/acceptance/manifest.json")):
+work, corpus = sys.argv[1], sys.argv[2]
+for e in json.load(open(os.path.join(corpus, "manifest.json"))):
     d = os.path.join(work, e["problem"])
     os.makedirs(d, exist_ok=True)
-    shutil.copyfile(os.path.join("tests/acceptance", e["file"]), os.path.join(d, os.path.basename(e["file"])))
+    shutil.copyfile(os.path.join(corpus, e["file"]), os.path.join(d, os.path.basename(e["file"])))
 PY
 TRACE="$OUTDIR/acceptance.jsonl"
 rm -f "$TRACE"
 "$BUILD/kernrl" grade-dir "$WORK" --out "$TRACE" --run acceptance --quiet --no-resume "${EXTRA[@]}"
 rc=$?
-python3 - "$TRACE" "$rc" "${EXTRA[*]:-}" <<'PY'
+python3 - "$TRACE" "$rc" "${EXTRA[*]:-}" "$CORPUS" <<'PY'
 import json, os, sys
-trace, rc, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+trace, rc, extra, corpus = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 compile_only = "--compile-only" in extra
-manifest = json.load(open("tests/acceptance/manifest.json"))
+manifest = json.load(open(os.path.join(corpus, "manifest.json")))
 got = {}
 for line in open(trace, encoding="utf-8"):
     r = json.loads(line)

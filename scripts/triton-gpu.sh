@@ -121,3 +121,9 @@ batch() {  # batch KIND: builds the folder, grades it with a fresh cache, prints
   echo "| $kind | $count | $ms ms | $(( count * 60000 / (ms > 0 ? ms : 1) )) kernels/min | $(grep -c '"status":"correct"' "$OUT/triton-batch-$kind.jsonl") correct |"
 }
 { echo "| batch | kernels | wall | rate | correct |"; echo "| --- | --- | --- | --- | --- |"; batch triton; batch cuda; } | tee "$OUT/triton-batch.md"
+
+log "Triton acceptance corpus (answers written from the Triton prompt alone)"
+scripts/acceptance.sh --corpus tests/triton/corpus --build "$BUILD" --out "$OUT/triton-corpus" \
+  >"$OUT/triton-corpus.md" 2>&1
+tail -2 "$OUT/triton-corpus.md"
+grep -F ' **' "$OUT/triton-corpus.md" | head -40
