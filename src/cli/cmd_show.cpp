@@ -41,6 +41,7 @@ CommandRun add_show_command(CLI::App& app) {
   auto prompt = std::make_shared<bool>(false);
   auto contract = std::make_shared<bool>(false);
   auto headers = std::make_shared<bool>(false);
+  auto language = std::make_shared<std::string>("cuda");
   cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)");
   cmd->add_flag("--contract", *contract,
                 "Print the kernel-file contract as a model's prompt states it (no ID needed)");
@@ -49,9 +50,13 @@ CommandRun add_show_command(CLI::App& app) {
   cmd->add_flag("--json", *as_json, "The specification as one JSON object (with the template)");
   cmd->add_flag("--prompt", *prompt,
                 "A complete task prompt for a model: problem, kernel-file contract, template");
+  cmd->add_option("--language", *language,
+                  "The kernel language of --prompt and the template: cuda (default) or triton")
+      ->check(CLI::IsMember({"cuda", "triton"}));
   return [=]() {
     if (*contract || *headers) {
-      std::cout << (*contract ? contract_summary() : headers_table_markdown());
+      std::cout << (*contract ? contract_summary() + "\n" + triton_contract_summary()
+                              : headers_table_markdown());
       return kExitOk;
     }
     if (id->empty()) throw UsageError("show needs a problem ID (or --contract, --headers)");
@@ -59,6 +64,7 @@ CommandRun add_show_command(CLI::App& app) {
     if (*as_json) {
       auto j = p.to_json();
       j["template"] = kernel_template(p);
+      j["triton_template"] = triton_template(p);
       j["score"] = {{"baseline", p.score.baseline},
                     {"pooled", p.score.pooled},
                     {"lead", p.score.lead},
@@ -72,7 +78,7 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << task_prompt(p);
+      std::cout << task_prompt(p, *language);
       return kExitOk;
     }
     std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"
@@ -83,7 +89,7 @@ CommandRun add_show_command(CLI::App& app) {
               << "\nWork at bench: " << p.flops_at(p.bench) << " flops, " << p.bytes_at(p.bench)
               << " bytes" << scoring_text(p) << "\n\nPyTorch:\n"
               << p.torch << "\nKernel template:\n"
-              << kernel_template(p);
+              << (*language == "triton" ? triton_template(p) : kernel_template(p));
     return kExitOk;
   };
 }

@@ -49,11 +49,13 @@ void print_grader_summary(size_t n, double run_s, const json& gpus) {
                                  "%"
                            : "unknown (" + g.value("nvml", std::string("no NVML")) + ")";
     std::fprintf(stderr,
-                 "  GPU %d: %llu evaluations, %d worker restarts, worker busy %.0f%% of the run, "
-                 "GPU utilisation (NVML) %s\n",
+                 "  GPU %d: %llu evaluations, %d worker restarts (%d to a started spare, %.0f ms "
+                 "waited for workers to start), worker busy %.0f%% of the run, GPU utilisation "
+                 "(NVML) %s\n",
                  g.value("gpu_index", -1),
                  static_cast<unsigned long long>(g.value("evaluations", uint64_t{0})),
-                 g.value("worker_restarts", 0),
+                 g.value("worker_restarts", 0), g.value("spare_takeovers", 0),
+                 g.value("restart_wait_ms", 0.0),
                  100.0 * g.value("busy_ms", 0.0) / std::max(run_s * 1000, 1e-9), nvml.c_str());
   }
 }

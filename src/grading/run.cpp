@@ -96,7 +96,9 @@ Run::Run(RunOptions opt) : opt_(std::move(opt)) {
 Run::~Run() = default;
 
 uint64_t Run::seed_for(const std::string& key) const {
-  return derive_seed(seed_, key) >> 1;
+  return (opt_.seed_key.empty() ? derive_seed(seed_, key)
+                                : keyed_seed(opt_.seed_key, seed_, key)) >>
+         1;
 }
 
 bool Run::graded(const std::string& file) const {

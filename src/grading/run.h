@@ -49,7 +49,10 @@ struct RunOptions {
   std::string name;              // the records' `run` (escaped as every record writes it)
   std::optional<uint64_t> seed;  // the run seed; none: the resumed run's when there is one, else
                                  // a fresh one
-  std::string trace;             // the JSONL file records are appended to; empty: none
+  // A secret key (fresh_secret_key, core/hash.h): when set, seed_for derives every answer's seed
+  // with it too (keyed_seed), so that the run seed and the keys a client sees do not predict them.
+  std::string seed_key;
+  std::string trace;                   // the JSONL file records are appended to; empty: none
   std::string trace_option = "--out";  // the option that names `trace`, for errors
   bool resume = false;  // read `trace` for the records this run already has (and its seed)
 };

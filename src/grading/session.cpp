@@ -76,6 +76,7 @@ GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)
     for (int id : ids) {
       auto g = std::make_unique<Gpu>();
       g->worker = std::make_unique<WorkerClient>(id, opt_.worker_exe);
+      g->worker->set_spare(opt_.cfg.spare_worker);
       g->worker->spawn();
       gpus_.push_back(std::move(g));
     }
@@ -188,7 +189,9 @@ json GradingSession::gpu_stats() {
     json s = {{"gpu_index", g->worker->gpu()},
               {"evaluations", g->evaluations},
               {"busy_ms", g->busy_ms},
-              {"worker_restarts", g->worker->restarts()}};
+              {"worker_restarts", g->worker->restarts()},
+              {"spare_takeovers", g->worker->spare_takeovers()},
+              {"restart_wait_ms", g->worker->restart_wait_ms()}};
     auto u = monitor_.mean_utilization(g->worker->uuid());
     s["nvml_utilization_pct"] = u ? json(*u) : json(nullptr);
     if (!u) s["nvml"] = monitor_.why().empty() ? "no samples yet" : monitor_.why();
@@ -409,6 +412,7 @@ json GradingSession::grade_reference_kernel(Gpu* g, const ProblemSpec& p, const 
     kreq.problem_dir = p.dir.string();
     kreq.cubin = kp.compiled.cubin_path;
     kreq.lowered = kp.compiled.lowered;
+    kreq.modules = kp.compiled.modules;
     kreq.plan = kp.plan;
     kreq.seed = seed;
     kreq.cfg = opt_.cfg;
@@ -458,6 +462,7 @@ void GradingSession::gpu_loop(Gpu* g) {
       req.problem_dir = p.problem.dir.string();
       req.cubin = p.compiled.cubin_path;
       req.lowered = p.compiled.lowered;
+      req.modules = p.compiled.modules;
       req.plan = p.plan;
       req.seed = job.sub.opt.seed;
       req.cfg = opt_.cfg;
@@ -468,7 +473,10 @@ void GradingSession::gpu_loop(Gpu* g) {
       }
       std::string base_source;
       if (!req.sizes) req.baseline = baseline_for(g->worker->gpu(), p.problem, &base_source);
-      KernelBaseline kb = kernel_baseline_for(g, p.problem, req.seed, &req, &base_source);
+      // The reference kernel draws its own inputs (a seed derived from the submission's), so no
+      // answer to the submission's inputs is computed, and left in memory, before it runs.
+      KernelBaseline kb = kernel_baseline_for(
+          g, p.problem, derive_seed(req.seed, "kernel-baseline"), &req, &base_source);
       EvalAnswer answer = g->worker->eval(req, opt_.cfg.run_timeout_s);
       auto end = Clock::now();
       if (answer.timing.is_object() && answer.timing.contains("kernel")) {
@@ -500,6 +508,7 @@ void GradingSession::gpu_loop(Gpu* g) {
       if (auto ws = g->worker->take_start()) {
         grader.worker_start_ms = ws->ms;
         if (!ws->phases.empty()) grader.worker_start = ws->phases;
+        if (ws->spare) grader.worker_spare = true;
       }
       if (kb.measured_ms > 0) grader.kernel_baseline_ms = kb.measured_ms;
       grader.phases = answer.phases_ms;

@@ -28,9 +28,12 @@ constexpr int64_t kMaxDynamicSharedBytes =
 // The keys a launch may have (the contract shown to models lists the same;
 // tests/unit/test_contract.cpp).
 const std::vector<std::string>& launch_keys();
+// The keys a Triton launch may have.
+const std::vector<std::string>& triton_launch_keys();
 
-// Parses the launch block of `src` (lines reported relative to the submitted file). Throws
-// FormatError.
+// Parses the launch block of `src` (lines reported relative to the submitted file): `/* kernrl`
+// in a CUDA file; in a Triton file (src.language "triton") a module docstring that starts with
+// `kernrl` or a `# kernrl` comment block. Throws FormatError.
 LaunchPlan parse_launch_block(const ExtractedSource& src);
 
 // Classifies arguments and checks every name and expression against the problem at all of its

@@ -26,12 +26,33 @@ const char* GradeResult::reason() const {
   }
 }
 
+bool shows_nondeterminism(const TraceRecord& r) {
+  if (auto counts = r.correctness_counts();
+      counts && counts->first > 0 && counts->first < counts->second)
+    return true;
+  if (!r.correctness || !r.correctness->is_object()) return false;
+  auto trials = r.correctness->find("trials");
+  if (trials == r.correctness->end() || !trials->is_array()) return false;
+  for (const auto& t : *trials)
+    if (t.is_object() && t.value("passed", false) && t.contains("rerun_passed") &&
+        t["rerun_passed"].is_boolean() && !t["rerun_passed"].get<bool>())
+      return true;
+  return false;
+}
+
+size_t cache_entry_bytes(const std::string& key, const std::string& line) {
+  // A std::map node with its key and Entry, and a std::list node holding the key again.
+  constexpr size_t kNodes = 2 * sizeof(void*) * 3 + 64;
+  return 2 * key.capacity() + line.capacity() + kNodes;
+}
+
 Service::Service(ServiceOptions opt, std::shared_ptr<Grader> grader,
                  std::shared_ptr<const ProblemCatalog> problems)
     : opt_(std::move(opt)), grader_(std::move(grader)), problems_(std::move(problems)) {
   RunOptions ro;
   ro.name = opt_.run;
   ro.seed = opt_.run_seed;
+  ro.seed_key = opt_.seed_key.empty() ? fresh_secret_key() : opt_.seed_key;
   ro.trace = opt_.trace;
   ro.trace_option = "--trace";
   run_ = std::make_unique<Run>(std::move(ro));
@@ -70,8 +91,8 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
                            "the server is shutting down; this answer was not graded"});
     return;
   }
-  bool cache = opt_.cache_bytes > 0;
-  std::string key = cache_key(w->req);
+  bool cache = opt_.cache_bytes > 0 && !w->req.regrade;
+  std::string key = cache ? cache_key(w->req) : std::string();
   size_t queue = 0;
   {
     std::unique_lock<std::mutex> l(mu_);
@@ -79,8 +100,9 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
       auto it = cache_.find(key);
       if (it != cache_.end() && it->second.graded) {
         lru_.splice(lru_.begin(), lru_, it->second.lru);
-        TraceRecord rec = it->second.record;
+        std::string line = it->second.line;
         l.unlock();
+        TraceRecord rec = TraceRecord::from_json(json::parse(line));
         w->cache = "hit";
         answer(*w, GradeResult{GradeResult::Graded, std::move(rec), "hit", ""});
         return;
@@ -127,15 +149,15 @@ void Service::on_outcome(const std::string& key, const std::shared_ptr<Waiter>& 
   {
     std::lock_guard<std::mutex> l(mu_);
     --in_flight_;
-    auto it = cache_.find(key);
-    if (opt_.cache_bytes > 0 && it != cache_.end() && !it->second.graded) {
+    auto it = key.empty() ? cache_.end() : cache_.find(key);
+    if (it != cache_.end() && !it->second.graded) {
       others = std::move(it->second.waiters);
       it->second.waiters.clear();
-      if (o.kind == Outcome::Graded) {
+      if (o.kind == Outcome::Graded && !shows_nondeterminism(o.record)) {
         Entry& e = it->second;
         e.graded = true;
-        e.record = o.record;
-        e.bytes = o.record.to_line().size() + key.size();
+        e.line = o.record.to_line();
+        e.bytes = cache_entry_bytes(key, e.line);
         lru_.push_front(key);
         e.lru = lru_.begin();
         cache_bytes_ += e.bytes;

@@ -144,9 +144,12 @@ TEST_CASE("a session grades on a worker: records of answers, crashes and the wor
         std::string::npos);
   json after = grade(1);
   CHECK(after["status"] == "correct");
-  CHECK(after["grader"].contains("worker_start_ms"));  // a fresh worker
+  CHECK(after["grader"].contains("worker_start_ms"));  // another worker: the started spare
+  CHECK(after["grader"]["worker_spare"] == true);      // workers.spare is on by default
+  CHECK_FALSE(second["grader"].contains("worker_spare"));
   json stats = session.gpu_stats();
   REQUIRE(stats.size() == 1);
   CHECK(stats[0]["evaluations"] == 4);
   CHECK(stats[0]["worker_restarts"] == 1);
+  CHECK(stats[0]["spare_takeovers"] == 1);
 }

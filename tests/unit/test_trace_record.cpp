@@ -366,6 +366,7 @@ bool all_known(const TraceRecord& r) {
   if (r.baseline) ok = ok && r.baseline->extra.empty();
   if (r.throughput) ok = ok && r.throughput->extra.empty();
   if (r.grader) ok = ok && r.grader->extra.empty();
+  if (r.watchdog) ok = ok && r.watchdog->extra.empty();
   if (r.problem_unknown) ok = ok && r.problem_unknown->extra.empty();
   if (r.converted) ok = ok && r.converted->extra.empty();
   if (r.launches)
@@ -572,6 +573,7 @@ TEST_CASE("the schema doc and the struct list the same fields") {
   check_row<trace::WorkUnits>(doc["work"], 1);
   check_row<trace::Baseline>(doc["baseline"]);
   check_row<trace::Throughput>(doc["throughput"]);
+  check_row<trace::Watchdog>(doc["watchdog"]);
   for (const std::string& k : keys_of<trace::Grader>())
     CHECK_MESSAGE(doc["grader"].find("`" + k + "`") != std::string::npos, k);
   // `launches`: its own table, and the occupancy object's keys in its row.
