@@ -23,6 +23,19 @@ fs::path problems_dir() {
   return data_dir() / "problems";
 }
 
+fs::path baselines_dir() {
+  if (const char* s = std::getenv("KERNRL_SUITE"); s && *s) return fs::path(s) / "baselines";
+  return data_dir() / "baselines";
+}
+
+fs::path suites_dir() {
+  if (const char* s = std::getenv("KERNRL_SUITES"); s && *s) return s;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+    return fs::path(x) / "kernrl" / "suites";
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : ".") / ".local" / "share" / "kernrl" / "suites";
+}
+
 fs::path helper_exe(const std::string& name) {
   // Beside the executable (a build tree), else an installed tree's libexec/kernrl.
   fs::path beside = exe_dir() / name;

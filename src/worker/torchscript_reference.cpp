@@ -1,0 +1,127 @@
+#include "worker/torchscript_reference.h"
+
+#include <torch/script.h>
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+namespace kernrl {
+namespace {
+
+// The TorchScript reference of one problem: its spec (names, size sets) and its loaded modules.
+class ScriptReference {
+ public:
+  explicit ScriptReference(const ProblemSpec& p) : p_(p) {
+    entry_.run = [this](const RefContext& ctx) { return run(ctx); };
+    entry_.generate = [this](const RefContext& ctx) { return generate(ctx); };
+  }
+  const ReferenceEntry& entry() const { return entry_; }
+
+ private:
+  // "bench" or "test<i>": the size set `sizes` is (the modules are saved per size set).
+  std::string set_name(const std::map<std::string, int64_t>& sizes) const {
+    auto same = [&](const Vars& v) {
+      for (const auto& n : p_.size_names) {
+        auto it = sizes.find(n);
+        if (it == sizes.end() || it->second != v.at(n)) return false;
+      }
+      return true;
+    };
+    if (same(p_.bench)) return "bench";
+    for (size_t i = 0; i < p_.tests.size(); ++i)
+      if (same(p_.tests[i])) return "test" + std::to_string(i);
+    throw std::runtime_error(p_.id +
+                             ": a TorchScript reference runs only at the problem's own size sets "
+                             "(its bench and test sets); other sizes (--size) have no module");
+  }
+
+  torch::jit::Module& module(const std::string& folder, const std::string& set,
+                             torch::Device device) {
+    std::string path = (p_.dir / folder / (set + ".pt")).string();
+    auto key = path + "@" + device.str();
+    auto it = modules_.find(key);
+    if (it != modules_.end()) return it->second;
+    try {
+      return modules_.emplace(key, torch::jit::load(path, device)).first->second;
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(
+          path + ": cannot load the TorchScript module: " + e.what_without_backtrace());
+    }
+  }
+
+  TensorMap run(const RefContext& ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    torch::jit::Module& m = module(p_.reference.torchscript, set_name(ctx.sizes), ctx.device);
+    std::vector<torch::jit::IValue> args;
+    for (const auto& t : p_.inputs) args.emplace_back(ctx.t(t.name));
+    torch::jit::IValue out = m.forward(args);
+    std::vector<torch::Tensor> outs;
+    if (out.isTuple()) {
+      for (const auto& v : out.toTupleRef().elements()) outs.push_back(v.toTensor());
+    } else if (out.isTensorList()) {
+      outs = out.toTensorVector();
+    } else {
+      outs.push_back(out.toTensor());
+    }
+    if (outs.size() != p_.outputs.size())
+      throw std::runtime_error(p_.id + ": the TorchScript reference returned " +
+                               std::to_string(outs.size()) + " tensors, the spec has " +
+                               std::to_string(p_.outputs.size()) + " outputs");
+    TensorMap r;
+    for (size_t i = 0; i < outs.size(); ++i) r[p_.outputs[i].name] = outs[i];
+    return r;
+  }
+
+  // The weights (by module path, below the `weights` submodule) and the traced inputs.
+  TensorMap generate(const RefContext& ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string set = set_name(ctx.sizes);
+    torch::jit::Module& m = module(p_.reference.torchscript, set, ctx.device);
+    std::string prefix = p_.reference.weights.empty() ? "" : p_.reference.weights + ".";
+    TensorMap r;
+    auto take = [&](const std::string& name, const torch::Tensor& t) {
+      if (name.compare(0, prefix.size(), prefix) == 0)
+        r[name.substr(prefix.size())] = t.detach().clone();
+    };
+    for (const auto& np : m.named_parameters(true)) take(np.name, np.value);
+    for (const auto& nb : m.named_buffers(true)) take(nb.name, nb.value);
+    if (!p_.reference.inputs.empty()) {
+      // The generator draws on the CPU from torch's generator (seeded by the caller for this
+      // trial).
+      torch::jit::Module& g = module(p_.reference.inputs, set, torch::Device(torch::kCPU));
+      torch::jit::IValue out = g.forward({torch::zeros({1})});
+      std::vector<torch::Tensor> xs;
+      if (out.isTuple()) {
+        for (const auto& v : out.toTupleRef().elements()) xs.push_back(v.toTensor());
+      } else {
+        xs.push_back(out.toTensor());
+      }
+      if (xs.size() != p_.inputs.size())
+        throw std::runtime_error(p_.id + ": the input generator returned " +
+                                 std::to_string(xs.size()) + " tensors for " +
+                                 std::to_string(p_.inputs.size()) + " inputs");
+      for (size_t i = 0; i < xs.size(); ++i) r[p_.inputs[i].name] = xs[i].to(ctx.device);
+    }
+    return r;
+  }
+
+  ProblemSpec p_;
+  ReferenceEntry entry_;
+  std::map<std::string, torch::jit::Module> modules_;
+  std::mutex mu_;
+};
+
+}  // namespace
+
+const ReferenceEntry* reference_for(const ProblemSpec& p) {
+  if (p.reference.torchscript.empty()) return find_reference(p.id);
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<ScriptReference>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = loaded[(p.dir / p.reference.torchscript).string() + "\n" + p.id];
+  if (!slot) slot = std::make_unique<ScriptReference>(p);
+  return &slot->entry();
+}
+
+}  // namespace kernrl
