@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "core/paths.h"
 #include "core/subprocess.h"
+#include "core/suite_paths.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "core/suite_paths.h"
+
 namespace kernrl {
 namespace fs = std::filesystem;
 

@@ -9,12 +9,6 @@ namespace kernrl {
 // $KERNRL_HOME, else the installed share/kernrl, else the source tree the binary was built from.
 std::filesystem::path data_dir();
 std::filesystem::path problems_dir();
-// Where baseline files are looked up: the active suite's baselines/ (KERNRL_SUITE, set by
-// `--suite`), else the data directory's.
-std::filesystem::path baselines_dir();
-// Where `kernrl suite add` writes suites by default and `--suite NAME` finds them:
-// $KERNRL_SUITES, else $XDG_DATA_HOME/kernrl/suites, else ~/.local/share/kernrl/suites.
-std::filesystem::path suites_dir();
 // The directory holding the running executable.
 std::filesystem::path exe_dir();
 // kernrl-nvrtc or kernrl-worker: beside the executable (a build tree), else in

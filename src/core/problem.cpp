@@ -97,25 +97,23 @@ nlohmann::json ProblemSpec::to_json() const {
     for (const auto& n : size_names) o[n] = t.at(n);
     jt.push_back(o);
   }
-  json j = {{"id", id},
-            {"level", level},
-            {"name", name},
-            {"description", description},
-            {"sizes", {{"bench", jb}, {"test", jt}}},
-            {"inputs", tensors(inputs, false)},
-            {"parameters", tensors(parameters, false)},
-            {"outputs", tensors(outputs, true)},
-            {"scalars", sc},
-            {"compare", compare},
-            {"tolerance",
-             {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}, {"rel_l2", tolerance.rel_l2}}},
-            {"flops", flops},
-            {"bytes", bytes},
-            {"bench_flops", flops_at(bench)},
-            {"bench_bytes", bytes_at(bench)},
-            {"torch", torch}};
-  if (!reference.torchscript.empty()) j["reference"] = "torchscript";
-  return j;
+  return {{"id", id},
+          {"level", level},
+          {"name", name},
+          {"description", description},
+          {"sizes", {{"bench", jb}, {"test", jt}}},
+          {"inputs", tensors(inputs, false)},
+          {"parameters", tensors(parameters, false)},
+          {"outputs", tensors(outputs, true)},
+          {"scalars", sc},
+          {"compare", compare},
+          {"tolerance",
+           {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}, {"rel_l2", tolerance.rel_l2}}},
+          {"flops", flops},
+          {"bytes", bytes},
+          {"bench_flops", flops_at(bench)},
+          {"bench_bytes", bytes_at(bench)},
+          {"torch", torch}};
 }
 
 }  // namespace kernrl

@@ -68,16 +68,6 @@ struct ThroughputSpec {
   std::string count;  // integer expression over the sizes: units of work per run
 };
 
-// Where the reference comes from (problem.yaml `reference`, docs/problem-format.md): empty
-// `torchscript` for a registered libtorch reference (reference.cpp); else the problem's module as
-// TorchScript, one `<torchscript>/<size set>.pt` per size set (`bench`, `test0`, ...), as a suite
-// builder writes them (`kernrl suite add`).
-struct ReferenceSource {
-  std::string torchscript;  // folder of the modules, relative to the problem folder
-  std::string weights;      // submodule whose parameters and buffers are the problem's parameters
-  std::string inputs;       // folder of traced input generators (init: custom inputs), or empty
-};
-
 struct ProblemSpec {
   std::string id, name, description, torch;
   int level = 0;
@@ -93,7 +83,6 @@ struct ProblemSpec {
   std::string flops = "0", bytes = "auto";
   ScoreSpec score;
   ThroughputSpec throughput;
-  ReferenceSource reference;
 
   // Inputs then parameters: every tensor the kernel reads.
   std::vector<const TensorSpec*> read_tensors() const;

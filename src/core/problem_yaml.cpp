@@ -128,25 +128,21 @@ class SpecReader {
     return t;
   }
 
-  // `reference: {torchscript: DIR, weights: SUBMODULE, inputs: DIR}` (paths inside the folder).
-  ReferenceSource reference(const YAML::Node& n) const {
+  // `reference: {torchscript: DIR, weights: SUBMODULE, inputs: DIR}` (folders inside the
+  // problem's): a TorchScript reference, read by the worker (worker/torchscript_reference.h).
+  void check_reference(const YAML::Node& n) const {
     if (!n.IsMap()) fail(n, "reference must be a mapping such as {torchscript: torchscript}");
-    ReferenceSource r;
     for (const auto& kv : n) {
       const std::string k = kv.first.Scalar();
-      std::string v = as<std::string>(kv.second, k);
+      std::string v = as<std::string>(kv.second, k.c_str());
       if (k == "torchscript" || k == "inputs") {
         if (v.empty() || v.find("..") != std::string::npos || v[0] == '/')
           fail(kv.second, "reference." + k + " must be a folder inside the problem's folder");
-        (k == "torchscript" ? r.torchscript : r.inputs) = v;
-      } else if (k == "weights") {
-        r.weights = v;
-      } else {
+      } else if (k != "weights") {
         fail(kv.first, "reference has only torchscript, weights and inputs");
       }
     }
-    if (r.torchscript.empty()) fail(n, "reference needs torchscript: the folder of its modules");
-    return r;
+    if (!n["torchscript"]) fail(n, "reference needs torchscript: the folder of its modules");
   }
 
   InitSpec init(const YAML::Node& n, const std::set<std::string>& sizes) const {
@@ -276,7 +272,7 @@ class SpecReader {
     p.bytes = expr(need(root, "bytes"), "bytes");
     if (p.bytes != "auto") check_expr(root["bytes"], p.bytes, names);
     read_score_fields(root, p, names, file_);
-    if (root["reference"]) p.reference = reference(root["reference"]);
+    if (root["reference"]) check_reference(root["reference"]);
 
     // Names must be unique across sizes, tensors and scalars: launch blocks refer to them bare.
     std::set<std::string> seen(names);

@@ -5,6 +5,7 @@
 
 #include "core/errors.h"
 #include "core/paths.h"
+#include "core/suite_paths.h"
 #include "extract/extract.h"
 
 namespace kernrl {

@@ -1,6 +1,7 @@
 #include "worker/torchscript_reference.h"
 
 #include <torch/script.h>
+#include <yaml-cpp/yaml.h>
 
 #include <memory>
 #include <mutex>
@@ -9,10 +10,28 @@
 namespace kernrl {
 namespace {
 
+// problem.yaml's `reference` (docs/problem-format.md), validated by the spec reader.
+struct ReferenceSource {
+  std::string torchscript;  // folder of the modules, one per size set
+  std::string weights;      // submodule whose parameters and buffers are the problem's parameters
+  std::string inputs;       // folder of the traced input generators, or empty
+};
+
+// The `reference` of p's problem.yaml; empty `torchscript` for a libtorch problem.
+ReferenceSource reference_source(const ProblemSpec& p) {
+  ReferenceSource r;
+  YAML::Node n = YAML::LoadFile((p.dir / "problem.yaml").string())["reference"];
+  if (!n || !n.IsMap()) return r;
+  if (n["torchscript"]) r.torchscript = n["torchscript"].as<std::string>();
+  if (n["weights"]) r.weights = n["weights"].as<std::string>();
+  if (n["inputs"]) r.inputs = n["inputs"].as<std::string>();
+  return r;
+}
+
 // The TorchScript reference of one problem: its spec (names, size sets) and its loaded modules.
 class ScriptReference {
  public:
-  explicit ScriptReference(const ProblemSpec& p) : p_(p) {
+  ScriptReference(const ProblemSpec& p, ReferenceSource source) : p_(p), src_(std::move(source)) {
     entry_.run = [this](const RefContext& ctx) { return run(ctx); };
     entry_.generate = [this](const RefContext& ctx) { return generate(ctx); };
   }
@@ -52,7 +71,7 @@ class ScriptReference {
 
   TensorMap run(const RefContext& ctx) {
     std::lock_guard<std::mutex> lock(mu_);
-    torch::jit::Module& m = module(p_.reference.torchscript, set_name(ctx.sizes), ctx.device);
+    torch::jit::Module& m = module(src_.torchscript, set_name(ctx.sizes), ctx.device);
     std::vector<torch::jit::IValue> args;
     for (const auto& t : p_.inputs) args.emplace_back(ctx.t(t.name));
     torch::jit::IValue out = m.forward(args);
@@ -77,8 +96,8 @@ class ScriptReference {
   TensorMap generate(const RefContext& ctx) {
     std::lock_guard<std::mutex> lock(mu_);
     std::string set = set_name(ctx.sizes);
-    torch::jit::Module& m = module(p_.reference.torchscript, set, ctx.device);
-    std::string prefix = p_.reference.weights.empty() ? "" : p_.reference.weights + ".";
+    torch::jit::Module& m = module(src_.torchscript, set, ctx.device);
+    std::string prefix = src_.weights.empty() ? "" : src_.weights + ".";
     TensorMap r;
     auto take = [&](const std::string& name, const torch::Tensor& t) {
       if (name.compare(0, prefix.size(), prefix) == 0)
@@ -86,10 +105,10 @@ class ScriptReference {
     };
     for (const auto& np : m.named_parameters(true)) take(np.name, np.value);
     for (const auto& nb : m.named_buffers(true)) take(nb.name, nb.value);
-    if (!p_.reference.inputs.empty()) {
+    if (!src_.inputs.empty()) {
       // The generator draws on the CPU from torch's generator (seeded by the caller for this
       // trial).
-      torch::jit::Module& g = module(p_.reference.inputs, set, torch::Device(torch::kCPU));
+      torch::jit::Module& g = module(src_.inputs, set, torch::Device(torch::kCPU));
       torch::jit::IValue out = g.forward({torch::zeros({1})});
       std::vector<torch::Tensor> xs;
       if (out.isTuple()) {
@@ -107,6 +126,7 @@ class ScriptReference {
   }
 
   ProblemSpec p_;
+  ReferenceSource src_;
   ReferenceEntry entry_;
   std::map<std::string, torch::jit::Module> modules_;
   std::mutex mu_;
@@ -115,13 +135,20 @@ class ScriptReference {
 }  // namespace
 
 const ReferenceEntry* reference_for(const ProblemSpec& p) {
-  if (p.reference.torchscript.empty()) return find_reference(p.id);
+  // Per problem folder: its TorchScript reference, or nullptr for a libtorch problem. A suite's
+  // problem may share its id with one of kernrl's own, so the folder decides, not the id.
   static std::mutex mu;
   static std::map<std::string, std::unique_ptr<ScriptReference>> loaded;
   std::lock_guard<std::mutex> lock(mu);
-  auto& slot = loaded[(p.dir / p.reference.torchscript).string() + "\n" + p.id];
-  if (!slot) slot = std::make_unique<ScriptReference>(p);
-  return &slot->entry();
+  auto key = p.dir.string() + "\n" + p.id;
+  auto it = loaded.find(key);
+  if (it == loaded.end()) {
+    ReferenceSource src = p.dir.empty() ? ReferenceSource{} : reference_source(p);
+    std::unique_ptr<ScriptReference> ref;
+    if (!src.torchscript.empty()) ref = std::make_unique<ScriptReference>(p, std::move(src));
+    it = loaded.emplace(key, std::move(ref)).first;
+  }
+  return it->second ? &it->second->entry() : find_reference(p.id);
 }
 
 }  // namespace kernrl

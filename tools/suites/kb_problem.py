@@ -58,8 +58,10 @@ def convert(path, level, out_root):
         for i, blob in enumerate(generators):
             (folder / "inputs" / f"{set_name(i)}.pt").write_bytes(blob)
     (folder / "problem.yaml").write_text(spec)
+    tensors = [x for x, _ in bench.inputs] + list(bench.outputs) + list(bench.model.parameters())
+    mb = sum(t.numel() * t.element_size() for t in tensors) / 1e6
     return {"id": pid, "file": f"level{level}/{path.name}", "reference": how,
-            "test_sizes": [t.sizes for t in tests]}
+            "bench_mb": round(mb, 1), "test_sizes": [t.sizes for t in tests]}
 
 
 def _tensor(name, dtype, shape, init):

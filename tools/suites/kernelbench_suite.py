@@ -72,7 +72,8 @@ def problem_files(root, levels, only):
             if only and pid not in only:
                 continue
             files.append((level, int(m.group(1)), f))
-    return sorted(files)
+    # Levels interleaved (L1_1, L2_1, L3_1, L1_2, ...): a build cut short still covers every level.
+    return sorted(files, key=lambda x: (x[1], x[0]))
 
 
 def run_child(level, path, out, timeout):
@@ -126,7 +127,8 @@ def main():
             r["level"], r["number"] = lv, num
             results.append(r)
             mark = "ok  " if r["ok"] else "FAIL"
-            print(f"{mark} L{lv}_{num} {f.name}" + ("" if r["ok"] else f": {r['reason']}"), flush=True)
+            print(f"{mark} L{lv}_{num} {f.name} ({r.get('seconds', 0):.0f} s)"
+                  + ("" if r["ok"] else f": {r['reason']}"), flush=True)
     write_suite(root, out, levels, results)
     ok = sum(r["ok"] for r in results)
     print(f"{ok} of {len(results)} problems converted; {out / 'suite.json'} lists the rest")
