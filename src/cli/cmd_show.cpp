@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "contract/contract.h"
+#include "contract/kernelbench_prompt.h"
 #include "contract/prompt.h"
 #include "core/paths.h"
 #include "core/problem.h"
@@ -41,6 +42,7 @@ CommandRun add_show_command(CLI::App& app) {
   auto prompt = std::make_shared<bool>(false);
   auto contract = std::make_shared<bool>(false);
   auto headers = std::make_shared<bool>(false);
+  auto style = std::make_shared<std::string>("kernrl");
   cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)");
   cmd->add_flag("--contract", *contract,
                 "Print the kernel-file contract as a model's prompt states it (no ID needed)");
@@ -49,6 +51,10 @@ CommandRun add_show_command(CLI::App& app) {
   cmd->add_flag("--json", *as_json, "The specification as one JSON object (with the template)");
   cmd->add_flag("--prompt", *prompt,
                 "A complete task prompt for a model: problem, kernel-file contract, template");
+  cmd->add_option("--style", *style,
+                  "With --prompt: kernrl (a kernel file, the default) or kernelbench (a ModelNew "
+                  "module with load_inline kernels, as KernelBench asks)")
+      ->check(CLI::IsMember({"kernrl", "kernelbench"}));
   return [=]() {
     if (*contract || *headers) {
       std::cout << (*contract ? contract_summary() : headers_table_markdown());
@@ -72,7 +78,7 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << task_prompt(p);
+      std::cout << (*style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p));
       return kExitOk;
     }
     std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"

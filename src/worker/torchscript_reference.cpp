@@ -1,5 +1,6 @@
 #include "worker/torchscript_reference.h"
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <yaml-cpp/yaml.h>
 
@@ -61,6 +62,9 @@ class ScriptReference {
     auto key = path + "@" + device.str();
     auto it = modules_.find(key);
     if (it != modules_.end()) return it->second;
+    // The module runs op by op, as the eager module does: no fusion by the graph executor, so
+    // that the reference and its timing are PyTorch eager's (KernelBench's baseline).
+    torch::jit::setGraphExecutorOptimize(false);
     try {
       return modules_.emplace(key, torch::jit::load(path, device)).first->second;
     } catch (const c10::Error& e) {

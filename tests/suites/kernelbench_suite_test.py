@@ -73,7 +73,13 @@ def main():
         shown = json.loads(run([a.kernrl, "show", "--suite", str(out), "L2_1", "--json"]))
         names = [t["name"] for t in shown["parameters"]]
         check({"conv.weight", "conv.bias", "bn.running_var", "bias"} <= set(names), f"parameters by module path: {names}")
-        check(shown.get("reference") == "torchscript", "show --json says the reference is TorchScript")
+        yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
+        check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
+        kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])
+        check("ModelNew" in kb_prompt and "self.bn = nn.BatchNorm2d(out_channels)" in kb_prompt
+              and "conv.weight" in kb_prompt, "show --prompt --style kernelbench: the module, ModelNew, module paths")
+        prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt"])
+        check("conv.weight" in prompt and "launch" in prompt, "show --prompt: the kernel-file contract with the suite's names")
         # kernrl's reference path (C++, TorchScript) against KernelBench's (Python, eager), with
         # KernelBench's weights, at every size set.
         r = subprocess.run([sys.executable, str(TOOLS / "kb_identity.py"), str(out), str(HERE / "kernelbench"),

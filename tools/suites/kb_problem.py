@@ -93,6 +93,7 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         per_set = [list(s.outputs[k].shape) for s in sets]
         outputs.append({"name": oname, "dtype": kb_convert.dtype_name(o, f"output {k}"),
                         "shape": shapes.shape(oname, per_set)})
+    _check_unique(shapes.sets[0], inputs + params + outputs)
     flops = _flops(sets, shapes)
     reference = {"torchscript": "torchscript"}
     if how == "trace":
@@ -101,9 +102,9 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         reference["inputs"] = "inputs"
     j = json.dumps
     lines = [
-        f"id: {pid}",
+        f"id: {j(pid)}",
         f"level: {level}",
-        f"name: {name}",
+        f"name: {j(name)}",
         "description: |",
         *_indent(_description(src, level, number, [t["name"] for t in params], shapes.extra)),
         f"reference: {j(reference)}",
@@ -124,6 +125,14 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
     return "\n".join(lines) + "\n"
 
 
+def _check_unique(sizes, tensors):
+    seen = set(sizes)
+    for t in tensors:
+        if t["name"] in seen:
+            raise ProblemError(f"the name '{t['name']}' is both a size or input and another tensor")
+        seen.add(t["name"])
+
+
 def _indent(text):
     return [("  " + line).rstrip() for line in text.split("\n")]
 
@@ -139,7 +148,7 @@ def _description(src, level, number, params, extra):
         lines.append(f"by module path ({', '.join(params[:3])}{', ...' if len(params) > 3 else ''}).")
     dims = [e for e in extra if e != "work_kflops"]
     if dims:
-        lines.append("Sizes that are no constant of the file name a tensor dimension: " + ", ".join(dims) + ".")
+        lines.append("Sizes that are not constants of the file, each a tensor dimension: " + ", ".join(dims) + ".")
     return "\n".join(lines)
 
 

@@ -104,11 +104,29 @@ class Shapes:
                 return name
         if len(set(values)) == 1:
             return str(values[0])
+        found = self._two_sizes(values)
+        if found:
+            return found
         name = "".join(c if c.isalnum() else "_" for c in tensor) + f"_dim{k}"
         for s, v in zip(self.sets, values):
             s[name] = v
         self.extra.append(name)
         return name
+
+    # Expressions of two sizes tried for a dimension no size equals (a convolution's output is
+    # `height - kernel_size + 1`, a flattened one `channels * length`).
+    PAIRS = (("{a} * {b}", lambda a, b: a * b), ("{a} - {b} + 1", lambda a, b: a - b + 1),
+             ("{a} / {b}", lambda a, b: a // b if b and a % b == 0 else None),
+             ("{a} + {b}", lambda a, b: a + b), ("{a} - {b}", lambda a, b: a - b))
+
+    def _two_sizes(self, values):
+        names = [n for n in self.sets[0] if n not in self.extra]
+        for text, f in self.PAIRS:
+            for a in names:
+                for b in names:
+                    if a != b and all(f(s[a], s[b]) == v for s, v in zip(self.sets, values)):
+                        return text.format(a=a, b=b)
+        return None
 
     def shape(self, tensor, per_set_shapes):
         rank = {len(sh) for sh in per_set_shapes}

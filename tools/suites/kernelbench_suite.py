@@ -129,6 +129,7 @@ def main():
             mark = "ok  " if r["ok"] else "FAIL"
             print(f"{mark} L{lv}_{num} {f.name} ({r.get('seconds', 0):.0f} s)"
                   + ("" if r["ok"] else f": {r['reason']}"), flush=True)
+            write_suite(root, out, levels, results)  # after each problem: a build cut short lists what it did
     write_suite(root, out, levels, results)
     ok = sum(r["ok"] for r in results)
     print(f"{ok} of {len(results)} problems converted; {out / 'suite.json'} lists the rest")
@@ -136,7 +137,7 @@ def main():
 
 
 def write_suite(root, out, levels, results):
-    import torch
+    import torch  # noqa: F401 - imported once; its version is recorded
 
     by_level = {}
     for r in results:
@@ -154,7 +155,9 @@ def write_suite(root, out, levels, results):
         "not_converted": [{"level": r["level"], "number": r["number"], "file": r["file"],
                            "reason": r["reason"]} for r in results if not r["ok"]],
     }
-    (out / "suite.json").write_text(json.dumps(doc, indent=1) + "\n")
+    tmp = out / "suite.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(out / "suite.json")
 
 
 if __name__ == "__main__":
