@@ -52,7 +52,11 @@ def convert(path, level, out_root):
     folder = out_root / "problems" / f"L{level}" / f"{number}_{name}"
     (folder / "torchscript").mkdir(parents=True, exist_ok=True)
     for i, blob in enumerate(blobs):
-        (folder / "torchscript" / f"{set_name(i)}.pt").write_bytes(blob)
+        target = folder / "torchscript" / f"{set_name(i)}.pt"
+        if isinstance(blob, bytes):
+            target.write_bytes(blob)
+        else:
+            torch.jit.save(blob, str(target))
     if generators:
         (folder / "inputs").mkdir(exist_ok=True)
         for i, blob in enumerate(generators):
