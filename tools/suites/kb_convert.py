@@ -90,7 +90,8 @@ class SizeSet:
             kb_sizes.check_elements([x for x, _ in meta], "inputs")
         self.model, _ = build_model(self.ns)
         if run:
-            kb_sizes.check_elements(list(self.model.parameters()) + list(self.model.buffers()), "weights")
+            kb_sizes.check_elements(list(self.model.parameters()) + list(self.model.buffers()), "weights",
+                                    kb_sizes.MAX_TEST_WEIGHTS)
         self.inputs, self.layout = describe_inputs(self.ns, None if run else "meta")
         self.wrapped = Wrapped(self.model, self.layout)
         args = [x for x, _ in self.inputs]

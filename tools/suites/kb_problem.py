@@ -40,7 +40,15 @@ def convert(path, level, out_root):
     number, name, pid = problem_id(level, path)
     src = Source(path)
     bench = kb_convert.SizeSet(src, {}, run=False)
-    tests, errors = kb_sizes.choose_tests(src.sizes, lambda v: kb_convert.SizeSet(src, v, run=True))
+    names = _weight_names(bench.model)
+
+    def try_set(v):
+        s = kb_convert.SizeSet(src, v, run=True)
+        if _weight_names(s.model) != names:
+            raise ValueError("these sizes change the module's parameters (their names)")
+        return s
+
+    tests, errors = kb_sizes.choose_tests(src.sizes, try_set)
     if len(tests) < 2:
         why = "; ".join(errors[-2:]) or "no size constant above 8 to shrink"
         raise ProblemError(f"no two smaller size sets run ({why})")
@@ -66,6 +74,10 @@ def convert(path, level, out_root):
     mb = sum(t.numel() * t.element_size() for t in tensors) / 1e6
     return {"id": pid, "file": f"level{level}/{path.name}", "reference": how,
             "bench_mb": round(mb, 1), "test_sizes": [t.sizes for t in tests]}
+
+
+def _weight_names(model):
+    return [n for n, _ in model.named_parameters()] + [n for n, _ in model.named_buffers()]
 
 
 def _tensor(name, dtype, shape, init):

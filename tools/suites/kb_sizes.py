@@ -12,6 +12,7 @@ import math
 
 KEEP_AT_OR_BELOW = 8
 MAX_TEST_ELEMENTS = 1 << 22  # inputs of one test set, so that the build and the checks stay quick
+MAX_TEST_WEIGHTS = 1 << 24   # weights of one test set (a deep stack of fixed-width layers)
 
 
 def show(sizes):
@@ -57,7 +58,8 @@ def choose_tests(bench, try_set):
         for factor in (1, 2, 4, 8, 16, 64, 256):
             try:
                 got = _try_variants(bench, candidates(bench, which, factor), try_set, seen, errors)
-            except TooBig:
+            except TooBig as e:
+                errors.append(f"still too large at 1/{factor}: {e}")
                 continue
             if got is not None:
                 seen.add(tuple(sorted({**bench, **got.sizes}.items())))
@@ -66,9 +68,9 @@ def choose_tests(bench, try_set):
     return sets, errors
 
 
-def check_elements(tensors, what):
+def check_elements(tensors, what, limit=MAX_TEST_ELEMENTS):
     n = sum(math.prod(t.shape) for t in tensors)
-    if n > MAX_TEST_ELEMENTS:
+    if n > limit:
         raise TooBig(f"{what}: {n} elements")
 
 

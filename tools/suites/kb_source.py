@@ -45,18 +45,31 @@ def size_constants(tree):
     same value); `input_shape = (4096, 7)` is `input_shape_0`, `input_shape_1`. Returns
     (names -> value, names -> (the node holding it, the field or (field, index)))."""
     values, places = {}, {}
-    for stmt in tree.body:
-        if not isinstance(stmt, ast.Assign) or not isinstance(stmt.targets[0], ast.Name):
-            continue
-        name = stmt.targets[0].id
-        v = _int_value(stmt.value)
+
+    def add(name, node, holder, key):
+        v = _int_value(node)
         if v is not None:
-            values[name], places[name] = v, (stmt, "value")
-        elif isinstance(stmt.value, (ast.Tuple, ast.List)):
-            for i, elt in enumerate(stmt.value.elts):
-                ev = _int_value(elt)
-                if ev is not None:
-                    values[f"{name}_{i}"], places[f"{name}_{i}"] = ev, (stmt.value, i)
+            values[name], places[name] = v, (holder, key)
+            return
+        seq = node
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and isinstance(node.left, (ast.List, ast.Tuple)):
+            seq = node.left  # [1024] * 16: the element is a size (the count is not: it changes the layers)
+        if isinstance(seq, (ast.Tuple, ast.List)):
+            for i, elt in enumerate(seq.elts):
+                if _int_value(elt) is not None:
+                    values[f"{name}_{i}"], places[f"{name}_{i}"] = _int_value(elt), (seq, i)
+
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            add(target.id, stmt.value, stmt, "value")
+        elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) and len(target.elts) == len(stmt.value.elts):
+            # depth, height, width = 16, 32, 32
+            for i, (t, v) in enumerate(zip(target.elts, stmt.value.elts)):
+                if isinstance(t, ast.Name) and _int_value(v) is not None:
+                    values[t.id], places[t.id] = _int_value(v), (stmt.value, i)
     return values, places
 
 
