@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from kb_convert import describe_inputs  # noqa: E402
 from kb_source import Source, build_model  # noqa: E402
 
 TORCH_DTYPES = {"Float": torch.float32, "Double": torch.float64, "Long": torch.int64, "Int": torch.int32,
@@ -58,14 +59,16 @@ def check_problem(refdump, suite, kb_root, pid, device, which, work):
     for k, s in enumerate(meta["sets"]):
         d = s["dir"]
         sizes = {n: v for n, v in s["sizes"].items() if n in src.sizes}
-        model, _ = build_model(src.load(sizes))
+        ns = src.load(sizes)
+        model, _ = build_model(ns)
         model = model.to(device)
+        _, layout = describe_inputs(ns, "meta")  # get_inputs()'s non-tensor values, in place
         weights = dict(list(model.named_parameters()) + list(model.named_buffers()))
         given = {e["name"]: load(d, e, device) for e in s["parameters"]}
         same_w = set(given) == set(weights) and all(torch.equal(given[n], weights[n].detach()) for n in given)
-        xs = [load(d, e, device) for e in s["inputs"]]
+        xs = iter([load(d, e, device) for e in s["inputs"]])
         with torch.no_grad():
-            got = model(*xs)
+            got = model(*[next(xs) if v is None else v for v in layout])
         got = list(got) if isinstance(got, (tuple, list)) else [got]
         want = [load(d, e, device) for e in s["outputs"]]
         ok, diff = len(got) == len(want), 0.0
