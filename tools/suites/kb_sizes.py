@@ -75,8 +75,10 @@ def check_elements(tensors, what, limit=MAX_TEST_ELEMENTS):
 
 
 def _try_variants(bench, shrunk, try_set, seen, errors):
-    """`shrunk` whole, else with one constant at a time back at its bench value."""
+    """`shrunk` whole, else with one constant at a time back at its bench value, else one
+    constant alone shrunk."""
     variants = [shrunk] + [{k: v for k, v in shrunk.items() if k != keep} for keep in shrunk]
+    variants += [{k: shrunk[k]} for k in shrunk]  # one constant alone (a batch size, say)
     too_big = None
     for v in variants:
         if not v or tuple(sorted({**bench, **v}.items())) in seen:
