@@ -5,6 +5,8 @@
 # src/core/paths.cpp):
 #   bin/kernrl                       the command
 #   libexec/kernrl/kernrl-nvrtc      the sandboxed compiler process
+#   libexec/kernrl/kernrl-triton     the sandboxed Triton compiler process, and beside it
+#   libexec/kernrl/kernrl_triton.py  the Python helper it runs
 #   libexec/kernrl/kernrl-worker     the GPU worker (when libtorch has CUDA)
 #   share/kernrl/{problems,configs,baselines}
 #   share/doc/kernrl/                README.md and docs/
@@ -12,7 +14,7 @@ include(GNUInstallDirs)
 
 set(KERNRL_HELPER_DIR ${CMAKE_INSTALL_LIBEXECDIR}/kernrl)
 install(TARGETS kernrl RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-set(KERNRL_HELPERS kernrl-nvrtc)
+set(KERNRL_HELPERS kernrl-nvrtc kernrl-triton)
 if(TARGET kernrl-worker)
   list(APPEND KERNRL_HELPERS kernrl-worker)
 endif()
@@ -20,6 +22,7 @@ endif()
 # keep those directories in the installed binaries' RPATH.
 set_target_properties(${KERNRL_HELPERS} PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS ${KERNRL_HELPERS} RUNTIME DESTINATION ${KERNRL_HELPER_DIR})
+install(FILES ${PROJECT_SOURCE_DIR}/src/triton/kernrl_triton.py DESTINATION ${KERNRL_HELPER_DIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/problems ${PROJECT_SOURCE_DIR}/configs
                   ${PROJECT_SOURCE_DIR}/baselines

@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [kernelbench]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [kernelbench]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3).
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
@@ -13,7 +13,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import kernelbench)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults kernelbench)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -40,7 +40,10 @@ if want build; then
     { tail -40 "$OUT/configure.log"; exit 1; }
   log "build"
   start=$(date +%s)
-  cmake --build "$BUILD" -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
+  # BUILD_TARGETS (space-separated) builds only those targets, e.g. for the triton phase alone:
+  # "kernrl kernrl-worker kernrl-nvrtc kernrl-triton".
+  targets=(); for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+  cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
   log "built in $(( $(date +%s) - start )) s, $(grep -c 'warning:' "$OUT/build.log") compiler warnings"
 fi
 K="$BUILD/kernrl"
@@ -110,9 +113,19 @@ if want bench; then
   "$K" bench --baselines --out "$OUT/baselines.json" 2>&1 | tail -100
 fi
 
+if want triton; then
+  log "Triton: the real compiler in its sandbox, Triton answers and solutions, attacks, batch"
+  OUT="$OUT" scripts/triton-gpu.sh --build "$BUILD" --out "$OUT" 2>&1 | tee "$OUT/triton.md"
+fi
+
 if want batch; then
   log "grade-dir throughput and kill/resume"
   OUT="$OUT" scripts/batch_bench.sh --build "$BUILD" | tee "$OUT/batch.md"
+fi
+
+if want faults; then
+  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, before/after spare workers and the sized watchdog, 1 and 2 GPUs"
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" | tail -30
 fi
 
 if want profile; then

@@ -22,7 +22,7 @@ def note(what):
         with open(path, "a") as f:
             f.write(what + "\n")
 
-PROTOCOL = 3  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
+PROTOCOL = 4  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
 
 
 def stats(median):

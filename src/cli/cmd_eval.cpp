@@ -1,15 +1,91 @@
 // kernrl eval: grade one kernel file (or a model's markdown answer) against its problem.
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 
 #include "cli/commands.h"
+#include "cli/summary.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/record.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
+#include "serve/client.h"
 
 namespace kernrl {
 using nlohmann::json;
+
+namespace {
+
+struct EvalOpts {
+  std::string file, problem, trace, config, baselines, reward, server;
+  int gpu = 0;
+  bool json = false, compile_only = false, feedback = false, profile = false;
+  std::vector<std::string> sizes;
+  std::string seed;
+};
+
+// The options a running service cannot honour for this call (it grades with its own config,
+// baselines and reward on its own GPUs); empty when there are none.
+std::string local_only_option(const EvalOpts& o) {
+  if (!o.sizes.empty()) return "--size";
+  if (o.compile_only) return "--compile-only";
+  if (o.profile) return "--profile";
+  if (!o.config.empty()) return "--config";
+  if (!o.baselines.empty()) return "--baselines";
+  if (!o.reward.empty()) return "--reward";
+  if (o.gpu != 0) return "--gpu";
+  return "";
+}
+
+// Prints a record as eval does, appends it to the trace; the exit code.
+int print_record(const EvalOpts& o, const TraceRecord& rec, TraceWriter* trace) {
+  if (trace) trace->append(rec);
+  if (o.feedback)
+    std::cout << rec.feedback.value_or("") << "\n";
+  else if (o.json)
+    std::cout << rec.to_line() << "\n";
+  else
+    std::cout << human_summary(rec, use_color());
+  std::cout.flush();
+  return exit_code_for(rec);
+}
+
+// Grades through the service at o.server: the exit code, or nullopt when it cannot be reached
+// (nothing was sent; eval then grades by itself).
+std::optional<int> eval_on_server(const EvalOpts& o, const std::string& source,
+                                  TraceWriter* trace) {
+  json req = {{"source", source}, {"label", o.file == "-" ? "<stdin>" : o.file}};
+  if (!o.problem.empty()) req["problem"] = o.problem;
+  if (!o.seed.empty()) req["seed"] = parse_seed(o.seed);
+  std::string token;
+  if (const char* t = std::getenv("KERNRL_SERVE_TOKEN"); t) token = t;
+  std::string unreachable;
+  auto reply = serve::post_json(o.server, "/v1/grade",
+                                req.dump(-1, ' ', false, json::error_handler_t::replace), token,
+                                3600, &unreachable);
+  if (!reply) {
+    std::cerr << "kernrl eval: " << unreachable << "; grading here\n";
+    return std::nullopt;
+  }
+  json body = json::parse(reply->body, nullptr, false);
+  if (reply->status == 200 && body.is_object())
+    return print_record(o, TraceRecord::from_json(body), trace);
+  std::string code = body.is_object() && body.contains("error") && body["error"].is_object()
+                         ? body["error"].value("code", "")
+                         : "";
+  std::string msg = body.is_object() && body.contains("error") && body["error"].is_object()
+                        ? body["error"].value("message", reply->body)
+                        : reply->body;
+  std::cerr << "kernrl eval: the service at " << o.server << " answered " << reply->status
+            << (code.empty() ? "" : " " + code) << ": " << escape_invalid_utf8(msg) << "\n";
+  return reply->status >= 400 && reply->status < 500 && reply->status != 401 ? kExitUsage
+                                                                             : kExitInternal;
+}
+
+}  // namespace
 
 // NAME=VALUE pairs of --size into size overrides; throws UsageError.
 static Vars parse_size_overrides(const std::vector<std::string>& items) {
@@ -30,6 +106,69 @@ static Vars parse_size_overrides(const std::vector<std::string>& items) {
   return v;
 }
 
+namespace {
+
+// eval as it runs without a service: a session of its own. `stdin_text`: the answer, when
+// standard input was already read.
+int run_local_eval(const EvalOpts& o_ref, const std::optional<std::string>& stdin_text) {
+  const EvalOpts* o = &o_ref;
+  {
+    Config cfg = load_config(o->config);
+    if (!o->reward.empty()) cfg.reward_preset = o->reward;
+    Submission sub;
+    sub.file = o->file;
+    if (o->file == "-") {  // the answer on standard input
+      sub.file = "<stdin>";
+      sub.source =
+          stdin_text ? *stdin_text : std::string(std::istreambuf_iterator<char>(std::cin), {});
+    }
+    sub.opt.problem = o->problem;
+    sub.opt.seed = o->seed.empty() ? fresh_seed() : parse_seed(o->seed);
+    if (!o->sizes.empty()) sub.opt.sizes = parse_size_overrides(o->sizes);
+    // Fail before grading when the trace cannot be written.
+    std::unique_ptr<TraceWriter> trace;
+    if (!o->trace.empty()) {
+      try {
+        trace = std::make_unique<TraceWriter>(o->trace);
+      } catch (const std::runtime_error& e) {
+        throw UsageError(std::string("--trace: ") + e.what());
+      }
+    }
+    SessionOptions so;
+    so.cfg = cfg;
+    // One kernel: no next kernel for a spare worker to take (workers.spare pays in grade-dir and
+    // serve).
+    so.cfg.spare_worker = false;
+    so.gpus = {o->gpu};
+    so.compile_only = o->compile_only;
+    so.baselines_path = o->baselines;
+    so.compile_jobs = 1;
+    so.profile = o->profile;
+    so.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
+    // The worker starts first, so that its libtorch load overlaps the sandbox check; nothing is
+    // graded before the check passes (fail closed).
+    GradingSession session(so);
+    require_sandbox(cfg);
+    Outcome out = session.grade(sub);
+    if (out.kind == Outcome::Failed) throw std::runtime_error(out.error);
+    if (out.kind != Outcome::Graded) throw std::runtime_error("no record for " + sub.file);
+    const TraceRecord& rec = out.record;
+    int code = print_record(*o, rec, trace.get());
+    if (!out.usage_error.empty()) {
+      // The record says what happened; the exit code says it was kernrl's input, not the kernel.
+      std::cerr << "kernrl eval: " << escape_invalid_utf8(out.usage_error) << "\n";
+      return kExitUsage;
+    }
+    if (rec.status_is(Status::Compiled) && !o->compile_only) {
+      std::cerr << "kernrl eval: compiled, but nothing ran: " << session.no_gpu_reason() << "\n";
+      return kExitNothingRan;
+    }
+    return code;
+  }
+}
+
+}  // namespace
+
 CommandRun add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "eval",
@@ -48,14 +187,7 @@ CommandRun add_eval_command(CLI::App& app) {
       "it with --trace),\n"
       "3 compiled but nothing ran because no GPU is usable (the record says why), 4 internal "
       "error.");
-  struct Opts {
-    std::string file, problem, trace, config, baselines, reward;
-    int gpu = 0;
-    bool json = false, compile_only = false, feedback = false, profile = false;
-    std::vector<std::string> sizes;
-    std::string seed;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<EvalOpts>();
   cmd->add_option("FILE", o->file,
                   "Kernel file (.cu) or model answer (.md/.txt); - reads it from standard input")
       ->required();
@@ -87,60 +219,43 @@ CommandRun add_eval_command(CLI::App& app) {
       "occupancy and main stall reasons. Slow (seconds); timings are never taken from it");
   cmd->add_option("--reward", o->reward,
                   "Reward preset (configs/rewards/NAME.yaml or a path); default from the config");
+  cmd->add_option("--server", o->server,
+                  "Grade through the running `kernrl serve` at this URL (http://HOST:PORT; "
+                  "default $KERNRL_SERVER): same output and exit code, without starting a GPU "
+                  "worker here; graded here when it cannot be reached ($KERNRL_SERVE_TOKEN: its "
+                  "bearer token)");
   return [o]() {
-    Config cfg = load_config(o->config);
-    if (!o->reward.empty()) cfg.reward_preset = o->reward;
-    Submission sub;
-    sub.file = o->file;
-    if (o->file == "-") {  // the answer on standard input
-      sub.file = "<stdin>";
-      sub.source = std::string(std::istreambuf_iterator<char>(std::cin), {});
-    }
-    sub.opt.problem = o->problem;
-    sub.opt.seed = o->seed.empty() ? fresh_seed() : parse_seed(o->seed);
-    if (!o->sizes.empty()) sub.opt.sizes = parse_size_overrides(o->sizes);
-    // Fail before grading when the trace cannot be written.
-    std::unique_ptr<TraceWriter> trace;
-    if (!o->trace.empty()) {
-      try {
-        trace = std::make_unique<TraceWriter>(o->trace);
-      } catch (const std::runtime_error& e) {
-        throw UsageError(std::string("--trace: ") + e.what());
+    if (o->server.empty())
+      if (const char* s = std::getenv("KERNRL_SERVER"); s) o->server = s;
+    if (!o->server.empty()) {
+      std::string local = local_only_option(*o);
+      bool explicit_server =
+          std::getenv("KERNRL_SERVER") == nullptr || o->server != std::getenv("KERNRL_SERVER");
+      if (!local.empty() && explicit_server)
+        throw UsageError("--server grades with the service's own settings; " + local +
+                         " is for a local eval only");
+      std::string source;
+      bool readable = true;
+      if (o->file == "-") {
+        source = std::string(std::istreambuf_iterator<char>(std::cin), {});
+      } else {
+        std::ifstream in(o->file, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        readable = static_cast<bool>(in);
+        source = text.str();
+      }
+      if (local.empty() && readable) {
+        std::unique_ptr<TraceWriter> trace;
+        if (!o->trace.empty()) trace = std::make_unique<TraceWriter>(o->trace);
+        if (auto code = eval_on_server(*o, source, trace.get())) return *code;
+      }
+      if (o->file == "-") {  // already read: graded here from what was read
+        o->server.clear();
+        return run_local_eval(*o, source);
       }
     }
-    SessionOptions so;
-    so.cfg = cfg;
-    so.gpus = {o->gpu};
-    so.compile_only = o->compile_only;
-    so.baselines_path = o->baselines;
-    so.compile_jobs = 1;
-    so.profile = o->profile;
-    // The worker starts first, so that its libtorch load overlaps the sandbox check; nothing is
-    // graded before the check passes (fail closed).
-    GradingSession session(so);
-    require_sandbox(cfg);
-    Outcome out = session.grade(sub);
-    if (!out.internal_error.empty()) throw std::runtime_error(out.internal_error);
-    if (!out.record) throw std::runtime_error("no record for " + sub.file);
-    const TraceRecord& rec = *out.record;
-    if (trace) trace->append(rec);
-    if (o->feedback)
-      std::cout << rec.feedback.value_or("") << "\n";
-    else if (o->json)
-      std::cout << rec.to_line() << "\n";
-    else
-      std::cout << human_summary(rec, use_color());
-    std::cout.flush();
-    if (!out.usage_error.empty()) {
-      // The record says what happened; the exit code says it was kernrl's input, not the kernel.
-      std::cerr << "kernrl eval: " << escape_invalid_utf8(out.usage_error) << "\n";
-      return kExitUsage;
-    }
-    if (rec.status_is(Status::Compiled) && !o->compile_only) {
-      std::cerr << "kernrl eval: compiled, but nothing ran: " << session.no_gpu_reason() << "\n";
-      return kExitNothingRan;
-    }
-    return exit_code_for(rec);
+    return run_local_eval(*o, std::nullopt);
   };
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "cli/commands.h"
 #include "compile/compiler.h"
@@ -13,6 +14,7 @@
 #include "core/paths.h"
 #include "grading/prepare.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/reward.h"
 #include "serve/grader.h"
 #include "serve/http_server.h"
@@ -62,9 +64,11 @@ CommandRun add_serve_command(CLI::App& app) {
   struct Opts {
     std::string host = "127.0.0.1", gpus, trace, config, reward, baselines, seed, run = "serve",
                 token_file;
-    int port = 8000, max_sessions = 64, max_queue = 256, max_turns = 10, threads = 2, jobs = 0;
+    int port = 8000, max_sessions = 64, max_queue = 256, max_turns = 10, threads = 2, jobs = 0,
+        max_connections = 512;
     double step_timeout = 50, cache_mb = 128, max_body_mb = 8;
-    bool compile_only = false, stdio = false;
+    bool compile_only = false, stdio = false, unauthenticated = false;
+    std::vector<std::string> allow_origins, allow_hosts;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--host", o->host, "Address to listen on (default 127.0.0.1: this machine only)");
@@ -109,6 +113,18 @@ CommandRun add_serve_command(CLI::App& app) {
       "--token-file", o->token_file,
       "Require `Authorization: Bearer <token>` on every endpoint but /health, the token "
       "being this file's first line (or $KERNRL_SERVE_TOKEN)");
+  cmd->add_flag("--allow-unauthenticated", o->unauthenticated,
+                "Serve a non-loopback --host without a token (anyone who can reach the port can "
+                "grade and read; a warning is printed)");
+  cmd->add_option("--allow-origin", o->allow_origins,
+                  "Accept requests and WebSocket sessions from web pages of this origin (e.g. "
+                  "https://lab.example:8443; '*': any); others carrying an Origin are refused 403");
+  cmd->add_option("--allow-host", o->allow_hosts,
+                  "A Host name clients may use besides the bind address (and, on loopback, "
+                  "localhost); others are refused 403");
+  cmd->add_option("--max-connections", o->max_connections,
+                  "Open connections at once; more are answered 503 and closed (default 512)")
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--config", o->config, "Config file over configs/default.yaml");
   cmd->add_option("--baselines", o->baselines,
                   "Baseline file (default: baselines/<gpu>.json if present)");
@@ -125,6 +141,16 @@ CommandRun add_serve_command(CLI::App& app) {
       // A kernel's run must fit in a step: it gets at most half the step deadline.
       cfg.run_timeout_s = std::min(cfg.run_timeout_s, o->step_timeout / 2);
       std::string token = read_token(o->token_file);
+      if (!o->stdio && token.empty() && !serve::is_loopback_host(o->host)) {
+        if (!o->unauthenticated)
+          throw UsageError("--host " + o->host +
+                           " is reachable from other machines: give --token-file (or "
+                           "KERNRL_SERVE_TOKEN), or --allow-unauthenticated to serve it without");
+        std::fprintf(stderr,
+                     "kernrl serve: WARNING: serving %s without a token: anyone who can reach "
+                     "this port can grade answers and read the problems\n",
+                     o->host.c_str());
+      }
       uint64_t run_seed = o->seed.empty() ? fresh_seed() : parse_seed(o->seed);
 
       std::vector<std::string> warnings;
@@ -137,7 +163,7 @@ CommandRun add_serve_command(CLI::App& app) {
       go.compile_only = o->compile_only;
       go.compile_jobs = o->jobs;
       go.baselines = o->baselines;
-      go.run_seed = run_seed;
+      go.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
       if (!o->gpus.empty()) go.gpus = parse_gpu_list(o->gpus);
       if (!o->compile_only) std::fprintf(stderr, "kernrl serve: starting the GPU workers\n");
       std::shared_ptr<serve::Grader> grader = serve::make_grader(cfg, go);
@@ -156,14 +182,14 @@ CommandRun add_serve_command(CLI::App& app) {
                      {"reward", preset.name},
                      {"kind", preset.kind},
                      {"params", preset.params},
-                     {"compile_only", grader->compile_only()}};
+                     {"compile_only", grader->compile_only()},
+                     // The verdict depends on the grader too: its version, the GPUs it runs on
+                     // and the baselines it compares with.
+                     {"kernrl_version", KERNRL_VERSION},
+                     {"gpus", grader->gpu_info()},
+                     {"baselines", o->baselines}};
       so.config_digest = sha256_hex(digest.dump());
-      std::unique_ptr<serve::Service> svc;
-      try {
-        svc = std::make_unique<serve::Service>(so, grader, problems);
-      } catch (const std::runtime_error& e) {
-        throw UsageError(std::string("--trace: ") + e.what());
-      }
+      auto svc = std::make_unique<serve::Service>(so, grader, problems);  // UsageError: --trace
       size_t max_body = static_cast<size_t>(o->max_body_mb * 1024 * 1024);
       std::string mode = grader->gpu_info();
 
@@ -179,6 +205,9 @@ CommandRun add_serve_command(CLI::App& app) {
       net.token = token;
       net.max_body_bytes = max_body;
       net.threads = o->threads;
+      net.max_connections = static_cast<size_t>(o->max_connections);
+      net.allow_origins = o->allow_origins;
+      net.allow_hosts = o->allow_hosts;
       serve::Server server(*svc, net);
       try {
         server.start();

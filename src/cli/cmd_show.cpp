@@ -42,6 +42,7 @@ CommandRun add_show_command(CLI::App& app) {
   auto prompt = std::make_shared<bool>(false);
   auto contract = std::make_shared<bool>(false);
   auto headers = std::make_shared<bool>(false);
+  auto language = std::make_shared<std::string>("cuda");
   auto style = std::make_shared<std::string>("kernrl");
   cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)");
   cmd->add_flag("--contract", *contract,
@@ -51,13 +52,17 @@ CommandRun add_show_command(CLI::App& app) {
   cmd->add_flag("--json", *as_json, "The specification as one JSON object (with the template)");
   cmd->add_flag("--prompt", *prompt,
                 "A complete task prompt for a model: problem, kernel-file contract, template");
+  cmd->add_option("--language", *language,
+                  "The kernel language of --prompt and the template: cuda (default) or triton")
+      ->check(CLI::IsMember({"cuda", "triton"}));
   cmd->add_option("--style", *style,
                   "With --prompt: kernrl (a kernel file, the default) or kernelbench (a ModelNew "
                   "module with load_inline kernels, as KernelBench asks)")
       ->check(CLI::IsMember({"kernrl", "kernelbench"}));
   return [=]() {
     if (*contract || *headers) {
-      std::cout << (*contract ? contract_summary() : headers_table_markdown());
+      std::cout << (*contract ? contract_summary() + "\n" + triton_contract_summary()
+                              : headers_table_markdown());
       return kExitOk;
     }
     if (id->empty()) throw UsageError("show needs a problem ID (or --contract, --headers)");
@@ -65,6 +70,7 @@ CommandRun add_show_command(CLI::App& app) {
     if (*as_json) {
       auto j = p.to_json();
       j["template"] = kernel_template(p);
+      j["triton_template"] = triton_template(p);
       j["score"] = {{"baseline", p.score.baseline},
                     {"pooled", p.score.pooled},
                     {"lead", p.score.lead},
@@ -78,7 +84,7 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << (*style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p));
+      std::cout << (*style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p, *language));
       return kExitOk;
     }
     std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"
@@ -89,7 +95,7 @@ CommandRun add_show_command(CLI::App& app) {
               << "\nWork at bench: " << p.flops_at(p.bench) << " flops, " << p.bytes_at(p.bench)
               << " bytes" << scoring_text(p) << "\n\nPyTorch:\n"
               << p.torch << "\nKernel template:\n"
-              << kernel_template(p);
+              << (*language == "triton" ? triton_template(p) : kernel_template(p));
     return kExitOk;
   };
 }

@@ -23,6 +23,9 @@ struct CompileResult {
   std::string error;     // one-line reason when not Ok
   std::string cubin_path;
   std::map<std::string, std::string> lowered;  // launch-block kernel name -> symbol
+  // Triton files: each kernel key's own cubin (cubin_path is then empty), Triton's version.
+  std::map<std::string, std::string> modules;
+  std::string triton_version;
   std::string arch;
   std::string nvrtc_version;
   double ms = 0;  // wall time of this call

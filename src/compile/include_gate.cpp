@@ -145,7 +145,7 @@ bool header_name_at(const std::string& line, size_t& i, std::string& name) {
 }  // namespace
 
 // A friendly early error for includes that cannot work; the boundary itself is the compiler's
-// sandbox (nvrtc/sandbox.h), which this scan does not replace. Runs on what the preprocessor
+// sandbox (sandbox/sandbox.h), which this scan does not replace. Runs on what the preprocessor
 // sees, so comments, line continuations and digraphs cannot hide a directive. Plain scanning,
 // linear time.
 std::string disallowed_include(const std::string& code, int first_line) {

@@ -17,7 +17,9 @@ std::string cuda_include_dir() {
 }
 
 std::vector<std::string> nvrtc_options(const std::string& arch) {
-  std::string inc = cuda_include_dir();
+  // The resolved path: in the compiler's private root (nvrtc/sandbox.h) only it exists, not the
+  // symlinks that lead to it (/usr/local/cuda -> cuda-13.0).
+  std::string inc = sandbox_include_dirs().front();
   return {"-arch=" + arch, "-std=c++17",         "-default-device",
           "-I" + inc,      "-I" + inc + "/cccl", "--pre-include=kernrl_prelude.h",
           "-DKERNRL=1"};

@@ -80,10 +80,23 @@ std::string contract_summary() {
     scratch:                        # optional zeroed device buffers usable as args
       buf: {dtype: float32, count: cdiv(n, 256)}
   Expressions (written as they are, no quotes needed): + - * / % ( ), cdiv(a, b), min(a, b), max(a, b).
+)" + limits_paragraph() +
+         R"(
 - Tensors are contiguous and row-major. Every output element must be written on every call; inputs
   must not be modified. Correctness is checked on fresh random inputs at several sizes (including odd
   ones), so handle any size; then the kernel is timed against PyTorch at the bench size.
 )";
+}
+
+std::string limits_paragraph() {
+  return wrap(
+      "- Limits the grader applies: grid.x up to 2^31-1 and grid.y, grid.z up to 65535; at most "
+      "1024 threads a block (block.z at most 64); clusters of at most 8 blocks, and the grid a "
+      "multiple of the cluster; dynamic shared memory up to 227 KiB a block (232448 bytes): above "
+      "48 KiB kernrl sets the kernel's attribute for you. Names usable in expressions: the "
+      "problem's sizes, num_sms (the GPU's SM count) and integer scalars with a fixed value "
+      "(listed as `int32 scalar = 9`).",
+      100, "  ");
 }
 
 std::string headers_table_markdown() {

@@ -14,6 +14,17 @@ inline constexpr int kContractVersion = 1;
 // The summary a model gets in its prompt.
 std::string contract_summary();
 
+// The Triton kernel-file contract as a model's prompt states it (docs/kernel-format.md,
+// "Triton kernels"); its launch keys are the parser's (triton_launch_keys()).
+std::string triton_contract_summary();
+
+// The limits the grader applies to every launch (both languages): grid, block, clusters, shared
+// memory (dynamic shared memory may exceed 48 KiB), scalars in expressions, sizes.
+std::string limits_paragraph();
+
+// The most autotune configs one Triton kernel may have (more is a format_error).
+inline constexpr int kMaxTritonAutotuneConfigs = 16;
+
 // The paragraph on headers and predefined names (part of the summary).
 std::string headers_paragraph();
 

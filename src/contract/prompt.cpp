@@ -105,8 +105,20 @@ std::string kernel_template(const ProblemSpec& p) {
   return o.str();
 }
 
-std::string task_prompt(const ProblemSpec& p) {
+std::string task_prompt(const ProblemSpec& p, const std::string& language) {
   std::ostringstream o;
+  if (language == "triton") {
+    o << "Write a fast Triton kernel for the following problem.\n\n# Problem " << p.id << "\n\n"
+      << p.description << "\n\nPyTorch equivalent:\n```python\n"
+      << p.torch << "```\n\nTensors:\n"
+      << tensors_text(p)
+      << "\nSizes (your kernel must be correct for all of them, and is timed at bench):\n"
+      << sizes_text(p) << "\n"
+      << triton_contract_summary() << "\nStart from this template:\n```python\n"
+      << triton_template(p)
+      << "```\n\nAnswer with the complete kernel file in one ```python code block.\n";
+    return o.str();
+  }
   o << "Write a fast CUDA kernel for the following problem.\n\n# Problem " << p.id << "\n\n"
     << p.description << "\n\nPyTorch equivalent:\n```python\n"
     << p.torch << "```\n\nTensors:\n"

@@ -13,6 +13,9 @@ namespace kernrl {
 // size of the problem.
 std::string kernel_template(const ProblemSpec& p);
 
+// The same for a Triton kernel file: the launch block in a docstring and one @triton.jit kernel.
+std::string triton_template(const ProblemSpec& p);
+
 // Tensors with their dtypes, shapes and roles (outputs with their tolerance), one per line.
 std::string tensors_text(const ProblemSpec& p);
 
@@ -21,6 +24,8 @@ std::string sizes_text(const ProblemSpec& p);
 
 // The complete task prompt: the problem, its PyTorch code, tensors, sizes, the kernel-file
 // contract and the template, ending with how to answer.
-std::string task_prompt(const ProblemSpec& p);
+// `language` "triton" asks for Triton kernels (the Triton contract and template); "cuda" (the
+// default) for CUDA.
+std::string task_prompt(const ProblemSpec& p, const std::string& language = "cuda");
 
 }  // namespace kernrl

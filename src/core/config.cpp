@@ -180,9 +180,11 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
         {"timing",
          {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets",
           "flush_l2", "kernel_baseline"}},
-        {"timeouts", {"compile_s", "run_s", "plan_run_s"}},
+        {"timeouts", {"compile_s", "run_s", "plan_run_s", "plan_run_factor", "plan_run_floor_s"}},
+        {"workers", {"spare"}},
         {"compile",
          {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
+        {"triton", {"python", "path", "timeout_s", "memory_limit_mb", "pool"}},
         {"tolerance_overrides", {}},
         {"reward", {"preset"}},
         {"records", {"compile_log_bytes", "worker_log_bytes", "message_bytes"}}};
@@ -239,6 +241,11 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
     rd.number(to, "timeouts.compile_s", "compile_s", 0, true, 86400, next.compile_timeout_s);
     rd.number(to, "timeouts.run_s", "run_s", 0, true, 86400, next.run_timeout_s);
     rd.number(to, "timeouts.plan_run_s", "plan_run_s", 0, true, 86400, next.plan_run_timeout_s);
+    rd.number(to, "timeouts.plan_run_factor", "plan_run_factor", 0, true, 1e6,
+              next.plan_run_factor);
+    rd.number(to, "timeouts.plan_run_floor_s", "plan_run_floor_s", 0, true, 86400,
+              next.plan_run_floor_s);
+    rd.boolean(sec("workers"), "workers.spare", "spare", next.spare_worker);
     const YAML::Node co = sec("compile");
     rd.text(co, "compile.arch", "arch", false, next.arch);
     if (co["arch"] && next.arch != "auto" && !arch_name(next.arch))
@@ -254,6 +261,13 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
     rd.text(co, "compile.cache_dir", "cache_dir", true, next.cache_dir);
     rd.integer(co, "compile.cache_max_mb", "cache_max_mb", 1, 1 << 22, next.cache_max_mb);
     rd.boolean(co, "compile.sandbox", "sandbox", next.compile_sandbox);
+    const YAML::Node tr = sec("triton");
+    rd.text(tr, "triton.python", "python", true, next.triton_python);
+    rd.text(tr, "triton.path", "path", true, next.triton_path);
+    rd.number(tr, "triton.timeout_s", "timeout_s", 0, true, 86400, next.triton_timeout_s);
+    rd.integer(tr, "triton.memory_limit_mb", "memory_limit_mb", 256, 1 << 20,
+               next.triton_memory_limit_mb);
+    rd.integer(tr, "triton.pool", "pool", 0, 64, next.triton_pool);
     rd.text(sec("reward"), "reward.preset", "preset", false, next.reward_preset);
     if (next.reward_preset.empty())
       rd.fail(sec("reward")["preset"], "reward.preset: must name a preset");
@@ -317,12 +331,20 @@ nlohmann::json Config::to_json() const {
           {"compile_timeout_s", compile_timeout_s},
           {"run_timeout_s", run_timeout_s},
           {"plan_run_timeout_s", plan_run_timeout_s},
+          {"plan_run_factor", plan_run_factor},
+          {"plan_run_floor_s", plan_run_floor_s},
+          {"spare_worker", spare_worker},
           {"arch", arch},
           {"fallback_arch", fallback_arch},
           {"compile_memory_limit_mb", compile_memory_limit_mb},
           {"cache_dir", cache_dir},
           {"cache_max_mb", cache_max_mb},
           {"compile_sandbox", compile_sandbox},
+          {"triton_python", triton_python},
+          {"triton_path", triton_path},
+          {"triton_timeout_s", triton_timeout_s},
+          {"triton_memory_limit_mb", triton_memory_limit_mb},
+          {"triton_pool", triton_pool},
           {"tolerance_overrides", ov},
           {"reward_preset", reward_preset},
           {"record_compile_log_bytes", record_compile_log_bytes},
@@ -344,12 +366,20 @@ Config Config::from_json(const nlohmann::json& j) {
   c.compile_timeout_s = j.value("compile_timeout_s", c.compile_timeout_s);
   c.run_timeout_s = j.value("run_timeout_s", c.run_timeout_s);
   c.plan_run_timeout_s = j.value("plan_run_timeout_s", c.plan_run_timeout_s);
+  c.plan_run_factor = j.value("plan_run_factor", c.plan_run_factor);
+  c.plan_run_floor_s = j.value("plan_run_floor_s", c.plan_run_floor_s);
+  c.spare_worker = j.value("spare_worker", c.spare_worker);
   c.arch = j.value("arch", c.arch);
   c.fallback_arch = j.value("fallback_arch", c.fallback_arch);
   c.compile_memory_limit_mb = j.value("compile_memory_limit_mb", c.compile_memory_limit_mb);
   c.cache_dir = j.value("cache_dir", c.cache_dir);
   c.cache_max_mb = j.value("cache_max_mb", c.cache_max_mb);
   c.compile_sandbox = j.value("compile_sandbox", c.compile_sandbox);
+  c.triton_python = j.value("triton_python", c.triton_python);
+  c.triton_path = j.value("triton_path", c.triton_path);
+  c.triton_timeout_s = j.value("triton_timeout_s", c.triton_timeout_s);
+  c.triton_memory_limit_mb = j.value("triton_memory_limit_mb", c.triton_memory_limit_mb);
+  c.triton_pool = j.value("triton_pool", c.triton_pool);
   c.reward_preset = j.value("reward_preset", c.reward_preset);
   c.record_compile_log_bytes = j.value("record_compile_log_bytes", c.record_compile_log_bytes);
   c.record_worker_log_bytes = j.value("record_worker_log_bytes", c.record_worker_log_bytes);

@@ -26,12 +26,25 @@ struct Config {
   double compile_timeout_s = 30;
   double run_timeout_s = 60;
   double plan_run_timeout_s = 5;  // one run of the launch plan (the worker stops a hung kernel)
+  // The bound of one plan run at a size: the reference's time there times this factor, at least
+  // plan_run_floor_s, at most plan_run_timeout_s (docs/grading.md).
+  double plan_run_factor = 100;
+  double plan_run_floor_s = 0.25;
+  bool spare_worker = true;  // keep a started spare worker per GPU (workers.spare)
   std::string arch = "auto";
   std::string fallback_arch = "sm_90a";
   int compile_memory_limit_mb = 8192;
   std::string cache_dir;
   int cache_max_mb = 4096;      // the compile cache is trimmed (oldest first) to stay under this
   bool compile_sandbox = true;  // refuse to compile unless the compiler's OS sandbox holds
+  // Triton kernel files (docs/kernel-format.md, "Triton kernels"): the Python that has Triton
+  // (empty: $KERNRL_TRITON_PYTHON, else python3 on the usual paths), extra module folders it reads
+  // (PYTHONPATH, readable in the sandbox), the compile's limits and the warm pool's size.
+  std::string triton_python;
+  std::string triton_path;
+  double triton_timeout_s = 120;
+  int triton_memory_limit_mb = 16384;
+  int triton_pool = 2;
   std::map<std::string, Tolerance> tolerance_overrides;
   std::string reward_preset = "kernrl";
   // Caps on the free text of a trace record (docs/trace-format.md, "Bounded outputs").

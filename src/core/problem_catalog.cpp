@@ -74,46 +74,56 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string joined(const std::vector<fs::path>& dirs) {
+std::string joined(const std::vector<std::string>& ids) {
   std::string names;
-  for (const auto& m : dirs) names += " " + problem_id_of_dir(m);
+  for (const auto& m : ids) names += " " + m;
   return names;
 }
 
 }  // namespace
 
-fs::path find_problem_dir(const fs::path& root, const std::string& id) {
+std::string match_problem_id(const std::vector<std::string>& ids, const std::string& id) {
   // Exact, then a prefix ("L1_23" names L1_23_Softmax; once the number is given, "L1_23_Soft" any
   // prefix will do), then a substring ("softmax", "gelu"); case-insensitive after the exact match.
-  std::vector<fs::path> all = problem_dirs(root), prefix, inside;
+  if (id.size() > kMaxProblemQuery)
+    throw SpecError("a problem name is at most " + std::to_string(kMaxProblemQuery) +
+                    " characters (this one has " + std::to_string(id.size()) + ")");
+  std::vector<std::string> prefix, inside;
   std::string want = lower(id);
   bool number_given = std::count(id.begin(), id.end(), '_') >= 2;
-  for (const auto& d : all) {
-    std::string did = problem_id_of_dir(d);
-    if (did == id) return d;
+  for (const auto& did : ids) {
+    if (did == id) return did;
     std::string ld = lower(did);
     if (ld.rfind(want, 0) == 0 &&
         (number_given || ld.size() == want.size() || ld[want.size()] == '_'))
-      prefix.push_back(d);
+      prefix.push_back(did);
     else if (!want.empty() && ld.find(want) != std::string::npos)
-      inside.push_back(d);
+      inside.push_back(did);
   }
-  const std::vector<fs::path>& matches = !prefix.empty() ? prefix : inside;
+  const std::vector<std::string>& matches = !prefix.empty() ? prefix : inside;
   if (matches.size() == 1) return matches[0];
   if (matches.size() > 1) throw SpecError("problem '" + id + "' is ambiguous:" + joined(matches));
   // Nothing matches: the closest names, by edit distance on the lower-case ids.
-  std::vector<std::pair<size_t, fs::path>> near;
-  for (const auto& d : all) {
-    std::string ld = lower(problem_id_of_dir(d));
+  std::vector<std::pair<size_t, std::string>> near;
+  for (const auto& did : ids) {
+    std::string ld = lower(did);
     size_t dist = std::min(edit_distance(want, ld),
                            edit_distance(want, ld.substr(ld.find('_', ld.find('_') + 1) + 1)));
-    if (dist <= std::max<size_t>(3, want.size() / 3)) near.emplace_back(dist, d);
+    if (dist <= std::max<size_t>(3, want.size() / 3)) near.emplace_back(dist, did);
   }
   std::sort(near.begin(), near.end());
   std::string hint;
   for (size_t i = 0; i < near.size() && i < 3; ++i)
-    hint += (i ? ", " : "; did you mean ") + problem_id_of_dir(near[i].second);
+    hint += (i ? ", " : "; did you mean ") + near[i].second;
   throw SpecError("unknown problem '" + id + "'" + hint + " (kernrl list shows all problems)");
+}
+
+fs::path find_problem_dir(const fs::path& root, const std::string& id) {
+  std::vector<fs::path> all = problem_dirs(root);
+  std::vector<std::string> ids;
+  for (const auto& d : all) ids.push_back(problem_id_of_dir(d));
+  std::string found = match_problem_id(ids, id);
+  return all[static_cast<size_t>(std::find(ids.begin(), ids.end(), found) - ids.begin())];
 }
 
 }  // namespace kernrl

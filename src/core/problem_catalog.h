@@ -14,6 +14,14 @@ std::vector<std::filesystem::path> problem_dirs(const std::filesystem::path& roo
 // Resolves an id (exact, or a unique prefix such as "L1_23") to its folder; throws SpecError.
 std::filesystem::path find_problem_dir(const std::filesystem::path& root, const std::string& id);
 
+// The longest problem name a lookup considers (longer ones are refused before any matching).
+constexpr size_t kMaxProblemQuery = 256;
+
+// The rule find_problem_dir follows, over a list of ids held in memory: the exact id, a unique
+// prefix, or a unique substring; throws SpecError saying why not (ambiguous, or unknown with the
+// closest names).
+std::string match_problem_id(const std::vector<std::string>& ids, const std::string& id);
+
 // "L1_23" for a KernelBench file name holding level_1_problem_23_ ("" for other names).
 std::string kernelbench_problem_id(const std::string& name);
 

@@ -72,6 +72,13 @@ pid_t spawn(const std::vector<std::string>& argv, const SpawnOptions& opt, int* 
       lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(opt.address_space_limit_mb) << 20;
       setrlimit(RLIMIT_AS, &lim);
     }
+    if (opt.file_size_limit_mb > 0 && !opt.no_files) {
+      rlimit lim{};
+      lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(opt.file_size_limit_mb) << 20;
+      setrlimit(RLIMIT_FSIZE, &lim);
+      rlimit zero{};
+      setrlimit(RLIMIT_CORE, &zero);
+    }
     if (opt.no_files) {
       rlimit zero{};
       setrlimit(RLIMIT_FSIZE, &zero);

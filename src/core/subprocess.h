@@ -28,6 +28,7 @@ struct SpawnOptions {
   size_t max_output_bytes =
       0;                  // run_process: kill the child once stdout exceeds this (0: no limit)
   bool no_files = false;  // RLIMIT_FSIZE 0, RLIMIT_CORE 0: the child can grow no file
+  long file_size_limit_mb = 0;  // when > 0 (and !no_files): RLIMIT_FSIZE, and no core files
 };
 
 // Runs argv (argv[0] a path: no PATH search), writes `input` to its stdin, collects stdout; kills

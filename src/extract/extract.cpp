@@ -162,8 +162,7 @@ class BlockCollector {
 
 // What an answer in another format is ("" when it is none of the known ones).
 std::string other_format(const std::string& code, bool python_file) {
-  if (has(code, "@triton.jit") || has(code, "import triton") || has(code, "triton.language"))
-    return "a Triton kernel (@triton.jit)";
+  if (is_triton_source(code)) return "a Triton kernel (@triton.jit)";
   if (has(code, "load_inline") || has(code, "cpp_extension")) {
     if (has(code, "ModelNew"))
       return "a KernelBench-style Python module (class ModelNew with load_inline CUDA source)";
@@ -284,6 +283,12 @@ ExtractedSource extract_markdown(const std::string& text) {
     if (const Block* k = kernel_block_near(i)) return join(*k, blocks[i], true);
     throw no_kernels(blocks[i]);
   }
+  for (size_t i = blocks.size(); i-- > 0;)
+    if (is_triton_source(blocks[i].code())) {
+      ExtractedSource src = whole(blocks[i]);
+      src.language = "triton";
+      return src;
+    }
   for (const auto& b : blocks)
     if (std::string what = other_format(b.code(), b.lang == "python" || b.lang == "py");
         !what.empty())
@@ -298,6 +303,11 @@ ExtractedSource extract_markdown(const std::string& text) {
 }
 
 }  // namespace
+
+bool is_triton_source(const std::string& code) {
+  return has(code, "triton.jit") || has(code, "import triton") || has(code, "from triton") ||
+         has(code, "triton.language");
+}
 
 ExtractedSource extract_kernel(const std::string& raw, const std::string& filename) {
   if (raw.size() > kMaxSourceBytes)
@@ -317,7 +327,10 @@ ExtractedSource extract_kernel(const std::string& raw, const std::string& filena
     pos = nl + 1;
   }
   if (ends_with(filename, ".cu") || ends_with(filename, ".cuh")) return {text, 1, false};
-  if (ends_with(filename, ".py")) other_format_error(other_format(text, true));
+  if (ends_with(filename, ".py")) {
+    if (is_triton_source(text)) return {text, 1, false, "triton"};
+    other_format_error(other_format(text, true));
+  }
   return extract_markdown(text);
 }
 

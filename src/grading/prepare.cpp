@@ -14,6 +14,7 @@
 #include "core/paths.h"
 #include "extract/extract.h"
 #include "record/record.h"
+#include "triton_compile/compiler.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
@@ -107,21 +108,7 @@ bool read_bytes(const std::string& file, bool regular_only, std::string* out, st
   return true;
 }
 
-SourceConverter& source_converter() {
-  static SourceConverter c;
-  return c;
-}
-
-bool python_file(const std::string& file) {
-  std::string e = fs::path(file).extension().string();
-  return e == ".py" || e == ".PY" || e == ".Py";
-}
-
 }  // namespace
-
-void set_source_converter(SourceConverter converter) {
-  source_converter() = std::move(converter);
-}
 
 std::string resolve_problem_id(const std::string& file, const std::string& option,
                                const std::string& from_block) {
@@ -152,6 +139,56 @@ uint64_t parse_seed(const std::string& text, const std::string& option) {
 }
 
 namespace {
+
+// Step 3 for a Triton file: its kernels compiled in the sandboxed Triton compiler, the plan
+// replaced by the one the worker runs.
+template <typename Finish>
+Prepared compile_triton_file(Prepared& out, const ExtractedSource& src, const std::string& name,
+                             const GradeOptions& opt, const Config& cfg, const std::string& arch,
+                             int64_t num_sms, Finish& finish,
+                             std::chrono::steady_clock::time_point t0) {
+  std::vector<Vars> size_sets;
+  if (opt.sizes) {
+    Vars v = out.problem.bench;
+    for (const auto& [k, val] : *opt.sizes) v[k] = val;
+    size_sets.push_back(v);
+  } else {
+    size_sets = out.problem.tests;
+    size_sets.push_back(out.problem.bench);
+  }
+  TritonCompileResult t;
+  try {
+    t = compile_triton(src, name, out.plan, out.problem, size_sets, num_sms, arch, cfg);
+  } catch (const UsageError& e) {
+    // No Python with Triton, or its sandbox cannot be set up: the grading machine's problem, said
+    // in the record, and a set-up error for the command (nothing was compiled).
+    out.usage_error = e.what();
+    return finish(Status::InternalError, e.what(), 0, "");
+  }
+  TraceRecord& r = out.record;
+  trace::Compile& rc = r.compile.emplace();
+  rc.ms = t.compile.ms;
+  rc.arch = arch;
+  rc.cached = t.compile.cached;
+  if (!t.triton_version.empty()) rc.triton = t.triton_version;
+  if (!t.kernels.empty()) rc.kernels = t.kernels;
+  out.compiled = t.compile;
+  out.compiled.triton_version = t.triton_version;
+  if (t.format_error) return finish(Status::FormatError, t.compile.error, t.error_line, "");
+  if (!t.compile.ok()) {
+    std::string msg =
+        t.compile.status == CompileResult::Timeout ? t.compile.error : "Triton: " + t.compile.error;
+    return finish(Status::CompileError, msg, t.error_line, t.compile.log);
+  }
+  out.plan = t.launch.plan;
+  out.compiled.lowered = t.launch.lowered;
+  out.compiled.modules = t.launch.modules;
+  if (!t.compile.log.empty()) rc.log = t.compile.log;
+  r.status = Status::Compiled;
+  out.cpu_ms = ms_since(t0);
+  if (opt.compile_only) out.done = true;
+  return out;
+}
 
 Prepared prepare(const std::string& file, const std::string* given_text, const GradeOptions& opt,
                  const Config& cfg, const std::string& arch, int64_t num_sms) {
@@ -205,10 +242,12 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   LaunchPlan plan;
   std::string block_problem;
   std::optional<FormatError> format_problem;
-  // A KernelBench module (.py) is converted into a kernel file for the problem its path or the
-  // option names; compiler messages then name lines of the converted file.
+  // A file of another format (a KernelBench module) is converted into a kernel file for the
+  // problem its path or the option names; compiler messages then name lines of the converted file.
   std::string kernel_text = text, kernel_name = file;
-  if (python_file(file) && source_converter()) {
+  const SourceConverter* converter =
+      is_triton_source(text) ? nullptr : converter_for(opt.converters, file);
+  if (converter) {
     std::string named = resolve_problem_id(file, opt.problem, "");
     std::optional<ProblemSpec> spec;
     try {
@@ -219,23 +258,22 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     if (spec) {
       std::vector<std::string> notes;
       try {
-        kernel_text = source_converter()(text, file, *spec, &notes);
+        kernel_text = converter->convert(text, file, *spec, &notes);
         kernel_name = file + ".cu";
         trace::Converted& c = r.converted.emplace();
-        c.from = "kernelbench";
+        c.from = converter->name();
         c.notes = notes;
       } catch (const FormatError& e) {
         format_problem = e;
       }
     } else if (named.empty()) {
-      format_problem = FormatError(
-          "this is a KernelBench-style Python module; kernrl converts it for a known problem: give "
-          "--problem, or name it as KernelBench does (level_L_problem_P_sample_S_kernel.py)");
+      format_problem = FormatError(converter->needs_problem());
     }
   }
   if (!format_problem) {
     try {
       src = extract_kernel(kernel_text, kernel_name);
+      r.language = src.language;
       plan = parse_launch_block(src);
       block_problem = plan.problem;
     } catch (const FormatError& e) {
@@ -307,6 +345,8 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
         return finish(Status::FormatError, out.usage_error, 0, "");
       }
 
+  if (plan.language == "triton")
+    return compile_triton_file(out, src, kernel_name, opt, cfg, arch, num_sms, finish, t0);
   out.compiled = compile_kernel(src, kernel_name, arch, plan.kernel_names(), cfg);
   const CompileResult& c = out.compiled;
   trace::Compile& rc = r.compile.emplace();
@@ -344,6 +384,7 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
   json v = versions.is_object() ? versions : json::object();
   v["kernrl"] = KERNRL_VERSION;
   if (p.compiled.nvrtc_version.size()) v["nvrtc"] = p.compiled.nvrtc_version;
+  if (p.compiled.triton_version.size()) v["triton"] = p.compiled.triton_version;
   r.versions = v;
   r.device = device.is_object() ? Field<json>(device) : Field<json>(nullptr);
   if (answer) {
@@ -365,6 +406,7 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     if (!answer->timing.is_null()) r.timing.assign_json(answer->timing);
     // The protocol's serializer of launch facts, read back as the record's launches.
     if (!answer->launches.empty()) r.launches.assign_json(launches_to_json(answer->launches));
+    if (answer->watchdog.is_object()) r.watchdog.assign_json(answer->watchdog);
   } else if (r.status_is(Status::Compiled) || !r.error) {
     r.not_run_reason = not_run_reason;
   } else {

@@ -47,23 +47,37 @@ WorkerClient::WorkerClient(int gpu, std::string exe)
     : gpu_(gpu), exe_(exe.empty() ? helper_exe("kernrl-worker").string() : std::move(exe)) {}
 
 WorkerClient::~WorkerClient() {
-  proc_.kill_and_release();
-  if (!log_file_.empty()) std::filesystem::remove(log_file_);
+  for (Proc* p : {active_.get(), spare_.get()}) {
+    p->io.kill_and_release();
+    if (!p->log_file.empty()) std::filesystem::remove(p->log_file);
+  }
+}
+
+void WorkerClient::start(Proc& p, const char* slot) {
+  if (p.log_file.empty())
+    p.log_file = (std::filesystem::temp_directory_path() /
+                  ("kernrl-worker-" + std::to_string(getpid()) + "-gpu" + std::to_string(gpu_) +
+                   "-" + slot + ".log"))
+                     .string();
+  SpawnOptions opt;
+  opt.stderr_file = p.log_file;
+  opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
+  p.io.start({exe_}, opt);
+  p.serial = ++starts_;
+  p.hello.reset();
+  p.hello_wait_ms = 0;
 }
 
 void WorkerClient::spawn() {
   if (!std::filesystem::exists(exe_)) return;  // wait_ready() says why
-  if (log_file_.empty())
-    log_file_ =
-        (std::filesystem::temp_directory_path() /
-         ("kernrl-worker-" + std::to_string(getpid()) + "-gpu" + std::to_string(gpu_) + ".log"))
-            .string();
-  SpawnOptions opt;
-  opt.stderr_file = log_file_;
-  opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
-  proc_.start({exe_}, opt);
+  start(*active_, "a");
+  promoted_ = false;
   ready_ = false;
   unsent_start_.reset();
+}
+
+void WorkerClient::start_spare() {
+  if (spare_on_ && !spare_->io.running()) start(*spare_, "b");
 }
 
 std::optional<WorkerClient::Start> WorkerClient::take_start() {
@@ -72,22 +86,15 @@ std::optional<WorkerClient::Start> WorkerClient::take_start() {
   return s;
 }
 
-bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
-  if (ready_) return true;
-  if (!std::filesystem::exists(exe_)) {
-    *error =
-        "this kernrl was built without libtorch for CUDA, so it has no GPU worker (kernrl-worker)";
-    return false;
-  }
-  if (!proc_.running()) spawn();
+bool WorkerClient::read_hello(Proc& p, double timeout_s, std::string* error, bool glance) {
   auto wait_from = std::chrono::steady_clock::now();
-  auto line = proc_.read_line(timeout_s);
+  auto line = p.io.read_line(timeout_s);
   if (!line) {
-    auto r = proc_.kill_and_reap();
-    *error = r.timed_out
-                 ? "the GPU worker did not start within " +
-                       std::to_string(static_cast<int>(timeout_s)) + " s"
-                 : "the GPU worker could not start" + (log_tail().empty() ? "" : ": " + log_tail());
+    if (p.io.timed_out() && glance) return false;  // not there yet
+    auto r = p.io.kill_and_reap();
+    *error = r.timed_out ? "the GPU worker did not start within " +
+                               std::to_string(static_cast<int>(timeout_s)) + " s"
+                         : "the GPU worker could not start";
     return false;
   }
   try {
@@ -97,31 +104,61 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
                " and kernrl protocol " + std::to_string(kWorkerProtocol) + " (worker built as " +
                (hello.build_id.empty() ? "?" : hello.build_id) +
                ", kernrl " KERNRL_VERSION "): install kernrl and kernrl-worker together";
-      proc_.kill_and_reap();
+      p.io.kill_and_reap();
       return false;
     }
     if (!hello.ok) {
       *error = hello.error;
-      proc_.kill_and_reap();
+      p.io.kill_and_reap();
       return false;
     }
-    hello_ = hello;
-    unsent_start_ = Start{
+    p.hello = hello;
+    p.hello_wait_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wait_from)
-            .count(),
-        hello.startup_ms};
+            .count();
   } catch (const std::exception& e) {
     *error = std::string("the GPU worker sent a bad greeting: ") + e.what();
-    proc_.kill_and_reap();
+    p.io.kill_and_reap();
     return false;
   }
+  return true;
+}
+
+bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
+  if (ready_) return true;
+  if (!std::filesystem::exists(exe_)) {
+    *error =
+        "this kernrl was built without libtorch for CUDA, so it has no GPU worker (kernrl-worker)";
+    return false;
+  }
+  if (!active_->io.running()) spawn();
+  if (!active_->hello && !read_hello(*active_, timeout_s, error)) {
+    if (!active_->io.running() && error->find("could not start") != std::string::npos &&
+        !log_tail().empty())
+      *error += ": " + log_tail();
+    return false;
+  }
+  hello_ = *active_->hello;
+  unsent_start_ = Start{active_->hello_wait_ms, hello_.startup_ms, promoted_};
+  if (restarts_ > 0) restart_wait_ms_ += active_->hello_wait_ms;
   ready_ = true;
+  // The spare starts once the active worker is up, so that the first start is not slowed.
+  start_spare();
+  return true;
+}
+
+bool WorkerClient::spare_ready(double timeout_s, bool glance) {
+  if (!spare_->io.running()) return false;
+  if (spare_->hello) return true;
+  std::string error;
+  if (!read_hello(*spare_, timeout_s, &error, glance)) return false;
+  spare_->hello_wait_ms = 0;  // read before it was needed: no kernel waited for it
   return true;
 }
 
 std::string WorkerClient::log_tail() const {
   // Only the end is read: a kernel that printf's in a loop may have written megabytes.
-  std::ifstream in(log_file_, std::ios::binary | std::ios::ate);
+  std::ifstream in(active_->log_file, std::ios::binary | std::ios::ate);
   if (!in) return "";
   std::streamoff size = in.tellg();
   std::streamoff from = size > kLogTailBytes ? size - kLogTailBytes : 0;
@@ -161,7 +198,8 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
   }
   // The log holds this request's output only (the worker appends to it: O_APPEND), so it stays
   // small and a crash report shows what this kernel printed.
-  if (!log_file_.empty() && ::truncate(log_file_.c_str(), 0) != 0) {
+  const std::string& log_file = active_->log_file;
+  if (!log_file.empty() && ::truncate(log_file.c_str(), 0) != 0) {
     // Not fatal: the tail is still read from the end of the file.
   }
   auto sent_at = std::chrono::steady_clock::now();
@@ -176,13 +214,15 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
   // Kept apart from the worker: a crash restarts it before take_start() is called.
   last_start_.swap(unsent_start_);
   unsent_start_.reset();
-  if (!proc_.send_line(req.dump(-1, ' ', false, json::error_handler_t::replace))) {
+  last_worker_ = active_->serial;
+  LineProcess& io = active_->io;
+  if (!io.send_line(req.dump(-1, ' ', false, json::error_handler_t::replace))) {
     std::string tail = log_tail();
     restart();
     *failure = failed(Status::RuntimeError, "the GPU worker is gone", tail);
     return std::nullopt;
   }
-  auto line = proc_.read_line(timeout_s);
+  auto line = io.read_line(timeout_s);
   if (line) {
     try {
       json res = json::parse(*line);
@@ -193,9 +233,11 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
     } catch (const std::exception&) {
     }
   }
-  bool hung = proc_.timed_out();
-  ProcessResult pr = proc_.kill_and_reap();
+  bool hung = io.timed_out();
   std::string tail = log_tail();
+  // A hung worker is killed and reaped in the background (its CUDA context's teardown waits for
+  // the GPU); one that crashed has closed its output and is reaped here for its exit status.
+  ProcessResult pr = hung ? ProcessResult{} : io.kill_and_reap();
   restart();
   if (hung) {
     *failure = failed(Status::Timeout, "the evaluation did not finish within " +
@@ -211,9 +253,19 @@ std::optional<json> WorkerClient::exchange(const json& req, double timeout_s, Ev
 }
 
 void WorkerClient::restart() {
-  proc_.kill_and_release();
+  active_->io.kill_and_release();
   ready_ = false;
   ++restarts_;
+  if (spare_on_ && spare_->io.running()) {
+    // A quick look for the spare's hello: usually long since written.
+    spare_ready(0.002, true);
+    std::swap(active_, spare_);
+    ++spare_takeovers_;
+    promoted_ = true;
+    unsent_start_.reset();
+    start_spare();  // in the slot of the worker just killed
+    return;
+  }
   // Started now, so that its libtorch load overlaps what the grader does before the next request.
   spawn();
 }

@@ -1,8 +1,11 @@
 // The CLI's side of a GPU worker: starts it, sends requests, and turns a worker that crashed or
-// hung into a record for that one kernel (runtime_error / timeout) before starting a fresh one.
+// hung into a record for that one kernel (runtime_error / timeout) before handing the next request
+// to a fresh one: the spare, a second worker kept started beside the active one (set_spare), or
+// else one started at once.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -25,6 +28,13 @@ class WorkerClient {
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
 
+  // Keeps a started spare worker beside the active one (off unless set; the session sets it from
+  // `workers.spare`): once the active worker is ready, a second one is started, and when a kernel
+  // crashes or hangs the active worker, the spare takes the next request at once while the
+  // broken worker is killed and reaped in the background and a new spare starts. A spare holds
+  // one more CUDA context and libtorch's host memory, and allocates nothing else until it takes
+  // over.
+  void set_spare(bool on) { spare_on_ = on; }
   // Starts the process without waiting for it (its libtorch load overlaps with compiling).
   void spawn();
   // Waits for the worker's hello. False (with *error) when there is no usable GPU, or the worker
@@ -46,6 +56,19 @@ class WorkerClient {
   // A bench request (BenchDeviceRequest / BenchReferenceRequest, serialised).
   BenchAnswer bench(const nlohmann::json& req, double timeout_s);
   int restarts() const { return restarts_; }
+  // Of the restarts, those where a started spare took over.
+  int spare_takeovers() const { return spare_takeovers_; }
+  // The ms the grader waited for replacement workers' hellos, all restarts together (the cost of
+  // the restarts on the critical path; 0 when every spare was ready before it was needed).
+  double restart_wait_ms() const { return restart_wait_ms_; }
+  // Worker processes started so far (the active ones and the spares).
+  int starts() const { return starts_; }
+  // Which worker process answered the last request: 1 for the first started, then in start
+  // order (spares included).
+  int last_worker() const { return last_worker_; }
+  // Waits up to `timeout_s` for the spare's hello; true when the spare is ready to take over. A
+  // spare that did not say hello in time is killed, unless `glance` (a look that may come early).
+  bool spare_ready(double timeout_s, bool glance = false);
   // The last request's round trip in ms, not counting a wait for the worker to start.
   double last_request_ms() const { return last_request_ms_; }
 
@@ -56,6 +79,7 @@ class WorkerClient {
   struct Start {
     double ms = 0;
     std::map<std::string, double> phases;
+    bool spare = false;  // the worker was started as a spare and took over after a restart
   };
   std::optional<Start> take_start();
 
@@ -64,22 +88,42 @@ class WorkerClient {
   // worker hung or died (it is then killed, and restarted by the next request).
   std::optional<nlohmann::json> exchange(const nlohmann::json& req, double timeout_s,
                                          EvalAnswer* failure);
-  // Kills the worker (if still running) and starts a fresh one without waiting for it.
+  // Kills the worker (if still running) without waiting for its teardown, and hands the next
+  // request to the spare (a new spare is started) or to a fresh worker started now.
   void restart();
+  // One worker process: its pipes, its log file (stderr) and its place in start order.
+  struct Proc {
+    LineProcess io;
+    std::string log_file;
+    int serial = 0;
+    std::optional<Hello> hello;  // read, checked (a spare's, before it takes over)
+    double hello_wait_ms = 0;
+  };
+  void start(Proc& p, const char* slot);
+  // Reads and checks `p`'s hello within `timeout_s`; false with *error when it did not come or
+  // the worker cannot grade (its process is then killed; not for a `glance` that times out).
+  bool read_hello(Proc& p, double timeout_s, std::string* error, bool glance = false);
+  void start_spare();
   // The last kLogTailBytes of the worker's output (stderr, where device printf output lands too)
   // while grading the current request; the record caps it further (records.worker_log_bytes).
   std::string log_tail() const;
   static constexpr long kLogTailBytes = 64 * 1024;
   int gpu_;
   std::string exe_;
-  LineProcess proc_;
+  std::unique_ptr<Proc> active_ = std::make_unique<Proc>();
+  std::unique_ptr<Proc> spare_ = std::make_unique<Proc>();
+  bool spare_on_ = false;
+  bool promoted_ = false;  // the active worker started as a spare
   bool ready_ = false;
   Hello hello_;
   std::optional<Start> unsent_start_;  // the running worker's start, before its first request
   std::optional<Start> last_start_;    // the start of the worker the last request went to
   double last_request_ms_ = 0;
-  std::string log_file_;
   int restarts_ = 0;
+  int spare_takeovers_ = 0;
+  double restart_wait_ms_ = 0;
+  int starts_ = 0;
+  int last_worker_ = 0;
 };
 
 }  // namespace kernrl

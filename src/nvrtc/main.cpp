@@ -1,6 +1,6 @@
 // kernrl-nvrtc: compiles one kernel file with NVRTC. It runs as a child of kernrl, with an empty
 // environment, in an empty directory, under time and memory limits, and it locks itself into the
-// sandbox of nvrtc/sandbox.h before NVRTC reads anything: a kernel file can make the
+// sandbox of sandbox/sandbox.h before NVRTC reads anything: a kernel file can make the
 // preprocessor open only CUDA's headers and the headers kernrl serves from memory.
 //
 // Request (stdin): one CompileRequest. Answer (stdout): one CompileAnswer line, then exactly
@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <nvrtc.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,8 +24,8 @@
 #include <vector>
 
 #include "headers/builtin_headers.h"
-#include "nvrtc/sandbox.h"
 #include "protocol/compiler.h"
+#include "sandbox/sandbox.h"
 
 using kernrl::CompileAnswer;
 using kernrl::CompileRequest;
@@ -82,9 +83,17 @@ int check_sandbox(const std::vector<std::string>& dirs) {
            return s >= 0;
          }()},
         {"environment", environ && environ[0] ? environ[0] : ""},
+        {"private root", st.private_root},
+        {"see /etc/passwd exists",
+         [] {
+           struct stat sb;
+           return stat("/etc/passwd", &sb) == 0;
+         }()},
     };
+    if (!st.gap.empty()) checks["gap"] = st.gap;
     bool escaped = checks["read /etc/passwd"] || checks["read /proc/self/environ"] ||
-                   checks["create /tmp file"] || checks["socket"];
+                   checks["create /tmp file"] || checks["socket"] ||
+                   (st.private_root && checks["see /etc/passwd exists"]);
     out.checks = checks;
     if (escaped) out.ok = false, out.error = "the sandbox did not hold";
     bool readable = !dirs.empty();

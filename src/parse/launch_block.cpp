@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/yaml_guard.h"
+#include "parse/python_block.h"
 #include "parse/yaml_prepass.h"
 
 namespace kernrl {
@@ -86,7 +87,7 @@ std::vector<std::string> split_top_level(const std::string& s) {
 
 class BlockReader {
  public:
-  BlockReader(int base_line) : base_(base_line) {}
+  BlockReader(int base_line, bool triton = false) : base_(base_line), triton_(triton) {}
   int line_of(const YAML::Node& n) const {
     return n.Mark().line >= 0 ? base_ + n.Mark().line : base_;
   }
@@ -155,6 +156,7 @@ class BlockReader {
       throw FormatError("launch block must be a YAML mapping with 'launches'", base_);
     LaunchPlan plan;
     plan.line = base_;
+    if (triton_) plan.language = "triton";
     for (const auto& kv : root) {
       auto k = kv.first.IsScalar() ? kv.first.Scalar() : "";
       if (k != "problem" && k != "launches" && k != "scratch")
@@ -200,24 +202,72 @@ class BlockReader {
   }
 
  private:
+  // Why a Triton launch may not have `key` (empty when it may).
+  static std::string triton_only_problem(const std::string& key) {
+    if (key == "block")
+      return "a Triton launch has no 'block': it is 32 x num_warps threads (set num_warps)";
+    if (key == "shared_bytes")
+      return "a Triton launch has no 'shared_bytes': Triton's compiler sizes shared memory";
+    if (key == "cluster") return "a Triton launch has no 'cluster': set num_ctas";
+    if (key == "cooperative") return "a Triton launch has no 'cooperative'";
+    return "";
+  }
+
+  void check_keys(const YAML::Node& n) {
+    const auto& keys = triton_ ? triton_launch_keys() : launch_keys();
+    std::string list;
+    for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+    for (const auto& kv : n) {
+      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (std::find(keys.begin(), keys.end(), k) != keys.end()) continue;
+      if (std::string why = triton_ ? triton_only_problem(k) : ""; !why.empty())
+        fail(kv.first, why);
+      fail(kv.first, "unknown launch key '" + printable(k) + "' (the keys are " + list + ")");
+    }
+  }
+
+  // A Triton launch's constexprs and compile options.
+  void triton_fields(const YAML::Node& n, LaunchSpec& l) {
+    if (auto c = n["constexprs"]; c && !c.IsNull()) {
+      if (!c.IsMap()) fail(c, "'constexprs' must map each tl.constexpr parameter to its value");
+      for (const auto& kv : c) {
+        std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
+        if (!is_identifier(name))
+          fail(kv.first, "constexpr name '" + printable(name) + "' must be a parameter name");
+        std::string v = scalar(kv.second, "constexprs." + name);
+        std::string lower = v;
+        for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (lower == "true" || lower == "false") v = lower;
+        for (const auto& [k, _] : l.constexprs)
+          if (k == name) fail(kv.first, "constexpr '" + name + "' given twice");
+        l.constexprs.emplace_back(name, v);
+      }
+    }
+    if (n["num_warps"]) l.num_warps = scalar(n["num_warps"], "num_warps");
+    if (n["num_stages"]) l.num_stages = scalar(n["num_stages"], "num_stages");
+    if (n["num_ctas"]) l.num_ctas = scalar(n["num_ctas"], "num_ctas");
+  }
+
   LaunchSpec launch(const YAML::Node& n) {
-    if (!n.IsMap()) fail(n, "each launch must be a mapping with kernel, grid, block, args");
-    const auto& keys = launch_keys();
-    for (const auto& kv : n)
-      if (!kv.first.IsScalar() ||
-          std::find(keys.begin(), keys.end(), kv.first.Scalar()) == keys.end())
-        fail(kv.first, "unknown launch key '" +
-                           printable(kv.first.IsScalar() ? kv.first.Scalar() : "") +
-                           "' (the keys are kernel, grid, block, shared_bytes, args, repeat, "
-                           "cooperative, cluster)");
+    if (!n.IsMap())
+      fail(n, triton_ ? "each launch must be a mapping with kernel, grid, args"
+                      : "each launch must be a mapping with kernel, grid, block, args");
+    check_keys(n);
     LaunchSpec l;
     l.line = line_of(n);
     for (const char* k : {"kernel", "grid", "block"})
-      if (!n[k]) fail(n, std::string("launch is missing '") + k + "'");
+      if (!n[k] && !(triton_ && std::string(k) == "block"))
+        fail(n, std::string("launch is missing '") + k + "'");
     l.kernel = scalar(n["kernel"], "kernel");
     if (std::string why = kernel_name_problem(l.kernel); !why.empty()) fail(n["kernel"], why);
+    if (triton_ && !is_identifier(l.kernel))
+      fail(n["kernel"], "kernel '" + printable(l.kernel) +
+                            "' must be the name of a @triton.jit function of this file");
     l.grid = dims(n["grid"], "grid");
-    l.block = dims(n["block"], "block");
+    if (triton_)
+      triton_fields(n, l);
+    else
+      l.block = dims(n["block"], "block");
     if (n["cluster"]) l.cluster = dims(n["cluster"], "cluster");
     if (n["shared_bytes"]) l.shared_bytes = scalar(n["shared_bytes"], "shared_bytes");
     if (n["args"] && !n["args"].IsNull()) {
@@ -255,6 +305,7 @@ class BlockReader {
     return l;
   }
   int base_;
+  bool triton_ = false;
 };
 
 }  // namespace
@@ -343,14 +394,17 @@ const std::vector<std::string>& launch_keys() {
   return keys;
 }
 
-std::vector<std::string> LaunchPlan::kernel_names() const {
-  std::vector<std::string> names;
-  for (const auto& l : launches)
-    if (std::find(names.begin(), names.end(), l.kernel) == names.end()) names.push_back(l.kernel);
-  return names;
+const std::vector<std::string>& triton_launch_keys() {
+  static const std::vector<std::string> keys = {"kernel",    "grid",       "args",     "constexprs",
+                                                "num_warps", "num_stages", "num_ctas", "repeat"};
+  return keys;
 }
 
 LaunchPlan parse_launch_block(const ExtractedSource& src) {
+  if (src.language == "triton") {
+    PythonBlock b = python_launch_block(src.code);
+    return BlockReader(src.first_line + b.line, true).read(b.yaml);
+  }
   const std::string& code = src.code;
   size_t open = code.find("/* kernrl");
   if (open == std::string::npos) throw FormatError("no /* kernrl launch block found");
@@ -363,12 +417,6 @@ LaunchPlan parse_launch_block(const ExtractedSource& src) {
   if (close == std::string::npos)
     throw FormatError("the /* kernrl block is never closed with */", line);
   return BlockReader(line).read(code.substr(body, close - body));
-}
-
-Vars plan_vars(const Vars& sizes, int64_t num_sms) {
-  Vars v = sizes;
-  v["num_sms"] = num_sms;
-  return v;
 }
 
 namespace {
@@ -384,6 +432,32 @@ std::string size_set_text(const ProblemSpec& p, const Vars& vars, const std::str
   if (!repeat_var.empty() && vars.count(repeat_var))
     out += (out.empty() ? "" : " ") + repeat_var + "=" + std::to_string(vars.at(repeat_var));
   return out.empty() ? "(no sizes)" : out;
+}
+
+}  // namespace
+
+namespace {
+
+// A Triton launch's constexprs and options at one size set: each evaluates, and the options are
+// in Triton's ranges.
+template <typename Eval>
+void check_triton_launch(const LaunchSpec& l, const Vars& vars, Eval& eval) {
+  for (const auto& [name, value] : l.constexprs)
+    if (value != "true" && value != "false" && !is_float_literal(value))
+      eval(value, vars, l.line, "constexpr " + name + " of " + l.kernel);
+  auto option = [&](const std::string& text, const char* what, int64_t lo, int64_t hi,
+                    bool power_of_two) {
+    if (text.empty()) return;
+    int64_t v = eval(text, vars, l.line, std::string(what) + " of " + l.kernel);
+    if (v < lo || v > hi || (power_of_two && (v & (v - 1)) != 0))
+      throw FormatError(std::string(what) + " of " + l.kernel + " is " + std::to_string(v) +
+                            "; it must be " + (power_of_two ? "a power of two " : "") + "from " +
+                            std::to_string(lo) + " to " + std::to_string(hi),
+                        l.line);
+  };
+  option(l.num_warps, "num_warps", 1, 32, true);
+  option(l.num_stages, "num_stages", 1, 8, false);
+  option(l.num_ctas, "num_ctas", 1, 16, true);
 }
 
 }  // namespace
@@ -434,7 +508,7 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
          p.find_scalar(l.repeat_var) || scratch_names.count(l.repeat_var)))
       throw FormatError("repeat var '" + l.repeat_var + "' shadows a name of the problem", l.line);
     for (const auto& sizes : size_sets) {
-      Vars base = plan_vars(sizes, num_sms);
+      Vars base = plan_vars(p, sizes, num_sms);
       int64_t reps = check_expr(l.repeat_count, base, l.line, "repeat.count of " + l.kernel);
       if (reps < 0 || reps > 100000)
         throw FormatError(
@@ -523,64 +597,17 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
           }
           check_expr(a.text, vars, l.line, "argument '" + a.text + "' of " + l.kernel);
         }
+        if (plan.language == "triton") check_triton_launch(l, vars, check_expr);
       }
     }
   }
   for (const auto& s : plan.scratch)
     for (const auto& sizes : size_sets) {
-      int64_t n = check_expr(s.count, plan_vars(sizes, num_sms), s.line, "scratch " + s.name);
+      int64_t n = check_expr(s.count, plan_vars(p, sizes, num_sms), s.line, "scratch " + s.name);
       if (n < 0 || n > (int64_t{1} << 34))
         throw FormatError("scratch " + s.name + " has count " + std::to_string(n), s.line);
     }
   if (config_error) throw *config_error;
-}
-
-nlohmann::json LaunchPlan::to_json() const {
-  nlohmann::json ls = nlohmann::json::array();
-  for (const auto& l : launches) {
-    nlohmann::json args = nlohmann::json::array();
-    for (const auto& a : l.args)
-      args.push_back({{"text", a.text}, {"kind", static_cast<int>(a.kind)}});
-    ls.push_back({{"kernel", l.kernel},
-                  {"grid", l.grid},
-                  {"block", l.block},
-                  {"cluster", l.cluster},
-                  {"shared_bytes", l.shared_bytes},
-                  {"args", args},
-                  {"repeat_count", l.repeat_count},
-                  {"repeat_var", l.repeat_var},
-                  {"cooperative", l.cooperative},
-                  {"line", l.line}});
-  }
-  nlohmann::json sc = nlohmann::json::array();
-  for (const auto& s : scratch)
-    sc.push_back({{"name", s.name}, {"dtype", s.dtype.name}, {"count", s.count}, {"line", s.line}});
-  return {{"problem", problem}, {"launches", ls}, {"scratch", sc}, {"line", line}};
-}
-
-LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
-  LaunchPlan p;
-  p.problem = j.at("problem");
-  p.line = j.at("line");
-  for (const auto& l : j.at("launches")) {
-    LaunchSpec s;
-    s.kernel = l.at("kernel");
-    s.grid = l.at("grid").get<std::vector<std::string>>();
-    s.block = l.at("block").get<std::vector<std::string>>();
-    s.cluster = l.at("cluster").get<std::vector<std::string>>();
-    s.shared_bytes = l.at("shared_bytes");
-    for (const auto& a : l.at("args"))
-      s.args.push_back({a.at("text"), static_cast<ArgKind>(a.at("kind").get<int>())});
-    s.repeat_count = l.at("repeat_count");
-    s.repeat_var = l.at("repeat_var");
-    s.cooperative = l.at("cooperative");
-    s.line = l.at("line");
-    p.launches.push_back(s);
-  }
-  for (const auto& s : j.at("scratch"))
-    p.scratch.push_back(
-        {s.at("name"), *dtype_from_name(s.at("dtype")), s.at("count"), s.at("line")});
-  return p;
 }
 
 }  // namespace kernrl

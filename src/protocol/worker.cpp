@@ -80,11 +80,13 @@ Hello Hello::from_json(const json& j) {
 }
 
 json EvalRequest::to_json() const {
-  return {{"cmd", "eval"},          {"problem_dir", problem_dir},
-          {"cubin", cubin},         {"lowered", lowered},
-          {"plan", plan.to_json()}, {"sizes", sizes ? json(*sizes) : json(nullptr)},
-          {"seed", seed},           {"config", cfg.to_json()},
-          {"time", time},           {"baseline", baseline ? *baseline : json(nullptr)}};
+  json j = {{"cmd", "eval"},          {"problem_dir", problem_dir},
+            {"cubin", cubin},         {"lowered", lowered},
+            {"plan", plan.to_json()}, {"sizes", sizes ? json(*sizes) : json(nullptr)},
+            {"seed", seed},           {"config", cfg.to_json()},
+            {"time", time},           {"baseline", baseline ? *baseline : json(nullptr)}};
+  if (!modules.empty()) j["modules"] = modules;
+  return j;
 }
 
 EvalRequest EvalRequest::from_json(const json& j) {
@@ -93,6 +95,7 @@ EvalRequest EvalRequest::from_json(const json& j) {
   r.problem_dir = j.at("problem_dir").get<std::string>();
   r.cubin = j.at("cubin").get<std::string>();
   r.lowered = j.at("lowered").get<std::map<std::string, std::string>>();
+  if (j.contains("modules")) r.modules = j.at("modules").get<std::map<std::string, std::string>>();
   r.plan = LaunchPlan::from_json(j.at("plan"));
   if (j.contains("sizes") && !j["sizes"].is_null()) r.sizes = j["sizes"].get<Vars>();
   r.seed = j.at("seed").get<uint64_t>();
@@ -229,6 +232,7 @@ json EvalAnswer::to_json() const {
   if (!correctness.is_null()) j["correctness"] = correctness;
   if (!timing.is_null()) j["timing"] = timing;
   if (!launches.empty()) j["launches"] = launches_to_json(launches);
+  if (!watchdog.is_null()) j["watchdog"] = watchdog;
   return j;
 }
 
@@ -242,6 +246,7 @@ EvalAnswer EvalAnswer::from_json(const json& j) {
   if (j.contains("phases_ms")) a.phases_ms = j["phases_ms"].get<std::map<std::string, double>>();
   if (j.contains("launches"))
     for (const auto& l : j["launches"]) a.launches.push_back(LaunchFacts::from_json(l));
+  if (j.contains("watchdog") && j["watchdog"].is_object()) a.watchdog = j["watchdog"];
   a.fatal = j.value("fatal", false);
   return a;
 }

@@ -17,13 +17,13 @@
 
 #include "core/config.h"
 #include "core/expr.h"
-#include "parse/launch_block.h"
+#include "protocol/launch_plan.h"
 #include "protocol/status.h"
 
 namespace kernrl {
 
 // Bumped whenever a message changes shape; kernrl refuses a worker of another version.
-constexpr int kWorkerProtocol = 3;
+constexpr int kWorkerProtocol = 4;
 
 // The GPU a worker drives, as its hello reports it (and records carry it as `device`).
 struct DeviceInfo {
@@ -57,6 +57,9 @@ struct EvalRequest {
   std::string problem_dir;
   std::string cubin;                           // path of the compiled kernel (the compile cache)
   std::map<std::string, std::string> lowered;  // kernel name -> mangled name
+  // Triton: the kernel names of the plan each in a cubin of its own (kernel name -> cubin path);
+  // empty for a CUDA file, whose kernels are all in `cubin`.
+  std::map<std::string, std::string> modules;
   LaunchPlan plan;
   std::optional<Vars> sizes;  // --size overrides merged over bench: the only size set
   uint64_t seed = 0;
@@ -145,6 +148,8 @@ struct EvalAnswer {
   nlohmann::json timing;       // the record's `timing` object or null
   std::map<std::string, double> phases_ms;  // the worker's share of the record's `grader` object
   std::vector<LaunchFacts> launches;        // the record's `launches`; empty when not gathered
+  nlohmann::json
+      watchdog;        // the record's `watchdog` (core/run_bound.h); null when no run was armed
   bool fatal = false;  // the CUDA context is unusable: the worker exits after this answer
   nlohmann::json to_json() const;
   static EvalAnswer from_json(const nlohmann::json& j);

@@ -82,12 +82,18 @@ struct Compile : RecordObject {
   Field<std::string> nvrtc;
   Field<std::string> log;  // warnings of a file that compiled
   Field<uint64_t> log_cut_bytes;
+  Field<std::string> triton;  // Triton's version (Triton files)
+  // Triton files: each compiled kernel {key, kernel, num_warps, num_stages, num_ctas, shared,
+  // constexprs, autotune?}; JSON passed through for the reader.
+  Field<nlohmann::json> kernels;
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("ms", s.ms);
     v("arch", s.arch);
     v("cached", s.cached);
     v("nvrtc", s.nvrtc);
+    v("triton", s.triton);
+    v("kernels", s.kernels);
     v("log", s.log);
     v("log_cut_bytes", s.log_cut_bytes);
   }
@@ -238,6 +244,22 @@ struct Work : RecordObject {
   }
 };
 
+// `watchdog`: the deadline of one run of the launch plan (core/run_bound.h): the largest armed
+// while grading, or the one that cut the run of a `timeout`.
+struct Watchdog : RecordObject {
+  Field<double> bound_s;
+  Field<std::string> basis;  // reference | baseline | ceiling
+  Field<double> reference_ms;
+  Field<nlohmann::json> sizes;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("bound_s", s.bound_s);
+    v("basis", s.basis);
+    v("reference_ms", s.reference_ms);
+    v("sizes", s.sizes);
+  }
+};
+
 // `grader`: where the grader's time went, in ms.
 struct Grader : RecordObject {
   Field<double> prepare_ms, queue_ms, worker_ms, total_ms;
@@ -246,12 +268,14 @@ struct Grader : RecordObject {
   Field<double> kernel_baseline_ms;                   // timing the problem's reference kernel
   Field<double> worker_start_ms;                      // waiting for a freshly started worker
   Field<std::map<std::string, double>> worker_start;  // that worker's start-up breakdown
+  Field<bool> worker_spare;  // that worker was a started spare that took over after a restart
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("prepare_ms", s.prepare_ms);
     v("queue_ms", s.queue_ms);
     v("worker_start_ms", s.worker_start_ms);
     v("worker_start", s.worker_start);
+    v("worker_spare", s.worker_spare);
     v("worker_ms", s.worker_ms);
     v("total_ms", s.total_ms);
     v("phases", s.phases);
@@ -273,6 +297,7 @@ struct TraceRecord : RecordObject {
   Field<trace::ProblemUnknown> problem_unknown;
   Field<int> level;
   Field<std::string> source_sha256;
+  Field<std::string> language;  // "cuda" or "triton": the kernel file's language
   Field<Status> status;
   Field<bool> ran;
   Field<std::string> not_run_reason;
@@ -285,6 +310,7 @@ struct TraceRecord : RecordObject {
   Field<nlohmann::json> correctness;
   Field<trace::Timing> timing;
   Field<std::vector<trace::Launch>> launches;
+  Field<trace::Watchdog> watchdog;
   Field<double> speedup;
   Field<trace::Baseline> baseline;
   Field<trace::Throughput> throughput;
@@ -322,6 +348,7 @@ struct TraceRecord : RecordObject {
     v("problem_unknown", s.problem_unknown);
     v("level", s.level);
     v("source_sha256", s.source_sha256);
+    v("language", s.language);
     v("status", s.status);
     v("ran", s.ran);
     v("not_run_reason", s.not_run_reason);
@@ -330,6 +357,7 @@ struct TraceRecord : RecordObject {
     v("correctness", s.correctness);
     v("timing", s.timing);
     v("launches", s.launches);
+    v("watchdog", s.watchdog);
     v("speedup", s.speedup);
     v("baseline", s.baseline);
     v("throughput", s.throughput);

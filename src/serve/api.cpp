@@ -143,7 +143,16 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
                       {"loc", {"body", "problem_id"}},
                       {"msg", "Input should be a valid string"},
                       {"input", small_input(j["problem_id"])}});
+  if (j.contains("language") && !j["language"].is_null() &&
+      (!j["language"].is_string() || (j["language"] != "cuda" && j["language"] != "triton")))
+    errors.push_back({{"type", "literal_error"},
+                      {"loc", {"body", "language"}},
+                      {"msg", "Input should be 'cuda' or 'triton'"},
+                      {"input", small_input(j["language"])}});
   if (!errors.empty()) return detail(422, errors);
+  std::string language = j.contains("language") && j["language"].is_string()
+                             ? j["language"].get<std::string>()
+                             : "cuda";
   const ProblemCatalog& cat = svc.problems();
   const ProblemInfo* p = nullptr;
   if (j.contains("problem_id") && j["problem_id"].is_string() &&
@@ -155,7 +164,8 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
     p = &cat.pick(j.contains("seed") && is_seed(j["seed"]) ? j["seed"].get<uint64_t>()
                                                            : std::random_device{}());
   }
-  return json_response(200, reset_payload(*p, svc.grader().gpu_info(), svc.options().max_turns));
+  return json_response(
+      200, reset_payload(*p, svc.grader().gpu_info(), svc.options().max_turns, language));
 }
 
 // POST /step: OpenEnv's StepRequest ({action, timeout_s?, request_id?, ...}). HTTP keeps no
@@ -254,7 +264,6 @@ json info(const Service& svc) {
           {"gpu_info", svc.grader().gpu_info()},
           {"gpus", svc.grader().gpus()},
           {"run", o.run},
-          {"run_seed", o.run_seed},
           {"reward_preset", o.reward_preset},
           {"max_sessions", o.max_sessions},
           {"sessions", svc.sessions()},
@@ -306,6 +315,11 @@ void v1_grade_batch(Service& svc, const std::string& body, const std::shared_ptr
     if (k != "items")
       return out->reply(
           api_failure(400, "VALIDATION_ERROR", "unknown field '" + k + "' (fields: items)"));
+  if (j["items"].size() > kMaxBatchItems)
+    return out->reply(api_failure(413, "TOO_MANY_ITEMS",
+                                  "a batch holds at most " + std::to_string(kMaxBatchItems) +
+                                      " items (this one " + std::to_string(j["items"].size()) +
+                                      "); send several"));
   std::vector<GradeRequest> reqs;
   for (size_t i = 0; i < j["items"].size(); ++i) {
     GradeRequest req;
@@ -363,6 +377,8 @@ bool authorized(const std::string& token, const std::string& authorization) {
 
 std::string endpoint_name(const std::string& method, const std::string& target) {
   std::string path = split_target(target).path;
+  // Labels come from a closed set: three methods, the endpoints below, and "other".
+  if (method != "GET" && method != "HEAD" && method != "POST") return "other";
   static const char* const fixed[] = {
       "/health", "/metadata", "/schema", "/state",    "/reset",          "/step",
       "/ws",     "/metrics",  "/v1",     "/v1/grade", "/v1/grade-batch", "/v1/problems"};
@@ -383,14 +399,15 @@ bool parse_grade_request(const json& j, const ProblemCatalog& problems,
     *error = "a grade request is a JSON object {\"source\": ...}";
     return false;
   }
-  static const char* const known[] = {"source", "problem", "label", "seed", "sample", "timeout_s"};
+  static const char* const known[] = {"source", "problem",   "label",  "seed",
+                                      "sample", "timeout_s", "regrade"};
   for (const auto& [k, v] : j.items()) {
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     for (const auto& n : extra_keys) ok = ok || k == n;
     if (!ok) {
-      *error =
-          "unknown field '" + k + "' (fields: source, problem, label, seed, sample, timeout_s)";
+      *error = "unknown field '" + k +
+               "' (fields: source, problem, label, seed, sample, timeout_s, regrade)";
       return false;
     }
   }
@@ -436,6 +453,13 @@ bool parse_grade_request(const json& j, const ProblemCatalog& problems,
       return false;
     }
     out->sample = static_cast<int>(j["sample"].get<int64_t>());
+  }
+  if (present("regrade")) {
+    if (!j["regrade"].is_boolean()) {
+      *error = "'regrade' must be true or false";
+      return false;
+    }
+    out->regrade = j["regrade"].get<bool>();
   }
   if (present("timeout_s")) {
     if (!j["timeout_s"].is_number() || !(j["timeout_s"].get<double>() > 0)) {
@@ -531,14 +555,18 @@ void handle_http(Service& svc, const std::string& token, const HttpRequest& req,
     std::string error;
     const ProblemInfo* p = svc.problems().find_kernrl(percent_decode(rest), &error);
     if (!p) return out->reply(api_failure(404, "UNKNOWN_PROBLEM", error));
+    std::string language = t.query.count("language") ? t.query["language"] : "cuda";
+    if (language != "cuda" && language != "triton")
+      return out->reply(api_failure(400, "VALIDATION_ERROR", "language must be cuda or triton"));
     if (prompt) {
       HttpResponse r;
       r.content_type = "text/markdown; charset=utf-8";
-      r.body = p->prompt;
+      r.body = p->prompt_for(language);
       return out->reply(r);
     }
     out->reply(json_response(
-        200, {{"schema", kServeSchema}, {"problem", p->spec}, {"prompt", p->prompt}}));
+        200,
+        {{"schema", kServeSchema}, {"problem", p->spec}, {"prompt", p->prompt_for(language)}}));
   } else {
     out->reply(v1 ? api_failure(404, "NOT_FOUND", "no such endpoint: " + t.path)
                   : detail(404, "Not Found"));

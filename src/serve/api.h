@@ -13,6 +13,9 @@
 
 namespace kernrl::serve {
 
+// Items a POST /v1/grade-batch may hold.
+constexpr size_t kMaxBatchItems = 1024;
+
 struct HttpRequest {
   std::string method;  // GET, POST, ...
   std::string target;  // path and query, as sent

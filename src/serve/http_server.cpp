@@ -22,6 +22,7 @@
 
 #include "record/trace_file.h"
 #include "serve/api.h"
+#include "serve/http_guard.h"
 #include "serve/openenv.h"
 
 namespace kernrl::serve {
@@ -36,7 +37,17 @@ using nlohmann::json;
 namespace {
 
 constexpr auto kReadTimeout = std::chrono::seconds(60);  // an HTTP request, once started
-constexpr size_t kMaxInbox = 32;  // WebSocket messages read ahead of the one being handled
+constexpr auto kDrainTime = std::chrono::seconds(5);     // reading what a closed one still sends
+constexpr size_t kHeaderLimit = 64 * 1024;               // an HTTP request's header
+// What an HTTP connection buffers ahead of the parser: a header, a chunk header with its
+// extensions, or a body's trailer over this is refused (431).
+constexpr size_t kReadBuffer = kHeaderLimit + 16 * 1024;
+constexpr size_t kMaxInbox = 4;  // WebSocket messages read ahead of the one being handled
+// Replies a WebSocket session may have waiting to be sent before its messages are no longer read;
+// when none of them is taken for kUnreadTimeout, the connection is dropped.
+constexpr size_t kOutboxLimit = 1 << 20;
+constexpr auto kUnreadTimeout = std::chrono::seconds(10);
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(250);  // after accept fails (EMFILE)
 
 // What the server does with every connection at shutdown.
 class Connection {
@@ -48,6 +59,9 @@ class Connection {
 struct Shared {
   Service& svc;
   ServerOptions opt;
+  GuardOptions guard;
+  std::atomic<size_t> open{0};         // connections counted against max_connections
+  std::atomic<size_t> inbox_bytes{0};  // WebSocket messages read ahead, over all sessions
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::weak_ptr<Connection>> conns;
@@ -82,10 +96,14 @@ std::string header_text(const http::response_header<>& h) {
 class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
  public:
   WsConn(Shared& sh, beast::tcp_stream&& stream)
-      : sh_(sh), ws_(std::move(stream)), session_(sh.svc) {}
+      : sh_(sh), ws_(std::move(stream)), session_(sh.svc), unread_(ws_.get_executor()) {
+    ++sh_.open;
+  }
 
   ~WsConn() override {
     if (slot_) sh_.svc.close_session();
+    drop_inbox();
+    --sh_.open;
     sh_.gone();
   }
 
@@ -123,7 +141,7 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
         self->send(json_line(ws_error_message(
             ws_error::kExecution, "the server is shutting down; this message was not handled",
             {{"reason", "shutdown"}})));
-      self->inbox_.clear();
+      self->drop_inbox();
       self->maybe_close();
     });
   }
@@ -154,11 +172,13 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
     reading_ = false;
     if (ec) {  // closed, timed out, or a message over the limit (closed with 1009)
       dead_ = true;
-      inbox_.clear();
+      drop_inbox();
+      unread_.cancel();
       return;
     }
     std::string text = beast::buffers_to_string(buf_.data());
     buf_.consume(buf_.size());
+    if (buf_.capacity() > 64 * 1024) buf_.shrink_to_fit();  // a large message's room goes back
     if (closing_) {
       if (slot_)
         send(json_line(ws_error_message(ws_error::kExecution,
@@ -166,10 +186,49 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
                                         {{"reason", "shutdown"}})));
       maybe_close();
     } else {
+      sh_.inbox_bytes += text.size();
       inbox_.push_back(std::move(text));
       pump();
     }
-    if (!dead_ && inbox_.size() < kMaxInbox) do_read();
+    maybe_read();
+  }
+
+  // Reads the next message unless this session has enough waiting: kMaxInbox messages, or
+  // (beyond the one being handled) more than every session's share of the global bound, or
+  // replies its client does not read.
+  void maybe_read() {
+    if (reading_ || dead_) return;
+    if (outbox_bytes_ >= kOutboxLimit) return watch_unread();
+    if (closing_) return inbox_.size() < kMaxInbox ? do_read() : void();
+    bool idle = inbox_.empty() && !busy_;
+    if (idle || (inbox_.size() < kMaxInbox && sh_.inbox_bytes.load() < inbox_budget())) do_read();
+  }
+
+  size_t inbox_budget() const { return 8 * sh_.opt.max_body_bytes; }
+
+  void drop_inbox() {
+    for (const auto& m : inbox_) sh_.inbox_bytes -= m.size();
+    inbox_.clear();
+  }
+
+  // The client has left kOutboxLimit of replies unread: if none is taken for kUnreadTimeout, the
+  // connection is dropped (no close frame can pass replies that are not read).
+  void watch_unread() {
+    if (watching_) return;
+    watching_ = true;
+    unread_.expires_at(last_write_ + kUnreadTimeout);
+    unread_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      self->watching_ = false;
+      if (ec || self->dead_ || self->outbox_bytes_ < kOutboxLimit) return self->maybe_read();
+      if (std::chrono::steady_clock::now() < self->last_write_ + kUnreadTimeout)
+        return self->watch_unread();
+      self->sh_.svc.metrics().session_dropped("unread");
+      self->dead_ = true;
+      self->drop_inbox();
+      beast::error_code ignored;
+      beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+      beast::get_lowest_layer(self->ws_).socket().close(ignored);
+    });
   }
 
   void pump() {
@@ -177,6 +236,7 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
     busy_ = true;
     std::string msg = std::move(inbox_.front());
     inbox_.pop_front();
+    sh_.inbox_bytes -= msg.size();
     auto self = shared_from_this();
     auto reply = [self](std::string text, bool close) {
       net::post(self->ws_.get_executor(), [self, text = std::move(text), close]() mutable {
@@ -199,15 +259,17 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
     if (!reply.empty()) send(std::move(reply));
     if (close) {
       closing_ = true;
-      inbox_.clear();
+      drop_inbox();
     }
-    if (!reading_ && !dead_ && !closing_ && inbox_.size() < kMaxInbox) do_read();
     pump();
+    if (!closing_) maybe_read();
     maybe_close();
   }
 
   void send(std::string text) {
     if (dead_) return;
+    if (outbox_.empty()) last_write_ = std::chrono::steady_clock::now();
+    outbox_bytes_ += text.size();
     outbox_.push_back(std::move(text));
     if (!writing_) write_next();
   }
@@ -221,14 +283,18 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
 
   void on_write(beast::error_code ec, size_t) {
     writing_ = false;
+    outbox_bytes_ -= outbox_.front().size();
     outbox_.pop_front();
+    last_write_ = std::chrono::steady_clock::now();
     if (ec) {
       dead_ = true;
       outbox_.clear();
+      outbox_bytes_ = 0;
       return;
     }
-    if (!outbox_.empty()) return write_next();
-    maybe_close();
+    if (!outbox_.empty()) write_next();
+    maybe_read();
+    if (outbox_.empty()) maybe_close();
   }
 
   void maybe_close() {
@@ -245,8 +311,11 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
   bool slot_ = false;
   std::string refusal_;
   std::deque<std::string> inbox_, outbox_;
+  size_t outbox_bytes_ = 0;
+  net::steady_timer unread_;
+  std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
   bool reading_ = false, busy_ = false, writing_ = false, closing_ = false, dead_ = false,
-       close_sent_ = false;
+       close_sent_ = false, watching_ = false;
   websocket::close_code close_code_ = websocket::close_code::normal;
 };
 
@@ -254,11 +323,31 @@ class WsConn : public Connection, public std::enable_shared_from_this<WsConn> {
 
 class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn> {
  public:
-  HttpConn(Shared& sh, tcp::socket&& s) : sh_(sh), stream_(std::move(s)) {}
-  ~HttpConn() override { sh_.gone(); }
+  // `counted`: the connection holds one of max_connections; otherwise it is refused at once.
+  HttpConn(Shared& sh, tcp::socket&& s, bool counted)
+      : sh_(sh), stream_(std::move(s)), counted_(counted), buf_(kReadBuffer) {
+    on_chunk_ = [this](uint64_t, beast::string_view ext, beast::error_code& ec) {
+      chunk_ext_ += ext.size();
+      if (chunk_ext_ > kMaxChunkExtensions) ec = http::error::bad_chunk_extension;
+    };
+  }
+  ~HttpConn() override {
+    if (counted_) --sh_.open;
+    sh_.gone();
+  }
 
   void start() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->counted_) return self->do_read();
+      self->keep_alive_ = false;
+      self->in_request_ = true;
+      self->endpoint_ = "other";
+      HttpResponse r = refusal("/v1", 503, "TOO_MANY_CONNECTIONS",
+                               "the server has " + std::to_string(self->sh_.opt.max_connections) +
+                                   " connections open (--max-connections); try again later");
+      r.headers.emplace_back("Retry-After", "1");
+      self->enqueue(self->render(r), true);
+    });
   }
 
   void shut() override {
@@ -276,12 +365,28 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
   }
 
  private:
+  // A request is read in two steps: its header, which the guard checks (method, size, transfer
+  // coding, Host, Origin, token, media type), then its body.
   void do_read() {
     if (closing_) return close();
     parser_.emplace();
     parser_->body_limit(sh_.opt.max_body_bytes);
-    parser_->header_limit(64 * 1024);
+    parser_->header_limit(kHeaderLimit);
+    parser_->on_chunk_header(on_chunk_);
+    chunk_ext_ = 0;
     stream_.expires_after(kReadTimeout);
+    http::async_read_header(stream_, buf_, *parser_,
+                            beast::bind_front_handler(&HttpConn::on_header, shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, size_t) {
+    if (ec) return on_read(ec, 0);
+    if (auto refused = check_request_head(parser_->get().base(), sh_.guard)) {
+      keep_alive_ = false;
+      in_request_ = true;
+      endpoint_ = "other";
+      return enqueue(render(*refused), true);
+    }
     http::async_read(stream_, buf_, *parser_,
                      beast::bind_front_handler(&HttpConn::on_read, shared_from_this()));
   }
@@ -295,25 +400,32 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
                          "the request body is over the limit of " +
                              std::to_string(sh_.opt.max_body_bytes) + " bytes (--max-body-mb)");
     }
-    if (ec == http::error::header_limit) {
+    if (ec == http::error::header_limit || ec == http::error::buffer_overflow ||
+        ec == http::error::bad_chunk_extension) {
       keep_alive_ = false;
       in_request_ = true;
-      return respond_now(431, "HEADERS_TOO_LARGE", "the request headers are over 64 KiB");
+      return respond_now(431, "HEADERS_TOO_LARGE",
+                         "the request's header (64 KiB), a chunk header, its extensions (" +
+                             std::to_string(kMaxChunkExtensions) +
+                             " bytes over the body) or its trailer is over the limit");
+    }
+    if (ec == http::error::bad_transfer_encoding || ec == http::error::bad_content_length ||
+        ec == http::error::bad_chunk || ec == http::error::bad_method ||
+        ec == http::error::bad_target || ec == http::error::bad_version ||
+        ec == http::error::bad_field || ec == http::error::bad_value) {
+      keep_alive_ = false;
+      in_request_ = true;
+      return respond_now(400, "BAD_REQUEST", "malformed HTTP request: " + ec.message());
     }
     if (ec) return close();  // end of stream, timeout, or not HTTP
     http::request<http::string_body> req = parser_->release();
+    if (buf_.capacity() > kReadBuffer / 2) buf_.shrink_to_fit();
     if (websocket::is_upgrade(req)) {
       std::string path(req.target());
-      std::string auth(req[http::field::authorization]);
       if (path.substr(0, path.find('?')) != "/ws") {
         keep_alive_ = false;
         in_request_ = true;
         return respond_now(404, "NOT_FOUND", "WebSocket sessions are at /ws");
-      }
-      if (!authorized(sh_.opt.token, auth)) {
-        keep_alive_ = false;
-        in_request_ = true;
-        return respond_now(401, "UNAUTHORIZED", "a bearer token is required");
       }
       auto ws = std::make_shared<WsConn>(sh_, std::move(stream_));
       sh_.add(ws);
@@ -347,14 +459,17 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
     enqueue(render(r), true);
   }
 
+  // A client that does not read its response is cut off after kReadTimeout without progress.
   void write_next() {
     writing_ = true;
+    stream_.expires_after(kReadTimeout);
     net::async_write(stream_, net::buffer(outbox_.front()),
                      beast::bind_front_handler(&HttpConn::on_write, shared_from_this()));
   }
 
   void on_write(beast::error_code ec, size_t) {
     writing_ = false;
+    stream_.expires_never();
     outbox_.pop_front();
     if (ec) return close();
     if (!outbox_.empty()) return write_next();
@@ -367,16 +482,17 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
 
   // Ends the connection gracefully: no more sending, then what the client still sends (the rest
   // of an oversized body) is read and dropped, so that it reads the response rather than a reset.
+  // The drain has one deadline, however slowly the client sends.
   void close() {
     if (closed_) return;
     closed_ = true;
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(kDrainTime);
     drain();
   }
 
   void drain() {
-    stream_.expires_after(std::chrono::seconds(5));
     stream_.async_read_some(
         net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
           self->drained_ += n;
@@ -448,8 +564,11 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
 
   Shared& sh_;
   beast::tcp_stream stream_;
+  bool counted_;
   beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::function<void(uint64_t, beast::string_view, beast::error_code&)> on_chunk_;
+  size_t chunk_ext_ = 0;
   std::deque<std::string> outbox_;
   std::string endpoint_;
   std::array<char, 16384> scratch_;
@@ -462,16 +581,28 @@ class HttpConn : public Connection, public std::enable_shared_from_this<HttpConn
 }  // namespace
 
 struct Server::Impl {
-  Impl(Service& svc, ServerOptions o) : sh{svc, std::move(o), {}, {}, {}, false}, acceptor(ioc) {}
+  Impl(Service& svc, ServerOptions o)
+      : sh{svc, std::move(o), {}, {0}, {0}, {}, {}, {}, false}, acceptor(ioc), backoff(ioc) {}
 
   void accept() {
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) {
-        auto c = std::make_shared<HttpConn>(sh, std::move(s));
-        sh.add(c);
-        c->start();
+      if (ec) {  // out of descriptors (EMFILE) or memory: wait, rather than spin on the error
+        if (!accept_failed_.exchange(true))
+          std::fprintf(stderr, "kernrl serve: cannot accept a connection: %s; retrying\n",
+                       ec.message().c_str());
+        backoff.expires_after(kAcceptBackoff);
+        backoff.async_wait([this](beast::error_code e) {
+          if (!e) accept();
+        });
+        return;
       }
+      accept_failed_ = false;
+      bool counted = ++sh.open <= sh.opt.max_connections;
+      if (!counted) --sh.open;
+      auto c = std::make_shared<HttpConn>(sh, std::move(s), counted);
+      sh.add(c);
+      c->start();
       accept();
     });
   }
@@ -479,6 +610,8 @@ struct Server::Impl {
   Shared sh;
   net::io_context ioc;
   tcp::acceptor acceptor;
+  net::steady_timer backoff;
+  std::atomic<bool> accept_failed_{false};
   std::vector<std::thread> threads;
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
 };
@@ -499,6 +632,12 @@ void Server::start() {
     throw std::runtime_error("--host " + im.sh.opt.host + ": not an IP address (" + ec.message() +
                              ")");
   tcp::endpoint ep(addr, im.sh.opt.port);
+  im.sh.guard.token = im.sh.opt.token;
+  im.sh.guard.allowed_origins = im.sh.opt.allow_origins;
+  if (addr.is_loopback())
+    im.sh.guard.allowed_hosts = loopback_hosts(im.sh.opt.host, im.sh.opt.allow_hosts);
+  else if (!im.sh.opt.allow_hosts.empty())
+    im.sh.guard.allowed_hosts = loopback_hosts(im.sh.opt.host, im.sh.opt.allow_hosts);
   std::string where = im.sh.opt.host + ":" + std::to_string(im.sh.opt.port);
   im.acceptor.open(ep.protocol(), ec);
   if (!ec) im.acceptor.set_option(net::socket_base::reuse_address(true), ec);
@@ -518,6 +657,13 @@ void Server::start() {
         }
       }
     });
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  beast::error_code ec;
+  auto addr = net::ip::make_address(host, ec);
+  return !ec && addr.is_loopback();
 }
 
 uint16_t Server::port() const {

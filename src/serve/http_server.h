@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "serve/service.h"
 
@@ -14,11 +15,18 @@ namespace kernrl::serve {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 8000;             // 0: any free port (port() says which)
-  std::string token;                // bearer token; empty: none
-  size_t max_body_bytes = 8 << 20;  // an HTTP body or a WebSocket message
-  int threads = 2;                  // network threads
+  uint16_t port = 8000;                    // 0: any free port (port() says which)
+  std::string token;                       // bearer token; empty: none
+  size_t max_body_bytes = 8 << 20;         // an HTTP body or a WebSocket message
+  int threads = 2;                         // network threads
+  size_t max_connections = 512;            // open connections; more are refused with 503
+  std::vector<std::string> allow_origins;  // --allow-origin: Origin values allowed ("*": any)
+  std::vector<std::string> allow_hosts;    // --allow-host: Host names allowed besides the bind's
 };
+
+// Whether `host` (an address, or "localhost") is a loopback address. False for a name or an
+// address that does not parse.
+bool is_loopback_host(const std::string& host);
 
 class Server {
  public:

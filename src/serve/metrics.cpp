@@ -56,6 +56,11 @@ void Metrics::session_refused() {
   ++sessions_refused_;
 }
 
+void Metrics::session_dropped(const char* reason) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (std::string(reason) == "unread") ++dropped_unread_;
+}
+
 void Metrics::trace_write_failed() {
   std::lock_guard<std::mutex> l(mu_);
   ++trace_failures_;
@@ -88,6 +93,9 @@ std::string Metrics::prometheus(const Gauges& g) const {
   head(o, "kernrl_serve_sessions_refused_total", "counter",
        "WebSocket sessions refused with CAPACITY_REACHED.");
   o << "kernrl_serve_sessions_refused_total " << sessions_refused_ << "\n";
+  head(o, "kernrl_serve_sessions_dropped_total", "counter",
+       "WebSocket sessions the server dropped, by reason (unread: replies left unread).");
+  o << "kernrl_serve_sessions_dropped_total{reason=\"unread\"} " << dropped_unread_ << "\n";
   head(o, "kernrl_serve_compile_only", "gauge", "1 when nothing runs on a GPU.");
   o << "kernrl_serve_compile_only " << (g.compile_only ? 1 : 0) << "\n";
 

@@ -22,6 +22,8 @@ class Metrics {
   // An answer that was not graded: "deadline", "shutdown", "internal", "capacity".
   void not_graded(const std::string& reason);
   void session_refused();
+  // A WebSocket session dropped by the server: "unread" (its client left replies unread).
+  void session_dropped(const char* reason);
   void trace_write_failed();
   void request(const std::string& endpoint, int code);
 
@@ -41,7 +43,7 @@ class Metrics {
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   std::array<uint64_t, kLatencyBuckets.size() + 1> buckets_{};
   double latency_sum_ = 0;
-  uint64_t latency_count_ = 0, sessions_refused_ = 0, trace_failures_ = 0;
+  uint64_t latency_count_ = 0, sessions_refused_ = 0, trace_failures_ = 0, dropped_unread_ = 0;
 };
 
 }  // namespace kernrl::serve

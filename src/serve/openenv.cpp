@@ -28,9 +28,10 @@ std::string uuid4() {
   return s;
 }
 
-json base_observation(const ProblemInfo& p, const std::string& gpu_info, int turn, int max_turns) {
+json base_observation(const ProblemInfo& p, const std::string& gpu_info, int turn, int max_turns,
+                      const std::string& language = "cuda") {
   return {{"problem_id", p.id},
-          {"problem_description", p.prompt},
+          {"problem_description", p.prompt_for(language)},
           {"reference_code", p.reference_code},
           {"gpu_info", gpu_info},
           {"turn", turn},
@@ -154,8 +155,9 @@ void Episode::count(const TraceRecord& rec) {
   }
 }
 
-json reset_payload(const ProblemInfo& p, const std::string& gpu_info, int max_turns) {
-  json o = base_observation(p, gpu_info, 0, max_turns);
+json reset_payload(const ProblemInfo& p, const std::string& gpu_info, int max_turns,
+                   const std::string& language) {
+  json o = base_observation(p, gpu_info, 0, max_turns, language);
   o["compilation_success"] = true;
   return {{"observation", o}, {"reward", 0.0}, {"done", false}};
 }
@@ -164,7 +166,7 @@ json step_payload(const ProblemInfo* p, const Episode& e, const TraceRecord& rec
                   const std::string& gpu_info) {
   ProblemInfo none;
   if (!p) none.id = rec.problem.value_or("");
-  json o = base_observation(p ? *p : none, gpu_info, e.turn, e.max_turns);
+  json o = base_observation(p ? *p : none, gpu_info, e.turn, e.max_turns, e.language);
   std::string status = rec.status_text();
   o["feedback"] = rec.feedback.value_or("");
   bool compiled = rec.compile && !rec.status_is(Status::CompileError);
@@ -423,7 +425,15 @@ void WsSession::reset(const json& data, const Reply& reply) {
     errors.push_back(pyd_error("string_type", {"data", "episode_id"},
                                "Input should be a string of at most 255 characters",
                                data["episode_id"]));
+  if (data.contains("language") && !data["language"].is_null() &&
+      (!data["language"].is_string() ||
+       (data["language"] != "cuda" && data["language"] != "triton")))
+    errors.push_back(pyd_error("literal_error", {"data", "language"},
+                               "Input should be 'cuda' or 'triton'", data["language"]));
   if (!errors.empty()) return reply(json_line(validation_error(errors)), false);
+  std::string language = data.contains("language") && data["language"].is_string()
+                             ? data["language"].get<std::string>()
+                             : "cuda";
 
   const ProblemCatalog& cat = svc_.problems();
   const ProblemInfo* p = nullptr;
@@ -449,11 +459,13 @@ void WsSession::reset(const json& data, const Reply& reply) {
     ep_ = Episode{};
     ep_.max_turns = svc_.options().max_turns;
     ep_.problem_id = p->id;
+    ep_.language = language;
     ep_.episode_id = data.contains("episode_id") && data["episode_id"].is_string()
                          ? data["episode_id"].get<std::string>()
                          : uuid4();
   }
-  reply(json_line({{"type", "observation"}, {"data", reset_payload(*p, gpu, max_turns)}}), false);
+  reply(json_line({{"type", "observation"}, {"data", reset_payload(*p, gpu, max_turns, language)}}),
+        false);
 }
 
 void WsSession::step(const json& data, const Reply& reply) {

@@ -48,6 +48,7 @@ struct Episode {
   int max_turns = 10;
   double best_speedup = 0;
   bool solved = false;
+  std::string language = "cuda";  // the prompt's kernel language (reset's `language`)
 
   nlohmann::json state() const;
   // Counts a graded step: turn, step_count, best_speedup, solved (correct and more than 1.05x
@@ -58,7 +59,8 @@ struct Episode {
 
 // {"observation": {...}, "reward": r, "done": d}: the payload of an observation message and of
 // POST /reset and /step.
-nlohmann::json reset_payload(const ProblemInfo& p, const std::string& gpu_info, int max_turns);
+nlohmann::json reset_payload(const ProblemInfo& p, const std::string& gpu_info, int max_turns,
+                             const std::string& language = "cuda");
 nlohmann::json step_payload(const ProblemInfo* p, const Episode& e, const TraceRecord& record,
                             const std::string& gpu_info);
 

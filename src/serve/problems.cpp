@@ -4,6 +4,7 @@
 
 #include "contract/prompt.h"
 #include "core/problem.h"
+#include "core/problem_catalog.h"
 
 namespace kernrl::serve {
 using nlohmann::json;
@@ -23,6 +24,7 @@ ProblemCatalog::ProblemCatalog(const std::string& root, std::vector<std::string>
     info.name = p.name;
     info.level = p.level;
     info.prompt = task_prompt(p);
+    info.triton_prompt = task_prompt(p, "triton");
     info.reference_code = p.torch;
     std::set<std::string> dtypes;
     for (const auto* list : {&p.inputs, &p.parameters, &p.outputs})
@@ -33,14 +35,16 @@ ProblemCatalog::ProblemCatalog(const std::string& root, std::vector<std::string>
         {"id", p.id}, {"level", p.level}, {"name", p.name}, {"sizes", bench}, {"dtypes", dtypes}};
     info.spec = p.to_json();
     info.spec["template"] = kernel_template(p);
+    info.spec["triton_template"] = triton_template(p);
     by_id_[info.id] = problems_.size();
+    ids_.push_back(info.id);
     problems_.push_back(std::move(info));
   }
 }
 
 const ProblemInfo* ProblemCatalog::find_openenv(const std::string& query) const {
   if (auto it = by_id_.find(query); it != by_id_.end()) return &problems_[it->second];
-  if (query.empty()) return nullptr;
+  if (query.empty() || query.size() > kMaxProblemQuery) return nullptr;
   for (const auto& p : problems_)
     if (p.id.find(query) != std::string::npos) return &p;
   return nullptr;
@@ -49,8 +53,8 @@ const ProblemInfo* ProblemCatalog::find_openenv(const std::string& query) const 
 const ProblemInfo* ProblemCatalog::find_kernrl(const std::string& query, std::string* error) const {
   if (auto it = by_id_.find(query); it != by_id_.end()) return &problems_[it->second];
   try {
-    // The rule `--problem` follows; it compares the query with the folders' ids, nothing more.
-    auto it = by_id_.find(problem_id_of_dir(find_problem_dir(root_, query)));
+    // The rule `--problem` follows, over the ids loaded at start (nothing is read from disk).
+    auto it = by_id_.find(match_problem_id(ids_, query));
     if (it != by_id_.end()) return &problems_[it->second];
     *error = "unknown problem '" + query + "'";
   } catch (const SpecError& e) {

@@ -13,7 +13,12 @@ namespace kernrl::serve {
 struct ProblemInfo {
   std::string id, name;
   int level = 0;
-  std::string prompt;          // kernrl's task prompt (`kernrl show --prompt`)
+  std::string prompt;         // kernrl's task prompt (`kernrl show --prompt`)
+  std::string triton_prompt;  // the same asking for Triton (`show --prompt --language triton`)
+  // The prompt for `language` ("triton", else CUDA's).
+  const std::string& prompt_for(const std::string& language) const {
+    return language == "triton" ? triton_prompt : prompt;
+  }
   std::string reference_code;  // the problem's PyTorch code
   nlohmann::json summary;      // {id, level, name, sizes, dtypes} as `kernrl list --json` prints it
   nlohmann::json spec;         // the specification with its template (`kernrl show --json`)
@@ -38,6 +43,7 @@ class ProblemCatalog {
  private:
   std::string root_;
   std::vector<ProblemInfo> problems_;
+  std::vector<std::string> ids_;  // in level and number order
   std::map<std::string, size_t> by_id_;
 };
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "core/hash.h"
+#include "grading/run.h"
 #include "record/safe_text.h"
-#include "record/trace_file.h"
 
 namespace kernrl::serve {
 using nlohmann::json;
@@ -26,10 +26,36 @@ const char* GradeResult::reason() const {
   }
 }
 
+bool shows_nondeterminism(const TraceRecord& r) {
+  if (auto counts = r.correctness_counts();
+      counts && counts->first > 0 && counts->first < counts->second)
+    return true;
+  if (!r.correctness || !r.correctness->is_object()) return false;
+  auto trials = r.correctness->find("trials");
+  if (trials == r.correctness->end() || !trials->is_array()) return false;
+  for (const auto& t : *trials)
+    if (t.is_object() && t.value("passed", false) && t.contains("rerun_passed") &&
+        t["rerun_passed"].is_boolean() && !t["rerun_passed"].get<bool>())
+      return true;
+  return false;
+}
+
+size_t cache_entry_bytes(const std::string& key, const std::string& line) {
+  // A std::map node with its key and Entry, and a std::list node holding the key again.
+  constexpr size_t kNodes = 2 * sizeof(void*) * 3 + 64;
+  return 2 * key.capacity() + line.capacity() + kNodes;
+}
+
 Service::Service(ServiceOptions opt, std::shared_ptr<Grader> grader,
                  std::shared_ptr<const ProblemCatalog> problems)
     : opt_(std::move(opt)), grader_(std::move(grader)), problems_(std::move(problems)) {
-  if (!opt_.trace.empty()) trace_ = std::make_unique<TraceWriter>(opt_.trace);
+  RunOptions ro;
+  ro.name = opt_.run;
+  ro.seed = opt_.run_seed;
+  ro.seed_key = opt_.seed_key.empty() ? fresh_secret_key() : opt_.seed_key;
+  ro.trace = opt_.trace;
+  ro.trace_option = "--trace";
+  run_ = std::make_unique<Run>(std::move(ro));
 }
 
 Service::~Service() {
@@ -65,8 +91,8 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
                            "the server is shutting down; this answer was not graded"});
     return;
   }
-  bool cache = opt_.cache_bytes > 0;
-  std::string key = cache_key(w->req);
+  bool cache = opt_.cache_bytes > 0 && !w->req.regrade;
+  std::string key = cache ? cache_key(w->req) : std::string();
   size_t queue = 0;
   {
     std::unique_lock<std::mutex> l(mu_);
@@ -74,8 +100,9 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
       auto it = cache_.find(key);
       if (it != cache_.end() && it->second.graded) {
         lru_.splice(lru_.begin(), lru_, it->second.lru);
-        TraceRecord rec = it->second.record;
+        std::string line = it->second.line;
         l.unlock();
+        TraceRecord rec = TraceRecord::from_json(json::parse(line));
         w->cache = "hit";
         answer(*w, GradeResult{GradeResult::Graded, std::move(rec), "hit", ""});
         return;
@@ -108,9 +135,7 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
   job.problem = w->req.problem;
   job.run = opt_.run;
   job.sample = w->req.sample;
-  job.seed = w->req.seed
-                 ? *w->req.seed
-                 : derive_seed(opt_.run_seed, std::to_string(++labels_) + w->req.label) >> 1;
+  job.seed = w->req.seed ? *w->req.seed : run_->seed_for(std::to_string(++labels_) + w->req.label);
   double timeout = opt_.step_timeout_s;
   if (w->req.timeout_s && *w->req.timeout_s < timeout) timeout = *w->req.timeout_s;
   if (timeout > 0)
@@ -124,15 +149,15 @@ void Service::on_outcome(const std::string& key, const std::shared_ptr<Waiter>& 
   {
     std::lock_guard<std::mutex> l(mu_);
     --in_flight_;
-    auto it = cache_.find(key);
-    if (opt_.cache_bytes > 0 && it != cache_.end() && !it->second.graded) {
+    auto it = key.empty() ? cache_.end() : cache_.find(key);
+    if (it != cache_.end() && !it->second.graded) {
       others = std::move(it->second.waiters);
       it->second.waiters.clear();
-      if (o.kind == Outcome::Graded) {
+      if (o.kind == Outcome::Graded && !shows_nondeterminism(o.record)) {
         Entry& e = it->second;
         e.graded = true;
-        e.record = o.record;
-        e.bytes = o.record.to_line().size() + key.size();
+        e.line = o.record.to_line();
+        e.bytes = cache_entry_bytes(key, e.line);
         lru_.push_front(key);
         e.lru = lru_.begin();
         cache_bytes_ += e.bytes;
@@ -149,15 +174,19 @@ void Service::on_outcome(const std::string& key, const std::shared_ptr<Waiter>& 
       break;
     case Outcome::Expired:
       r.kind = GradeResult::Expired;
+      r.message =
+          "not graded: the step deadline would pass before the kernel could be compiled and run";
       break;
-    case Outcome::Stopped:
+    case Outcome::Cancelled:
       r.kind = GradeResult::Stopped;
+      r.message = "the server is shutting down; this answer was not graded";
       break;
+    case Outcome::Skipped:  // a service's jobs name no selection
     case Outcome::Failed:
       r.kind = GradeResult::Failed;
+      r.message = "internal error: " + (o.error.empty() ? std::string("no record") : o.error);
       break;
   }
-  r.message = o.message;
   for (auto& w : others) {
     GradeResult copy = r;
     copy.record = o.record;
@@ -185,14 +214,12 @@ void Service::answer(Waiter& w, GradeResult r) {
     r.record.file = w.req.label;
     r.record.sample = w.req.sample ? Field<int>(*w.req.sample) : Field<int>(nullptr);
     r.cache = w.cache;
-    if (trace_) {
-      try {
-        trace_->append(r.record);
-      } catch (const std::exception& e) {
-        metrics_.trace_write_failed();
-        if (!trace_failed_.exchange(true))
-          std::fprintf(stderr, "kernrl serve: cannot append to --trace: %s\n", e.what());
-      }
+    try {
+      run_->write(r.record);  // the run seed stamped, and appended to --trace when given
+    } catch (const std::exception& e) {
+      metrics_.trace_write_failed();
+      if (!trace_failed_.exchange(true))
+        std::fprintf(stderr, "kernrl serve: cannot append to --trace: %s\n", e.what());
     }
     std::string status = r.record.status_text();
     metrics_.graded(status.empty() ? "?" : status, r.cache, secs);

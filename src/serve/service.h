@@ -19,7 +19,7 @@
 #include "serve/problems.h"
 
 namespace kernrl {
-class TraceWriter;
+class Run;
 }
 
 namespace kernrl::serve {
@@ -32,11 +32,15 @@ struct ServiceOptions {
   double step_timeout_s = 50;      // from an answer's arrival to its record
   int max_turns = 10;              // turns of an OpenEnv episode
   size_t cache_bytes = 128 << 20;  // the result cache's bound (0: no cache)
-  std::string trace;               // --trace: every record answered is appended here
+  std::string trace;               // --trace: every record answered is appended here (its folder
+                                   // is created); a Service that cannot open it throws UsageError
   std::string run = "serve";       // the records' "run"
-  uint64_t run_seed = 0;           // the records' "run_seed"; each answer's seed is derived from it
-  std::string config_digest;       // what of the configuration decides a record (cache keys)
-  std::string reward_preset;       // for /v1 and /metadata
+  uint64_t run_seed = 0;           // the records' "run_seed"
+  // The secret key each answer's seed is derived with (keyed_seed, with run_seed): never served
+  // nor recorded, so no client can predict a seed. Empty: a fresh one (fresh_secret_key).
+  std::string seed_key;
+  std::string config_digest;  // what of the configuration decides a record (cache keys)
+  std::string reward_preset;  // for /v1 and /metadata
 };
 
 // One answer to grade, as a transport received it.
@@ -47,7 +51,15 @@ struct GradeRequest {
   std::optional<uint64_t> seed;
   std::optional<int> sample;
   std::optional<double> timeout_s;  // a deadline shorter than the service's
+  bool regrade = false;             // grade it even when the cache holds its record
 };
+
+// Whether a record shows that its kernel does not give the same answer every time: some trials
+// passed and some failed, or a trial passed and its rerun did not. Such a record is never cached.
+bool shows_nondeterminism(const TraceRecord& r);
+
+// The bytes a cache entry really holds: its key, its record's line and the containers' nodes.
+size_t cache_entry_bytes(const std::string& key, const std::string& line);
 
 struct GradeResult {
   enum Kind { Graded, Refused, Expired, Stopped, Failed } kind = Failed;
@@ -103,7 +115,7 @@ class Service {
   };
   struct Entry {
     bool graded = false;
-    TraceRecord record;
+    std::string line;  // the record, as its JSON line (parsed again on a hit)
     size_t bytes = 0;
     std::list<std::string>::iterator lru;
     std::vector<Waiter> waiters;
@@ -117,7 +129,7 @@ class Service {
   ServiceOptions opt_;
   std::shared_ptr<Grader> grader_;
   std::shared_ptr<const ProblemCatalog> problems_;
-  std::unique_ptr<TraceWriter> trace_;
+  std::unique_ptr<Run> run_;  // the run's name, seeds and trace
   Metrics metrics_;
 
   mutable std::mutex mu_;

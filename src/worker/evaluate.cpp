@@ -214,6 +214,23 @@ const ProblemSpec& cached_problem(const std::string& dir) {
   return it->second.second;
 }
 
+// The reference's time at each size this worker has run it at, in ms (the best seen): the wall
+// time of a trial's reference with its wait, or the timed baseline's median. Keyed by problem
+// folder and sizes.
+std::map<std::string, double>& known_reference_ms() {
+  static std::map<std::string, double> known;
+  return known;
+}
+
+std::string reference_key(const std::string& dir, const ProblemSpec& p, const Vars& sizes) {
+  return dir + '\x1f' + sizes_json(p, sizes).dump();
+}
+
+void note_reference_ms(const std::string& dir, const ProblemSpec& p, const Vars& sizes, double ms) {
+  auto [it, fresh] = known_reference_ms().emplace(reference_key(dir, p, sizes), ms);
+  if (!fresh) it->second = std::min(it->second, ms);
+}
+
 // What the steps of one evaluation share.
 struct Evaluation {
   const EvalRequest& req;
@@ -229,6 +246,47 @@ struct Evaluation {
   void fail(Status status, const std::string& msg, int line) {
     res.status = status;
     res.error = ErrorInfo{status, msg, line, ""};
+  }
+
+  // Sets the watchdog's deadline for plan runs at `sizes` (core/run_bound.h) and keeps the
+  // largest armed for the answer's `watchdog`.
+  void arm(const Vars& sizes) {
+    RunBound b = bound_at(sizes);
+    b.sizes = sizes_json(p, sizes);
+    Watchdog::set_bound(b);
+    if (res.watchdog.is_null() || b.seconds > res.watchdog.value("bound_s", 0.0))
+      res.watchdog = b.to_json();
+  }
+
+  // The reference's time at `sizes`: as this worker measured it there, else from the baseline the
+  // request carried (the timed size's), else measured now on a draw of its own (inputs no trial
+  // uses: the answer it leaves on the device is for other inputs).
+  RunBound bound_at(const Vars& sizes) {
+    const Config& cfg = req.cfg;
+    auto known = known_reference_ms().find(reference_key(req.problem_dir, p, sizes));
+    if (known != known_reference_ms().end()) return run_bound(known->second, "reference", cfg);
+    if (req.baseline && req.baseline->is_object() && req.baseline->contains("median_ms") &&
+        (*req.baseline)["median_ms"].is_number())
+      return run_bound(scale_reference_ms(p, sizes, (*req.baseline)["median_ms"].get<double>()),
+                       "baseline", cfg);
+    if (cfg.plan_run_timeout_s <= cfg.plan_run_floor_s) return run_bound(std::nullopt, "", cfg);
+    PhaseScope ph("bound_reference");
+    try {
+      TensorMap in =
+          make_inputs(p, sizes, derive_seed(req.seed, "bound"), torch::Device(torch::kCUDA, 0));
+      auto t0 = std::chrono::steady_clock::now();
+      run_reference(p, in, sizes);
+      CU_CHECK(cuStreamSynchronize(nullptr));
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      note_reference_ms(req.problem_dir, p, sizes, ms);
+      return run_bound(ms, "reference", cfg);
+    } catch (const std::exception& err) {
+      // Not the kernel's doing (it has not run at these sizes yet): the ceiling, and the trial's
+      // own reference says what is wrong.
+      std::fprintf(stderr, "kernrl-worker: the reference's time is unknown: %s\n", err.what());
+      return run_bound(std::nullopt, "", cfg);
+    }
   }
 };
 
@@ -254,6 +312,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   for (int t = 0; t < n_trials && all_passed; ++t) {
     uint64_t seed = derive_seed(req.seed, "trial" + std::to_string(t));
     Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
+    e.arm(order[t]);
     TensorMap first;
     {
       PhaseScope ph("kernel");
@@ -271,10 +330,14 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
     }
     {
       PhaseScope ph("reference");
+      auto t0 = std::chrono::steady_clock::now();
       want = run_reference(p, pristine, order[t]);
       // The reference's kernels run asynchronously: wait, so their time counts here, not in the
       // comparison after them.
       CU_CHECK(cuStreamSynchronize(nullptr));
+      note_reference_ms(
+          req.problem_dir, p, order[t],
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     PhaseScope ph("check");
     json trial = {{"sizes", sizes_json(p, order[t])}};
@@ -454,6 +517,7 @@ void time_kernel(Evaluation& e) {
     check_kernel_result(err, "while timing the reference");
     timing["baseline"] = bt.to_json();
     timing["baseline_source"] = "measured";
+    note_reference_ms(req.problem_dir, p, bench, bt.median_ms);
   }
   res.timing = timing;
 }
@@ -487,7 +551,7 @@ void add_launch_facts(Evaluation& e) {
       PhaseScope ph("launches");
       res.launches = describe_launches(
           e.req.plan,
-          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.bench, e.dev.sms)));
+          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
     }
   } catch (const KernelFault& f) {
     note(f.message);
@@ -530,7 +594,6 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   EvalAnswer res;
   res.status = Status::Correct;
   const ProblemSpec& p = cached_problem(req.problem_dir);
-  Watchdog::set_limit(req.cfg.plan_run_timeout_s);
   GpuModule mod;
   std::vector<Vars> size_sets = p.tests;
   size_sets.push_back(p.bench);
@@ -551,7 +614,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   try {
     try {
       PhaseScope ph("module_load");
-      mod.load(req.cubin, req.lowered);
+      mod.load(req.cubin, req.lowered, req.modules);
     } catch (const LaunchError& err) {
       throw KernelFault{Status::LaunchError, err.what(), err.line, cu_error_is_sticky(err.code)};
     }

@@ -1,5 +1,6 @@
 #include "worker/gpu_module.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -7,18 +8,32 @@ namespace kernrl {
 
 GpuModule::~GpuModule() {
   if (module_) CU_CLEANUP(cuModuleUnload(module_));
+  for (CUmodule m : extra_) CU_CLEANUP(cuModuleUnload(m));
+}
+
+CUmodule GpuModule::load_one(const std::string& path) {
+  CUmodule m = nullptr;
+  CuResult r = CU_RESULT(cuModuleLoad(&m, path.c_str()));
+  if (!r) throw LaunchError("cannot load the compiled module: " + r.text(), 0, r.code);
+  return m;
 }
 
 void GpuModule::load(const std::string& cubin_path,
-                     const std::map<std::string, std::string>& lowered) {
-  CuResult r = CU_RESULT(cuModuleLoad(&module_, cubin_path.c_str()));
-  if (!r) {
-    module_ = nullptr;
-    throw LaunchError("cannot load the compiled module: " + r.text(), 0, r.code);
-  }
+                     const std::map<std::string, std::string>& lowered,
+                     const std::map<std::string, std::string>& modules) {
+  std::map<std::string, CUmodule> by_path;
+  if (modules.empty() || !cubin_path.empty()) module_ = load_one(cubin_path);
+  for (const auto& [name, path] : modules)
+    if (!by_path.count(path)) {
+      by_path[path] = load_one(path);
+      extra_.push_back(by_path[path]);
+    }
+  CuResult r;
   for (const auto& [name, symbol] : lowered) {
     CUfunction f;
-    r = CU_RESULT(cuModuleGetFunction(&f, module_, symbol.c_str()));
+    auto in = modules.find(name);
+    r = CU_RESULT(cuModuleGetFunction(&f, in == modules.end() ? module_ : by_path.at(in->second),
+                                      symbol.c_str()));
     if (!r)
       throw LaunchError("kernel '" + name + "' not found in the module: " + r.text(), 0, r.code);
     functions_[name] = f;
@@ -57,6 +72,27 @@ unsigned dim_value(const std::string& e, const Vars& vars, const std::string& wh
   return static_cast<unsigned>(v);
 }
 
+// A Triton launch as compiled for the size set of `vars` (the launch itself when it has one
+// variant).
+LaunchSpec with_variant(const LaunchSpec& spec, const Vars& vars) {
+  if (spec.variants.empty()) return spec;
+  for (const auto& v : spec.variants) {
+    bool match = std::all_of(v.sizes.begin(), v.sizes.end(), [&](const auto& kv) {
+      auto it = vars.find(kv.first);
+      return it != vars.end() && it->second == kv.second;
+    });
+    if (!match) continue;
+    LaunchSpec s = spec;
+    s.kernel = v.kernel;
+    s.block = v.block;
+    s.cluster = v.cluster;
+    s.shared_bytes = v.shared_bytes;
+    s.cooperative = v.cooperative;
+    return s;
+  }
+  throw LaunchError("no compiled variant of " + spec.kernel + " for these sizes", spec.line);
+}
+
 }  // namespace
 
 std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModule& mod,
@@ -64,7 +100,7 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
                                           const PtrMap& ptrs) {
   std::vector<ReadyLaunch> out;
   for (size_t index = 0; index < plan.launches.size(); ++index) {
-    const LaunchSpec& spec = plan.launches[index];
+    const LaunchSpec& spec = with_variant(plan.launches[index], base_vars);
     int64_t reps = eval_expr(spec.repeat_count, base_vars);
     for (int64_t rep = 0; rep < reps; ++rep) {
       Vars vars = base_vars;

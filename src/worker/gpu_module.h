@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/problem.h"
-#include "parse/launch_block.h"
+#include "protocol/launch_plan.h"
 #include "worker/cuda_check.h"
 
 namespace kernrl {
@@ -27,8 +27,10 @@ class GpuModule {
   ~GpuModule();
   GpuModule(const GpuModule&) = delete;
   GpuModule& operator=(const GpuModule&) = delete;
-  // Loads the cubin and looks up every kernel (launch-block name -> lowered symbol).
-  void load(const std::string& cubin_path, const std::map<std::string, std::string>& lowered);
+  // Loads the cubin and looks up every kernel (launch-block name -> lowered symbol). A kernel named
+  // in `modules` (Triton: one cubin per compiled kernel) is looked up in that cubin instead.
+  void load(const std::string& cubin_path, const std::map<std::string, std::string>& lowered,
+            const std::map<std::string, std::string>& modules = {});
   CUfunction function(const std::string& name) const { return functions_.at(name); }
   // Byte width of every parameter of `f`, from cuFuncGetParamInfo.
   const std::vector<size_t>& param_sizes(const std::string& name) const {
@@ -37,6 +39,8 @@ class GpuModule {
 
  private:
   CUmodule module_ = nullptr;
+  std::vector<CUmodule> extra_;  // the cubins of `modules`
+  CUmodule load_one(const std::string& path);
   std::map<std::string, CUfunction> functions_;
   std::map<std::string, std::vector<size_t>> param_sizes_;
 };

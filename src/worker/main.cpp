@@ -171,10 +171,11 @@ int main(int argc, char** argv) {
       {"driver", std::to_string(dev.driver / 1000) + "." + std::to_string(dev.driver % 1000 / 10)}};
   send(hello.to_json());
 
-  Watchdog::start([](const std::string& what) {
+  Watchdog::start([](const std::string& what, const json& bound) {
     EvalAnswer a;
     a.status = Status::Timeout;
     a.error = ErrorInfo{Status::Timeout, what, 0, ""};
+    a.watchdog = bound;
     a.fatal = true;
     send(a.to_json());
   });

@@ -42,7 +42,7 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   }
   PhaseScope ph("buffers");
   b.outputs = alloc_outputs(p, sizes, cuda);
-  Vars vars = plan_vars(sizes, dev.sms);
+  Vars vars = plan_vars(p, sizes, dev.sms);
   for (const auto& s : plan.scratch) {
     int64_t n = eval_expr(s.count, vars);
     b.scratch[s.name] = torch::zeros(

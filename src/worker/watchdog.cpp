@@ -17,8 +17,8 @@ using Clock = std::chrono::steady_clock;
 struct State {
   std::mutex m;
   std::condition_variable cv;
-  std::function<void(const std::string&)> answer;
-  double limit_s = 0;
+  std::function<void(const std::string&, const nlohmann::json&)> answer;
+  RunBound bound;
   bool armed = false;
   Clock::time_point deadline;
   std::string what;
@@ -43,9 +43,9 @@ void watch() {
     if (s.cv.wait_until(lock, s.deadline) == std::cv_status::timeout && s.armed &&
         Clock::now() >= s.deadline) {
       std::ostringstream msg;
-      msg << s.what << " did not finish within " << s.limit_s
-          << " s (timeouts.plan_run_s); the kernel was stopped";
-      s.answer(msg.str());
+      msg << s.what << " did not finish within " << s.bound.seconds << " s (" << s.bound.why()
+          << "); the kernel was stopped";
+      s.answer(msg.str(), s.bound.to_json());
       std::fflush(nullptr);
       _exit(3);
     }
@@ -54,7 +54,7 @@ void watch() {
 
 }  // namespace
 
-void Watchdog::start(std::function<void(const std::string&)> answer) {
+void Watchdog::start(std::function<void(const std::string&, const nlohmann::json&)> answer) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
   s.answer = std::move(answer);
@@ -64,19 +64,20 @@ void Watchdog::start(std::function<void(const std::string&)> answer) {
   }
 }
 
-void Watchdog::set_limit(double seconds) {
+void Watchdog::set_bound(const RunBound& bound) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
-  s.limit_s = seconds;
+  s.bound = bound;
 }
 
 Watchdog::Scope::Scope(const char* what) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
-  if (!s.started || s.limit_s <= 0) return;
+  if (!s.started || s.bound.seconds <= 0) return;
   s.armed = true;
   s.what = what;
-  s.deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(s.limit_s * 1e6));
+  s.deadline =
+      Clock::now() + std::chrono::microseconds(static_cast<long long>(s.bound.seconds * 1e6));
   s.cv.notify_one();
 }
 

@@ -222,7 +222,8 @@ TEST_CASE("answers in another format are named, with what kernrl expects") {
     CHECK(m.find("ModelNew") != std::string::npos);
     CHECK(m.find("docs/kernel-format.md") != std::string::npos);
     CHECK(m.find('\n') == std::string::npos);
-    CHECK(message(wrap + triton + tail, file).find("Triton") != std::string::npos);
+    // A Triton answer is a Triton kernel file (docs/kernel-format.md, "Triton kernels").
+    CHECK(extract_kernel(wrap + triton + tail, file).language == "triton");
     CHECK(message(wrap + torch_only + tail, file).find("PyTorch-only") != std::string::npos);
   }
   CHECK(message("print('hello')\n", "a.py").find("a Python file") != std::string::npos);

@@ -122,8 +122,21 @@ TEST_CASE("eval answers round-trip; unknown statuses are refused") {
   CHECK_THROWS(EvalAnswer::from_json(json::object()));
 }
 
+TEST_CASE("eval answers carry the watchdog's bound (protocol 4)") {
+  CHECK(kWorkerProtocol == 4);
+  EvalAnswer a;
+  a.status = Status::Timeout;
+  a.watchdog = {
+      {"bound_s", 0.25}, {"basis", "reference"}, {"reference_ms", 0.01}, {"sizes", {{"N", 64}}}};
+  EvalAnswer back = EvalAnswer::from_json(json::parse(a.to_json().dump()));
+  CHECK(back.watchdog == a.watchdog);
+  EvalAnswer none;
+  none.status = Status::Correct;
+  CHECK_FALSE(none.to_json().contains("watchdog"));
+  CHECK(EvalAnswer::from_json(none.to_json()).watchdog.is_null());
+}
+
 TEST_CASE("eval answers carry each launch's facts (protocol 3)") {
-  CHECK(kWorkerProtocol == 3);
   EvalAnswer a;
   a.status = Status::Correct;
   LaunchFacts k1;  // measured in full

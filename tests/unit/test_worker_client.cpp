@@ -98,3 +98,67 @@ TEST_CASE("worker client: a missing worker program is said, not hidden") {
   CHECK_FALSE(w.wait_ready(&err));
   CHECK(err.find("kernrl-worker") != std::string::npos);
 }
+
+TEST_CASE(
+    "worker client: with a spare, the kernel after a crash or hang goes to the started spare, and "
+    "a new spare starts") {
+  WorkerClient w(0, stand_in_worker());
+  w.set_spare(true);
+  w.spawn();
+  std::string err;
+  REQUIRE(w.wait_ready(&err));
+  CHECK(w.starts() == 2);  // the active worker, then the spare once the first was up
+  REQUIRE(w.spare_ready(10));
+  CHECK(w.eval(request(1), 10).status == Status::Correct);
+  CHECK(w.last_worker() == 1);
+  auto first = w.take_start();
+  REQUIRE(first);
+  CHECK_FALSE(first->spare);
+
+  // A crash: the spare (worker 2, its hello already read) takes the next kernel; a third starts.
+  EvalAnswer crash = w.eval(request(2), 10);
+  CHECK(crash.status == Status::RuntimeError);
+  CHECK(crash.error->message.find("exited with code 1") != std::string::npos);
+  CHECK(crash.error->log.find("stand-in: crashing now") != std::string::npos);
+  CHECK(w.restarts() == 1);
+  CHECK(w.spare_takeovers() == 1);
+  CHECK(w.starts() == 3);
+  EvalAnswer next = w.eval(request(1), 10);
+  CHECK(next.status == Status::Correct);
+  CHECK(w.last_worker() == 2);
+  auto took_over = w.take_start();
+  REQUIRE(took_over);
+  CHECK(took_over->spare);
+  CHECK(took_over->phases.at("exec") == 12.5);
+  CHECK(w.restart_wait_ms() == 0);  // its hello was read before the crash: no wait at all
+
+  // A hang: worker 3, the new spare, takes over once its hello is in.
+  REQUIRE(w.spare_ready(10));
+  EvalAnswer hang = w.eval(request(3), 1);
+  CHECK(hang.status == Status::Timeout);
+  CHECK(w.restarts() == 2);
+  CHECK(w.spare_takeovers() == 2);
+  CHECK(w.starts() == 4);
+  CHECK(w.eval(request(1), 10).status == Status::Correct);
+  CHECK(w.last_worker() == 3);
+  CHECK(w.restart_wait_ms() == 0);
+  // A fatal answer hands over the same way.
+  REQUIRE(w.spare_ready(10));
+  EvalAnswer fatal = w.eval(request(4), 10);
+  CHECK(fatal.fatal);
+  CHECK(w.eval(request(1), 10).status == Status::Correct);
+  CHECK(w.last_worker() == 4);
+  CHECK(w.starts() == 5);
+}
+
+TEST_CASE("worker client: without a spare, a restart starts a fresh worker as before") {
+  WorkerClient w(0, stand_in_worker());
+  CHECK(w.eval(request(2), 10).status == Status::RuntimeError);
+  CHECK(w.starts() == 2);  // the first, and its replacement started at once
+  CHECK(w.eval(request(1), 10).status == Status::Correct);
+  CHECK(w.last_worker() == 2);
+  CHECK(w.spare_takeovers() == 0);
+  auto s = w.take_start();
+  REQUIRE(s);
+  CHECK_FALSE(s->spare);
+}

@@ -19,9 +19,23 @@ struct SandboxStatus {
   int landlock_abi = 0;
   std::string error;        // why it could not be set up (when !ok)
   std::string description;  // what is in force, for records and messages
+  // The process's root is a private one holding only the readable directories (a mount namespace
+  // in an unprivileged user namespace); false where those are not available.
+  bool private_root = false;
+  std::string gap;  // what the sandbox does not hold where private_root is false
 };
 
 // Restricts this process for good. Libraries it will need later must be loaded before the call.
 SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs);
+
+// A wider profile, for kernrl-triton's Python (src/triton): what may be read, executed (files
+// only: Python itself, its loader, Triton's ptxas) and written (a private temporary directory);
+// with `allow_exec` execve stays allowed by seccomp (Landlock still decides which files).
+// Everything else is as above: no sockets, no TCP, no ptrace, no namespaces, no other file.
+struct SandboxProfile {
+  std::vector<std::string> read_dirs, read_files, exec_files, write_dirs, write_files;
+  bool allow_exec = false;
+};
+SandboxStatus enter_sandbox(const SandboxProfile& profile);
 
 }  // namespace kernrl

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The `triton` phase of scripts/gpu-test.sh, on a GPU host whose Python has Triton: the real
+# Triton compiler in kernrl-triton's sandbox (--check-sandbox), a Triton answer graded end to end,
+# the bundled Triton solutions (problems/*/*/solution.py), the Triton attacks
+# (tests/triton/attacks: each its expected status, nothing written outside), kernrl's timing against
+# triton.testing.do_bench (scripts/triton_timing.py), and a grade-dir batch
+# (the Level-1 Triton solutions x4 with faulty kernels mixed in, cold caches) against the CUDA
+# batch of the same problems. Writes triton-*.{log,jsonl,md} under $OUT.
+#   scripts/triton-gpu.sh --build DIR [--out DIR]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+BUILD=build
+OUT="${OUT:-$ROOT/gpu-results}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) BUILD="$2"; shift ;;
+    --out) OUT="$2"; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$OUT"
+K="$BUILD/kernrl"
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+PY="${KERNRL_TRITON_PYTHON:-$(command -v python3)}"
+export KERNRL_TRITON_PYTHON="$PY"
+log "Triton $("$PY" -c 'import triton; print(triton.__version__)' 2>&1 | tail -1) at $PY"
+
+# The sandbox check of the launcher, with what kernrl gives it.
+TDIR="$("$PY" -c 'import os, triton; print(os.path.dirname(triton.__file__))')"
+PRIV="$(mktemp -d)"
+SETUP=$(printf '{"python":"%s","script":"%s","tmp":"%s","read_dirs":["/usr","%s"],"read_files":["%s"],"exec_files":["%s"]}' \
+  "$PY" "$(readlink -f "$BUILD/kernrl_triton.py")" "$PRIV" "$TDIR" "$(readlink -f "$BUILD/kernrl_triton.py")" "$(readlink -f "$PY")")
+"$BUILD/kernrl-triton" --setup "$SETUP" --check-sandbox >"$OUT/triton-sandbox.json" 2>&1
+log "sandbox check (exit $?): $(cat "$OUT/triton-sandbox.json")"
+rm -rf "$PRIV"
+
+export KERNRL_CACHE="$(mktemp -d)"
+CFG="$(mktemp)"
+printf 'triton: {timeout_s: %s}\n' "${TRITON_TIMEOUT_S:-60}" >"$CFG"
+log "one Triton answer, cold cache then cached"
+for round in cold cached; do
+  start=$(date +%s%N)
+  "$K" eval tests/triton/answers/softmax.py --json >"$OUT/triton-softmax-$round.json" 2>"$OUT/triton-softmax-$round.err"
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  "$PY" - "$OUT/triton-softmax-$round.json" "$round" "$ms" <<'PY'
+import json, sys
+try:
+    r = json.loads(open(sys.argv[1]).readline())
+except Exception as e:
+    print("no record:", e); sys.exit(0)
+c = r.get("compile") or {}
+t = (r.get("timing") or {}).get("kernel") or {}
+print(f"{sys.argv[2]}: {r.get('status')} in {sys.argv[3]} ms (compile {c.get('ms', 0):.0f} ms, "
+      f"cached {c.get('cached')}), kernel median {t.get('median_ms')} ms, speedup {r.get('speedup')}")
+if r.get("error"):
+    print("  error:", (r["error"].get("message") or "")[:800]); print((r["error"].get("log") or "")[-1500:])
+PY
+done
+log "a markdown answer with autotune and heuristics"
+"$K" eval tests/triton/answers/autotune_gelu.md --json >"$OUT/triton-gelu.json" 2>&1
+head -c 1200 "$OUT/triton-gelu.json"; echo
+
+log "bundled Triton solutions"
+SOL="$(mktemp -d)"
+n=0
+for f in problems/L*/*/solution.py; do
+  [ -e "$f" ] || continue
+  d="$(dirname "$f")"; id="$(basename "$(dirname "$d")")_$(basename "$d")"
+  mkdir -p "$SOL/$id" && cp "$f" "$SOL/$id/solution.py" && n=$((n + 1))
+done
+if [ "$n" -gt 0 ]; then
+  start=$(date +%s)
+  "$K" grade-dir "$SOL" --out "$OUT/triton-solutions.jsonl" --run triton-solutions --no-resume >"$OUT/triton-solutions.log" 2>&1
+  log "graded $n Triton solutions in $(( $(date +%s) - start )) s"
+  python3 scripts/results_table.py "$OUT/triton-solutions.jsonl" | tee "$OUT/triton-solutions.md" | tail -40
+  log "timing faithful to Triton's own: kernrl's medians against triton.testing.do_bench"
+  "$PY" scripts/triton_timing.py "$OUT/triton-solutions.jsonl" 2>"$OUT/triton-timing.err" | tee "$OUT/triton-timing.md"
+  tail -3 "$OUT/triton-timing.err"
+else
+  log "no problems/*/*/solution.py yet"
+fi
+
+log "Triton attacks"
+rm -f /tmp/kernrl-triton-attack-written
+for f in tests/triton/attacks/*.py; do
+  want="$(sed -n '1s/^# expect: //p' "$f")"
+  timeout 300 "$K" eval "$f" --json --config "$CFG" >"$OUT/triton-attack.json" 2>"$OUT/triton-attack.err"
+  got="$("$PY" -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r["status"], "|", ((r.get("error") or {}).get("message") or "")[:160].replace("\n"," "))' "$OUT/triton-attack.json" 2>/dev/null)"
+  echo "$(basename "$f" .py): expected $want, got $got"
+done | tee "$OUT/triton-attacks.md"
+[ -e /tmp/kernrl-triton-attack-written ] && echo "LEAK: an attack wrote /tmp/kernrl-triton-attack-written"
+
+log "grade-dir batch: Level-1 Triton solutions x4 + faulty, against the CUDA batch (cold caches)"
+batch() {  # batch KIND: builds the folder, grades it with a fresh cache, prints kernels/min
+  local kind="$1" dir; dir="$(mktemp -d)"
+  local count=0
+  for f in problems/L1/*/solution.py; do
+    [ -e "$f" ] || continue
+    local d; d="$(dirname "$f")"; local id="L1_$(basename "$d")"
+    mkdir -p "$dir/$id"
+    for i in 1 2 3 4; do
+      if [ "$kind" = triton ]; then
+        # Distinct sources (no cache hits between copies): a comment differs.
+        { cat "$f"; echo "# copy $i"; } >"$dir/$id/s$i.py"
+      else
+        { cat "$d/solution.cu"; echo "// copy $i"; } >"$dir/$id/s$i.cu"
+      fi
+      count=$((count + 1))
+    done
+  done
+  if [ "$kind" = triton ]; then
+    cp tests/triton/attacks/replaces_compiler.py "$dir/L1_23_Softmax/faulty1.py" 2>/dev/null && count=$((count + 1))
+  else
+    cp tests/adversarial/L1_23_Softmax/illegal_address.cu "$dir/L1_23_Softmax/faulty1.cu" 2>/dev/null && count=$((count + 1))
+  fi
+  local start; start=$(date +%s%N)
+  KERNRL_CACHE="$(mktemp -d)" "$K" grade-dir "$dir" --out "$OUT/triton-batch-$kind.jsonl" --run "batch-$kind" --no-resume >"$OUT/triton-batch-$kind.log" 2>&1
+  local ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "| $kind | $count | $ms ms | $(( count * 60000 / (ms > 0 ? ms : 1) )) kernels/min | $(grep -c '"status":"correct"' "$OUT/triton-batch-$kind.jsonl") correct |"
+}
+{ echo "| batch | kernels | wall | rate | correct |"; echo "| --- | --- | --- | --- | --- |"; batch triton; batch cuda; } | tee "$OUT/triton-batch.md"

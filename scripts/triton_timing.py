@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Timing faithful to Triton's own: the same bundled Triton solution timed by kernrl (the records
+of a `grade-dir` run) and by `triton.testing.do_bench` through Triton's own launcher, at the bench
+sizes, both with the L2 cache flushed before every run. Only solutions with one launch and no
+scratch buffers are compared (the launch is replayed from the launch block). Prints a Markdown
+table: problem, kernrl median, do_bench median, difference.
+
+    scripts/triton_timing.py RECORDS.jsonl [PROBLEM_ID ...]
+
+Runs on a GPU host with torch and Triton; it imports the bundled solutions (trusted files of this
+repository), never a submission.
+"""
+import importlib.util
+import json
+import math
+import os
+import sys
+
+import torch
+import triton
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "int64": torch.int64, "int32": torch.int32}
+
+
+def problem_dir(pid):
+    level, rest = pid.split("_", 1)
+    return os.path.join(ROOT, "problems", level, rest)
+
+
+def expr(text, names):
+    env = dict(names, cdiv=lambda a, b: -(-a // b), min=min, max=max)
+    return int(eval(str(text), {"__builtins__": {}}, env))  # the repository's own launch blocks
+
+
+def launch_of(pid):
+    d = problem_dir(pid)
+    spec = yaml.safe_load(open(os.path.join(d, "problem.yaml")))
+    src = open(os.path.join(d, "solution.py")).read()
+    block = yaml.safe_load(src.split('"""kernrl', 1)[1].split('"""', 1)[0])
+    if len(block["launches"]) != 1 or block.get("scratch"):
+        return None
+    mod_spec = importlib.util.spec_from_file_location("sol_" + pid, os.path.join(d, "solution.py"))
+    mod = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(mod)
+    sizes = dict(spec["sizes"]["bench"])
+    for s in spec.get("scalars", []) or []:
+        if str(s.get("dtype", "")).startswith("int"):
+            sizes.setdefault(s["name"], int(s["value"]))
+    sizes["num_sms"] = torch.cuda.get_device_properties(0).multi_processor_count
+    tensors = {}
+    for t in (spec.get("inputs") or []) + (spec.get("parameters") or []) + spec["outputs"]:
+        shape = [expr(x, sizes) for x in t["shape"]]
+        dt = DTYPES[t["dtype"]]
+        tensors[t["name"]] = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
+                              else torch.zeros(shape, device="cuda", dtype=dt))
+    scalars = {s["name"]: s["value"] for s in spec.get("scalars", []) or []}
+    l = block["launches"][0]
+    grid = tuple(expr(g, sizes) for g in l["grid"])
+    args = []
+    for a in l["args"]:
+        a = str(a)
+        if a in tensors or a in scalars:
+            args.append(tensors[a] if a in tensors else scalars[a])
+            continue
+        try:
+            args.append(expr(a, sizes))
+        except Exception:
+            args.append(float(a.rstrip("fF")))
+    kw = {k: (v if isinstance(v, (bool, float)) else expr(v, sizes))
+          for k, v in (l.get("constexprs") or {}).items()}
+    for opt in ("num_warps", "num_stages"):
+        if opt in l:
+            kw[opt] = int(l[opt])
+    kernel = getattr(mod, l["kernel"])
+    return lambda: kernel[grid](*args, **kw)
+
+
+def main():
+    records = [json.loads(x) for x in open(sys.argv[1])]
+    wanted = set(sys.argv[2:])
+    print("| problem | kernrl median ms | do_bench median ms | difference |")
+    print("| --- | ---: | ---: | ---: |")
+    for r in records:
+        pid = r.get("problem")
+        if r.get("status") != "correct" or (wanted and pid not in wanted):
+            continue
+        try:
+            run = launch_of(pid)
+        except Exception as e:  # a launch this replay cannot make: named, not fatal
+            print(f"| {pid} | skipped: {type(e).__name__}: {e} | | |")
+            continue
+        if run is None:
+            continue
+        run()
+        torch.cuda.synchronize()
+        ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
+        k = r["timing"]["kernel"]["median_ms"]
+        print(f"| {pid} | {k:.4f} | {ms:.4f} | {100 * (k - ms) / ms:+.1f}% |")
+
+
+if __name__ == "__main__":
+    main()

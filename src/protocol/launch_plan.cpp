@@ -1,0 +1,112 @@
+#include "protocol/launch_plan.h"
+
+#include <algorithm>
+
+namespace kernrl {
+
+std::vector<std::string> LaunchPlan::kernel_names() const {
+  std::vector<std::string> names;
+  for (const auto& l : launches)
+    if (std::find(names.begin(), names.end(), l.kernel) == names.end()) names.push_back(l.kernel);
+  return names;
+}
+
+Vars plan_vars(const Vars& sizes, int64_t num_sms) {
+  Vars v = sizes;
+  v["num_sms"] = num_sms;
+  return v;
+}
+
+Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms) {
+  Vars v = plan_vars(sizes, num_sms);
+  for (const auto& s : p.scalars)
+    if (!s.is_float() && !v.count(s.name)) v[s.name] = static_cast<int64_t>(s.value);
+  return v;
+}
+
+nlohmann::json LaunchPlan::to_json() const {
+  nlohmann::json ls = nlohmann::json::array();
+  for (const auto& l : launches) {
+    nlohmann::json args = nlohmann::json::array();
+    for (const auto& a : l.args)
+      args.push_back({{"text", a.text}, {"kind", static_cast<int>(a.kind)}});
+    ls.push_back({{"kernel", l.kernel},
+                  {"grid", l.grid},
+                  {"block", l.block},
+                  {"cluster", l.cluster},
+                  {"shared_bytes", l.shared_bytes},
+                  {"args", args},
+                  {"repeat_count", l.repeat_count},
+                  {"repeat_var", l.repeat_var},
+                  {"cooperative", l.cooperative},
+                  {"line", l.line}});
+    if (language == "triton") {
+      nlohmann::json c = nlohmann::json::array();
+      for (const auto& [k, v] : l.constexprs) c.push_back({k, v});
+      ls.back()["constexprs"] = c;
+      ls.back()["num_warps"] = l.num_warps;
+      ls.back()["num_stages"] = l.num_stages;
+      ls.back()["num_ctas"] = l.num_ctas;
+      nlohmann::json vs = nlohmann::json::array();
+      for (const auto& v : l.variants)
+        vs.push_back({{"sizes", v.sizes},
+                      {"kernel", v.kernel},
+                      {"block", v.block},
+                      {"cluster", v.cluster},
+                      {"shared_bytes", v.shared_bytes},
+                      {"cooperative", v.cooperative}});
+      if (!vs.empty()) ls.back()["variants"] = vs;
+    }
+  }
+  nlohmann::json sc = nlohmann::json::array();
+  for (const auto& s : scratch)
+    sc.push_back({{"name", s.name}, {"dtype", s.dtype.name}, {"count", s.count}, {"line", s.line}});
+  nlohmann::json out = {{"problem", problem}, {"launches", ls}, {"scratch", sc}, {"line", line}};
+  if (language != "cuda") out["language"] = language;
+  return out;
+}
+
+LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
+  LaunchPlan p;
+  p.problem = j.at("problem");
+  p.line = j.at("line");
+  p.language = j.value("language", "cuda");
+  for (const auto& l : j.at("launches")) {
+    LaunchSpec s;
+    s.kernel = l.at("kernel");
+    s.grid = l.at("grid").get<std::vector<std::string>>();
+    s.block = l.at("block").get<std::vector<std::string>>();
+    s.cluster = l.at("cluster").get<std::vector<std::string>>();
+    s.shared_bytes = l.at("shared_bytes");
+    for (const auto& a : l.at("args"))
+      s.args.push_back({a.at("text"), static_cast<ArgKind>(a.at("kind").get<int>())});
+    s.repeat_count = l.at("repeat_count");
+    s.repeat_var = l.at("repeat_var");
+    s.cooperative = l.at("cooperative");
+    s.line = l.at("line");
+    if (l.contains("constexprs"))
+      for (const auto& c : l.at("constexprs"))
+        s.constexprs.emplace_back(c.at(0).get<std::string>(), c.at(1).get<std::string>());
+    s.num_warps = l.value("num_warps", "");
+    s.num_stages = l.value("num_stages", "");
+    s.num_ctas = l.value("num_ctas", "");
+    if (l.contains("variants"))
+      for (const auto& v : l.at("variants")) {
+        LaunchVariant lv;
+        lv.sizes = v.at("sizes").get<Vars>();
+        lv.kernel = v.at("kernel").get<std::string>();
+        lv.block = v.at("block").get<std::vector<std::string>>();
+        lv.cluster = v.at("cluster").get<std::vector<std::string>>();
+        lv.shared_bytes = v.at("shared_bytes").get<std::string>();
+        lv.cooperative = v.at("cooperative").get<bool>();
+        s.variants.push_back(lv);
+      }
+    p.launches.push_back(s);
+  }
+  for (const auto& s : j.at("scratch"))
+    p.scratch.push_back(
+        {s.at("name"), *dtype_from_name(s.at("dtype")), s.at("count"), s.at("line")});
+  return p;
+}
+
+}  // namespace kernrl

@@ -1,0 +1,77 @@
+// A kernel file's launch plan: its launches and scratch buffers, as the launch block's parser
+// (parse/launch_block.h) makes it and the GPU worker runs it; sent in an EvalRequest as JSON.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/expr.h"
+#include "core/problem.h"
+
+namespace kernrl {
+
+enum class ArgKind { Tensor, Scratch, Scalar, FloatLiteral, IntExpr };
+
+struct LaunchArg {
+  std::string text;
+  ArgKind kind = ArgKind::IntExpr;
+};
+
+// A compiled Triton launch at some size sets: which kernel and launch configuration it uses there
+// (Triton specialises a kernel per size set: constexprs, divisibility, autotuned configs).
+struct LaunchVariant {
+  Vars sizes;          // the size set (the problem's sizes) this variant is for
+  std::string kernel;  // a key of the request's `lowered`
+  std::vector<std::string> block, cluster;
+  std::string shared_bytes = "0";
+  bool cooperative = false;
+};
+
+struct LaunchSpec {
+  std::string kernel;  // name or name expression
+  std::vector<std::string> grid, block, cluster;
+  std::string shared_bytes = "0";
+  std::vector<LaunchArg> args;
+  std::string repeat_count = "1";
+  std::string repeat_var;
+  bool cooperative = false;
+  int line = 0;  // file line of this launch
+  // Triton launches only (docs/kernel-format.md, "Triton kernels"): each tl.constexpr parameter
+  // and its value (an integer expression, a float literal, true or false), in the block's order;
+  // num_warps, num_stages, num_ctas as written (empty: Triton's default or the autotuned value).
+  std::vector<std::pair<std::string, std::string>> constexprs;
+  std::string num_warps, num_stages, num_ctas;
+  // Set by the Triton compile: the variant of each size set, when they differ (else the fields
+  // above hold the one variant). The worker picks the one whose sizes match.
+  std::vector<LaunchVariant> variants;
+};
+
+struct ScratchSpec {
+  std::string name;
+  DType dtype;
+  std::string count;
+  int line = 0;
+};
+
+struct LaunchPlan {
+  std::string problem;  // from the block; may be empty
+  std::vector<LaunchSpec> launches;
+  std::vector<ScratchSpec> scratch;
+  int line = 0;                   // line of `/* kernrl`
+  std::string language = "cuda";  // "cuda" or "triton"
+
+  std::vector<std::string> kernel_names() const;  // distinct, in order
+  nlohmann::json to_json() const;
+  static LaunchPlan from_json(const nlohmann::json& j);
+};
+
+// Variables of expressions for one size set: sizes, num_sms and (when set) the repeat variable.
+Vars plan_vars(const Vars& sizes, int64_t num_sms);
+// The same with the problem's integer scalars (fixed values, `kernel_size`) where no size has
+// their name: usable in every expression of the launch block.
+Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms);
+
+}  // namespace kernrl

@@ -1,0 +1,330 @@
+"""kernrl's Triton compiler helper. It runs only inside kernrl-triton's OS sandbox (src/triton):
+no network, no GPU, no files but the Python installation and a private temporary directory.
+
+Protocol (docs/protocol.md, "kernrl-triton"): with --discover it prints one JSON line about the
+Triton it finds and exits. Otherwise it imports Triton, prints {"ready": true}, reads ONE request
+line (JSON) on stdin, compiles, prints one answer line and exits: a pool of these processes waits
+with Triton imported, so a compile does not pay for the import.
+
+The kernel file is filtered before it runs: only imports of triton/math, functions (with their
+triton decorators) and simple module-level constants are kept; any other top-level code (torch
+imports, host wrappers, Model classes, `__main__` blocks) is dropped unexecuted.
+"""
+import ast
+import base64
+import json
+import os
+import re
+import sys
+import traceback
+
+MAX_AUTOTUNE_CONFIGS = 16
+ALLOWED_IMPORT_ROOTS = {"triton", "math"}
+TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
+
+
+ANSWER = sys.stdout  # where answers go; the kernel file's own output goes to stderr
+COMPILER = {}  # Triton's entry points, taken before the kernel file runs
+COMPILED = {}  # this request's compiled kernels, by everything that decides them
+
+
+def out(obj):
+    ANSWER.write(json.dumps(obj) + "\n")
+    ANSWER.flush()
+
+
+def keep_stdout_for_answers():
+    """From here on fd 1 is stderr: whatever the kernel file prints cannot pose as an answer."""
+    global ANSWER
+    ANSWER = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+
+class KernelFileError(Exception):
+    def __init__(self, message, line=0):
+        super().__init__(message)
+        self.line = line
+
+
+def decorator_name(d):
+    """`triton.jit`, `jit`, `triton.autotune(...)` -> the last attribute name."""
+    if isinstance(d, ast.Call):
+        d = d.func
+    if isinstance(d, ast.Attribute):
+        return d.attr
+    if isinstance(d, ast.Name):
+        return d.id
+    return ""
+
+
+def simple_value(node):
+    """A module-level value kept by the filter: literals, names, arithmetic, tuples/lists of those,
+    and calls of `constexpr(...)` / `Config(...)` (tl.constexpr(128), triton.Config(...))."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name not in ("constexpr", "Config"):
+                return False
+        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.DictComp, ast.SetComp,
+                            ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom,
+                            ast.NamedExpr, ast.Subscript)):
+            return False
+    return True
+
+
+def filter_module(tree):
+    """The statements of the kernel file that are compiled; the rest is dropped unexecuted."""
+    kept, dropped = [], []
+    for st in tree.body:
+        keep = False
+        if isinstance(st, ast.Import):
+            keep = all(a.name.split(".")[0] in ALLOWED_IMPORT_ROOTS for a in st.names)
+        elif isinstance(st, ast.ImportFrom):
+            keep = (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
+        elif isinstance(st, ast.FunctionDef):
+            keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            keep = (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
+                    and simple_value(st.value))
+        (kept if keep else dropped).append(st)
+    tree.body = kept
+    return tree, [getattr(s, "lineno", 0) for s in dropped]
+
+
+def load_kernels(source, filename):
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as e:
+        raise KernelFileError("Python syntax error: %s" % e.msg, e.lineno or 0)
+    tree, _ = filter_module(tree)
+    code = compile(tree, filename, "exec")
+    # Triton's JIT reads a function's source through linecache: give it the file's text.
+    import linecache
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = type(sys)("kernrl_kernels")
+    module.__file__ = filename
+    sys.modules["kernrl_kernels"] = module
+    ns = module.__dict__
+    try:
+        exec(code, ns)
+    except Exception as e:  # the kernel file's own failure
+        raise KernelFileError("the kernel file failed while loading: %s: %s" %
+                              (type(e).__name__, e), error_line(e, filename))
+    return ns
+
+
+def error_line(exc, filename):
+    tb = traceback.extract_tb(exc.__traceback__)
+    for fr in reversed(tb):
+        if fr.filename == filename:
+            return fr.lineno or 0
+    return getattr(exc, "lineno", 0) or 0
+
+
+def unwrap(obj):
+    """JITFunction under Autotuner / Heuristics wrappers: (jit, autotuner or None, heuristics)."""
+    autotuner, heuristics = None, []
+    seen = 0
+    while not isinstance(obj, COMPILER["JITFunction"]):
+        seen += 1
+        if seen > 8 or not hasattr(obj, "fn"):
+            return None, None, []
+        if hasattr(obj, "configs") and autotuner is None:
+            autotuner = obj
+        if hasattr(obj, "values") and isinstance(getattr(obj, "values"), dict):
+            heuristics.append(obj.values)
+        obj = obj.fn
+    return obj, autotuner, heuristics
+
+
+def param_names(fn):
+    """(all parameter names, the constexpr ones)."""
+    names = list(fn.arg_names)
+    const = [p.name for p in fn.params if p.is_constexpr]
+    return names, const
+
+
+def compile_one(fn, name, args, constexprs, options, arch):
+    names, const_names = param_names(fn)
+    runtime = [n for n in names if n not in const_names]
+    if len(args) != len(runtime):
+        raise KernelFileError(
+            "kernel %s takes %d non-constexpr parameters (%s) but the launch passes %d arguments"
+            % (name, len(runtime), ", ".join(runtime), len(args)))
+    import inspect
+    missing = []
+    signature, attrs, constants = {}, {}, {}
+    for n in names:
+        if n in const_names:
+            if n in constexprs:
+                constants[n] = constexprs[n]
+            else:
+                default = getattr(fn.params[names.index(n)], "default", inspect.Parameter.empty)
+                if default is inspect.Parameter.empty:
+                    missing.append(n)
+                else:
+                    constants[n] = default
+            signature[n] = "constexpr"
+            continue
+        a = args[runtime.index(n)]
+        signature[n] = a["type"]
+        if a.get("divisible_by_16"):
+            attrs[(names.index(n),)] = [["tt.divisibility", 16]]
+    if missing:
+        raise KernelFileError("kernel %s: no value for the constexpr parameter(s) %s: give them in "
+                              "the launch's constexprs" % (name, ", ".join(missing)))
+    unknown = [k for k in constexprs if k not in const_names]
+    if unknown:
+        raise KernelFileError("kernel %s has no tl.constexpr parameter named %s" %
+                              (name, ", ".join(unknown)))
+    # Kernels identical to one compiled earlier in this request (other values, same
+    # specialisation) are compiled once.
+    ckey = repr((id(fn), sorted(signature.items()), sorted(attrs.items()),
+                 sorted(constants.items()), sorted(options.items())))
+    if ckey in COMPILED:
+        return dict(COMPILED[ckey], compile_key=ckey)
+    src = COMPILER["ASTSource"](fn, signature, constexprs=constants, attrs=attrs)
+    target = COMPILER["GPUTarget"]("cuda", arch, 32)
+    k = COMPILER["compile"](src, target=target, options=options)
+    md = k.metadata._asdict() if hasattr(k.metadata, "_asdict") else dict(k.metadata)
+    meta = {}
+    for key, v in md.items():
+        try:
+            json.dumps(v)
+            meta[key] = v
+        except TypeError:
+            meta[key] = str(v)
+    ptx = k.asm.get("ptx", "")
+    m = re.search(r"\.entry\s+(\w+)\s*\(([^)]*)\)", ptx)
+    params = re.findall(r"\.param\s+\.(\w+)", m.group(2)) if m else []
+    cubin = k.asm["cubin"]
+    COMPILED[ckey] = {
+        "name": meta.get("name", name),
+        "cubin_b64": base64.b64encode(cubin).decode(),
+        "metadata": meta,
+        "ptx_params": params,
+        "runtime_params": runtime,
+    }
+    return dict(COMPILED[ckey], compile_key=ckey)
+
+
+def heuristic_values(heuristics, arg_values):
+    values = {}
+    for h in heuristics:
+        for k, f in h.items():
+            v = f(dict(arg_values, **values))
+            values[k] = v if isinstance(v, (bool, int, float)) else int(v)
+    return values
+
+
+def compile_request(req, ns):
+    """Compiles every kernel of the request: one list of variants per kernel (autotune configs)."""
+    results = []
+    for kreq in req["kernels"]:
+        name = kreq["kernel"]
+        obj = ns.get(name)
+        if obj is None:
+            raise KernelFileError("the launch block names kernel %s, which is not a function of "
+                                  "this file" % name, kreq.get("line", 0))
+        fn, autotuner, heuristics = unwrap(obj)
+        if fn is None:
+            raise KernelFileError("%s is not a @triton.jit function" % name, kreq.get("line", 0))
+        names, const_names = param_names(fn)
+        constexprs = dict(kreq.get("constexprs", {}))
+        base = {k: v for k, v in kreq.get("options", {}).items()}
+        runtime = [n for n in names if n not in const_names]
+        arg_values = {}
+        for n, a in zip(runtime, kreq["args"]):
+            arg_values[n] = a.get("value")
+        configs = [None]
+        if autotuner is not None:
+            configs = list(autotuner.configs)
+            if len(configs) > MAX_AUTOTUNE_CONFIGS:
+                raise KernelFileError("kernel %s has %d autotune configs; kernrl takes at most %d" %
+                                      (name, len(configs), MAX_AUTOTUNE_CONFIGS), kreq.get("line", 0))
+        variants = []
+        for cfg in configs:
+            cx = dict(constexprs)
+            opts = dict(base)
+            if cfg is not None:
+                cx.update(cfg.kwargs)
+                for key in ("num_warps", "num_stages", "num_ctas"):
+                    v = getattr(cfg, key, None)
+                    if v is not None:
+                        opts[key] = v
+            if heuristics:
+                try:
+                    cx.update(heuristic_values(heuristics, dict(arg_values, **cx)))
+                except Exception as e:
+                    raise KernelFileError("a @triton.heuristics function of %s failed: %s: %s" %
+                                          (name, type(e).__name__, e), kreq.get("line", 0))
+            v = compile_one(fn, name, kreq["args"], cx, opts, req["arch"])
+            v["config"] = {"constexprs": {k: cx[k] for k in cx}, "options": opts}
+            variants.append(v)
+        keys = [v.pop("compile_key") for v in variants]
+        same = [i for i, r in enumerate(results) if r.get("compile_keys") == keys]
+        if same:  # the same kernels as an earlier request (other values, same specialisation)
+            results.append({"key": kreq["key"], "same_as": same[0]})
+        else:
+            results.append({"key": kreq["key"], "variants": variants, "compile_keys": keys})
+    for r in results:
+        r.pop("compile_keys", None)
+    return results
+
+
+def discover():
+    info = {"python": sys.version.split()[0], "executable": sys.executable}
+    try:
+        import triton
+        info["triton"] = triton.__version__
+        tdir = os.path.dirname(triton.__file__)
+        info["triton_dir"] = tdir
+        for cand in ("backends/nvidia/bin/ptxas", "third_party/cuda/bin/ptxas"):
+            p = os.path.join(tdir, cand)
+            if os.path.isfile(p):
+                info["ptxas"] = p
+                break
+    except Exception as e:
+        info["error"] = "%s: %s" % (type(e).__name__, e)
+    out(info)
+
+
+def main():
+    if "--discover" in sys.argv:
+        discover()
+        return 0
+    try:
+        import triton  # noqa: F401  (the warm import)
+        import triton.compiler  # noqa: F401
+        import triton.language  # noqa: F401
+    except Exception as e:
+        out({"ok": False, "error": "cannot import triton: %s: %s" % (type(e).__name__, e)})
+        return 1
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    COMPILER.update(compile=triton.compile, ASTSource=ASTSource, GPUTarget=GPUTarget,
+                    JITFunction=triton.runtime.JITFunction)
+    out({"ready": True, "triton": triton.__version__})
+    keep_stdout_for_answers()
+    line = sys.stdin.readline()
+    if not line:
+        return 0
+    try:
+        req = json.loads(line)
+        ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
+        kernels = compile_request(req, ns)
+        out({"ok": True, "triton": triton.__version__, "kernels": kernels})
+    except KernelFileError as e:
+        out({"ok": False, "error": str(e), "line": e.line})
+    except Exception as e:
+        msg = "%s: %s" % (type(e).__name__, e)
+        out({"ok": False, "error": msg[:4000], "line": error_line(e, "kernel.py"),
+             "log": traceback.format_exc()[-8000:]})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,326 @@
+#include "triton_compile/child.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "core/paths.h"
+#include "core/subprocess.h"
+
+namespace kernrl {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxAnswerBytes = size_t{64} << 20;
+
+std::string launcher() {
+  return helper_exe("kernrl-triton").string();
+}
+std::string helper_script() {
+  return helper_exe("kernrl_triton.py").string();
+}
+
+// A fresh private directory for one child (removed when the child is done).
+std::string private_dir() {
+  std::string templ = (fs::temp_directory_path() / "kernrl-triton-XXXXXX").string();
+  if (!mkdtemp(templ.data())) throw std::runtime_error("cannot create a temporary directory");
+  return templ;
+}
+
+std::vector<std::string> split_path(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ':'))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string canonical_or_empty(const std::string& p) {
+  std::error_code ec;
+  fs::path c = fs::canonical(p, ec);
+  return ec ? "" : c.string();
+}
+
+// The launcher's --setup without "tmp": what the sandbox lets Python read and execute.
+json base_setup(const Config& cfg, const std::string& python, const std::string& ptxas) {
+  std::vector<std::string> read_dirs, read_files, exec_files;
+  auto add_dir = [&](const std::string& d) {
+    std::string c = canonical_or_empty(d);
+    if (!c.empty() && fs::is_directory(c)) read_dirs.push_back(c);
+  };
+  // The interpreter's installation (its prefix: /usr, /usr/local, a virtual environment) and the
+  // system's shared libraries.
+  fs::path prefix = fs::path(python).parent_path().parent_path();
+  add_dir(prefix.string());
+  fs::path real_prefix = fs::path(canonical_or_empty(python)).parent_path().parent_path();
+  if (!real_prefix.empty()) add_dir(real_prefix.string());
+  for (const char* d : {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib"}) add_dir(d);
+  for (const auto& d : split_path(cfg.triton_path)) add_dir(d);
+  for (const char* f : {"/etc/ld.so.cache", "/dev/urandom"})
+    if (fs::exists(f)) read_files.push_back(f);
+  read_files.push_back(canonical_or_empty(helper_script()));
+  exec_files.push_back(canonical_or_empty(python));
+  for (const char* loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"})
+    if (std::string c = canonical_or_empty(loader); !c.empty()) exec_files.push_back(c);
+  if (!ptxas.empty()) exec_files.push_back(canonical_or_empty(ptxas));
+  std::string pythonpath;
+  for (const auto& d : split_path(cfg.triton_path))
+    pythonpath += (pythonpath.empty() ? "" : ":") + canonical_or_empty(d);
+  return {{"python", python},
+          {"script", canonical_or_empty(helper_script())},
+          {"read_dirs", read_dirs},
+          {"read_files", read_files},
+          {"exec_files", exec_files},
+          {"pythonpath", pythonpath},
+          {"ptxas", ptxas}};
+}
+
+SpawnOptions spawn_options(const Config& cfg, const std::string& tmp) {
+  SpawnOptions so;
+  so.address_space_limit_mb = cfg.triton_memory_limit_mb;
+  so.cwd = tmp;
+  so.clear_env = true;
+  so.file_size_limit_mb = 256;
+  so.stderr_file = tmp + "/stderr.log";
+  so.max_output_bytes = kMaxAnswerBytes;
+  return so;
+}
+
+std::string tail_of(const std::string& file, size_t n = 8000) {
+  std::ifstream in(file, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  return s.size() > n ? s.substr(s.size() - n) : s;
+}
+
+// Runs the launcher once with `mode` (--discover, --check-sandbox) in a private directory.
+json run_once(const Config& cfg, json setup, const std::string& mode, std::string* log) {
+  std::string tmp = private_dir();
+  setup["tmp"] = tmp;
+  ProcessResult pr =
+      run_process({launcher(), "--setup", setup.dump(), mode}, "", 60, spawn_options(cfg, tmp));
+  if (log) *log = tail_of(tmp + "/stderr.log");
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  size_t nl = pr.out.find('\n');
+  try {
+    return json::parse(pr.out.substr(0, nl));
+  } catch (...) {
+    return {{"ok", false},
+            {"error", pr.exit_code == 127
+                          ? "cannot execute " + launcher()
+                          : "kernrl-triton failed (exit " + std::to_string(pr.exit_code) +
+                                ", signal " + std::to_string(pr.signal) + ")"}};
+  }
+}
+
+std::string how_to_point() {
+  return "point kernrl at a Python that has Triton with `triton: {python: /path/to/python3}` in a "
+         "--config file or KERNRL_TRITON_PYTHON=/path/to/python3 (docs/kernel-format.md, "
+         "\"Triton kernels\")";
+}
+
+// A child that has started importing Triton and waits for one request.
+struct Warm {
+  std::unique_ptr<LineProcess> proc = std::make_unique<LineProcess>();
+  std::string tmp;
+  ~Warm() {
+    proc.reset();
+    std::error_code ec;
+    if (!tmp.empty()) fs::remove_all(tmp, ec);
+  }
+};
+
+std::unique_ptr<Warm> start_child(const Config& cfg, const TritonInstall& t) {
+  auto w = std::make_unique<Warm>();
+  w->tmp = private_dir();
+  json setup = t.setup;
+  setup["tmp"] = w->tmp;
+  w->proc->start({launcher(), "--setup", setup.dump()}, spawn_options(cfg, w->tmp));
+  return w;
+}
+
+// Children kept ready: as many as twice the compiles in flight (a batch keeps its compile threads
+// supplied, a single compile does not start a crowd), at most triton.pool.
+class Pool {
+ public:
+  std::unique_ptr<Warm> take(const Config& cfg, const TritonInstall& t) {
+    std::unique_ptr<Warm> w;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++in_flight_;
+      if (!ready_.empty()) {
+        w = std::move(ready_.front());
+        ready_.pop_front();
+      }
+    }
+    if (!w) w = start_child(cfg, t);
+    refill(cfg, t);
+    return w;
+  }
+  void done() {
+    std::lock_guard<std::mutex> l(mu_);
+    --in_flight_;
+  }
+  void refill(const Config& cfg, const TritonInstall& t) {
+    std::lock_guard<std::mutex> l(mu_);
+    int target = std::min(cfg.triton_pool, 2 * in_flight_);
+    while (static_cast<int>(ready_.size()) < target) ready_.push_back(start_child(cfg, t));
+  }
+  void clear() {
+    std::lock_guard<std::mutex> l(mu_);
+    ready_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::deque<std::unique_ptr<Warm>> ready_;
+  int in_flight_ = 0;
+};
+
+Pool& pool() {
+  static Pool* p = [] {
+    auto* made = new Pool;
+    std::atexit([] { pool().clear(); });
+    return made;
+  }();
+  return *p;
+}
+
+}  // namespace
+
+std::string triton_python(const Config& cfg) {
+  if (!cfg.triton_python.empty()) return cfg.triton_python;
+  if (const char* e = std::getenv("KERNRL_TRITON_PYTHON"); e && *e) return e;
+  for (const char* p : {"/usr/bin/python3", "/usr/local/bin/python3"})
+    if (access(p, X_OK) == 0) return p;
+  return "";
+}
+
+const TritonInstall& triton_install(const Config& cfg) {
+  static std::mutex mu;
+  static std::map<std::string, TritonInstall> found;
+  std::string python = triton_python(cfg);
+  std::lock_guard<std::mutex> l(mu);
+  std::string key = python + "\n" + cfg.triton_path;
+  if (auto it = found.find(key); it != found.end()) return it->second;
+  if (python.empty())
+    throw TritonUnavailable("no Python found for Triton kernels: " + how_to_point());
+  if (access(python.c_str(), X_OK) != 0)
+    throw TritonUnavailable("the Python for Triton kernels, " + python +
+                            ", cannot be executed: " + how_to_point());
+  std::string log;
+  json d = run_once(cfg, base_setup(cfg, python, ""), "--discover", &log);
+  if (d.contains("sandbox_error"))
+    throw SandboxError("the Triton compiler's sandbox cannot be set up: " +
+                       d["sandbox_error"].get<std::string>());
+  if (!d.contains("triton") || !d.value("error", "").empty() || !d.contains("ptxas")) {
+    std::string why = d.value("error", "");
+    if (why.empty() && d.contains("triton")) why = "Triton has no bundled ptxas";
+    if (why.empty()) why = "no answer";
+    throw TritonUnavailable(python + " cannot compile Triton kernels (" + why +
+                            "): " + how_to_point() + (log.empty() ? "" : "\n" + log));
+  }
+  TritonInstall t;
+  t.python = python;
+  t.version = d["triton"];
+  t.dir = d.value("triton_dir", "");
+  t.ptxas = d["ptxas"];
+  t.setup = base_setup(cfg, python, t.ptxas);
+  if (!t.dir.empty()) {
+    auto dirs = t.setup["read_dirs"].get<std::vector<std::string>>();
+    dirs.push_back(canonical_or_empty(t.dir));
+    t.setup["read_dirs"] = dirs;
+  }
+  return found.emplace(key, t).first->second;
+}
+
+json triton_sandbox_check(const Config& cfg) {
+  const TritonInstall& t = triton_install(cfg);
+  return run_once(cfg, t.setup, "--check-sandbox", nullptr);
+}
+
+void require_triton_sandbox(const Config& cfg) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> verdicts;
+  std::lock_guard<std::mutex> l(mu);
+  std::string key = triton_python(cfg) + "\n" + cfg.triton_path;
+  auto it = verdicts.find(key);
+  if (it == verdicts.end()) {
+    json c = triton_sandbox_check(cfg);
+    std::string why = c.value("ok", false) ? "" : c.value("error", "unknown failure");
+    if (c.contains("sandbox_error")) why = c["sandbox_error"];
+    it = verdicts.emplace(key, why).first;
+  }
+  if (!it->second.empty())
+    throw SandboxError("the Triton compiler's sandbox cannot be set up: " + it->second +
+                       ". kernrl compiles Triton kernels only inside it (docs/security.md)");
+}
+
+TritonChildResult run_triton(const json& request, const Config& cfg) {
+  using Clock = std::chrono::steady_clock;
+  TritonChildResult r;
+  const TritonInstall& t = triton_install(cfg);
+  auto start = Clock::now();
+  std::unique_ptr<Warm> w = pool().take(cfg, t);
+  struct Done {
+    ~Done() { pool().done(); }
+  } done;
+  auto left = [&] {
+    return cfg.triton_timeout_s - std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  auto fail = [&](TritonChildResult::Outcome o, const std::string& why) {
+    bool timed_out = w->proc->timed_out();
+    w->proc->kill_and_reap();
+    r.outcome = timed_out ? TritonChildResult::Timeout : o;
+    r.error = timed_out ? "the Triton compile did not finish within " +
+                              std::to_string(static_cast<int>(cfg.triton_timeout_s)) +
+                              " s and was cancelled"
+                        : why;
+    r.log = tail_of(w->tmp + "/stderr.log");
+    return r;
+  };
+  std::optional<std::string> ready = w->proc->read_line(left());
+  r.wait_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  if (!ready)
+    return fail(TritonChildResult::Crashed, "the Triton compiler ended before it was ready");
+  try {
+    json j = json::parse(*ready);
+    if (j.contains("sandbox_error"))
+      throw SandboxError("the Triton compiler's sandbox cannot be set up: " +
+                         j["sandbox_error"].get<std::string>());
+    if (!j.value("ready", false))
+      return fail(TritonChildResult::Crashed,
+                  j.value("error", "the Triton compiler did not start"));
+  } catch (const json::exception&) {
+    return fail(TritonChildResult::Crashed, "the Triton compiler wrote something unexpected");
+  }
+  if (!w->proc->send_line(request.dump()))
+    return fail(TritonChildResult::Crashed, "the Triton compiler ended before the request");
+  std::optional<std::string> line = w->proc->read_line(std::max(0.0, left()));
+  if (!line)
+    return fail(TritonChildResult::Crashed,
+                "the Triton compiler died without an answer (out of memory under the " +
+                    std::to_string(cfg.triton_memory_limit_mb) + " MB limit, or killed?)");
+  try {
+    r.answer = json::parse(*line);
+  } catch (const json::exception&) {
+    return fail(TritonChildResult::Crashed, "the Triton compiler's answer is not JSON");
+  }
+  r.outcome = TritonChildResult::Answered;
+  r.log = tail_of(w->tmp + "/stderr.log");
+  return r;
+}
+
+}  // namespace kernrl

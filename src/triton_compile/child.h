@@ -1,0 +1,51 @@
+// The kernrl-triton child (src/triton): where the Python that has Triton is, what its sandbox
+// lets it read and execute, the checks that the sandbox holds, and a warm pool of children that
+// have imported Triton and wait for one request each (a compile does not pay for the import).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "compile/child.h"
+#include "core/config.h"
+
+namespace kernrl {
+
+// No Python with Triton could be found or started (a property of the grading machine).
+struct TritonUnavailable : UsageError {
+  using UsageError::UsageError;
+};
+
+// What `--discover` found: Triton's version, folder and ptxas.
+struct TritonInstall {
+  std::string python;  // the interpreter kernrl runs
+  std::string version;
+  std::string dir;
+  std::string ptxas;
+  nlohmann::json setup;  // the launcher's --setup (read/exec lists, helper, pythonpath)
+};
+
+// The Python kernrl uses for Triton: config triton.python, else $KERNRL_TRITON_PYTHON, else
+// python3 in /usr/bin or /usr/local/bin; "" when none exists.
+std::string triton_python(const Config& cfg);
+
+// Finds Triton (once per process and configuration). Throws TritonUnavailable saying what is
+// missing and how to point kernrl at a Python with Triton.
+const TritonInstall& triton_install(const Config& cfg);
+
+// Throws SandboxError unless kernrl-triton's sandbox holds here (checked once per process).
+void require_triton_sandbox(const Config& cfg);
+// The check's answer: {"ok", "checks", "error"}.
+nlohmann::json triton_sandbox_check(const Config& cfg);
+
+// One compile in a kernrl-triton child (from the warm pool when there is one).
+struct TritonChildResult {
+  enum Outcome { Answered, Timeout, Crashed } outcome = Crashed;
+  nlohmann::json answer;  // the helper's answer line when Answered
+  std::string error;      // Timeout and Crashed: one line
+  std::string log;        // the child's stderr (its tail)
+  double wait_ms = 0;     // of the compile's time, waiting for Triton's import to finish
+};
+TritonChildResult run_triton(const nlohmann::json& request, const Config& cfg);
+
+}  // namespace kernrl

@@ -1,0 +1,3 @@
+from collections import namedtuple
+
+GPUTarget = namedtuple("GPUTarget", ["backend", "arch", "warp_size"])
