@@ -382,6 +382,7 @@ TEST_CASE("the conversion stage: a .py is converted only with the converter the 
   CHECK(kernelbench_converter()->reads("a/b/level_1_problem_26_sample_0_kernel.PY"));
   CHECK_FALSE(kernelbench_converter()->reads("answer.cu"));
   CHECK(converter_for(opt.converters, "answer.md") == nullptr);
+}
 
 TEST_CASE("import_kernelbench: a suite's parameters named by module path (self.linear.weight)") {
   // A problem as `kernrl suite add kernelbench` writes it: parameters named conv.weight, ...
