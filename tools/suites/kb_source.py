@@ -48,6 +48,8 @@ def size_constants(tree):
 
     def add(name, node, holder, key):
         v = _int_value(node)
+        if v is not None and v < 0:
+            return  # `dim = -1`: an index, not a size (kernrl's sizes are 0 to 2^40)
         if v is not None:
             values[name], places[name] = v, (holder, key)
             return
@@ -56,7 +58,7 @@ def size_constants(tree):
             seq = node.left  # [1024] * 16: the element is a size (the count is not: it changes the layers)
         if isinstance(seq, (ast.Tuple, ast.List)):
             for i, elt in enumerate(seq.elts):
-                if _int_value(elt) is not None:
+                if (_int_value(elt) or 0) > 0:
                     values[f"{name}_{i}"], places[f"{name}_{i}"] = _int_value(elt), (seq, i)
 
     for stmt in tree.body:
@@ -68,7 +70,7 @@ def size_constants(tree):
         elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) and len(target.elts) == len(stmt.value.elts):
             # depth, height, width = 16, 32, 32
             for i, (t, v) in enumerate(zip(target.elts, stmt.value.elts)):
-                if isinstance(t, ast.Name) and _int_value(v) is not None:
+                if isinstance(t, ast.Name) and (_int_value(v) or 0) > 0:
                     values[t.id], places[t.id] = _int_value(v), (stmt.value, i)
     return values, places
 
