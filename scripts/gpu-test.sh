@@ -2,8 +2,9 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [kernelbench]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
+#   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3).
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults kernelbench)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -172,6 +173,40 @@ fi
 if want import; then
   log "KernelBench import corpus: conversion and grading"
   scripts/import-bench.sh --build "$BUILD" --out "$OUT/import" 2>&1 | tail -25
+fi
+
+if want kernelbench; then
+  log "KernelBench suite: built with this host's torch, checked against KernelBench's own modules"
+  if [ -z "${KERNELBENCH_DIR:-}" ] || [ ! -d "${KERNELBENCH_DIR:-}/KernelBench" ]; then
+    log "KERNELBENCH_DIR is not a KernelBench checkout: skipped"
+  else
+    KB_SUITE="${KB_SUITE:-/tmp/kernrl-kb-suite}"  # several GB of weights: not under $OUT
+    start=$(date +%s)
+    KERNRL_PYTHON="$(command -v python3)" "$K" suite add kernelbench "$KERNELBENCH_DIR" --out "$KB_SUITE" \
+      --levels "${KB_LEVELS:-1,2,3}" --jobs "$(( $(nproc) / 2 ))" --timeout 300 >"$OUT/kernelbench-build.log" 2>&1 ||
+      log "suite add failed (see kernelbench-build.log)"
+    log "suite built in $(( $(date +%s) - start )) s: $(tail -2 "$OUT/kernelbench-build.log" | head -1)"
+    cp "$KB_SUITE/suite.json" "$OUT/kernelbench-suite.json" 2>/dev/null
+    grep '^FAIL' "$OUT/kernelbench-build.log" | head -30
+    log "identity: kernrl's TorchScript reference path (worker code, on the GPU) = KernelBench's eager module"
+    python3 tools/suites/kb_identity.py "$KB_SUITE" "$KERNELBENCH_DIR" --refdump "$BUILD/kernrl_refdump" \
+      --device cuda --max-bench-mb "${KB_MAX_BENCH_MB:-2048}" >"$OUT/kernelbench-identity.md" 2>&1
+    grep -v '| same |' "$OUT/kernelbench-identity.md" | tail -25
+    log "kernrl's own solutions graded on the suite's problems of the same number and names"
+    {
+      echo "| suite problem | kernrl solution | status | speedup |"; echo "| --- | --- | --- | --- |"
+      for sol in problems/L[123]/*/solution.cu; do
+        lv=$(basename "$(dirname "$(dirname "$sol")")"); num=$(basename "$(dirname "$sol")" | cut -d_ -f1)
+        [ -n "$(ls -d "$KB_SUITE/problems/$lv/${num}_"* 2>/dev/null)" ] || continue
+        "$K" eval "$sol" --problem "${lv}_${num}" --suite "$KB_SUITE" --json 2>/dev/null | python3 -c '
+import json, sys
+line = sys.stdin.readline()
+r = json.loads(line) if line.strip() else {}
+print("| %s | %s | %s | %s |" % (r.get("problem", sys.argv[1]), sys.argv[2], r.get("status", "no record"), r.get("speedup", "")))' "${lv}_${num}" "$sol"
+      done
+    } >"$OUT/kernelbench-solutions.md"
+    cat "$OUT/kernelbench-solutions.md"
+  fi
 fi
 
 if want pack; then

@@ -16,6 +16,7 @@
 #include "core/hash.h"
 #include "core/paths.h"
 #include "core/problem.h"
+#include "core/suite_paths.h"
 #include "extract/extract.h"
 #include "grading/baselines.h"
 #include "grading/session.h"
@@ -162,8 +163,7 @@ CommandRun add_bench_command(CLI::App& app) {
       }
       std::fprintf(stderr, "  %-48s %10.4f ms\n", p.id.c_str(), ms);
     }
-    std::string out_label =
-        o->out.empty() ? (data_dir() / "baselines" / (slug + ".json")).string() : o->out;
+    std::string out_label = o->out.empty() ? (baselines_dir() / (slug + ".json")).string() : o->out;
     if (!o->torch_only) {
       // The second baseline: each problem's solution.cu graded and timed exactly as a submission,
       // in a grading session that reuses the PyTorch timings just taken.

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "contract/contract.h"
+#include "contract/kernelbench_prompt.h"
 #include "contract/prompt.h"
 #include "core/paths.h"
 #include "core/problem.h"
@@ -42,6 +43,7 @@ CommandRun add_show_command(CLI::App& app) {
   auto contract = std::make_shared<bool>(false);
   auto headers = std::make_shared<bool>(false);
   auto language = std::make_shared<std::string>("cuda");
+  auto style = std::make_shared<std::string>("kernrl");
   cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)");
   cmd->add_flag("--contract", *contract,
                 "Print the kernel-file contract as a model's prompt states it (no ID needed)");
@@ -53,6 +55,10 @@ CommandRun add_show_command(CLI::App& app) {
   cmd->add_option("--language", *language,
                   "The kernel language of --prompt and the template: cuda (default) or triton")
       ->check(CLI::IsMember({"cuda", "triton"}));
+  cmd->add_option("--style", *style,
+                  "With --prompt: kernrl (a kernel file, the default) or kernelbench (a ModelNew "
+                  "module with load_inline kernels, as KernelBench asks)")
+      ->check(CLI::IsMember({"kernrl", "kernelbench"}));
   return [=]() {
     if (*contract || *headers) {
       std::cout << (*contract ? contract_summary() + "\n" + triton_contract_summary()
@@ -78,7 +84,7 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << task_prompt(p, *language);
+      std::cout << (*style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p, *language));
       return kExitOk;
     }
     std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"

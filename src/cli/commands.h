@@ -21,6 +21,9 @@ CommandRun add_bench_command(CLI::App& app);
 CommandRun add_import_command(CLI::App& app);
 CommandRun add_export_command(CLI::App& app);
 CommandRun add_serve_command(CLI::App& app);
+CommandRun add_suite_command(CLI::App& app);
+// The global --suite option; the returned function points every command at the suite chosen.
+std::function<void()> add_suite_option(CLI::App& app);
 
 // True when stdout is a terminal and NO_COLOR is unset.
 bool use_color();

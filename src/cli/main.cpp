@@ -35,14 +35,16 @@ int main(int argc, char** argv) {
       "  kernrl eval answer.md --problem L1_23_Softmax\n"
       "  kernrl grade-dir runs/model-a --out runs/model-a.jsonl\n"
       "  kernrl report runs/*.jsonl --by level --k 1,5\n"
+      "  kernrl suite add kernelbench ~/KernelBench && kernrl list --suite kernelbench\n"
       "Exit codes (every command; docs/cli.md): 0 success / correct, 1 graded and not correct (or "
       "a\n"
       "failed gate), 2 usage or config error, 3 nothing ran (eval without a usable GPU), 4 "
       "internal error.");
   CommandRun runs[] = {add_list_command(app),      add_show_command(app),   add_eval_command(app),
                        add_grade_dir_command(app), add_report_command(app), add_bench_command(app),
-                       add_import_command(app),    add_export_command(app),
-                       add_serve_command(app)};
+                       add_import_command(app),    add_export_command(app), add_serve_command(app),
+                       add_suite_command(app)};
+  auto apply_suite = add_suite_option(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -54,8 +56,10 @@ int main(int argc, char** argv) {
   CLI::App* sub = app.get_subcommands().front();
   std::string name = "kernrl " + sub->get_name();
   try {
-    static const char* names[] = {"list",   "show",   "eval",  "grade-dir",          "report",
-                                  "bench",  "import-kernelbench", "export", "serve"};
+    static const char* names[] = {
+        "list",   "show",  "eval", "grade-dir", "report", "bench", "import-kernelbench",
+        "export", "serve", "suite"};
+    apply_suite();
     for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
       if (sub->get_name() == names[i]) return runs[i]();
   } catch (const UsageError& e) {

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "core/suite_paths.h"
+
 namespace kernrl {
 namespace fs = std::filesystem;
 
@@ -21,6 +23,19 @@ fs::path data_dir() {
 fs::path problems_dir() {
   if (const char* p = std::getenv("KERNRL_PROBLEMS"); p && *p) return p;
   return data_dir() / "problems";
+}
+
+fs::path baselines_dir() {
+  if (const char* s = std::getenv("KERNRL_SUITE"); s && *s) return fs::path(s) / "baselines";
+  return data_dir() / "baselines";
+}
+
+fs::path suites_dir() {
+  if (const char* s = std::getenv("KERNRL_SUITES"); s && *s) return s;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+    return fs::path(x) / "kernrl" / "suites";
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : ".") / ".local" / "share" / "kernrl" / "suites";
 }
 
 fs::path helper_exe(const std::string& name) {

@@ -128,6 +128,23 @@ class SpecReader {
     return t;
   }
 
+  // `reference: {torchscript: DIR, weights: SUBMODULE, inputs: DIR}` (folders inside the
+  // problem's): a TorchScript reference, read by the worker (worker/torchscript_reference.h).
+  void check_reference(const YAML::Node& n) const {
+    if (!n.IsMap()) fail(n, "reference must be a mapping such as {torchscript: torchscript}");
+    for (const auto& kv : n) {
+      const std::string k = kv.first.Scalar();
+      std::string v = as<std::string>(kv.second, k.c_str());
+      if (k == "torchscript" || k == "inputs") {
+        if (v.empty() || v.find("..") != std::string::npos || v[0] == '/')
+          fail(kv.second, "reference." + k + " must be a folder inside the problem's folder");
+      } else if (k != "weights") {
+        fail(kv.first, "reference has only torchscript, weights and inputs");
+      }
+    }
+    if (!n["torchscript"]) fail(n, "reference needs torchscript: the folder of its modules");
+  }
+
   InitSpec init(const YAML::Node& n, const std::set<std::string>& sizes) const {
     InitSpec s;
     if (n.IsScalar()) {
@@ -172,10 +189,10 @@ class SpecReader {
       throw SpecError(file_ + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }
     if (!root.IsMap()) throw SpecError(file_ + ": a problem spec is a YAML mapping");
-    static const std::set<std::string> keys = {"id",      "level",     "name",       "description",
-                                               "sizes",   "inputs",    "parameters", "scalars",
-                                               "outputs", "tolerance", "compare",    "flops",
-                                               "bytes",   "torch",     "score",      "throughput"};
+    static const std::set<std::string> keys = {
+        "id",         "level",   "name",    "description", "sizes",    "inputs",
+        "parameters", "scalars", "outputs", "tolerance",   "compare",  "flops",
+        "bytes",      "torch",   "score",   "throughput",  "reference"};
     for (const auto& kv : root)
       if (!kv.first.IsScalar() || !keys.count(kv.first.Scalar()))
         fail(kv.first, "unknown key '" + kv.first.Scalar() + "'");
@@ -255,6 +272,7 @@ class SpecReader {
     p.bytes = expr(need(root, "bytes"), "bytes");
     if (p.bytes != "auto") check_expr(root["bytes"], p.bytes, names);
     read_score_fields(root, p, names, file_);
+    if (root["reference"]) check_reference(root["reference"]);
 
     // Names must be unique across sizes, tensors and scalars: launch blocks refer to them bare.
     std::set<std::string> seen(names);

@@ -5,6 +5,7 @@
 
 #include "core/errors.h"
 #include "core/paths.h"
+#include "core/suite_paths.h"
 #include "extract/extract.h"
 
 namespace kernrl {
@@ -31,7 +32,7 @@ void BaselineStore::load_for(const json& device, const json& versions) {
   }
   fs::path path = explicit_path_;
   if (path.empty() && device.is_object())
-    path = data_dir() / "baselines" / (gpu_slug(device.value("name", "")) + ".json");
+    path = baselines_dir() / (gpu_slug(device.value("name", "")) + ".json");
   if (path.empty() || !fs::exists(path)) {
     if (!explicit_path_.empty()) throw UsageError("cannot read baseline file " + explicit_path_);
     note_ = "no baseline file for this GPU; baselines measured";

@@ -125,6 +125,10 @@ Val PySide::attr(Env& env, const PyExprP& e) {
     }
     case Val::Layer: {
       if (obj.name == "self") return self_attr(e->text);
+      // A suite built from KernelBench names parameters by module path (`conv.weight`).
+      std::string path = obj.name + "." + e->text;
+      for (const auto& p : C.P.parameters)
+        if (p.name == path) return problem_param(path, "self." + path);
       std::string full = obj.name + "_" + e->text;
       for (const auto& p : C.P.parameters)
         if (p.name == full) return problem_param(full, "self." + obj.name + "." + e->text);

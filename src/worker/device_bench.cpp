@@ -10,6 +10,7 @@
 #include "worker/gpu_module.h"
 #include "worker/inputs.h"
 #include "worker/timer.h"
+#include "worker/torchscript_reference.h"
 
 namespace kernrl {
 using nlohmann::json;
@@ -178,7 +179,7 @@ json bench_reference(const BenchReferenceRequest& request, const DeviceInfo& dev
   ProblemSpec p = load_problem(request.problem_dir);
   const Config& cfg = request.cfg;
   uint64_t seed = request.seed;
-  if (!find_reference(p.id)) throw std::runtime_error("no reference is registered for " + p.id);
+  if (!reference_for(p)) throw std::runtime_error("no reference is registered for " + p.id);
   std::vector<TensorMap> inputs;
   for (int k = 0; k < std::max(1, cfg.input_sets); ++k)
     inputs.push_back(make_inputs(p, p.bench, derive_seed(seed, "timing" + std::to_string(k)),

@@ -17,6 +17,7 @@
 #include "worker/phases.h"
 #include "worker/plan_run.h"
 #include "worker/timer.h"
+#include "worker/torchscript_reference.h"
 #include "worker/watchdog.h"
 
 namespace kernrl {
@@ -571,7 +572,7 @@ void add_launch_facts(Evaluation& e) {
 TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& inputs,
                            const Vars& sizes, const Config& cfg, L2Flusher* flusher,
                            CUresult* err) {
-  const ReferenceEntry* entry = find_reference(p.id);
+  const ReferenceEntry* entry = reference_for(p);
   if (!entry) throw std::runtime_error("no reference is registered for " + p.id);
   auto scalars = p.scalar_values();
   std::vector<RefContext> ctxs;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "worker/torchscript_reference.h"
+
 namespace kernrl {
 
 torch::Dtype torch_dtype(const DType& d) {
@@ -120,7 +122,7 @@ void refill_inputs(const ProblemSpec& p, const Vars& sizes, uint64_t seed, Tenso
     drawn[t->name] = x;
   }
   if (!custom) return;
-  const ReferenceEntry* e = find_reference(p.id);
+  const ReferenceEntry* e = reference_for(p);
   if (!e || !e->generate)
     throw std::runtime_error(p.id + " has custom inputs but no KERNRL_INPUTS generator");
   torch::manual_seed(derive_seed(seed, "custom"));
@@ -149,7 +151,7 @@ TensorMap make_inputs(const ProblemSpec& p, const Vars& sizes, uint64_t seed,
 }
 
 TensorMap run_reference(const ProblemSpec& p, const TensorMap& inputs, const Vars& sizes) {
-  const ReferenceEntry* e = find_reference(p.id);
+  const ReferenceEntry* e = reference_for(p);
   if (!e || !e->run) throw std::runtime_error("no reference is registered for " + p.id);
   auto scalars = p.scalar_values();
   torch::Device device =

@@ -1,7 +1,8 @@
-// kernrl_refdump ID DIR [--sizes test|bench|all] [--seed N] [--inputs-only]: draws a problem's
-// inputs (on CPU, exactly as the grader draws them) at its test sizes (default), its bench size or
-// both, runs the C++ reference unless --inputs-only, and writes the tensors as raw little-endian
-// arrays plus meta.json. Used by tests/problems/torch_text_check.py and scripts/precision.py.
+// kernrl_refdump ID DIR [--sizes test|bench|all] [--seed N] [--inputs-only] [--device cuda]: draws
+// a problem's inputs (on CPU unless --device says otherwise, exactly as the grader draws them) at
+// its test sizes (default), its bench size or both, runs the C++ reference unless --inputs-only,
+// and writes the tensors as raw little-endian arrays plus meta.json. Used by
+// tests/problems/torch_text_check.py and scripts/precision.py.
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +17,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 static json write_tensor(const fs::path& dir, const std::string& name, torch::Tensor t) {
-  t = t.contiguous();
+  t = t.cpu().contiguous();
   std::string dtype = c10::toString(t.scalar_type());
   std::ofstream f(dir / (name + ".bin"), std::ios::binary);
   f.write(static_cast<const char*>(t.data_ptr()),
@@ -26,7 +27,7 @@ static json write_tensor(const fs::path& dir, const std::string& name, torch::Te
 
 static int usage() {
   std::cerr << "usage: kernrl_refdump PROBLEM_ID OUT_DIR [--sizes test|bench|all] [--seed N] "
-               "[--inputs-only]\n";
+               "[--inputs-only] [--device cpu|cuda]\n";
   return 2;
 }
 
@@ -35,11 +36,14 @@ int main(int argc, char** argv) {
   std::string which = "test";
   uint64_t seed = 77;
   bool inputs_only = false;
+  std::string device = "cpu";
   for (int i = 3; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
       which = argv[++i];
     } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
       seed = std::stoull(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) {
+      device = argv[++i];
     } else if (!std::strcmp(argv[i], "--inputs-only")) {
       inputs_only = true;
     } else {
@@ -59,7 +63,7 @@ int main(int argc, char** argv) {
       const Vars& sizes = sets[i].second;
       fs::path d = out / ("set" + std::to_string(i));
       fs::create_directories(d);
-      TensorMap in = make_inputs(p, sizes, seed + i, torch::kCPU);
+      TensorMap in = make_inputs(p, sizes, seed + i, torch::Device(device));
       json set = {{"kind", sets[i].first},
                   {"sizes", sizes},
                   {"scalars", p.scalar_values()},

@@ -383,3 +383,48 @@ TEST_CASE("the conversion stage: a .py is converted only with the converter the 
   CHECK_FALSE(kernelbench_converter()->reads("answer.cu"));
   CHECK(converter_for(opt.converters, "answer.md") == nullptr);
 }
+
+TEST_CASE("import_kernelbench: a suite's parameters named by module path (self.linear.weight)") {
+  // A problem as `kernrl suite add kernelbench` writes it: parameters named conv.weight, ...
+  ProblemSpec p = parse_problem_yaml(R"(id: L2_86_Matmul_Divide_GELU
+level: 2
+name: Matmul_Divide_GELU
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+  - {name: linear.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+flops: "0"
+bytes: auto
+torch: "class Model: pass"
+)",
+                                     "suite.yaml");
+  const char* cuda = R"(
+__global__ void lin(const float* x, const float* w, const float* b, float* y, int M, int K, int N) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+                          out.data_ptr<float>(), x.size(0), x.size(1), w.size(0));
+  return out;
+}
+)";
+  std::string py = module(cuda, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
+                          "input_size, output_size: self.linear = nn.Linear(input_size, "
+                          "output_size)");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(!plan.launches.empty());
+  CHECK(arg_texts(plan.launches.back()) ==
+        std::vector<std::string>{"x", "linear.weight", "linear.bias", "out", "batch_size",
+                                 "input_size", "output_size"});
+}

@@ -1,0 +1,15 @@
+// Where problem suites (`kernrl suite add`, `--suite`) and their baseline files live.
+#pragma once
+
+#include <filesystem>
+
+namespace kernrl {
+
+// Where baseline files are looked up: the active suite's baselines/ (KERNRL_SUITE, set by
+// `--suite`), else the data directory's.
+std::filesystem::path baselines_dir();
+// Where `kernrl suite add` writes suites by default and `--suite NAME` finds them:
+// $KERNRL_SUITES, else $XDG_DATA_HOME/kernrl/suites, else ~/.local/share/kernrl/suites.
+std::filesystem::path suites_dir();
+
+}  // namespace kernrl

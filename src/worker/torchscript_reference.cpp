@@ -1,0 +1,158 @@
+#include "worker/torchscript_reference.h"
+
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/script.h>
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+namespace kernrl {
+namespace {
+
+// problem.yaml's `reference` (docs/problem-format.md), validated by the spec reader.
+struct ReferenceSource {
+  std::string torchscript;  // folder of the modules, one per size set
+  std::string weights;      // submodule whose parameters and buffers are the problem's parameters
+  std::string inputs;       // folder of the traced input generators, or empty
+};
+
+// The `reference` of p's problem.yaml; empty `torchscript` for a libtorch problem.
+ReferenceSource reference_source(const ProblemSpec& p) {
+  ReferenceSource r;
+  YAML::Node n = YAML::LoadFile((p.dir / "problem.yaml").string())["reference"];
+  if (!n || !n.IsMap()) return r;
+  if (n["torchscript"]) r.torchscript = n["torchscript"].as<std::string>();
+  if (n["weights"]) r.weights = n["weights"].as<std::string>();
+  if (n["inputs"]) r.inputs = n["inputs"].as<std::string>();
+  return r;
+}
+
+// The TorchScript reference of one problem: its spec (names, size sets) and its loaded modules.
+class ScriptReference {
+ public:
+  ScriptReference(const ProblemSpec& p, ReferenceSource source) : p_(p), src_(std::move(source)) {
+    entry_.run = [this](const RefContext& ctx) { return run(ctx); };
+    entry_.generate = [this](const RefContext& ctx) { return generate(ctx); };
+  }
+  const ReferenceEntry& entry() const { return entry_; }
+
+ private:
+  // "bench" or "test<i>": the size set `sizes` is (the modules are saved per size set).
+  std::string set_name(const std::map<std::string, int64_t>& sizes) const {
+    auto same = [&](const Vars& v) {
+      for (const auto& n : p_.size_names) {
+        auto it = sizes.find(n);
+        if (it == sizes.end() || it->second != v.at(n)) return false;
+      }
+      return true;
+    };
+    if (same(p_.bench)) return "bench";
+    for (size_t i = 0; i < p_.tests.size(); ++i)
+      if (same(p_.tests[i])) return "test" + std::to_string(i);
+    throw std::runtime_error(p_.id +
+                             ": a TorchScript reference runs only at the problem's own size sets "
+                             "(its bench and test sets); other sizes (--size) have no module");
+  }
+
+  torch::jit::Module& module(const std::string& folder, const std::string& set,
+                             torch::Device device) {
+    std::string path = (p_.dir / folder / (set + ".pt")).string();
+    auto key = path + "@" + device.str();
+    auto it = modules_.find(key);
+    if (it != modules_.end()) return it->second;
+    // The module runs op by op, as the eager module does: no fusion by the graph executor, so
+    // that the reference and its timing are PyTorch eager's (KernelBench's baseline).
+    torch::jit::setGraphExecutorOptimize(false);
+    try {
+      return modules_.emplace(key, torch::jit::load(path, device)).first->second;
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(
+          path + ": cannot load the TorchScript module: " + e.what_without_backtrace());
+    }
+  }
+
+  TensorMap run(const RefContext& ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    torch::jit::Module& m = module(src_.torchscript, set_name(ctx.sizes), ctx.device);
+    std::vector<torch::jit::IValue> args;
+    for (const auto& t : p_.inputs) args.emplace_back(ctx.t(t.name));
+    torch::jit::IValue out = m.forward(args);
+    std::vector<torch::Tensor> outs;
+    if (out.isTuple()) {
+      for (const auto& v : out.toTupleRef().elements()) outs.push_back(v.toTensor());
+    } else if (out.isTensorList()) {
+      outs = out.toTensorVector();
+    } else {
+      outs.push_back(out.toTensor());
+    }
+    if (outs.size() != p_.outputs.size())
+      throw std::runtime_error(p_.id + ": the TorchScript reference returned " +
+                               std::to_string(outs.size()) + " tensors, the spec has " +
+                               std::to_string(p_.outputs.size()) + " outputs");
+    TensorMap r;
+    for (size_t i = 0; i < outs.size(); ++i) r[p_.outputs[i].name] = outs[i];
+    return r;
+  }
+
+  // The weights (by module path, below the `weights` submodule) and the traced inputs.
+  TensorMap generate(const RefContext& ctx) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string set = set_name(ctx.sizes);
+    torch::jit::Module& m = module(src_.torchscript, set, ctx.device);
+    std::string prefix = src_.weights.empty() ? "" : src_.weights + ".";
+    TensorMap r;
+    auto take = [&](const std::string& name, const torch::Tensor& t) {
+      if (name.compare(0, prefix.size(), prefix) == 0)
+        r[name.substr(prefix.size())] = t.detach().clone();
+    };
+    for (const auto& np : m.named_parameters(true)) take(np.name, np.value);
+    for (const auto& nb : m.named_buffers(true)) take(nb.name, nb.value);
+    if (!src_.inputs.empty()) {
+      // The generator draws on the CPU from torch's generator (seeded by the caller for this
+      // trial).
+      torch::jit::Module& g = module(src_.inputs, set, torch::Device(torch::kCPU));
+      torch::jit::IValue out = g.forward({torch::zeros({1})});
+      std::vector<torch::Tensor> xs;
+      if (out.isTuple()) {
+        for (const auto& v : out.toTupleRef().elements()) xs.push_back(v.toTensor());
+      } else {
+        xs.push_back(out.toTensor());
+      }
+      if (xs.size() != p_.inputs.size())
+        throw std::runtime_error(p_.id + ": the input generator returned " +
+                                 std::to_string(xs.size()) + " tensors for " +
+                                 std::to_string(p_.inputs.size()) + " inputs");
+      for (size_t i = 0; i < xs.size(); ++i) r[p_.inputs[i].name] = xs[i].to(ctx.device);
+    }
+    return r;
+  }
+
+  ProblemSpec p_;
+  ReferenceSource src_;
+  ReferenceEntry entry_;
+  std::map<std::string, torch::jit::Module> modules_;
+  std::mutex mu_;
+};
+
+}  // namespace
+
+const ReferenceEntry* reference_for(const ProblemSpec& p) {
+  // Per problem folder: its TorchScript reference, or nullptr for a libtorch problem. A suite's
+  // problem may share its id with one of kernrl's own, so the folder decides, not the id.
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<ScriptReference>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = p.dir.string() + "\n" + p.id;
+  auto it = loaded.find(key);
+  if (it == loaded.end()) {
+    ReferenceSource src = p.dir.empty() ? ReferenceSource{} : reference_source(p);
+    std::unique_ptr<ScriptReference> ref;
+    if (!src.torchscript.empty()) ref = std::make_unique<ScriptReference>(p, std::move(src));
+    it = loaded.emplace(key, std::move(ref)).first;
+  }
+  return it->second ? &it->second->entry() : find_reference(p.id);
+}
+
+}  // namespace kernrl

@@ -1,0 +1,21 @@
+// A problem's reference as the worker runs it: the libtorch function its reference.cpp registered
+// (references/reference.h), or, for a problem whose spec names a TorchScript reference (a suite
+// built by `kernrl suite add`), the problem's own module compiled to TorchScript when the suite
+// was built, loaded with torch::jit::load and run on the inputs' device. One mechanism for every
+// problem of such a suite: no hand port per problem.
+#pragma once
+
+#include "core/problem.h"
+#include "references/reference.h"
+
+namespace kernrl {
+
+// The reference of `p`, or nullptr when `p` is a libtorch problem with no registered reference.
+// For a TorchScript problem the entry's `run` runs the module saved for the active size set
+// (`<torchscript>/bench.pt`, `test0.pt`, ...), and its `generate` gives the `init: custom`
+// tensors: the module's parameters and buffers (the weights, named by module path) and the
+// inputs of the traced input generator, if the spec names one. Throws std::runtime_error
+// naming the file when a module cannot be loaded or the sizes are not one of the problem's sets.
+const ReferenceEntry* reference_for(const ProblemSpec& p);
+
+}  // namespace kernrl

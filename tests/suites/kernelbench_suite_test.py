@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The KernelBench suite end to end on the CPU, with Debian's python3-torch and libtorch.
+
+    kernelbench_suite_test.py --kernrl BUILD/kernrl --refdump BUILD/kernrl_refdump
+
+1. `kernrl suite add kernelbench` on tests/suites/kernelbench (KernelBench-format problems written
+   for this test: a level-1 operator, a level-1 problem whose inputs are not plain draws, a
+   level-2 fused model with parameters and buffers, a level-3 model, and one that cannot convert).
+2. The suite lists what converted and why the rest did not; `kernrl list --suite` and `show` read it.
+3. tools/suites/kb_identity.py: for every converted problem and every size set, kernrl_refdump
+   draws the inputs and runs the TorchScript reference in C++ (torch::jit::load); the module built
+   with KernelBench's seeding at the same sizes must have exactly the weights kernrl gives kernels
+   and give the C++ reference's outputs.
+4. The traced input generator (a problem whose inputs are torch.tril of draws) draws such inputs.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+TOOLS = HERE.parent.parent / "tools" / "suites"
+
+TORCH_DTYPES = {"Float": torch.float32, "Double": torch.float64, "Long": torch.int64,
+                "Int": torch.int32, "Bool": torch.bool, "Half": torch.float16}
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def load(d, entry):
+    a = np.fromfile(os.path.join(d, entry["file"]), dtype=np.uint8)
+    t = torch.from_numpy(a.copy()).view(TORCH_DTYPES[entry["dtype"]])
+    return t.reshape(entry["shape"])
+
+
+def run(cmd, env=None, ok=(0,)):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if r.returncode not in ok:
+        print(r.stdout, r.stderr, file=sys.stderr)
+        raise SystemExit(f"{cmd[0]} exited with {r.returncode}")
+    return r.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernrl", required=True)
+    ap.add_argument("--refdump", required=True)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "suite"
+        run([a.kernrl, "suite", "add", "kernelbench", str(HERE / "kernelbench"), "--out", str(out), "--jobs", "1"])
+        suite = json.loads((out / "suite.json").read_text())
+        ids = sorted(c["id"] for c in suite["converted"])
+        check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd",
+                      "L3_1_Small_MLP"], f"converted: {ids}")
+        bad = suite["not_converted"]
+        check(len(bad) == 1 and bad[0]["file"] == "level3/2_Returns_a_string.py"
+              and "returns a str" in bad[0]["reason"], f"not converted, with the reason: {bad}")
+        listed = run([a.kernrl, "list", "--suite", str(out), "--json"])
+        check(sorted(json.loads(ln)["id"] for ln in listed.splitlines()) == ids, "kernrl list --suite")
+        shown = json.loads(run([a.kernrl, "show", "--suite", str(out), "L2_1", "--json"]))
+        names = [t["name"] for t in shown["parameters"]]
+        check({"conv.weight", "conv.bias", "bn.running_var", "bias"} <= set(names), f"parameters by module path: {names}")
+        yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
+        check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
+        kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])
+        check("ModelNew" in kb_prompt and "self.bn = nn.BatchNorm2d(out_channels)" in kb_prompt
+              and "conv.weight" in kb_prompt, "show --prompt --style kernelbench: the module, ModelNew, module paths")
+        prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt"])
+        check("conv.weight" in prompt and "launch" in prompt, "show --prompt: the kernel-file contract with the suite's names")
+        # kernrl's reference path (C++, TorchScript) against KernelBench's (Python, eager), with
+        # KernelBench's weights, at every size set.
+        r = subprocess.run([sys.executable, str(TOOLS / "kb_identity.py"), str(out), str(HERE / "kernelbench"),
+                            "--refdump", a.refdump], capture_output=True, text=True, check=False)
+        print(r.stdout, r.stderr)
+        rows = [ln for ln in r.stdout.splitlines() if ln.startswith("| L")]
+        check(r.returncode == 0 and len(rows) == len(ids) and all(ln.endswith("| same |") for ln in rows)
+              and all("bench" in ln for ln in rows), "kb_identity: C++ TorchScript reference = KernelBench's eager module")
+        # The traced input generator draws what get_inputs() draws: lower-triangular matrices.
+        env = dict(os.environ, KERNRL_PROBLEMS=str(out / "problems"))
+        dump = pathlib.Path(tmp) / "tril"
+        run([a.refdump, "L1_2", str(dump), "--sizes", "bench", "--inputs-only"], env=env)
+        meta = json.loads((dump / "meta.json").read_text())["sets"][0]
+        x = load(meta["dir"], meta["inputs"][0])
+        check(x.shape == (96, 96) and torch.equal(x, torch.tril(x)) and bool(x.abs().sum() > 0),
+              "traced input generator: tril draws at the bench size")
+    if failures:
+        print(f"{len(failures)} checks failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""Writes one converted KernelBench problem: problem.yaml, the TorchScript per size set, and the
+traced input generators where an input is not one plain draw."""
+
+import inspect
+import json
+import re
+
+import torch
+
+import kb_convert
+import kb_sizes
+from kb_source import ProblemError, Source
+
+FILE_NAME = re.compile(r"^(\d+)_([A-Za-z0-9_\-]+)\.py$")
+
+
+def problem_id(level, path):
+    m = FILE_NAME.match(path.name)
+    if not m:
+        raise ProblemError(f"{path.name}: not a <number>_<Name>.py file name")
+    return int(m.group(1)), m.group(2), f"L{level}_{m.group(1)}_{m.group(2)}"
+
+
+def set_name(i):
+    return "bench" if i == 0 else f"test{i - 1}"
+
+
+def input_names(model, count):
+    """forward()'s parameter names for the tensors it takes (input<k> where it takes *args)."""
+    try:
+        params = list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names if len(names) >= count else [f"input{k}" for k in range(count)]
+
+
+def convert(path, level, out_root):
+    """Converts one file; returns the entry the suite lists. Raises ProblemError."""
+    number, name, pid = problem_id(level, path)
+    src = Source(path)
+    bench = kb_convert.SizeSet(src, {}, run=False)
+    names = _weight_names(bench.model)
+
+    def try_set(v):
+        s = kb_convert.SizeSet(src, v, run=True)
+        if _weight_names(s.model) != names:
+            raise ValueError("these sizes change the module's parameters (their names)")
+        return s
+
+    tests, errors = kb_sizes.choose_tests(src.sizes, try_set)
+    if len(tests) < 2:
+        why = "; ".join(errors[-2:]) or "no size constant above 8 to shrink"
+        raise ProblemError(f"no two smaller size sets run ({why})")
+    sets = [bench] + tests
+    kb_convert.check_deterministic(tests[0])
+    how, blobs = kb_convert.compile_reference(sets)
+    generators = kb_convert.input_generators(sets)
+    spec = problem_yaml(pid, level, number, name, src, sets, how, generators is not None)
+    folder = out_root / "problems" / f"L{level}" / f"{number}_{name}"
+    (folder / "torchscript").mkdir(parents=True, exist_ok=True)
+    for i, blob in enumerate(blobs):
+        target = folder / "torchscript" / f"{set_name(i)}.pt"
+        if isinstance(blob, bytes):
+            target.write_bytes(blob)
+        else:
+            torch.jit.save(blob, str(target))
+    if generators:
+        (folder / "inputs").mkdir(exist_ok=True)
+        for i, blob in enumerate(generators):
+            (folder / "inputs" / f"{set_name(i)}.pt").write_bytes(blob)
+    (folder / "problem.yaml").write_text(spec)
+    tensors = [x for x, _ in bench.inputs] + list(bench.outputs) + list(bench.model.parameters())
+    mb = sum(t.numel() * t.element_size() for t in tensors) / 1e6
+    return {"id": pid, "file": f"level{level}/{path.name}", "reference": how,
+            "bench_mb": round(mb, 1), "test_sizes": [t.sizes for t in tests]}
+
+
+def _weight_names(model):
+    return [n for n, _ in model.named_parameters()] + [n for n, _ in model.named_buffers()]
+
+
+def _tensor(name, dtype, shape, init):
+    return {"name": name, "dtype": dtype, "shape": shape, "init": init}
+
+
+def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
+    shapes = kb_sizes.Shapes([{**src.sizes, **s.sizes} for s in sets])
+    bench = sets[0]
+    names = input_names(bench.model, len(bench.inputs))
+    inputs = []
+    for k, (x, init) in enumerate(bench.inputs):
+        nm = names[k]
+        per_set = [list(s.inputs[k][0].shape) for s in sets]
+        init = init if init is not None and not traced_inputs else "custom"
+        inputs.append(_tensor(nm, kb_convert.dtype_name(x, f"input '{nm}'"), shapes.shape(nm, per_set), init))
+    params = []
+    weights = [dict(list(s.model.named_parameters()) + list(s.model.named_buffers())) for s in sets]
+    for pname, t in weights[0].items():
+        per_set = [list(w[pname].shape) for w in weights]
+        params.append(_tensor(pname, kb_convert.dtype_name(t, f"parameter '{pname}'"),
+                              shapes.shape(pname, per_set), "custom"))
+    taken = {t["name"] for t in inputs + params}
+    outs = bench.outputs
+    base = "out" if "out" not in taken else "output"
+    outputs = []
+    for k, o in enumerate(outs):
+        oname = base if len(outs) == 1 else f"{base}{k}"
+        per_set = [list(s.outputs[k].shape) for s in sets]
+        outputs.append({"name": oname, "dtype": kb_convert.dtype_name(o, f"output {k}"),
+                        "shape": shapes.shape(oname, per_set)})
+    _check_unique(shapes.sets[0], inputs + params + outputs)
+    flops = _flops(sets, shapes)
+    reference = {"torchscript": "torchscript"}
+    if how == "trace":
+        reference["weights"] = "model"
+    if traced_inputs:
+        reference["inputs"] = "inputs"
+    j = json.dumps
+    lines = [
+        f"id: {j(pid)}",
+        f"level: {level}",
+        f"name: {j(name)}",
+        "description: |",
+        *_indent(_description(src, level, number, [t["name"] for t in params], shapes.extra)),
+        f"reference: {j(reference)}",
+        "sizes:",
+        f"  bench: {j(shapes.sets[0])}",
+        "  test:",
+        *[f"    - {j(s)}" for s in shapes.sets[1:]],
+        "inputs:", *[f"  - {j(t)}" for t in inputs],
+        "parameters:" + ("" if params else " []"), *[f"  - {j(t)}" for t in params],
+        "outputs:", *[f"  - {j(t)}" for t in outputs],
+        f"tolerance: {j(kb_convert.tolerance_for(outs))}",
+        "compare: allclose",
+        f"flops: {j(flops)}",
+        "bytes: auto",
+        "torch: |",
+        *_indent(src.text.rstrip("\n").replace("\t", "    ")),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _check_unique(sizes, tensors):
+    seen = set(sizes)
+    for t in tensors:
+        if t["name"] in seen:
+            raise ProblemError(f"the name '{t['name']}' is both a size or input and another tensor")
+        seen.add(t["name"])
+
+
+def _indent(text):
+    return [("  " + line).rstrip() for line in text.split("\n")]
+
+
+def _description(src, level, number, params, extra):
+    doc = src.docstring.strip() or "See the module below."
+    lines = [doc, "",
+             f"KernelBench level {level} problem {number} ({src.path.name}): the module below is the",
+             "reference. The bench size is KernelBench's own; the test sizes shrink its size",
+             "constants."]
+    if params:
+        lines.append("Its parameters and buffers, with KernelBench's values (seed 42), are given to kernels")
+        lines.append(f"by module path ({', '.join(params[:3])}{', ...' if len(params) > 3 else ''}).")
+    dims = [e for e in extra if e != "work_kflops"]
+    if dims:
+        lines.append("Sizes that are not constants of the file, each a tensor dimension: " + ", ".join(dims) + ".")
+    return "\n".join(lines)
+
+
+def _flops(sets, shapes):
+    """Floating-point operations counted by torch's FlopCounterMode (torch 2.1 and later) on the
+    meta device, as a size `work_kflops` (thousands: sizes stay under 2^40); "0" where torch cannot count them."""
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+    except ImportError:
+        return "0"
+    counts = []
+    for s in sets:
+        try:
+            model = kb_convert.Wrapped(kb_convert._meta_copy(s.model), s.layout)
+            args = [x.to("meta") for x, _ in s.inputs]
+            with torch.no_grad(), FlopCounterMode(display=False) as fc:
+                model(*args)
+            counts.append(int(fc.get_total_flops()))
+        except Exception:  # noqa: BLE001 - an operation torch cannot count on meta tensors
+            return "0"
+    if not counts or counts[0] <= 0:
+        return "0"
+    for st, c in zip(shapes.sets, counts):
+        st["work_kflops"] = max(1, round(c / 1000))
+    return "1000 * work_kflops"
