@@ -29,6 +29,7 @@
 #include "record/record.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
+#include "record/training.h"
 #include "report/kernelbench.h"
 #include "report/report.h"
 
@@ -376,7 +377,10 @@ CommandRun add_grade_dir_command(CLI::App& app) {
         sub.opt.sample = f.sample;
         sub.only_problem = only_problem;
         sub.only_level = o->level;
-        session.submit(std::move(sub), [&, file = f.file](Outcome r) {
+        TrainingTags tags;
+        tags.trajectory = f.trajectory;
+        tags.turn = f.turn;
+        session.submit(std::move(sub), [&, file = f.file, tags](Outcome r) {
           std::lock_guard<std::mutex> l(mu);
           if (!r.internal_error.empty()) {
             // The grader failed on this file, not the kernel: said on stderr, no record, so a
@@ -396,6 +400,7 @@ CommandRun add_grade_dir_command(CLI::App& app) {
           }
           if (write_failed) return;
           r.record->run_seed = seed;
+          tags.apply(*r.record);
           try {
             writer->append(*r.record);
           } catch (const std::runtime_error& e) {

@@ -4,7 +4,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/prompt_options.h"
 #include "contract/contract.h"
+#include "contract/examples.h"
+#include "contract/next_turn.h"
 #include "contract/prompt.h"
 #include "core/paths.h"
 #include "core/problem.h"
@@ -46,17 +49,23 @@ CommandRun add_show_command(CLI::App& app) {
                 "Print the kernel-file contract as a model's prompt states it (no ID needed)");
   cmd->add_flag("--headers", *headers,
                 "Print every header a kernel file may include, as a Markdown table (no ID needed)");
-  cmd->add_flag("--json", *as_json, "The specification as one JSON object (with the template)");
+  cmd->add_flag("--json", *as_json,
+                "The specification as one JSON object (with the template); with --prompt: "
+                "{prompt, prompt_name, prompt_version, examples}");
   cmd->add_flag("--prompt", *prompt,
                 "A complete task prompt for a model: problem, kernel-file contract, template");
+  auto po = std::make_shared<PromptCliOptions>();
+  add_prompt_options(*cmd, *po);
   return [=]() {
     if (*contract || *headers) {
       std::cout << (*contract ? contract_summary() : headers_table_markdown());
       return kExitOk;
     }
     if (id->empty()) throw UsageError("show needs a problem ID (or --contract, --headers)");
+    if (po->used() && !*prompt)
+      throw UsageError("--previous, --record and --examples need --prompt");
     ProblemSpec p = load_problem(find_problem_dir(problems_dir(), *id));
-    if (*as_json) {
+    if (*as_json && !*prompt) {
       auto j = p.to_json();
       j["template"] = kernel_template(p);
       j["score"] = {{"baseline", p.score.baseline},
@@ -72,7 +81,15 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << task_prompt(p);
+      PromptText t = build_prompt(p, *po);
+      if (*as_json)
+        std::cout << json_line({{"prompt", t.text},
+                                {"prompt_version", t.version},
+                                {"prompt_name", t.name},
+                                {"examples", t.examples}})
+                  << "\n";
+      else
+        std::cout << t.text;
       return kExitOk;
     }
     std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"

@@ -46,8 +46,12 @@ SortMetric parse_sort(const std::string& s) {
 }
 
 Settings settings_of(const ReportOptions& opt) {
-  if (opt.by != "run" && opt.by != "level" && opt.by != "problem")
-    throw std::invalid_argument("--by must be run, level or problem (got '" + opt.by + "')");
+  if (opt.by != "run" && opt.by != "level" && opt.by != "problem" && opt.by != "turn" &&
+      opt.by != "trajectory" && opt.by != "step")
+    throw std::invalid_argument(
+        "--by must be run, level, problem, turn, trajectory or step (got '" + opt.by + "')");
+  if (!(opt.gamma >= 0 && opt.gamma <= 1))
+    throw std::invalid_argument("--gamma must be from 0 to 1");
   if (!find_format(opt.format)) {
     std::vector<std::string> names = report_formats();
     std::string list;

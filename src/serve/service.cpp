@@ -30,6 +30,7 @@ Service::Service(ServiceOptions opt, std::shared_ptr<Grader> grader,
                  std::shared_ptr<const ProblemCatalog> problems)
     : opt_(std::move(opt)), grader_(std::move(grader)), problems_(std::move(problems)) {
   if (!opt_.trace.empty()) trace_ = std::make_unique<TraceWriter>(opt_.trace);
+  prompts_ = std::make_unique<Prompts>(opt_.examples, opt_.corpus, opt_.problems_root);
 }
 
 Service::~Service() {
@@ -184,6 +185,7 @@ void Service::answer(Waiter& w, GradeResult r) {
     // The record is the grading's; the name and sample are this request's.
     r.record.file = w.req.label;
     r.record.sample = w.req.sample ? Field<int>(*w.req.sample) : Field<int>(nullptr);
+    w.req.tags.apply(r.record);
     r.cache = w.cache;
     if (trace_) {
       try {

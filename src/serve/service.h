@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "record/training.h"
 #include "serve/grader.h"
 #include "serve/metrics.h"
 #include "serve/problems.h"
+#include "serve/prompts.h"
 
 namespace kernrl {
 class TraceWriter;
@@ -37,6 +39,9 @@ struct ServiceOptions {
   uint64_t run_seed = 0;           // the records' "run_seed"; each answer's seed is derived from it
   std::string config_digest;       // what of the configuration decides a record (cache keys)
   std::string reward_preset;       // for /v1 and /metadata
+  int examples = 0;                // --examples: retrieved examples in every task prompt
+  std::vector<std::string> corpus;  // --corpus: trace files whose verified kernels are examples
+  std::string problems_root;        // the problems' folder (empty: the installed problems)
 };
 
 // One answer to grade, as a transport received it.
@@ -47,6 +52,7 @@ struct GradeRequest {
   std::optional<uint64_t> seed;
   std::optional<int> sample;
   std::optional<double> timeout_s;  // a deadline shorter than the service's
+  TrainingTags tags;  // trajectory, turn, the trainer's step and run, the prompt's examples
 };
 
 struct GradeResult {
@@ -86,6 +92,7 @@ class Service {
   const ServiceOptions& options() const { return opt_; }
   const Grader& grader() const { return *grader_; }
   const ProblemCatalog& problems() const { return *problems_; }
+  const Prompts& prompts() const { return *prompts_; }
   Metrics& metrics() { return metrics_; }
   std::string metrics_text() const;
   // "healthy", "degraded" (records could not be appended to the trace) or "unhealthy" (shutting
@@ -118,6 +125,7 @@ class Service {
   std::shared_ptr<Grader> grader_;
   std::shared_ptr<const ProblemCatalog> problems_;
   std::unique_ptr<TraceWriter> trace_;
+  std::unique_ptr<Prompts> prompts_;
   Metrics metrics_;
 
   mutable std::mutex mu_;
