@@ -179,9 +179,9 @@ CommandRun add_serve_command(CLI::App& app) {
         throw UsageError(std::string("--trace: ") + e.what());
       }
       if (o->examples > 0) {
-        std::vector<std::string> warnings;
-        svc->prompts().load(&warnings);
-        for (const auto& w : warnings)
+        std::vector<std::string> corpus_warnings;
+        svc->prompts().load(&corpus_warnings);
+        for (const auto& w : corpus_warnings)
           std::fprintf(stderr, "kernrl serve: --corpus: %s\n", w.c_str());
       }
       size_t max_body = static_cast<size_t>(o->max_body_mb * 1024 * 1024);

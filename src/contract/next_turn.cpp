@@ -225,7 +225,9 @@ std::string next_turn_prompt(const NextTurnInput& in) {
       o << "Correctness trials passed: " << c->first << " of " << c->second << ".\n";
     if (std::string e = key_error_lines(r, 20); !e.empty()) o << "\nKey error lines:\n" << e;
     if (std::string l = launch_facts_text(r); !l.empty()) o << "\nLaunch facts:\n" << l;
-    if (r.feedback && !r.feedback->empty()) o << "\nFeedback:\n" << *r.feedback << "\n";
+    // A compile error's feedback repeats its key error lines: left out.
+    if (r.feedback && !r.feedback->empty() && !r.status_is(Status::CompileError))
+      o << "\nFeedback:\n" << *r.feedback << "\n";
   }
   o << "\n# What to do now\n\n" << instruction(in.record, lang);
   return o.str();

@@ -378,7 +378,7 @@ std::string render_html(const ReportData& d) {
   Table level_scores = level_scores_table(a);
   out += "<nav><a href=\"#charts\">Charts</a><a href=\"#runs\">Runs</a>";
   if (!level_scores.rows.empty()) out += "<a href=\"#levels\">Scores by level</a>";
-  if (a["by"] != "run")
+  if (a["by"] == "level" || a["by"] == "problem")
     out += "<a href=\"#groups\">By " + svg::escape(a["by"].get<std::string>()) + "</a>";
   if (a.value("trajectories", json()).is_object())
     out += "<a href=\"#trajectories\">Trajectories</a>";

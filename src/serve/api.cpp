@@ -273,6 +273,7 @@ json info(const Service& svc) {
           {"run_timeout_s", svc.grader().run_timeout_s()},
           {"max_turns", o.max_turns},
           {"cache_bytes", o.cache_bytes},
+          {"examples", o.examples},
           {"problems", svc.problems().all().size()}};
 }
 

@@ -6,6 +6,7 @@
 #include "core/paths.h"
 
 namespace kernrl::serve {
+namespace fs = std::filesystem;
 
 Prompts::Prompts(int examples, std::vector<std::string> corpus, std::string problems_root)
     : examples_(examples), corpus_files_(std::move(corpus)), root_(std::move(problems_root)) {}
@@ -14,8 +15,8 @@ Prompts::~Prompts() = default;
 
 const ExampleCorpus& Prompts::corpus(std::vector<std::string>* warnings) const {
   std::call_once(once_, [&] {
-    corpus_ = std::make_unique<ExampleCorpus>(root_.empty() ? problems_dir() : root_, corpus_files_,
-                                              warnings);
+    corpus_ = std::make_unique<ExampleCorpus>(root_.empty() ? problems_dir() : fs::path(root_),
+                                              corpus_files_, warnings);
   });
   return *corpus_;
 }

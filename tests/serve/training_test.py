@@ -37,7 +37,7 @@ def stand_in_kernrl(kernrl, tmp):
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
     shutil.copy2(kernrl, bin_dir / "kernrl")
-    os.symlink(Path(kernrl).parent / "kernrl-nvrtc", bin_dir / "kernrl-nvrtc")
+    os.symlink(Path(kernrl).resolve().parent / "kernrl-nvrtc", bin_dir / "kernrl-nvrtc")
     shutil.copy2(ROOT / "tests/stand_in_worker.py", bin_dir / "kernrl-worker")
     return str(bin_dir / "kernrl")
 
@@ -186,6 +186,19 @@ def main():
     check("show --prompt --previous --record: status, key error lines, instruction",
           r.returncode == 0 and "Status: compile_error" in r.stdout and "not_a_type" in r.stdout
           and "Fix the compile errors" in r.stdout, r.stdout[-2500:] + r.stderr)
+    # grade-dir's trajectory layouts: a folder per trajectory and KernelBench names with _turn_T.
+    gen = tmp / "gen"
+    (gen / PROBLEM / "ep0").mkdir(parents=True)
+    (gen / PROBLEM / "ep0" / "turn_1.md").write_text(BROKEN)
+    (gen / PROBLEM / "ep0" / "turn_2.cu").write_text(SOLUTION)
+    (gen / "kb").mkdir()
+    (gen / "kb" / "level_1_problem_23_sample_3_turn_1_kernel.cu").write_text(SOLUTION)
+    r = run(kernrl, "grade-dir", gen, "--compile-only", "--quiet", "--out", tmp / "gen.jsonl")
+    got = sorted((x.get("trajectory"), x.get("turn"), x.get("sample"), x.get("status"))
+                 for x in map(json.loads, (tmp / "gen.jsonl").read_text().splitlines()))
+    check("grade-dir: trajectories and turns from the layouts", r.returncode == 0 and got == [
+        (PROBLEM + "/ep0", 1, 0, "compile_error"), (PROBLEM + "/ep0", 2, 0, "compiled"),
+        ("kb/level_1_problem_23_sample_3", 1, 3, "compiled")], (got, r.stderr))
     shutil.rmtree(tmp, ignore_errors=True)
     print("FAILED: " + ", ".join(FAILED) if FAILED else "all passed")
     return 1 if FAILED else 0
