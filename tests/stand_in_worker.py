@@ -7,10 +7,20 @@ chosen by the request's seed or by the names of the kernels in it:
   seed 4, or a kernel named standin_fatal*: answers `correct` with `fatal` true, then exits
   anything else: answers `correct`, the kernel twice as fast as the baseline.
 bench_device answers made-up ceilings; bench_reference a 1 ms baseline for the problem's folder.
-It says hello after 0.2 s, with a start-up breakdown."""
+It says hello after 0.2 s, with a start-up breakdown. With KERNRL_STANDIN_EVENTS set, it appends
+what it is about to do with each eval request ("answer", "crash", "hang", "fatal") to that file, one
+line each, so that a test can wait for a kernel to be running."""
 import json
+import os
 import sys
 import time
+
+
+def note(what):
+    path = os.environ.get("KERNRL_STANDIN_EVENTS")
+    if path:
+        with open(path, "a") as f:
+            f.write(what + "\n")
 
 PROTOCOL = 3  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
 
@@ -54,6 +64,7 @@ def main():
                               "result": {"problem": pid, "baseline": stats(1.0)}}), flush=True)
             continue
         what = behaviour(req)
+        note(what)
         if what == "crash":
             print("stand-in: crashing now", file=sys.stderr, flush=True)
             sys.exit(1)

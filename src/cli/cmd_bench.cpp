@@ -184,7 +184,7 @@ CommandRun add_bench_command(CLI::App& app) {
         sub.opt.problem = p.id;
         sub.opt.seed = 1;
         Outcome res = session.grade(sub);
-        const TraceRecord* r = res.record ? &*res.record : nullptr;
+        const TraceRecord* r = res.kind == Outcome::Graded ? &res.record : nullptr;
         if (r && r->status_is(Status::Correct) && r->timing && r->timing->kernel) {
           doc["problems"][p.id]["kernel_baseline"] = {{"timing", r->timing->kernel.to_json()},
                                                       {"source_sha256", r->source_sha256.to_json()},
@@ -192,7 +192,7 @@ CommandRun add_bench_command(CLI::App& app) {
           std::fprintf(stderr, "  %-48s %10.4f ms\n", p.id.c_str(),
                        r->timing->kernel->median_ms.value_or(0.0));
         } else {
-          std::string why = !res.internal_error.empty() ? res.internal_error
+          std::string why = res.kind == Outcome::Failed ? res.error
                             : r ? (r->status_text().empty() ? "?" : r->status_text())
                                 : std::string("not graded");
           std::fprintf(stderr, "  %-48s FAILED: %s\n", p.id.c_str(), why.c_str());

@@ -3,7 +3,9 @@
 #include <iterator>
 
 #include "cli/commands.h"
+#include "cli/summary.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/record.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
@@ -115,14 +117,15 @@ CommandRun add_eval_command(CLI::App& app) {
     so.baselines_path = o->baselines;
     so.compile_jobs = 1;
     so.profile = o->profile;
+    so.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
     // The worker starts first, so that its libtorch load overlaps the sandbox check; nothing is
     // graded before the check passes (fail closed).
     GradingSession session(so);
     require_sandbox(cfg);
     Outcome out = session.grade(sub);
-    if (!out.internal_error.empty()) throw std::runtime_error(out.internal_error);
-    if (!out.record) throw std::runtime_error("no record for " + sub.file);
-    const TraceRecord& rec = *out.record;
+    if (out.kind == Outcome::Failed) throw std::runtime_error(out.error);
+    if (out.kind != Outcome::Graded) throw std::runtime_error("no record for " + sub.file);
+    const TraceRecord& rec = out.record;
     if (trace) trace->append(rec);
     if (o->feedback)
       std::cout << rec.feedback.value_or("") << "\n";

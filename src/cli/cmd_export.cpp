@@ -1,5 +1,5 @@
 // kernrl export: trace records joined with the graded sources as JSONL rows for training data
-// (src/import/training_export.h).
+// (src/report/training_export.h).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,10 +14,10 @@
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
-#include "import/training_export.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
 #include "report/kernelbench.h"
+#include "report/training_export.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;

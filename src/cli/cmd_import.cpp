@@ -9,7 +9,6 @@
 #include <map>
 
 #include "cli/commands.h"
-#include "grading/prepare.h"
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
@@ -47,24 +46,9 @@ std::string problem_for(const fs::path& file, const std::string& option) {
   return "";
 }
 
-// The same conversion for eval and grade-dir (cli/grade.h): text in, kernel file or FormatError.
-std::string convert_for_grading(const std::string& text, const std::string& file,
-                                const ProblemSpec& problem, std::vector<std::string>* notes) {
-  KernelBenchImport r = import_kernelbench(text, problem, fs::path(file).filename().string());
-  if (!r.converted)
-    throw FormatError(std::string("could not convert this ") +
-                      (looks_like_kernelbench(text) ? "KernelBench-style module" : "Python file") +
-                      " into a kernel file: " + r.reason + " [" + r.category +
-                      "] (docs/import-kernelbench.md; kernel files: docs/kernel-format.md)");
-  if (notes) *notes = r.notes;
-  return r.kernel_file;
-}
-
 }  // namespace
 
 CommandRun add_import_command(CLI::App& app) {
-  // eval and grade-dir read KernelBench modules through the same converter.
-  set_source_converter(convert_for_grading);
   auto* cmd = app.add_subcommand(
       "import-kernelbench",
       "Convert KernelBench load_inline generations (.py with class ModelNew) into kernel files.");

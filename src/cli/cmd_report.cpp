@@ -130,9 +130,15 @@ CommandRun add_report_command(CLI::App& app) {
       KernelBenchOptions ko;
       ko.ks = o->ks;
       ko.run = o->run;
-      return run_kernelbench_report(o->inputs, ko, *kb_out, std::cout, std::cerr);
+      run_kernelbench_report(o->inputs, ko, *kb_out, std::cout, std::cerr);
+      return kExitOk;
     }
-    return run_report(*o, std::cout, std::cerr);
+    std::vector<std::string> regressed = run_report(*o, std::cout, std::cerr);
+    if (regressed.empty()) return kExitOk;
+    std::cerr << "kernrl report: " << regressed.size() << " problem(s) regressed:";
+    for (const auto& id : regressed) std::cerr << " " << id;
+    std::cerr << "\n";
+    return kExitFail;
   };
 }
 

@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "grading/prepare.h"
 #include "grading/session.h"
+#include "import/kernelbench_import.h"
 #include "record/reward.h"
 #include "serve/grader.h"
 #include "serve/http_server.h"
@@ -148,7 +149,7 @@ CommandRun add_serve_command(CLI::App& app) {
       go.compile_only = o->compile_only;
       go.compile_jobs = o->jobs;
       go.baselines = o->baselines;
-      go.run_seed = run_seed;
+      go.converters = {kernelbench_converter()};  // KernelBench modules (.py) are graded too
       if (!o->gpus.empty()) go.gpus = parse_gpu_list(o->gpus);
       if (!o->compile_only) std::fprintf(stderr, "kernrl serve: starting the GPU workers\n");
       std::shared_ptr<serve::Grader> grader = serve::make_grader(cfg, go);
@@ -172,17 +173,13 @@ CommandRun add_serve_command(CLI::App& app) {
                      {"params", preset.params},
                      {"compile_only", grader->compile_only()}};
       so.config_digest = sha256_hex(digest.dump());
-      std::unique_ptr<serve::Service> svc;
-      try {
-        svc = std::make_unique<serve::Service>(so, grader, problems);
-      } catch (const std::runtime_error& e) {
-        throw UsageError(std::string("--trace: ") + e.what());
-      }
+      auto svc = std::make_unique<serve::Service>(so, grader, problems);  // UsageError: --trace
       if (o->examples > 0) {
         std::vector<std::string> corpus_warnings;
         svc->prompts().load(&corpus_warnings);
         for (const auto& w : corpus_warnings)
-          std::fprintf(stderr, "kernrl serve: --corpus: %s\n", w.c_str());
+          std::fprintf(stderr, "kernrl serve: --corpus: %s
+", w.c_str());
       }
       size_t max_body = static_cast<size_t>(o->max_body_mb * 1024 * 1024);
       std::string mode = grader->gpu_info();

@@ -18,7 +18,7 @@ CommandRun add_eval_command(CLI::App& app);
 CommandRun add_grade_dir_command(CLI::App& app);
 CommandRun add_report_command(CLI::App& app);
 CommandRun add_bench_command(CLI::App& app);
-CommandRun add_import_command(CLI::App& app);  // also lets eval and grade-dir convert .py files
+CommandRun add_import_command(CLI::App& app);
 CommandRun add_export_command(CLI::App& app);
 CommandRun add_serve_command(CLI::App& app);
 

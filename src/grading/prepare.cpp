@@ -107,21 +107,7 @@ bool read_bytes(const std::string& file, bool regular_only, std::string* out, st
   return true;
 }
 
-SourceConverter& source_converter() {
-  static SourceConverter c;
-  return c;
-}
-
-bool python_file(const std::string& file) {
-  std::string e = fs::path(file).extension().string();
-  return e == ".py" || e == ".PY" || e == ".Py";
-}
-
 }  // namespace
-
-void set_source_converter(SourceConverter converter) {
-  source_converter() = std::move(converter);
-}
 
 std::string resolve_problem_id(const std::string& file, const std::string& option,
                                const std::string& from_block) {
@@ -205,10 +191,10 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   LaunchPlan plan;
   std::string block_problem;
   std::optional<FormatError> format_problem;
-  // A KernelBench module (.py) is converted into a kernel file for the problem its path or the
-  // option names; compiler messages then name lines of the converted file.
+  // A file of another format (a KernelBench module) is converted into a kernel file for the
+  // problem its path or the option names; compiler messages then name lines of the converted file.
   std::string kernel_text = text, kernel_name = file;
-  if (python_file(file) && source_converter()) {
+  if (const SourceConverter* converter = converter_for(opt.converters, file)) {
     std::string named = resolve_problem_id(file, opt.problem, "");
     std::optional<ProblemSpec> spec;
     try {
@@ -219,18 +205,16 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     if (spec) {
       std::vector<std::string> notes;
       try {
-        kernel_text = source_converter()(text, file, *spec, &notes);
+        kernel_text = converter->convert(text, file, *spec, &notes);
         kernel_name = file + ".cu";
         trace::Converted& c = r.converted.emplace();
-        c.from = "kernelbench";
+        c.from = converter->name();
         c.notes = notes;
       } catch (const FormatError& e) {
         format_problem = e;
       }
     } else if (named.empty()) {
-      format_problem = FormatError(
-          "this is a KernelBench-style Python module; kernrl converts it for a known problem: give "
-          "--problem, or name it as KernelBench does (level_L_problem_P_sample_S_kernel.py)");
+      format_problem = FormatError(converter->needs_problem());
     }
   }
   if (!format_problem) {

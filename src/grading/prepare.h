@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/problem.h"
+#include "grading/convert.h"
 #include "parse/launch_block.h"
 #include "protocol/worker.h"
 #include "record/reward.h"
@@ -29,6 +30,9 @@ struct GradeOptions {
   bool compile_only = false;
   std::string run;            // grade-dir run name
   std::optional<int> sample;  // grade-dir sample number
+  // The conversion stage (convert.h): a file one of these reads is converted into a kernel file
+  // first. None: every file is read as a kernel file or a model's answer.
+  Converters converters;
 };
 
 // A file after the CPU steps. `done` records are final (format/compile errors, compile-only).
@@ -44,14 +48,6 @@ struct Prepared {
   std::string usage_error;
   RecordLimits limits;  // from the config: caps on the record's logs and messages
 };
-
-// Converts a file of another format into a kernel file for `problem`: the kernrl binary sets the
-// KernelBench converter (src/import), so eval and grade-dir grade `load_inline` modules (.py).
-// Returns the kernel file's text (and notes on what it assumed); throws FormatError with the reason.
-using SourceConverter = std::function<std::string(const std::string& text, const std::string& file,
-                                                  const ProblemSpec& problem,
-                                                  std::vector<std::string>* notes)>;
-void set_source_converter(SourceConverter converter);
 
 // Which problem a file is for: the option, the launch block, then its path
 // (.../<problem id>/file, problems/L1/23_Softmax/file, L1_23_Softmax.cu, level_1_problem_23_...).

@@ -71,7 +71,7 @@ GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)
     no_gpu_ = "--compile-only";
   } else {
     std::vector<int> ids = opt_.gpus.empty() ? visible_gpus() : opt_.gpus;
-    if (ids.empty()) no_gpu_ = "no GPU: no GPU is visible";
+    if (ids.empty()) no_gpu_ = "no GPU is visible";
     // Started first: libtorch loads in the workers while the first files compile.
     for (int id : ids) {
       auto g = std::make_unique<Gpu>();
@@ -103,7 +103,7 @@ size_t GradingSession::wait_ready() {
       if (g->worker->wait_ready(&err))
         ready_.push_back(g.get());
       else
-        no_gpu_ = "no GPU: " + err;
+        no_gpu_ = err;
     }
     if (ready_.empty()) return;
     no_gpu_.clear();
@@ -120,9 +120,14 @@ size_t GradingSession::wait_ready() {
   return ready_.size();
 }
 
-std::string GradingSession::no_gpu_reason() {
+std::string GradingSession::no_gpu_cause() {
   wait_ready();
   return no_gpu_;
+}
+
+std::string GradingSession::no_gpu_reason() {
+  wait_ready();
+  return no_gpu_.empty() || opt_.compile_only ? no_gpu_ : "no GPU: " + no_gpu_;
 }
 
 json GradingSession::device() {
@@ -166,7 +171,7 @@ void GradingSession::cancel_queued() {
   }
   for (auto& j : dropped) {
     Outcome out;
-    out.not_graded = "cancelled";
+    out.kind = Outcome::Cancelled;
     finish(j, std::move(out));
   }
 }
@@ -195,15 +200,16 @@ json GradingSession::gpu_stats() {
 Prepared GradingSession::prepare(const Submission& s, const std::string& arch, int64_t sms) {
   GradeOptions o = s.opt;
   o.compile_only = opt_.compile_only;
+  o.converters = opt_.converters;
   if (s.source) return prepare_source(*s.source, s.file, o, opt_.cfg, arch, sms);
   return prepare_file(s.file, o, opt_.cfg, arch, sms);
 }
 
 void GradingSession::finish(Job& job, Outcome out) {
-  if (out.record && !out.skipped) {
+  if (out.kind == Outcome::Graded) {
     double wall = ms_between(job.t0, Clock::now());
-    out.record->wall_ms = wall;
-    if (out.record->grader) out.record->grader->total_ms = wall;
+    out.record.wall_ms = wall;
+    if (out.record.grader) out.record.grader->total_ms = wall;
   }
   try {
     job.done(std::move(out));
@@ -222,19 +228,19 @@ void GradingSession::finish(Job& job, Outcome out) {
 void GradingSession::compile_loop() {
   for (;;) {
     Job job;
-    std::string out_of_time;  // why it is not graded: cancelled, or past its deadline
+    std::optional<Outcome::Kind> out_of_time;  // not graded: cancelled, or past its deadline
     {
       std::unique_lock<std::mutex> l(mu_);
       cv_.wait(l, [&] { return stopping_ || !compile_q_.empty(); });
       if (compile_q_.empty()) return;
       job = std::move(compile_q_.front());
       compile_q_.pop_front();
-      if (cancelled_) out_of_time = "cancelled";
+      if (cancelled_) out_of_time = Outcome::Cancelled;
     }
     Outcome out;
-    if (out_of_time.empty() && Clock::now() >= job.sub.deadline) out_of_time = "deadline";
-    if (!out_of_time.empty()) {
-      out.not_graded = out_of_time;
+    if (!out_of_time && Clock::now() >= job.sub.deadline) out_of_time = Outcome::Expired;
+    if (out_of_time) {
+      out.kind = *out_of_time;
       finish(job, std::move(out));
       continue;
     }
@@ -254,17 +260,17 @@ void GradingSession::compile_loop() {
       bool outside = (!s.only_problem.empty() && p.problem.id != s.only_problem) ||
                      (s.only_level && p.problem.level != s.only_level);
       if (outside && s.opt.problem.empty() && !p.problem.id.empty()) {
-        out.skipped = true;
-        out.record.emplace();
-        out.record->problem = p.problem.id;
-        out.record->file = s.file;
+        out.kind = Outcome::Skipped;
+        out.record.problem = p.problem.id;
+        out.record.file = s.file;
         finish(job, std::move(out));
         continue;
       }
       p.record.grader.emplace().prepare_ms = p.cpu_ms;
       if (p.done || ready_.empty()) {
         complete_record(p, nullptr, nullptr, json::object(), preset_, baselines_.ceilings(),
-                        no_gpu_);
+                        no_gpu_reason());
+        out.kind = Outcome::Graded;
         out.usage_error = p.usage_error;
         out.record = std::move(p.record);
         finish(job, std::move(out));
@@ -276,7 +282,7 @@ void GradingSession::compile_loop() {
         std::unique_lock<std::mutex> l(mu_);
         if (cancelled_) {
           l.unlock();
-          out.not_graded = "cancelled";
+          out.kind = Outcome::Cancelled;
           finish(job, std::move(out));
           continue;
         }
@@ -284,7 +290,8 @@ void GradingSession::compile_loop() {
       }
       cv_.notify_all();
     } catch (const std::exception& e) {
-      out.internal_error = e.what();
+      out.kind = Outcome::Failed;
+      out.error = e.what();
       finish(job, std::move(out));
     }
   }
@@ -440,7 +447,7 @@ void GradingSession::gpu_loop(Gpu* g) {
         Clock::now() + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(opt_.cfg.run_timeout_s)) >
             job.sub.deadline) {
-      out.not_graded = "deadline";
+      out.kind = Outcome::Expired;
       finish(job, std::move(out));
       continue;
     }
@@ -509,9 +516,11 @@ void GradingSession::gpu_loop(Gpu* g) {
       }
       complete_record(p, &answer, g->worker->device_json(), g->worker->versions_json(), preset_,
                       baselines_.ceilings(), "");
+      out.kind = Outcome::Graded;
       out.record = std::move(p.record);
     } catch (const std::exception& e) {
-      out.internal_error = e.what();
+      out.kind = Outcome::Failed;
+      out.error = e.what();
     }
     finish(job, std::move(out));
   }

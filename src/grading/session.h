@@ -21,6 +21,7 @@
 #include "core/config.h"
 #include "grading/baselines.h"
 #include "grading/gpu_monitor.h"
+#include "grading/outcome.h"
 #include "grading/prepare.h"
 #include "grading/worker_client.h"
 #include "record/reward.h"
@@ -34,7 +35,6 @@ struct SessionOptions {
   bool compile_only = false;   // no workers: extract, parse and compile only
   std::string baselines_path;  // --baselines (empty: baselines/<gpu>.json if present)
   int compile_jobs = 0;        // parallel compiles (0: one per core)
-  uint64_t seed = 0;           // the run seed; per-file seeds derive from it unless given
   // After each evaluation in which the kernel ran, profile one more run of it under Nsight Compute
   // (grading/profiler.h) and add the record's `profile` object. Slow; never changes timings.
   bool profile = false;
@@ -44,6 +44,9 @@ struct SessionOptions {
   std::optional<nlohmann::json> baselines_doc;
   std::string baselines_label;
   std::string worker_exe;  // the GPU worker program; empty: kernrl-worker (tests use a stand-in)
+  // The conversion stage (convert.h): answers one of these reads are converted into kernel files
+  // before extraction. None: answers are kernel files or model answers.
+  Converters converters;
 };
 
 // One answer to grade: a file to read, or its text.
@@ -55,18 +58,8 @@ struct Submission {
   std::string only_problem;
   int only_level = 0;
   // Not started on a GPU unless a whole run (the config's run timeout) still fits before this,
-  // nor compiled after it: then nothing is graded (Outcome::not_graded "deadline").
+  // nor compiled after it: then nothing is graded (Outcome::Expired).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-};
-
-struct Outcome {
-  std::optional<TraceRecord> record;  // the complete kernrl.trace.v1 record (none: see below)
-  bool skipped = false;               // outside the selection; `record` holds only problem and file
-  std::string usage_error;     // kernrl's own input was wrong (eval exits 2); the record says why
-  std::string internal_error;  // the grader failed on this file; no record
-  // Nothing was graded, and why (no record): "deadline" (Submission::deadline) or "cancelled"
-  // (cancel_queued()).
-  std::string not_graded;
 };
 
 class GradingSession {
@@ -79,8 +72,11 @@ class GradingSession {
 
   // Waits for the workers' hellos (once). Returns the number of usable GPUs.
   size_t wait_ready();
-  // Why nothing runs on a GPU ("--compile-only", "no GPU: ..."); empty when a GPU is ready.
+  // Why nothing runs on a GPU, as a record says it ("--compile-only", "no GPU: <cause>"); empty
+  // when a GPU is ready.
   std::string no_gpu_reason();
+  // The cause alone ("--compile-only", or why no GPU is usable); empty when a GPU is ready.
+  std::string no_gpu_cause();
   // The first ready GPU (the record's `device`), or null.
   nlohmann::json device();
 
@@ -90,7 +86,7 @@ class GradingSession {
   Outcome grade(Submission s);
   // Waits until everything submitted so far is done.
   void drain();
-  // Ends every submission not yet started, now and from now on, with not_graded "cancelled":
+  // Ends every submission not yet started, now and from now on, as Outcome::Cancelled:
   // those waiting to compile, and those compiled and waiting for a GPU (or done compiling later).
   // Submissions compiling or running on a GPU finish as usual. For a service shutting down.
   void cancel_queued();
@@ -145,7 +141,7 @@ class GradingSession {
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::vector<Gpu*> ready_;
   std::once_flag ready_once_;
-  std::string no_gpu_;
+  std::string no_gpu_;  // the cause (no_gpu_cause())
   std::string arch_;
   int64_t sms_ = 132;
 

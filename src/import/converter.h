@@ -1,5 +1,5 @@
-// The converter's internals, shared by its Python side (kernelbench_import.cpp) and its C++ host
-// side (host_interp.cpp). Values are what a host program computes, known exactly where kernrl
+// The converter's internals, shared by its Python side (py_side.h) and its C++ host side
+// (host_interp.h). Values are what a host program computes, known exactly where kernrl
 // knows them (constants, dtypes, the problem's scalars) and as kernrl expressions over the sizes
 // where they vary with the size set.
 #pragma once
@@ -157,6 +157,17 @@ class Converter {
 };
 
 // Helpers shared by both sides.
+inline bool starts_with(const std::string& s, const char* p) {
+  return s.rfind(p, 0) == 0;
+}
+inline bool contains(const std::string& s, const char* p) {
+  return s.find(p) != std::string::npos;
+}
+[[noreturn]] inline void fail(const std::string& category, const std::string& msg) {
+  throw ImportError(category, msg);
+}
+// The device code of one of a module's sources, as the kernel file keeps it (device_code.cpp).
+std::string device_code(const ExtModule& m, const ExtModule::Source& s);
 std::string c_type_of(const std::string& dtype);      // float32 -> float
 std::string dtype_of_c(const std::string& c_type);    // float -> float32 ("" if none)
 std::string dtype_of_torch(const std::string& name);  // kFloat32 / float32 / torch.float -> float32

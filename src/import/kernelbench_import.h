@@ -6,10 +6,12 @@
 // shared>>> -> the launch). A pure function: text in, kernel-file text or a reason out.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/problem.h"
+#include "grading/convert.h"
 
 namespace kernrl {
 
@@ -32,5 +34,9 @@ KernelBenchImport import_kernelbench(const std::string& python, const ProblemSpe
 // Whether `text` is a KernelBench-style module: it defines class ModelNew and builds CUDA with
 // load_inline. Cheap; for callers deciding whether to convert.
 bool looks_like_kernelbench(const std::string& text);
+
+// import_kernelbench as a stage of the grading pipeline (grading/convert.h): it reads .py files,
+// and a file it cannot convert is a format_error with the reason (kernelbench_stage.cpp).
+std::shared_ptr<const SourceConverter> kernelbench_converter();
 
 }  // namespace kernrl

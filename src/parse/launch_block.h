@@ -1,5 +1,5 @@
 // Step 2: the `/* kernrl ... */` launch block of a kernel file, parsed and checked against the
-// problem. The plan travels to the GPU worker as JSON.
+// problem into a launch plan (protocol/launch_plan.h), which travels to the GPU worker as JSON.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,44 +9,9 @@
 #include "core/expr.h"
 #include "core/problem.h"
 #include "extract/extract.h"
+#include "protocol/launch_plan.h"
 
 namespace kernrl {
-
-enum class ArgKind { Tensor, Scratch, Scalar, FloatLiteral, IntExpr };
-
-struct LaunchArg {
-  std::string text;
-  ArgKind kind = ArgKind::IntExpr;
-};
-
-struct LaunchSpec {
-  std::string kernel;  // name or name expression
-  std::vector<std::string> grid, block, cluster;
-  std::string shared_bytes = "0";
-  std::vector<LaunchArg> args;
-  std::string repeat_count = "1";
-  std::string repeat_var;
-  bool cooperative = false;
-  int line = 0;  // file line of this launch
-};
-
-struct ScratchSpec {
-  std::string name;
-  DType dtype;
-  std::string count;
-  int line = 0;
-};
-
-struct LaunchPlan {
-  std::string problem;  // from the block; may be empty
-  std::vector<LaunchSpec> launches;
-  std::vector<ScratchSpec> scratch;
-  int line = 0;  // line of `/* kernrl`
-
-  std::vector<std::string> kernel_names() const;  // distinct, in order
-  nlohmann::json to_json() const;
-  static LaunchPlan from_json(const nlohmann::json& j);
-};
 
 // A launch configuration that cannot run (a grid or block dimension out of the device's range,
 // cluster dimensions that do not fit, negative or too much shared memory) at some size set:
@@ -83,8 +48,5 @@ std::string float_literal_problem(const std::string& text);
 
 // `s` with control characters escaped and cut to `max_chars`, for error messages.
 std::string printable(const std::string& s, size_t max_chars = 60);
-
-// Variables of expressions for one size set: sizes, num_sms and (when set) the repeat variable.
-Vars plan_vars(const Vars& sizes, int64_t num_sms);
 
 }  // namespace kernrl

@@ -17,7 +17,7 @@
 
 #include "core/config.h"
 #include "core/expr.h"
-#include "parse/launch_block.h"
+#include "protocol/launch_plan.h"
 #include "protocol/status.h"
 
 namespace kernrl {

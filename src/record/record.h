@@ -10,10 +10,6 @@
 
 namespace kernrl {
 
-// Exit code of `kernrl eval` for a record's status: 0 correct (or compiled with --compile-only), 4
-// for the grader's own failure, 1 otherwise (a record without a known status included).
-int exit_code_for(const TraceRecord& rec);
-
 // Fills the derived fields: speedup, speed of light (when the device ceilings are known), reward
 // and feedback.
 void finalize_record(TraceRecord& rec, const RewardPreset& preset, const nlohmann::json& ceilings);
@@ -25,11 +21,6 @@ void finalize_record(nlohmann::json& rec, const RewardPreset& preset,
 // matrix throughput of `dtype_class` (fp32 | fp16 | bf16 | int). 0 when unknown.
 double sol_ms(double flops, double bytes, const nlohmann::json& ceilings,
               const std::string& dtype_class);
-
-// The human summary printed by `kernrl eval`.
-std::string human_summary(const TraceRecord& rec, bool color);
-// The same for a record as JSON.
-std::string human_summary(const nlohmann::json& rec, bool color);
 
 // ISO-8601 UTC time of now.
 std::string now_iso8601();

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "core/errors.h"
 #include "core/files.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
@@ -321,29 +322,23 @@ bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<Trace
   return report::read_inputs(inputs, records, nullptr, nullptr, &err);
 }
 
-int run_kernelbench_report(const std::vector<std::string>& inputs, const KernelBenchOptions& opt,
-                           const std::string& dir, std::ostream& out, std::ostream& err) {
+void run_kernelbench_report(const std::vector<std::string>& inputs, const KernelBenchOptions& opt,
+                            const std::string& dir, std::ostream& out, std::ostream& err) {
   std::vector<TraceRecord> records;
-  if (!read_trace_inputs(inputs, &records, err)) {
-    err << "kernrl report: no readable trace file among the inputs\n";
-    return 2;
-  }
+  if (!read_trace_inputs(inputs, &records, err))
+    throw UsageError("no readable trace file among the inputs");
   if (!opt.run.empty()) {
     std::set<std::string> runs;
     for (const TraceRecord& r : records) runs.insert(r.run_or("(none)"));
     if (!runs.count(opt.run)) {
       std::string present;
       for (const auto& r : runs) present += (present.empty() ? "" : ", ") + r;
-      err << "kernrl report: no records of run '" << opt.run
-          << "' (runs present: " << (present.empty() ? "none" : present) << ")\n";
-      return 2;
+      throw UsageError("no records of run '" + opt.run +
+                       "' (runs present: " + (present.empty() ? "none" : present) + ")");
     }
   }
   KernelBenchOutput kb = kernelbench_output(records, opt);
-  if (std::string e = write_kernelbench(kb, dir); !e.empty()) {
-    err << "kernrl report: cannot write " << escape_invalid_utf8(e) << "\n";
-    return 2;
-  }
+  if (std::string e = write_kernelbench(kb, dir); !e.empty()) throw UsageError("cannot write " + e);
   for (const auto& r : kb.runs)
     out << escape_invalid_utf8((fs::path(dir) / r.folder).string()) << "/eval_results.json"
         << (r.pass_at_k ? " (+ pass_at_k_results.json)" : "") << ": run "
@@ -357,7 +352,6 @@ int run_kernelbench_report(const std::vector<std::string>& inputs, const KernelB
         << escape_invalid_utf8((fs::path(dir) / "unattributed.json").string()) << "\n";
   if (kb.duplicates)
     out << kb.duplicates << " duplicate record(s) (regraded by a resumed run) left out\n";
-  return 0;
 }
 
 }  // namespace kernrl

@@ -73,9 +73,9 @@ bool read_trace_inputs(const std::vector<std::string>& inputs, std::vector<Trace
                        std::ostream& err);
 
 // `kernrl report --format kernelbench --out DIR`: reads the inputs, writes every run folder (and
-// unattributed.json) under `dir`, prints what it wrote to `out`. Returns 0, or 2 when no input
-// could be read, `--run` names no run, or a file could not be written (the reason on `err`).
-int run_kernelbench_report(const std::vector<std::string>& inputs, const KernelBenchOptions& opt,
-                           const std::string& dir, std::ostream& out, std::ostream& err);
+// unattributed.json) under `dir`, prints what it wrote to `out`. Throws UsageError when no input
+// could be read, `--run` names no run, or a file could not be written.
+void run_kernelbench_report(const std::vector<std::string>& inputs, const KernelBenchOptions& opt,
+                            const std::string& dir, std::ostream& out, std::ostream& err);
 
 }  // namespace kernrl

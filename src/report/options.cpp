@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/errors.h"
 #include "report/render.h"
 
 namespace kernrl::report {
@@ -41,23 +42,21 @@ SortMetric parse_sort(const std::string& s) {
   }
   std::string all;
   for (const char* name : kPlainMetrics) all += std::string(name) + ", ";
-  throw std::invalid_argument("unknown --sort metric '" + s + "' (one of " + all +
-                              "pass@K, fast_P)");
+  throw UsageError("unknown --sort metric '" + s + "' (one of " + all + "pass@K, fast_P)");
 }
 
 Settings settings_of(const ReportOptions& opt) {
   if (opt.by != "run" && opt.by != "level" && opt.by != "problem" && opt.by != "turn" &&
       opt.by != "trajectory" && opt.by != "step")
-    throw std::invalid_argument(
-        "--by must be run, level, problem, turn, trajectory or step (got '" + opt.by + "')");
-  if (!(opt.gamma >= 0 && opt.gamma <= 1))
-    throw std::invalid_argument("--gamma must be from 0 to 1");
+    throw UsageError("--by must be run, level, problem, turn, trajectory or step (got '" + opt.by +
+                     "')");
+  if (!(opt.gamma >= 0 && opt.gamma <= 1)) throw UsageError("--gamma must be from 0 to 1");
   if (!find_format(opt.format)) {
     std::vector<std::string> names = report_formats();
     std::string list;
     for (size_t i = 0; i < names.size(); ++i)
       list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-    throw std::invalid_argument("--format must be " + list + " (got '" + opt.format + "')");
+    throw UsageError("--format must be " + list + " (got '" + opt.format + "')");
   }
   Settings s;
   std::set<int> ks(opt.ks.begin(), opt.ks.end());
@@ -68,10 +67,9 @@ Settings settings_of(const ReportOptions& opt) {
     if (s.sort->kind == "fast") ps.insert(s.sort->p);
   }
   for (int k : ks)
-    if (k < 1)
-      throw std::invalid_argument("--k values must be >= 1 (got " + std::to_string(k) + ")");
+    if (k < 1) throw UsageError("--k values must be >= 1 (got " + std::to_string(k) + ")");
   for (double p : ps)
-    if (!std::isfinite(p)) throw std::invalid_argument("--p values must be finite numbers");
+    if (!std::isfinite(p)) throw UsageError("--p values must be finite numbers");
   s.pool_all = opt.pool_all;
   s.ks.assign(ks.begin(), ks.end());
   s.ps.assign(ps.begin(), ps.end());

@@ -38,7 +38,7 @@ struct SortMetric {
   bool lower_is_better = false;
 };
 
-// Throws std::invalid_argument naming the metrics there are.
+// Throws UsageError naming the metrics there are.
 SortMetric parse_sort(const std::string& s);
 
 // What the options resolve to: the k and p lists actually computed (the requested ones plus the
@@ -50,7 +50,7 @@ struct Settings {
   bool pool_all = false;  // --pool-all
 };
 
-// Checks --by, --format, --sort, --k and --p; throws std::invalid_argument on a bad value.
+// Checks --by, --format, --sort, --k and --p; throws UsageError on a bad value.
 Settings settings_of(const ReportOptions& opt);
 
 // "0.5", "1", "1.5": the key of a fast_p threshold (shortest form).

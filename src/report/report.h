@@ -16,7 +16,7 @@ namespace kernrl {
 
 // The documented JSON output (docs/report.md). Applies opt.run, opt.reward_preset and duplicate
 // removal itself; with opt.baseline set, reads that trace (malformed lines silently skipped) and
-// fills "comparison". Throws std::invalid_argument on bad options, SpecError on a bad preset.
+// fills "comparison". Throws UsageError on bad options (SpecError on a bad preset).
 nlohmann::json aggregate(const std::vector<TraceRecord>& records, const ReportOptions& opt);
 // The same, with the baseline's records already read (used when opt.baseline is non-empty).
 nlohmann::json aggregate(const std::vector<TraceRecord>& records, const ReportOptions& opt,
@@ -25,12 +25,13 @@ nlohmann::json aggregate(const std::vector<TraceRecord>& records, const ReportOp
 nlohmann::json aggregate(const std::vector<nlohmann::json>& records, const ReportOptions& opt);
 
 // The aggregate as text in opt.format. Formats that plot single samples (html) have only the
-// aggregate here and leave those charts out. Throws std::invalid_argument on an unknown format.
+// aggregate here and leave those charts out. Throws UsageError on an unknown format.
 std::string render(const nlohmann::json& aggregated, const ReportOptions& opt);
 
 // Reads inputs (malformed lines reported to `err` as "file:line: message" and skipped), aggregates,
-// prints to `out`. Returns 0, or 1 when --fail-on-regression and a problem regressed, or 2 on usage
-// errors (no inputs readable, bad options).
-int run_report(const ReportOptions& opt, std::ostream& out, std::ostream& err);
+// prints to `out`. Returns the problems that regressed against the baseline (with
+// --fail-on-regression; the caller decides what that means). Throws UsageError (SpecError for a
+// bad reward preset) when nothing can be reported: no inputs readable, bad options.
+std::vector<std::string> run_report(const ReportOptions& opt, std::ostream& out, std::ostream& err);
 
 }  // namespace kernrl

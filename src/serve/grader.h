@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "record/trace_record.h"
+#include "grading/convert.h"
+#include "grading/outcome.h"
 
 namespace kernrl::serve {
 
@@ -34,18 +35,8 @@ struct Job {
   Clock::time_point deadline = Clock::time_point::max();
 };
 
-// What became of a job.
-struct Outcome {
-  enum Kind {
-    Graded,   // `record` is the job's trace record
-    Expired,  // its deadline passed before it could start; nothing was graded
-    Stopped,  // the grader stopped (shutdown) before it started; nothing was graded
-    Failed,   // kernrl itself failed on it (not the kernel); nothing was graded
-  } kind = Failed;
-  TraceRecord record;   // Graded only
-  std::string message;  // why, for the others
-};
-
+// What became of a job: the grading session's outcome (Graded, Expired, Cancelled or Failed).
+using kernrl::Outcome;
 using Done = std::function<void(Outcome)>;
 
 struct GraderOptions {
@@ -53,7 +44,7 @@ struct GraderOptions {
   bool compile_only = false;  // nothing runs: records say "compiled"
   int compile_jobs = 0;       // parallel compiles; 0: the number of cores
   std::string baselines;      // a baseline file; empty: baselines/<gpu>.json when present
-  uint64_t run_seed = 0;      // written into every record as run_seed
+  Converters converters;      // the conversion stage (grading/convert.h)
 };
 
 class Grader {
@@ -74,7 +65,8 @@ class Grader {
   virtual bool compile_only() const = 0;
   // The longest a kernel may run on a GPU before it is stopped with status `timeout`.
   virtual double run_timeout_s() const = 0;
-  // Drops every job not yet started (Outcome::Stopped), lets the running ones finish, then returns.
+  // Drops every job not yet started (Outcome::Cancelled), lets the running ones finish, then
+  // returns.
   // Later submissions are dropped at once. Idempotent.
   virtual void stop() = 0;
 };

@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "core/hash.h"
+#include "grading/run.h"
 #include "record/safe_text.h"
-#include "record/trace_file.h"
 
 namespace kernrl::serve {
 using nlohmann::json;
@@ -29,7 +29,12 @@ const char* GradeResult::reason() const {
 Service::Service(ServiceOptions opt, std::shared_ptr<Grader> grader,
                  std::shared_ptr<const ProblemCatalog> problems)
     : opt_(std::move(opt)), grader_(std::move(grader)), problems_(std::move(problems)) {
-  if (!opt_.trace.empty()) trace_ = std::make_unique<TraceWriter>(opt_.trace);
+  RunOptions ro;
+  ro.name = opt_.run;
+  ro.seed = opt_.run_seed;
+  ro.trace = opt_.trace;
+  ro.trace_option = "--trace";
+  run_ = std::make_unique<Run>(std::move(ro));
   prompts_ = std::make_unique<Prompts>(opt_.examples, opt_.corpus, opt_.problems_root);
 }
 
@@ -109,9 +114,7 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
   job.problem = w->req.problem;
   job.run = opt_.run;
   job.sample = w->req.sample;
-  job.seed = w->req.seed
-                 ? *w->req.seed
-                 : derive_seed(opt_.run_seed, std::to_string(++labels_) + w->req.label) >> 1;
+  job.seed = w->req.seed ? *w->req.seed : run_->seed_for(std::to_string(++labels_) + w->req.label);
   double timeout = opt_.step_timeout_s;
   if (w->req.timeout_s && *w->req.timeout_s < timeout) timeout = *w->req.timeout_s;
   if (timeout > 0)
@@ -150,15 +153,19 @@ void Service::on_outcome(const std::string& key, const std::shared_ptr<Waiter>& 
       break;
     case Outcome::Expired:
       r.kind = GradeResult::Expired;
+      r.message =
+          "not graded: the step deadline would pass before the kernel could be compiled and run";
       break;
-    case Outcome::Stopped:
+    case Outcome::Cancelled:
       r.kind = GradeResult::Stopped;
+      r.message = "the server is shutting down; this answer was not graded";
       break;
+    case Outcome::Skipped:  // a service's jobs name no selection
     case Outcome::Failed:
       r.kind = GradeResult::Failed;
+      r.message = "internal error: " + (o.error.empty() ? std::string("no record") : o.error);
       break;
   }
-  r.message = o.message;
   for (auto& w : others) {
     GradeResult copy = r;
     copy.record = o.record;
@@ -187,14 +194,12 @@ void Service::answer(Waiter& w, GradeResult r) {
     r.record.sample = w.req.sample ? Field<int>(*w.req.sample) : Field<int>(nullptr);
     w.req.tags.apply(r.record);
     r.cache = w.cache;
-    if (trace_) {
-      try {
-        trace_->append(r.record);
-      } catch (const std::exception& e) {
-        metrics_.trace_write_failed();
-        if (!trace_failed_.exchange(true))
-          std::fprintf(stderr, "kernrl serve: cannot append to --trace: %s\n", e.what());
-      }
+    try {
+      run_->write(r.record);  // the run seed stamped, and appended to --trace when given
+    } catch (const std::exception& e) {
+      metrics_.trace_write_failed();
+      if (!trace_failed_.exchange(true))
+        std::fprintf(stderr, "kernrl serve: cannot append to --trace: %s\n", e.what());
     }
     std::string status = r.record.status_text();
     metrics_.graded(status.empty() ? "?" : status, r.cache, secs);

@@ -21,7 +21,7 @@
 #include "serve/prompts.h"
 
 namespace kernrl {
-class TraceWriter;
+class Run;
 }
 
 namespace kernrl::serve {
@@ -34,7 +34,8 @@ struct ServiceOptions {
   double step_timeout_s = 50;      // from an answer's arrival to its record
   int max_turns = 10;              // turns of an OpenEnv episode
   size_t cache_bytes = 128 << 20;  // the result cache's bound (0: no cache)
-  std::string trace;               // --trace: every record answered is appended here
+  std::string trace;               // --trace: every record answered is appended here (its folder
+                                   // is created); a Service that cannot open it throws UsageError
   std::string run = "serve";       // the records' "run"
   uint64_t run_seed = 0;           // the records' "run_seed"; each answer's seed is derived from it
   std::string config_digest;       // what of the configuration decides a record (cache keys)
@@ -124,7 +125,7 @@ class Service {
   ServiceOptions opt_;
   std::shared_ptr<Grader> grader_;
   std::shared_ptr<const ProblemCatalog> problems_;
-  std::unique_ptr<TraceWriter> trace_;
+  std::unique_ptr<Run> run_;  // the run's name, seeds and trace
   std::unique_ptr<Prompts> prompts_;
   Metrics metrics_;
 

@@ -23,19 +23,17 @@ SessionOptions session_options(const Config& cfg, const GraderOptions& opt) {
   so.compile_only = opt.compile_only;
   so.baselines_path = opt.baselines;
   so.compile_jobs = opt.compile_jobs;
-  so.seed = opt.run_seed;
+  so.converters = opt.converters;
   return so;
 }
 
 class SessionGrader final : public Grader {
  public:
   SessionGrader(const Config& cfg, const GraderOptions& opt)
-      : session_(session_options(cfg, opt)),
-        run_seed_(opt.run_seed),
-        run_timeout_(cfg.run_timeout_s) {
+      : session_(session_options(cfg, opt)), run_timeout_(cfg.run_timeout_s) {
     session_.wait_ready();
     device_ = session_.device();
-    no_gpu_ = session_.no_gpu_reason();
+    no_gpu_ = session_.no_gpu_cause();
   }
 
   ~SessionGrader() override { stop(); }
@@ -52,26 +50,9 @@ class SessionGrader final : public Grader {
     s.opt.sample = job.sample;
     s.deadline = job.deadline;
     ++outstanding_;
-    uint64_t run_seed = run_seed_;
-    session_.submit(std::move(s), [this, done = std::move(done), run_seed](kernrl::Outcome o) {
-      Outcome out;
-      if (!o.internal_error.empty()) {
-        out = {Outcome::Failed, {}, "internal error: " + o.internal_error};
-      } else if (o.not_graded == "deadline") {
-        out = {Outcome::Expired,
-               {},
-               "not graded: the step deadline would pass before the kernel could be compiled "
-               "and run"};
-      } else if (!o.not_graded.empty()) {
-        out = {Outcome::Stopped, {}, "the server is shutting down; this answer was not graded"};
-      } else if (!o.record) {
-        out = {Outcome::Failed, {}, "internal error: no record"};
-      } else {
-        o.record->run_seed = run_seed;
-        out = {Outcome::Graded, std::move(*o.record), ""};
-      }
+    session_.submit(std::move(s), [this, done = std::move(done)](Outcome o) {
       --outstanding_;
-      done(std::move(out));
+      done(std::move(o));
     });
   }
 
@@ -94,10 +75,8 @@ class SessionGrader final : public Grader {
   }
 
   std::string gpu_info() const override {
-    if (!no_gpu_.empty()) {
-      std::string why = no_gpu_.rfind("no GPU: ", 0) == 0 ? no_gpu_.substr(8) : no_gpu_;
-      return "no GPU: nothing runs, kernels are only compiled (" + why + ")";
-    }
+    if (!no_gpu_.empty())
+      return "no GPU: nothing runs, kernels are only compiled (" + no_gpu_ + ")";
     std::string s = device_.value("name", "GPU");
     if (device_.contains("memory_bytes") && device_["memory_bytes"].is_number()) {
       char mem[64];
@@ -119,10 +98,9 @@ class SessionGrader final : public Grader {
 
  private:
   mutable GradingSession session_;
-  uint64_t run_seed_;
   double run_timeout_;
   json device_;
-  std::string no_gpu_;
+  std::string no_gpu_;  // why nothing runs on a GPU (GradingSession::no_gpu_cause())
   std::atomic<size_t> outstanding_{0};
 };
 

@@ -11,7 +11,7 @@
 
 #include "core/config.h"
 #include "core/problem.h"
-#include "parse/launch_block.h"
+#include "protocol/launch_plan.h"
 #include "protocol/worker.h"
 
 namespace kernrl {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/problem.h"
-#include "parse/launch_block.h"
+#include "protocol/launch_plan.h"
 #include "worker/cuda_check.h"
 
 namespace kernrl {

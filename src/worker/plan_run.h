@@ -10,7 +10,7 @@
 
 #include "core/config.h"
 #include "core/problem.h"
-#include "parse/launch_block.h"
+#include "protocol/launch_plan.h"
 #include "protocol/worker.h"
 #include "references/reference.h"
 #include "worker/gpu_module.h"

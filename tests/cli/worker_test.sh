@@ -25,10 +25,11 @@ holds "the worker's start is in the record" \
 check "eval: a crashed worker is the kernel's runtime_error" 1 "$K" eval "$TMP/crash.cu" --json
 holds "its log is in the record" \
   "r['status']=='runtime_error' and 'exited with code 1' in r['error']['message'] and 'stand-in: crashing now' in r['error']['log']" "$TMP/out"
-start=$(date +%s)
+# The stand-in sleeps an hour on a hang: a record at all means it was cut (CTest's timeout would end
+# the test first); the round trip says it was cut at the run timeout, not before.
 check "eval: a hang is a timeout" 1 "$K" eval "$TMP/hang.cu" --json --config "$TMP/config.yaml"
 holds "timeout record" "r['status']=='timeout' and 'did not finish within 2 s' in r['error']['message']" "$TMP/out"
-[ $(( $(date +%s) - start )) -lt 15 ] && echo "ok   the hang was cut at its deadline" || { echo "FAIL the hang took too long"; fail=1; }
+holds "the hang was cut at its deadline" "r['grader']['worker_ms']>=2000" "$TMP/out"
 check "eval --feedback on the worker" 0 "$K" eval "$SOL" --feedback
 grep -q "speedup 2x" "$TMP/out" && echo "ok   feedback names the speedup" || { echo "FAIL feedback: $(head -c 300 "$TMP/out")"; fail=1; }
 
@@ -50,9 +51,14 @@ by = {r["file"].rsplit("sample_", 1)[1].split("_")[0]: r for r in recs}
 want = {"0": "correct", "1": "correct", "2": "correct", "3": "runtime_error", "4": "correct",
         "5": "timeout", "6": "runtime_error", "7": "correct", "8": "correct"}
 got = {k: r["status"] for k, r in by.items()}
-starts = sum("worker_start_ms" in r["grader"] for r in recs)
-ok = len(recs) == 9 and got == want and starts == 4
-print(("ok  " if ok else "FAIL") + f" grade-dir: {len(recs)} records, statuses {got}, {starts} worker starts reported (want 4)")
+# One GPU grades in the order the files finish compiling, and writes each record when it is done:
+# the file's order is the worker's. A worker's start is on the first record it graded: the first
+# record, and each one after a crash or a hang (the last record's replacement graded nothing).
+started = [i == 0 or recs[i - 1]["status"] in ("runtime_error", "timeout") for i in range(len(recs))]
+reported = ["worker_start_ms" in r["grader"] for r in recs]
+ok = len(recs) == 9 and got == want and reported == started
+print(("ok  " if ok else "FAIL") + f" grade-dir: {len(recs)} records, statuses {got}, worker starts "
+      f"reported on records {[i for i, x in enumerate(reported) if x]} (want {[i for i, x in enumerate(started) if x]})")
 sys.exit(0 if ok else 1)
 PY
 then :; else fail=1; fi
@@ -85,8 +91,9 @@ files=$(grep -o '"file":"[^"]*"' "$TMP/killed.jsonl" | sort | uniq | wc -l)
 lines=$(wc -l <"$TMP/killed.jsonl")
 [ "$lines" = 9 ] && [ "$files" = 9 ] && echo "ok   killed after $before records; after --resume every file once" ||
   { echo "FAIL resume: $lines records of $files files (killed after $before)"; fail=1; }
-# No stand-in outlives kernrl.
-sleep 0.5
+# No stand-in outlives kernrl: a worker no longer needed is killed without waiting for its
+# teardown, so this waits for the last one to be gone (up to a minute).
+for _ in $(seq 600); do pgrep -f "$BIN/kernrl-worker" >/dev/null || break; sleep 0.1; done
 if pgrep -f "$BIN/kernrl-worker" >/dev/null; then echo "FAIL a worker outlived kernrl"; fail=1; else echo "ok   no worker left behind"; fi
 
 # kernrl bench on the worker: ceilings, a baseline file eval then reuses, and an --out that cannot be

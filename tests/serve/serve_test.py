@@ -505,8 +505,10 @@ def test_worker(kernrl):
     one cut at the run timeout, SIGTERM while a kernel runs."""
     config = scratch_dir("kernrl-serve-config-") / "config.yaml"
     config.write_text("timeouts:\n  run_s: 2\n")
+    events = config.parent / "stand-in-events"  # what the stand-in did with each request
     s = Server(kernrl_on_stand_in_worker(kernrl), "--gpus", "0", "--jobs", "2", "--cache-mb", "0",
-               "--config", str(config), compile_only=False)
+               "--config", str(config), compile_only=False,
+               env=dict(os.environ, KERNRL_STANDIN_EVENTS=str(events)))
     crash = SOLUTION.replace("softmax_rows", "standin_crash")
     hang = SOLUTION.replace("softmax_rows", "standin_hang")
     try:
@@ -534,14 +536,15 @@ def test_worker(kernrl):
         def post():
             reply["r"] = s.http("POST", "/v1/grade", {"source": "// again\n" + hang})
 
+        hangs = events.read_text().splitlines().count("hang")
         t = threading.Thread(target=post)
         t.start()
-        for _ in range(500):
-            _, text, _ = s.http("GET", "/metrics")
-            if re.search(r"^kernrl_serve_in_flight [1-9]", text or "", re.M):
+        # Once the worker is running it (the stand-in noted one more hang), not before: an answer
+        # still compiling when SIGTERM comes is answered "shutting down" instead.
+        for _ in range(6000):
+            if events.read_text().splitlines().count("hang") > hangs:
                 break
             time.sleep(0.01)
-        time.sleep(0.3)
         s.proc.send_signal(signal.SIGTERM)
         t.join(60)
         st, rec, _ = reply.get("r", (None, {}, {}))

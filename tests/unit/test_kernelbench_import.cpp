@@ -3,9 +3,11 @@
 
 #include <random>
 
+#include "core/config.h"
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
+#include "grading/prepare.h"
 #include "import/kernelbench_import.h"
 #include "import/python_reader.h"
 #include "parse/launch_block.h"
@@ -359,4 +361,25 @@ TEST_CASE("python reader: strings decode as Python decodes them") {
   CHECK(lines[3].toks.at(2).text == "A");
   CHECK(looks_like_kernelbench("class ModelNew: ... load_inline("));
   CHECK_FALSE(looks_like_kernelbench("class Model: ..."));
+}
+
+TEST_CASE("the conversion stage: a .py is converted only with the converter the options name") {
+  Config cfg = load_config("");
+  GradeOptions opt;
+  opt.problem = "L1_26";
+  opt.compile_only = true;
+  std::string py = module(kGelu, "gelu", "x", "ext.gelu(x)");
+  Prepared without = prepare_source(py, "gen.py", opt, cfg, "sm_90a", 132);
+  CHECK_FALSE(without.record.converted.has_value());
+  CHECK(without.record.status_is(Status::FormatError));
+
+  opt.converters = {kernelbench_converter()};
+  Prepared with = prepare_source(py, "gen.py", opt, cfg, "sm_90a", 132);
+  REQUIRE(with.record.converted.has_value());
+  CHECK(with.record.converted->from.value_or("") == "kernelbench");
+  CHECK_FALSE(with.record.status_is(Status::FormatError));
+  // A file it does not read is left to extraction.
+  CHECK(kernelbench_converter()->reads("a/b/level_1_problem_26_sample_0_kernel.PY"));
+  CHECK_FALSE(kernelbench_converter()->reads("answer.cu"));
+  CHECK(converter_for(opt.converters, "answer.md") == nullptr);
 }

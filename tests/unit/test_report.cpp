@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/errors.h"
 #include "record/trace_file.h"
 #include "report/report.h"
 
@@ -31,13 +32,23 @@ const json& run_row(const json& a, const std::string& run) {
   return none;
 }
 
+// The report as `kernrl report` presents it: 0, 1 when a problem regressed (named on `err`), 2 on
+// a UsageError (its message on `err`).
 struct Result {
   int code;
   std::string out, err;
 };
 Result report(const ReportOptions& opt) {
   std::ostringstream out, err;
-  int code = kernrl::run_report(opt, out, err);
+  int code = 0;
+  try {
+    std::vector<std::string> regressed = kernrl::run_report(opt, out, err);
+    for (const auto& id : regressed) err << "regressed: " << id << "\n";
+    code = regressed.empty() ? 0 : 1;
+  } catch (const kernrl::UsageError& e) {
+    err << e.what() << "\n";
+    code = 2;
+  }
   return {code, out.str(), err.str()};
 }
 
@@ -276,7 +287,7 @@ TEST_CASE("--sort: leaderboard across runs, missing values last") {
   CHECK(a["leaderboard"]["entries"][1]["value"].is_null());
 
   opt.sort = "fastest";
-  CHECK_THROWS_AS(kernrl::aggregate(std::vector<json>{}, opt), std::invalid_argument);
+  CHECK_THROWS_AS(kernrl::aggregate(std::vector<json>{}, opt), kernrl::UsageError);
 }
 
 TEST_CASE("render: md, csv and json agree with the aggregate") {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/summary.h"
 #include "core/config.h"
 #include "core/paths.h"
 #include "core/problem.h"
@@ -68,14 +69,14 @@ std::string fixture(const std::string& name) {
 json report_json(ReportOptions opt) {
   opt.format = "json";
   std::ostringstream out, err;
-  REQUIRE(run_report(opt, out, err) == 0);
+  REQUIRE(run_report(opt, out, err).empty());
   return json::parse(out.str());
 }
 
 std::string report_text(ReportOptions opt, const std::string& format) {
   opt.format = format;
   std::ostringstream out, err;
-  REQUIRE(run_report(opt, out, err) == 0);
+  REQUIRE(run_report(opt, out, err).empty());
   return out.str();
 }
 

@@ -43,7 +43,7 @@ class FakeGrader : public Grader {
     ++submitted;
     if (stopped) {
       l.unlock();
-      return done(Outcome{Outcome::Stopped, {}, "stopped"});
+      return done(Outcome{Outcome::Cancelled});
     }
     if (hold) {
       held.emplace_back(std::move(job), std::move(done));
@@ -51,7 +51,7 @@ class FakeGrader : public Grader {
     }
     l.unlock();
     json rec = make(job);
-    done(Outcome{Outcome::Graded, TraceRecord::from_json(rec), ""});
+    done(Outcome{Outcome::Graded, TraceRecord::from_json(rec)});
   }
   void release_all(Outcome::Kind kind = Outcome::Graded) {
     std::deque<std::pair<Job, Done>> h;
@@ -60,8 +60,7 @@ class FakeGrader : public Grader {
       h.swap(held);
     }
     for (auto& [job, done] : h)
-      done(Outcome{kind, TraceRecord::from_json(kind == Outcome::Graded ? make(job) : json()),
-                   "why"});
+      done(Outcome{kind, TraceRecord::from_json(kind == Outcome::Graded ? make(job) : json())});
   }
   size_t queued() const override { return 0; }
   size_t running() const override { return 0; }
@@ -74,7 +73,7 @@ class FakeGrader : public Grader {
       std::lock_guard<std::mutex> l(mu);
       stopped = true;
     }
-    release_all(Outcome::Stopped);
+    release_all(Outcome::Cancelled);
   }
 };
 
@@ -314,6 +313,7 @@ TEST_CASE("serve: kernrl's grade requests") {
 TEST_CASE("serve: cache, coalescing, admission, shutdown") {
   ServiceOptions o;
   o.max_queue = 2;
+  o.run_seed = 77;
   Fixture f(o);
   f.grader->hold = true;
   std::vector<GradeResult> got;
@@ -347,6 +347,8 @@ TEST_CASE("serve: cache, coalescing, admission, shutdown") {
       ++coalesced;
       CHECK(r.record.file.value_or("") == "second");  // each answer keeps its own name
     }
+  for (auto& r : got)  // the service's run stamps its seed on every record
+    if (r.kind == GradeResult::Graded) CHECK(r.record.run_seed.value_or(0) == 77u);
   CHECK(coalesced == 1);
   f.svc->grade(a, collect);  // now from the cache
   REQUIRE(got.size() == 5);
@@ -367,6 +369,7 @@ TEST_CASE("serve: cache, coalescing, admission, shutdown") {
   REQUIRE(got.size() == 6);
   CHECK(got[5].kind == GradeResult::Expired);
   CHECK(std::string(got[5].reason()) == "deadline");
+  CHECK(got[5].message.find("step deadline") != std::string::npos);
   f.svc->grade(e, collect);
   CHECK(f.grader->submitted == 4);
 
@@ -375,6 +378,7 @@ TEST_CASE("serve: cache, coalescing, admission, shutdown") {
   f.svc->stop_grader();
   REQUIRE(got.size() == 7);
   CHECK(got[6].kind == GradeResult::Stopped);
+  CHECK(got[6].message.find("shutting down") != std::string::npos);
   GradeRequest late;
   late.source = "late";
   f.svc->grade(late, collect);

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "core/hash.h"
-#include "import/training_export.h"
+#include "report/training_export.h"
 #include "record/trace_file.h"
 
 using nlohmann::json;

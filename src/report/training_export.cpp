@@ -1,4 +1,4 @@
-#include "import/training_export.h"
+#include "report/training_export.h"
 
 #include "core/hash.h"
 #include "record/safe_text.h"

@@ -1,0 +1,326 @@
+// The host side (host_interp.h): expressions, by precedence.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "core/expr.h"
+#include "import/host_interp.h"
+
+namespace kernrl::kbimport::host {
+
+Val Interp::eval(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  Ex x{fr, T, i, end, "", {}};
+  Val v = comma(x);
+  if (x.i < end)
+    fail("host_logic", "host logic in `" + fr.fn + "`: cannot follow `" + snippet(T, i, end) +
+                           "` (at `" + T[x.i].text + "`)");
+  return v;
+}
+
+std::string Interp::what_of(const Ex& x, size_t from) {
+  return snippet(x.T, from, std::min(x.i, x.end));
+}
+
+bool Interp::at(const Ex& x, const char* p) {
+  return x.i < x.end && is_punct(x.T[x.i], p);
+}
+
+Val Interp::comma(Ex& x) {
+  Val v = assign(x);
+  while (at(x, ",")) {
+    ++x.i;
+    v = assign(x);
+  }
+  return v;
+}
+
+Val Interp::assign(Ex& x) {
+  size_t from = x.i;
+  x.lv_name.clear();
+  x.lv_path.clear();
+  Val lhs = ternary(x);
+  static const char* const ops[] = {
+      "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "|=", "&=", "^="};
+  for (const char* op : ops) {
+    if (!at(x, op)) continue;
+    std::string name = x.lv_name;
+    std::vector<std::string> path = x.lv_path;
+    if (name.empty())
+      fail("host_logic", "host logic in `" + x.fr.fn + "`: cannot follow the assignment `" +
+                             snippet(x.T, from, x.end) + "`");
+    ++x.i;
+    Val rhs = assign(x);
+    std::string what = what_of(x, from);
+    if (std::string(op) != "=") {
+      std::string bop = std::string(op).substr(0, std::string(op).size() - 1);
+      rhs = binary(bop, lhs, rhs, what, x.fr);
+    }
+    store(x.fr, name, path, rhs, what);
+    return rhs;
+  }
+  return lhs;
+}
+
+Val Interp::ternary(Ex& x) {
+  size_t from = x.i;
+  Val c = logical_or(x);
+  if (!at(x, "?")) return c;
+  // Find the ':' of this '?' and the end of the else branch.
+  size_t q = x.i;
+  int d = 0, nested = 0;
+  size_t colon = x.end;
+  for (size_t k = q + 1; k < x.end; ++k) {
+    const CTok& t = x.T[k];
+    if (t.kind != CTok::Punct) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}") --d;
+    if (d == 0 && t.text == "?") ++nested;
+    if (d == 0 && t.text == ":") {
+      if (nested == 0) {
+        colon = k;
+        break;
+      }
+      --nested;
+    }
+  }
+  if (colon >= x.end) fail("unsupported_cuda", "the host code cannot be read: `?` without `:`");
+  size_t else_end = x.end;
+  d = 0;
+  for (size_t k = colon + 1; k < x.end; ++k) {
+    const CTok& t = x.T[k];
+    if (t.kind != CTok::Punct) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}") {
+      if (d == 0) {
+        else_end = k;
+        break;
+      }
+      --d;
+    }
+    if (d == 0 && (t.text == "," || t.text == ";")) {
+      else_end = k;
+      break;
+    }
+  }
+  last_by_sizes_ = false;
+  auto cond = truth(c);
+  std::string what = snippet(x.T, from, else_end);
+  note_decided(x.fr, cond, what);
+  if (!cond)
+    fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
+                           "` picks a value by a condition that is not the same at every size "
+                           "set of the problem");
+  Val r = *cond ? eval(x.fr, x.T, q + 1, colon) : eval(x.fr, x.T, colon + 1, else_end);
+  x.i = else_end;
+  x.lv_name.clear();
+  return r;
+}
+
+Val Interp::binary(const std::string& op, const Val& a, const Val& b, const std::string& what,
+                   Frame& fr) {
+  if (op == "+" || op == "-" || op == "*" || op == "/" || op == "%" || op == "<<" || op == ">>" ||
+      op == "&" || op == "|" || op == "^") {
+    if ((a.kind == Val::Ptr || b.kind == Val::Ptr) && (op == "+" || op == "-"))
+      fail("unsupported_cuda",
+           "`" + what + "` in `" + fr.fn +
+               "` offsets a tensor's data pointer; kernrl passes each tensor's start");
+    if (a.kind == Val::Tensor || b.kind == Val::Tensor)
+      fail("library_call", "PyTorch op `" + op + "` on tensors in the host wrapper `" + fr.fn +
+                               "` (`" + what + "`)");
+    return arith(op, a, b, what, fr);
+  }
+  if (op == "<" || op == ">" || op == "<=" || op == ">=" || op == "==" || op == "!=")
+    return compare(op, a, b, what, fr);
+  if (op == "&&" || op == "||") return logic(op, a, b, what, fr);
+  fail("host_logic", "host logic in `" + fr.fn + "`: operator " + op);
+}
+
+Val Interp::logical_or(Ex& x) {
+  return left(x, {"||"}, [&] { return logical_and(x); });
+}
+
+Val Interp::logical_and(Ex& x) {
+  return left(x, {"&&"}, [&] { return bit_or(x); });
+}
+
+Val Interp::bit_or(Ex& x) {
+  return left(x, {"|"}, [&] { return bit_xor(x); });
+}
+
+Val Interp::bit_xor(Ex& x) {
+  return left(x, {"^"}, [&] { return bit_and(x); });
+}
+
+Val Interp::bit_and(Ex& x) {
+  return left(x, {"&"}, [&] { return equality(x); });
+}
+
+Val Interp::equality(Ex& x) {
+  return left(x, {"==", "!="}, [&] { return relational(x); });
+}
+
+Val Interp::relational(Ex& x) {
+  return left(x, {"<", ">", "<=", ">="}, [&] { return shift(x); });
+}
+
+Val Interp::shift(Ex& x) {
+  return left(x, {"<<", ">>"}, [&] { return additive(x); });
+}
+
+Val Interp::additive(Ex& x) {
+  return left(x, {"+", "-"}, [&] { return multiplicative(x); });
+}
+
+Val Interp::multiplicative(Ex& x) {
+  return left(x, {"*", "/", "%"}, [&] { return unary(x); });
+}
+
+bool Interp::cast_ahead(Ex& x, size_t open, size_t close) {
+  // ( type ) followed by an operand.
+  if (close + 1 >= x.end) return false;
+  for (size_t k = open + 1; k < close; ++k) {
+    const CTok& t = x.T[k];
+    if (t.kind == CTok::Ident) {
+      if (k == open + 1 && !(type_word(x.fr, t) || t.text == "float" || t.text == "int")) {
+        // a qualified or unknown type name: only with a '*' (a pointer cast)
+        bool star = false;
+        for (size_t q = open + 1; q < close; ++q) star |= is_punct(x.T[q], "*");
+        if (!star) return false;
+      }
+      continue;
+    }
+    if (is_punct(t, "*") || is_punct(t, "::") || is_punct(t, "&")) continue;
+    return false;
+  }
+  const CTok& n = x.T[close + 1];
+  if (n.kind == CTok::Ident || n.kind == CTok::Number || is_punct(n, "(")) return true;
+  return false;
+}
+
+Val Interp::cast_to(Frame& fr, const std::string& type_text, const Val& v,
+                    const std::string& what) {
+  std::string t = type_text;
+  bool ptr = contains(t, "*");
+  std::string base;
+  for (char c : t)
+    if (c != '*' && c != '&') base += c;
+  while (!base.empty() && base.back() == ' ') base.pop_back();
+  for (const char* q : {"const ", "volatile "})
+    while (starts_with(base, q)) base = base.substr(std::char_traits<char>::length(q));
+  size_t cpos = base.find(" const");
+  if (cpos != std::string::npos) base = base.substr(0, cpos);
+  base = resolve_type(fr, base);
+  if (ptr) {
+    if (v.kind == Val::Ptr) {
+      Val p = v;
+      if (strip_std(base) != "void") p.elem = base;
+      return p;
+    }
+    fail_value(v, "a data pointer", what, fr);
+  }
+  std::string s = strip_std(base);
+  if (int_type(s)) return to_int(v, what, fr);
+  if (float_type(s)) return to_float(v, what, fr);
+  if (s == "bool") {
+    if (auto b = truth(v)) return make_bool(*b);
+  }
+  return v;
+}
+
+Val Interp::unary(Ex& x) {
+  size_t from = x.i;
+  if (x.i >= x.end)
+    fail("unsupported_cuda",
+         "the host code cannot be read: an expression is missing in `" + x.fr.fn + "`");
+  const CTok& t = x.T[x.i];
+  if (is_punct(t, "-") || is_punct(t, "+")) {
+    ++x.i;
+    Val v = unary(x);
+    x.lv_name.clear();
+    if (is_punct(t, "+")) return v;
+    if (v.kind == Val::Float) return v.f ? make_float(-*v.f) : v;
+    return arith("-", make_int(0), v, what_of(x, from), x.fr);
+  }
+  if (is_punct(t, "!")) {
+    ++x.i;
+    Val v = unary(x);
+    x.lv_name.clear();
+    if (auto b = truth(v)) return make_bool(!*b);
+    if (v.kind == Val::Bool && !v.per_set.empty()) {
+      for (auto& c : v.per_set) c = !c;
+      return v;
+    }
+    fail("host_logic",
+         "host logic in `" + x.fr.fn + "`: cannot evaluate `" + what_of(x, from) + "`");
+  }
+  if (is_punct(t, "~")) {
+    ++x.i;
+    Val v = to_int(unary(x), what_of(x, from), x.fr);
+    if (!v.k) fail("host_logic", "host logic in `" + x.fr.fn + "`: `~` on a size");
+    return make_int(~*v.k);
+  }
+  if (is_punct(t, "&")) {
+    // Address-of: &var for cuda*(&out) calls; the variable's name is kept.
+    ++x.i;
+    Val v = unary(x);
+    Val p = v;
+    p.name = x.lv_name;
+    p.path = x.lv_path;
+    return p;
+  }
+  if (is_punct(t, "*")) {
+    ++x.i;
+    Val v = unary(x);
+    if (v.kind == Val::Props) return v;
+    fail("data_dependent_host",
+         "`" + what_of(x, from) + "` in `" + x.fr.fn + "` reads GPU memory on the host");
+  }
+  if (is_punct(t, "++") || is_punct(t, "--")) {
+    ++x.i;
+    Val v = unary(x);
+    std::string name = x.lv_name;
+    auto path = x.lv_path;
+    if (name.empty())
+      fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what_of(x, from) + "`");
+    Val r = arith(is_punct(t, "++") ? "+" : "-", v, make_int(1), what_of(x, from), x.fr);
+    store(x.fr, name, path, r, what_of(x, from));
+    x.lv_name.clear();
+    return r;
+  }
+  if (is_ident(t, "sizeof")) {
+    ++x.i;
+    if (at(x, "(")) {
+      size_t c = close_of(x.T, x.i, x.end);
+      std::string ty = resolve_type(x.fr, c_text(x.T, x.i + 1, c));
+      int b = c_type_bytes(strip_std(ty));
+      if (b == 0) {
+        // sizeof(variable)
+        Var* v = c == x.i + 2 ? lookup(x.fr, x.T[x.i + 1].text) : nullptr;
+        if (v && v->v.kind == Val::Int)
+          b = 4;
+        else if (v && v->v.kind == Val::Float)
+          b = 4;
+        else
+          fail("host_logic", "host logic in `" + x.fr.fn + "`: sizeof(" + ty + ")");
+      }
+      x.i = c + 1;
+      return make_int(b);
+    }
+    fail("host_logic", "host logic in `" + x.fr.fn + "`: sizeof without parentheses");
+  }
+  if (is_punct(t, "(")) {
+    size_t c = close_of(x.T, x.i, x.end);
+    if (cast_ahead(x, x.i, c)) {
+      std::string ty = c_text(x.T, x.i + 1, c);
+      x.i = c + 1;
+      Val v = unary(x);
+      x.lv_name.clear();
+      return cast_to(x.fr, ty, v, what_of(x, from));
+    }
+  }
+  return postfix(x);
+}
+
+}  // namespace kernrl::kbimport::host

@@ -1,0 +1,295 @@
+// The C++ host side of a load_inline module (host_*.cpp), shared by its files: the interpreter
+// class and its helpers. Internal to the converter.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "import/converter.h"
+
+namespace kernrl::kbimport::host {
+
+constexpr int kMaxCallDepth = 24;
+constexpr int kMaxLoopIterations = 4096;
+constexpr int kMaxMacroDepth = 32;
+
+inline std::string strip_std(std::string t) {
+  for (const char* p : {"std::", "::", "c10::", "at::", "torch::"})
+    if (starts_with(t, p)) t = t.substr(std::char_traits<char>::length(p));
+  return t;
+}
+
+inline bool is_punct(const CTok& t, const char* p) {
+  return t.kind == CTok::Punct && t.text == p;
+}
+inline bool is_ident(const CTok& t, const char* p) {
+  return t.kind == CTok::Ident && t.text == p;
+}
+
+// Library prefixes: a call to one of these is a library call, never converted.
+inline std::string library_of(const std::string& name) {
+  static const std::pair<const char*, const char*> libs[] = {
+      {"cublasLt", "cuBLASLt"}, {"cublas", "cuBLAS"},   {"cudnn", "cuDNN"},
+      {"cufft", "cuFFT"},       {"curand", "cuRAND"},   {"cusparse", "cuSPARSE"},
+      {"cusolver", "cuSOLVER"}, {"thrust::", "Thrust"}, {"cub::Device", "CUB (device-wide)"},
+      {"cutlass::", "CUTLASS"}, {"nccl", "NCCL"},       {"cute::", "CuTe"}};
+  for (const auto& [prefix, lib] : libs)
+    if (starts_with(name, prefix)) return lib;
+  return "";
+}
+
+struct Var {
+  Val v;
+  int depth = 0;
+};
+
+struct Frame {
+  Frame* parent = nullptr;  // a lambda sees the variables of the frame it is written in
+  std::vector<std::map<std::string, Var>> scopes;
+  std::map<std::string, std::string> types;  // type aliases (scalar_t -> float)
+  std::string fn;
+  int ext = -1;
+  const std::vector<CTok>* T = nullptr;
+  std::optional<Val> ret;
+  bool returned = false;
+  int depth_base = 0;   // depth of scopes[0], counting the frames it nests in
+  int loop_depth = -1;  // while a loop body runs as a repeat: the body's depth; assignments to
+                        // variables of shallower depth are host logic
+};
+
+struct FnRef {
+  const CItem* item = nullptr;
+  const ExtModule::Source* src = nullptr;
+};
+
+class Interp {
+ public:
+  Interp(Converter& c, int ext) : C(c), ext_(ext) {}
+
+  Val call_named(const std::string& fn, std::vector<Val> args,
+                 const std::vector<std::pair<std::string, Val>>& kwargs);
+
+ private:
+  Converter& C;
+  int ext_;
+  int call_depth_ = 0;
+  int macro_depth_ = 0;
+
+  // Top-level constants of the sources (constexpr int BLOCK = 256;), seen by every host function.
+  Frame globals_;
+  void load_globals();
+  void load_globals(const ExtModule::Source& s, const std::vector<CItem>& items);
+
+  // ---------------------------------------------------------------- lookup
+  void collect(const std::vector<CItem>& items, const ExtModule::Source& src,
+               const std::string& name, bool kernel, FnRef* out) const;
+  FnRef find_function(const std::string& name, bool kernel) const;
+
+  // ---------------------------------------------------------------- variables
+  Var* lookup(Frame& fr, const std::string& name);
+  std::string alias(Frame& fr, const std::string& name);
+  int depth(Frame& fr);
+  void declare(Frame& fr, const std::string& name, Val v);
+  int loop_depth(Frame& fr);
+  void store(Frame& fr, const std::string& name, const std::vector<std::string>& path, Val v,
+             const std::string& what);
+
+  // ---------------------------------------------------------------- conversions
+  Val to_int(const Val& v, const std::string& what, Frame& fr);
+  Val to_float(const Val& v, const std::string& what, Frame& fr);
+  [[noreturn]] void fail_value(const Val& v, const std::string& wanted, const std::string& what,
+                               Frame& fr);
+
+  // ---------------------------------------------------------------- integer arithmetic
+  Val arith(const std::string& op, const Val& a0, const Val& b0, const std::string& what,
+            Frame& fr);
+  Val minmax(const std::string& which, const Val& a, const Val& b, const std::string& what,
+             Frame& fr);
+  Val compare(const std::string& op, const Val& a, const Val& b, const std::string& what,
+              Frame& fr);
+  // Set by truth() when a condition was decided by the problem's size sets, not by constants.
+  bool last_by_sizes_ = false;
+  void note_decided(Frame& fr, const std::optional<bool>& cond, const std::string& what);
+
+  // A condition's value when it is the same at every size set of the problem.
+  std::optional<bool> truth(const Val& v);
+  Val logic(const std::string& op, const Val& a, const Val& b, const std::string& what, Frame& fr);
+
+  // ---------------------------------------------------------------- types
+  std::string resolve_type(Frame& fr, const std::string& t);
+  bool type_word(Frame& fr, const CTok& t);
+  // Whether T[i, end) starts a declaration: a type then a name then = ( { ; , or [.
+  bool is_declaration(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+
+  // ---------------------------------------------------------------- statements
+  size_t find_semi(const std::vector<CTok>& T, size_t i, size_t end);
+  size_t close_of(const std::vector<CTok>& T, size_t open, size_t end);
+  size_t stmt_end(const std::vector<CTok>& T, size_t i, size_t end);
+
+  // Whether T[i, end) does anything but checks: no launch, no assignment, no call of the source's
+  // functions, no return of a value.
+  bool only_checks(const std::vector<CTok>& T, size_t i, size_t end);
+
+  void exec_range(Frame& fr, size_t i, size_t end);
+
+  void exec_block(Frame& fr, size_t i, size_t end);
+
+  // Runs one statement (or a braced body) T[i, stmt_end).
+  void exec_body(Frame& fr, size_t i, size_t end);
+
+  std::string snippet(const std::vector<CTok>& T, size_t i, size_t end);
+
+  size_t exec_stmt(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+
+  void eval_statement_expr(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e);
+
+  bool macro_is_check(const Converter::FnMacro& m, int depth = 0);
+
+  size_t exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+
+  bool contains_launch(const std::vector<CTok>& T, size_t i, size_t end);
+
+  size_t exec_for(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+
+  // A loop whose trip count depends on the sizes: `for (int i = C; i < E; ++i)` with launches that
+  // do not change host state becomes a launch-block repeat {count: E - C, var: i}.
+  void run_as_repeat(Frame& fr, const std::vector<CTok>& T, size_t open, size_t s1, size_t s2,
+                     size_t close, size_t body, size_t body_end, const std::string& what);
+
+  size_t exec_while(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+
+  size_t exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+
+  size_t next_declarator(const std::vector<CTok>& T, size_t k, size_t e);
+
+  Val construct(Frame& fr, const std::vector<CTok>& T, const std::string& type,
+                const std::vector<std::pair<size_t, size_t>>& args, const std::string& what,
+                bool braces);
+
+  Val make_dim3(const std::vector<Val>& vals, const std::string& what, Frame& fr);
+
+  Val convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_init, Val v,
+                   const std::string& name, const std::string& what);
+
+  std::vector<std::pair<size_t, size_t>> split_args(const std::vector<CTok>& T, size_t i,
+                                                    size_t end);
+
+  // ---------------------------------------------------------------- expressions
+  struct Ex {
+    Frame& fr;
+    const std::vector<CTok>& T;
+    size_t i, end;
+    // The lvalue just parsed: a variable and member/index path ("" name: none).
+    std::string lv_name;
+    std::vector<std::string> lv_path;
+  };
+
+  Val eval(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+
+  std::string what_of(const Ex& x, size_t from);
+  bool at(const Ex& x, const char* p);
+
+  Val comma(Ex& x);
+
+  Val assign(Ex& x);
+
+  Val ternary(Ex& x);
+
+  Val binary(const std::string& op, const Val& a, const Val& b, const std::string& what, Frame& fr);
+
+  template <typename Next>
+  Val left(Ex& x, std::initializer_list<const char*> ops, Next next) {
+    size_t from = x.i;
+    Val v = next();
+    for (;;) {
+      const char* found = nullptr;
+      for (const char* op : ops)
+        if (at(x, op)) found = op;
+      if (!found) return v;
+      ++x.i;
+      Val r = next();
+      x.lv_name.clear();
+      v = binary(found, v, r, what_of(x, from), x.fr);
+    }
+  }
+  Val logical_or(Ex& x);
+  Val logical_and(Ex& x);
+  Val bit_or(Ex& x);
+  Val bit_xor(Ex& x);
+  Val bit_and(Ex& x);
+  Val equality(Ex& x);
+  Val relational(Ex& x);
+  Val shift(Ex& x);
+  Val additive(Ex& x);
+  Val multiplicative(Ex& x);
+
+  bool cast_ahead(Ex& x, size_t open, size_t close);
+
+  Val cast_to(Frame& fr, const std::string& type_text, const Val& v, const std::string& what);
+
+  Val unary(Ex& x);
+
+  // ---------------------------------------------------------------- postfix and primary
+  Val postfix(Ex& x);
+
+  Val number(const std::string& lit);
+
+  // A qualified name: a::b::c (with template arguments when a call follows).
+  std::string qualified(Ex& x);
+
+  Val primary(Ex& x);
+
+  Val expand_object_macro(Ex& x, const std::string& name, const std::vector<CTok>& body);
+
+  Val expand_fn_macro(Ex& x, const std::string& name, const Converter::FnMacro& m,
+                      const std::vector<std::pair<size_t, size_t>>& args);
+  std::vector<std::shared_ptr<std::vector<CTok>>> keep_alive_;
+
+  // ---------------------------------------------------------------- members
+  Val field(Ex& x, const Val& v, const std::string& member, const std::string& what);
+
+  std::string shape_text(const TensorInfo& t);
+
+  Val numel(const TensorInfo& t, const std::string& what, Frame& fr);
+
+  Val list_of(const std::vector<Val>& items);
+
+  int64_t dim_index(const Val& idx, size_t rank, const std::string& what, Frame& fr);
+
+  std::vector<Val> eval_args(Frame& fr, const std::vector<CTok>& T,
+                             const std::vector<std::pair<size_t, size_t>>& args);
+
+  Val method(Ex& x, const Val& v, const std::string& m, const std::string& targs,
+             const std::vector<std::pair<size_t, size_t>>& args, const std::string& what);
+
+  // ---------------------------------------------------------------- calls
+  Val call_value(Ex& x, const Val& callee, const std::vector<std::pair<size_t, size_t>>& args,
+                 const std::string& what);
+
+  Val run_lambda(Frame& fr, const Val& f);
+
+  Val dispatch(Ex& x, const std::string& name, const std::vector<std::pair<size_t, size_t>>& args,
+               const std::string& what);
+
+  Val alloc_call(Ex& x, const std::string& s, const std::vector<std::pair<size_t, size_t>>& args,
+                 const std::string& what, const std::string& var);
+
+  Val builtin(Ex& x, const std::string& name, const std::vector<std::pair<size_t, size_t>>& args,
+              const std::string& what);
+
+  // ---------------------------------------------------------------- function calls
+  Val bind_param(const CParam& p, const Val& v, const std::string& fn, Frame& fr);
+
+  Val call(const FnRef& f, std::vector<Val> args, const std::vector<std::string>& targ_types,
+           Frame* caller);
+
+  // ---------------------------------------------------------------- launches
+  std::string kernel_param_problem(const CParam& p);
+
+  Val launch(Ex& x, const std::string& name, size_t targ_open, size_t targ_close, size_t from);
+};
+
+}  // namespace kernrl::kbimport::host

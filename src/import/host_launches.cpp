@@ -1,0 +1,270 @@
+// The host side (host_interp.h): calls of the source's functions, and kernel launches.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "core/expr.h"
+#include "import/host_interp.h"
+
+namespace kernrl::kbimport::host {
+
+Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Frame& fr) {
+  std::string base = strip_std(p.base);
+  std::string what = "the argument `" + p.name + "` of `" + fn + "`";
+  if (contains(base, "optional")) {
+    if (v.kind == Val::Void) return v;
+    return v;
+  }
+  if (contains(base, "Tensor") && !contains(base, "vector") && !contains(base, "List")) {
+    if (v.kind != Val::Tensor) {
+      if (v.kind == Val::Void) fail("mismatch", "`" + fn + "` is called without " + what);
+      fail("mismatch", what + " is a tensor, but forward passes something else");
+    }
+    return v;
+  }
+  if (p.pointer) return v;
+  if (int_type(base)) return to_int(v, what, fr);
+  if (float_type(base)) return to_float(v, what, fr);
+  if (base == "bool") {
+    if (auto b = truth(v)) return make_bool(*b);
+    return v;
+  }
+  if (contains(base, "IntArrayRef") || contains(base, "vector")) return v;
+  return v;
+}
+
+Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::string>& targ_types,
+                 Frame* caller) {
+  if (++call_depth_ > kMaxCallDepth)
+    fail("host_logic", "the host functions call each other more than " +
+                           std::to_string(kMaxCallDepth) + " levels deep");
+  const CItem& it = *f.item;
+  Frame fr;
+  fr.parent = &globals_;
+  fr.fn = it.name;
+  fr.ext = ext_;
+  fr.T = &f.src->toks;
+  fr.depth_base = 1;
+  fr.scopes.emplace_back();
+  if (it.is_template) {
+    size_t k = 0;
+    for (const CTemplateParam& tp : it.tparams) {
+      if (tp.is_type && k < targ_types.size())
+        fr.types[tp.name] = targ_types[k];
+      else if (!tp.is_type && k < targ_types.size()) {
+        // A value parameter given explicitly: a constant.
+        Frame tmp;
+        tmp.fn = it.name;
+        tmp.scopes.emplace_back();
+        auto toks = c_tokens(targ_types[k]);
+        keep_alive_.push_back(std::make_shared<std::vector<CTok>>(toks));
+        tmp.T = keep_alive_.back().get();
+        declare(fr, tp.name, eval(caller ? *caller : tmp, *keep_alive_.back(), 0, toks.size()));
+      }
+      ++k;
+    }
+  }
+  if (args.size() > it.params.size())
+    fail("mismatch", "`" + it.name + "` takes " + std::to_string(it.params.size()) +
+                         " arguments; it is called with " + std::to_string(args.size()));
+  for (size_t k = 0; k < it.params.size(); ++k) {
+    const CParam& p = it.params[k];
+    Val v = k < args.size() ? args[k] : Val{};
+    if (k >= args.size() || (v.kind == Val::Void && !contains(p.base, "optional"))) {
+      fail("mismatch", "`" + it.name + "` is called with " + std::to_string(args.size()) +
+                           " arguments; it takes " + std::to_string(it.params.size()));
+    }
+    if (!p.name.empty()) declare(fr, p.name, bind_param(p, v, it.name, fr));
+  }
+  exec_range(fr, it.body_open + 1, it.body_close);
+  --call_depth_;
+  return fr.ret ? *fr.ret : Val{};
+}
+
+std::string Interp::kernel_param_problem(const CParam& p) {
+  std::string b = strip_std(p.base);
+  if (contains(p.base, "Accessor"))
+    return "takes a PackedTensorAccessor (`" + p.type + "`); kernrl passes raw pointers";
+  if (contains(p.base, "Tensor")) return "takes a torch::Tensor";
+  return "";
+}
+
+Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ_close,
+                   size_t from) {
+  Frame& fr = x.fr;
+  FnRef k = find_function(name, true);
+  if (!k.item) {
+    if (Var* v = lookup(fr, name); v && v->v.kind == Val::Func) k = find_function(v->v.name, true);
+    if (!k.item)
+      fail("unsupported_cuda", "`" + fr.fn + "` launches `" + name +
+                                   "`, which is not a __global__ kernel of the source");
+  }
+  const CItem& kern = *k.item;
+  size_t cfg_close = close_of(x.T, x.i, x.end);
+  auto cfg = split_args(x.T, x.i + 1, cfg_close);
+  x.i = cfg_close + 1;
+  if (!at(x, "("))
+    fail("unsupported_cuda",
+         "the launch of `" + name + "` in `" + fr.fn + "` has no argument list");
+  size_t args_close = close_of(x.T, x.i, x.end);
+  auto arg_ranges = split_args(x.T, x.i + 1, args_close);
+  if (arg_ranges.size() == 1 && arg_ranges[0].first == arg_ranges[0].second) arg_ranges.clear();
+  x.i = args_close + 1;
+  std::string what = snippet(x.T, from, x.i);
+  if (cfg.size() < 2 || cfg.size() > 4)
+    fail("unsupported_cuda", "the launch `" + what + "` in `" + fr.fn + "` has " +
+                                 std::to_string(cfg.size()) + " values between <<< >>>");
+
+  LaunchOut L;
+  auto dims = [&](size_t which_cfg, std::vector<std::string>* out, const char* which) {
+    Val v = eval(fr, x.T, cfg[which_cfg].first, cfg[which_cfg].second);
+    if (v.kind == Val::Dim3) {
+      size_t n = 3;
+      while (n > 1 && v.items[n - 1].k && *v.items[n - 1].k == 1) --n;
+      for (size_t q = 0; q < n; ++q) out->push_back(int_text(v.items[q]));
+    } else {
+      out->push_back(int_text(to_int(v, std::string("the ") + which + " of `" + what + "`", fr)));
+    }
+  };
+  dims(0, &L.grid, "grid");
+  dims(1, &L.block, "block");
+  if (cfg.size() >= 3)
+    L.shared = int_text(to_int(eval(fr, x.T, cfg[2].first, cfg[2].second),
+                               "the shared memory of `" + what + "`", fr));
+  if (cfg.size() == 4) {
+    Val st = eval(fr, x.T, cfg[3].first, cfg[3].second);
+    (void)st;  // every launch runs on kernrl's stream, in order
+  }
+
+  // Kernel parameters vs arguments.
+  for (const CParam& p : kern.params)
+    if (std::string why = kernel_param_problem(p); !why.empty())
+      fail("unsupported_cuda", "the kernel `" + name + "` " + why);
+  if (arg_ranges.size() != kern.params.size())
+    fail("mismatch", "the launch `" + what + "` in `" + fr.fn + "` passes " +
+                         std::to_string(arg_ranges.size()) + " arguments; `" + name + "` takes " +
+                         std::to_string(kern.params.size()));
+  std::vector<Val> vals;
+  for (auto [a, b] : arg_ranges) vals.push_back(eval(fr, x.T, a, b));
+
+  // Template arguments: explicit, else deduced from pointer arguments.
+  std::map<std::string, std::string> tbind;
+  std::vector<std::string> targs;
+  if (targ_close > targ_open) {
+    auto parts = split_args(x.T, targ_open + 1, targ_close);
+    for (size_t q = 0; q < parts.size(); ++q) {
+      auto [a, b] = parts[q];
+      bool is_type = q < kern.tparams.size() ? kern.tparams[q].is_type : false;
+      if (is_type) {
+        std::string ty = resolve_type(fr, c_text(x.T, a, b));
+        if (strip_std(ty) == "Half") ty = "__half";
+        targs.push_back(ty);
+        if (q < kern.tparams.size()) tbind[kern.tparams[q].name] = ty;
+      } else {
+        Val v = eval(fr, x.T, a, b);
+        if (v.kind == Val::Bool && v.k) {
+          targs.push_back(*v.k ? "true" : "false");
+          continue;
+        }
+        Val iv =
+            to_int(v, "the template argument `" + c_text(x.T, a, b) + "` of `" + what + "`", fr);
+        if (!iv.k)
+          fail("unsupported_cuda",
+               "the template argument `" + c_text(x.T, a, b) + "` of `" + what + "` in `" + fr.fn +
+                   "` depends on the sizes; a kernel is compiled once for all size sets");
+        targs.push_back(std::to_string(*iv.k));
+      }
+    }
+  }
+  for (size_t q = 0; q < kern.params.size(); ++q) {
+    const CParam& p = kern.params[q];
+    if (std::string why = kernel_param_problem(p); !why.empty())
+      fail("unsupported_cuda", "the kernel `" + name + "` " + why);
+    if (kern.is_template && p.pointer && vals[q].kind == Val::Ptr)
+      for (const CTemplateParam& tp : kern.tparams)
+        if (tp.is_type && strip_std(p.base) == tp.name && !tbind.count(tp.name) &&
+            !vals[q].elem.empty())
+          tbind[tp.name] = vals[q].elem;
+  }
+  if (kern.is_template && targs.size() < kern.tparams.size()) {
+    for (size_t q = targs.size(); q < kern.tparams.size(); ++q) {
+      const CTemplateParam& tp = kern.tparams[q];
+      auto b = tbind.find(tp.name);
+      if (!tp.is_type || b == tbind.end())
+        fail("unsupported_cuda",
+             "cannot tell the template arguments of `" + name + "` in `" + what + "`");
+      targs.push_back(b->second);
+    }
+  }
+  L.kernel = name;
+  if (!targs.empty()) {
+    L.kernel += "<";
+    for (size_t q = 0; q < targs.size(); ++q) L.kernel += (q ? ", " : "") + targs[q];
+    L.kernel += ">";
+  }
+
+  for (size_t q = 0; q < kern.params.size(); ++q) {
+    const CParam& p = kern.params[q];
+    const Val& v = vals[q];
+    std::string where = "argument " + std::to_string(q + 1) + " (`" +
+                        c_text(x.T, arg_ranges[q].first, arg_ranges[q].second) +
+                        "`) of the launch of `" + name + "` in `" + fr.fn + "`";
+    std::string ptype = strip_std(p.base);
+    if (auto b = tbind.find(ptype); b != tbind.end()) ptype = strip_std(b->second);
+    LaunchArgOut out;
+    if (p.pointer) {
+      if (v.kind == Val::Ptr) {
+        if (v.tensor < 0)
+          fail("unsupported_cuda",
+               where + " is a null pointer; kernrl passes a tensor or a scratch buffer");
+        out.tensor = v.tensor;
+      } else if (v.kind == Val::Tensor) {
+        fail("unsupported_cuda",
+             where + " passes a tensor object where the kernel takes a pointer");
+      } else {
+        fail_value(v, "a tensor's data pointer", where, fr);
+      }
+    } else if (int_type(ptype)) {
+      int bytes = c_type_bytes(ptype);
+      if (bytes != 4 && bytes != 8)
+        fail("unsupported_cuda", where + ": the parameter `" + p.type + " " + p.name + "` is " +
+                                     std::to_string(bytes) +
+                                     " bytes; kernrl passes integers as 4- or 8-byte values");
+      Val iv = to_int(v, where, fr);
+      out.text = !iv.scalar.empty() ? iv.scalar : int_text(iv);
+    } else if (float_type(ptype)) {
+      if (v.kind == Val::Float) {
+        out.text = !v.scalar.empty() ? v.scalar : (!v.text.empty() ? v.text : float_literal(*v.f));
+      } else if (v.kind == Val::Int && v.k) {
+        out.text = float_literal(static_cast<double>(*v.k));
+      } else if (v.kind == Val::Bool && v.k) {
+        out.text = float_literal(static_cast<double>(*v.k));
+      } else if (v.kind == Val::Int || v.kind == Val::Ratio) {
+        fail("host_logic",
+             where + " passes a value computed from the sizes to the floating-point parameter `" +
+                 p.name + "`; kernrl passes floats only from the problem's scalars or literals");
+      } else {
+        fail_value(v, "a number", where, fr);
+      }
+    } else if (ptype == "bool") {
+      fail("unsupported_cuda",
+           where + ": the parameter `" + p.name +
+               "` is a bool (1 byte); kernrl passes integers as 4- or 8-byte values");
+    } else {
+      fail("unsupported_cuda",
+           where + ": the parameter `" + p.type + " " + p.name +
+               "` is passed by value; kernrl passes pointers, integers and floats");
+    }
+    L.args.push_back(out);
+  }
+  if (!C.repeat_var_.empty()) {
+    L.repeat_count = C.repeat_count_;
+    L.repeat_var = C.repeat_var_;
+  }
+  C.launches.push_back(std::move(L));
+  return Val{};
+}
+
+}  // namespace kernrl::kbimport::host

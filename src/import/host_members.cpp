@@ -1,0 +1,226 @@
+// The host side (host_interp.h): members of tensors and other values.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "core/expr.h"
+#include "import/host_interp.h"
+
+namespace kernrl::kbimport::host {
+
+Val Interp::field(Ex& x, const Val& v, const std::string& member, const std::string& what) {
+  if (v.kind == Val::Dim3 && (member == "x" || member == "y" || member == "z"))
+    return v.items[member == "x" ? 0 : member == "y" ? 1 : 2];
+  if (v.kind == Val::Props) {
+    if (member == "multiProcessorCount") return make_int_expr("num_sms");
+    static const std::map<std::string, int64_t> props = {
+        {"maxThreadsPerBlock", 1024},          {"warpSize", 32},
+        {"sharedMemPerBlock", 49152},          {"sharedMemPerBlockOptin", 232448},
+        {"maxThreadsPerMultiProcessor", 2048}, {"regsPerBlock", 65536},
+        {"maxBlocksPerMultiProcessor", 32}};
+    auto it = props.find(member);
+    if (it != props.end()) return make_int(it->second);
+    fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
+                           "` reads the device property `" + member +
+                           "`, which depends on the GPU");
+  }
+  if (v.kind == Val::Unknown) fail_value(v, "a value", what, x.fr);
+  fail("host_logic", "host logic in `" + x.fr.fn + "`: cannot follow `" + what + "`");
+}
+
+std::string Interp::shape_text(const TensorInfo& t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + int_text(t.shape[i]);
+  return s + "]";
+}
+
+Val Interp::numel(const TensorInfo& t, const std::string& what, Frame& fr) {
+  Val n = make_int(1);
+  for (const Val& d : t.shape) n = arith("*", n, d, what, fr);
+  return n;
+}
+
+Val Interp::list_of(const std::vector<Val>& items) {
+  Val l;
+  l.kind = Val::List;
+  l.items = items;
+  return l;
+}
+
+int64_t Interp::dim_index(const Val& idx, size_t rank, const std::string& what, Frame& fr) {
+  if (idx.kind != Val::Int || !idx.k)
+    fail("host_logic", "`" + what + "` in `" + fr.fn + "` picks a dimension kernrl cannot compute");
+  int64_t k = *idx.k;
+  if (k < 0) k += static_cast<int64_t>(rank);
+  if (k < 0 || k >= static_cast<int64_t>(rank))
+    fail("mismatch", "`" + what + "` in `" + fr.fn + "` asks for dimension " +
+                         std::to_string(*idx.k) + " of a tensor with " + std::to_string(rank) +
+                         " dimensions in this problem");
+  return k;
+}
+
+std::vector<Val> Interp::eval_args(Frame& fr, const std::vector<CTok>& T,
+                                   const std::vector<std::pair<size_t, size_t>>& args) {
+  std::vector<Val> out;
+  for (auto [a, b] : args) out.push_back(b > a ? eval(fr, T, a, b) : Val{});
+  return out;
+}
+
+Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string& targs,
+                   const std::vector<std::pair<size_t, size_t>>& args, const std::string& what) {
+  Frame& fr = x.fr;
+  if (v.kind == Val::Tensor) {
+    TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
+    auto a = [&](size_t k) { return eval(fr, x.T, args[k].first, args[k].second); };
+    if (m == "size" || m == "sizes" || m == "sym_size" || m == "sym_sizes") {
+      if (args.empty()) return list_of(t.shape);
+      return t
+          .shape[static_cast<size_t>(dim_index(to_int(a(0), what, fr), t.shape.size(), what, fr))];
+    }
+    if (m == "numel" || m == "sym_numel") return numel(t, what, fr);
+    if (m == "dim" || m == "ndimension") return make_int(static_cast<int64_t>(t.shape.size()));
+    if (m == "stride" || m == "strides") {
+      auto stride_of = [&](size_t d) {
+        Val s = make_int(1);
+        for (size_t q = d + 1; q < t.shape.size(); ++q) s = arith("*", s, t.shape[q], what, fr);
+        return s;
+      };
+      if (args.empty()) {
+        std::vector<Val> all;
+        for (size_t d = 0; d < t.shape.size(); ++d) all.push_back(stride_of(d));
+        return list_of(all);
+      }
+      return stride_of(
+          static_cast<size_t>(dim_index(to_int(a(0), what, fr), t.shape.size(), what, fr)));
+    }
+    if (m == "data_ptr" || m == "data" || m == "const_data_ptr" || m == "mutable_data_ptr") {
+      Val p;
+      p.kind = Val::Ptr;
+      p.tensor = v.tensor;
+      std::string ty = strip_std(resolve_type(fr, targs));
+      if (!targs.empty()) {
+        std::string want = dtype_of_c(ty);
+        if (want.empty())
+          fail("unsupported_cuda",
+               "`" + what + "` in `" + fr.fn + "` reads a tensor as `" + targs + "`");
+        if (want != t.dtype)
+          fail("mismatch", "`" + what + "` in `" + fr.fn + "` reads the " + t.dtype + " tensor `" +
+                               t.name + "` as " + ty + " (PyTorch would refuse it)");
+        p.elem = ty == "at::Half" || ty == "Half" ? "__half" : ty;
+      }
+      return p;
+    }
+    if (m == "contiguous" || m == "cuda" || m == "view" || m == "reshape" || m == "view_as" ||
+        m == "flatten" || m == "squeeze" || m == "unsqueeze" || m == "detach" ||
+        m == "clone_if_needed") {
+      if (m == "view" || m == "reshape") {
+        // A view of the same data: numel must stay the same, which the shape check at the end
+        // covers for outputs.
+        return v;
+      }
+      return v;
+    }
+    if (m == "to" || m == "type_as") {
+      for (size_t k = 0; k < args.size(); ++k) {
+        Val o = a(k);
+        if ((o.kind == Val::DType || o.kind == Val::Opts) && !o.dtype.empty() && o.dtype != t.dtype)
+          fail("library_call", "PyTorch op `Tensor::to` converts `" + t.name + "` from " + t.dtype +
+                                   " to " + o.dtype + " in the host wrapper `" + fr.fn + "`");
+      }
+      return v;
+    }
+    if (m == "options") {
+      Val o;
+      o.kind = Val::Opts;
+      o.dtype = t.dtype;
+      return o;
+    }
+    if (m == "scalar_type" || m == "dtype" || m == "type") {
+      Val d;
+      d.kind = Val::DType;
+      d.dtype = t.dtype;
+      return d;
+    }
+    if (m == "device" || m == "get_device") {
+      Val d;
+      d.kind = Val::Device;
+      return d;
+    }
+    if (m == "is_cuda" || m == "is_contiguous" || m == "defined") return make_bool(true);
+    if (m == "is_floating_point")
+      return make_bool(dtype_of_c(c_type_of(t.dtype)) == t.dtype &&
+                       (t.dtype.rfind("float", 0) == 0 || t.dtype == "bfloat16"));
+    if (m == "element_size" || m == "itemsize") return make_int(dtype_bytes(t.dtype));
+    if (m == "zero_" || m == "fill_") {
+      std::string value = "0";
+      if (m == "fill_") {
+        Val fv = a(0);
+        if (fv.kind == Val::Int && fv.k)
+          value = std::to_string(*fv.k);
+        else if (fv.kind == Val::Float && fv.f)
+          value = float_literal(*fv.f);
+        else
+          fail("host_logic", "`" + what + "` in `" + fr.fn +
+                                 "` fills a tensor with a value kernrl cannot compute");
+      }
+      if (t.role != "alloc")
+        fail("in_place", "`" + what + "` in `" + fr.fn + "` writes into the " + t.role + " `" +
+                             t.name + "`; kernrl's inputs must stay unchanged");
+      C.add_fill(v.tensor, value);
+      return v;
+    }
+    if (m == "item" || m == "cpu" || m == "tolist" || m == "data_ptr_host")
+      fail("data_dependent_host", "`" + what + "` in `" + fr.fn +
+                                      "` reads a GPU result on the host (`Tensor::" + m + "`)");
+    if (m == "packed_accessor32" || m == "packed_accessor64" || m == "accessor" ||
+        m == "generic_packed_accessor")
+      fail("unsupported_cuda", "`" + what + "` in `" + fr.fn +
+                                   "` passes a PackedTensorAccessor; kernrl passes raw pointers");
+    fail("library_call",
+         "PyTorch op `Tensor::" + m + "` in the host wrapper `" + fr.fn + "` (`" + what + "`)");
+  }
+  if (v.kind == Val::Opts || (v.kind == Val::Func && (strip_std(v.name) == "TensorOptions"))) {
+    Val o = v;
+    if (v.kind != Val::Opts) {
+      o = Val{};
+      o.kind = Val::Opts;
+    }
+    if (m == "dtype" && !args.empty()) {
+      Val d = eval(fr, x.T, args[0].first, args[0].second);
+      if (d.kind == Val::DType)
+        o.dtype = d.dtype;
+      else if (d.kind == Val::Type)
+        o.dtype = dtype_of_c(strip_std(d.elem));
+    }
+    return o;
+  }
+  if (v.kind == Val::Stream) {
+    if (m == "stream" || m == "id") return v;
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "`");
+  }
+  if (v.kind == Val::Device) return v;
+  if (v.kind == Val::DType) {
+    if (m == "name" || m == "toString") {
+      Val s;
+      s.kind = Val::Str;
+      return s;
+    }
+    return v;
+  }
+  if (v.kind == Val::List) {
+    if (m == "size") return make_int(static_cast<int64_t>(v.items.size()));
+    if (m == "push_back" || m == "emplace_back") {
+      if (x.lv_name.empty()) {
+        // The object was a variable: look it up by the text before the dot.
+      }
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` builds a list on the host");
+    }
+    if (m == "data" || m == "vec") return v;
+  }
+  if (v.kind == Val::Unknown) fail_value(v, "a value", what, fr);
+  fail("host_logic", "host logic in `" + fr.fn + "`: cannot follow `" + what + "`");
+}
+
+}  // namespace kernrl::kbimport::host

@@ -1,0 +1,333 @@
+// The host side (host_interp.h): postfix and primary expressions, macros.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "core/expr.h"
+#include "import/host_interp.h"
+
+namespace kernrl::kbimport::host {
+
+Val Interp::postfix(Ex& x) {
+  size_t from = x.i;
+  Val v = primary(x);
+  for (;;) {
+    if (at(x, "(")) {
+      size_t c = close_of(x.T, x.i, x.end);
+      auto args = split_args(x.T, x.i + 1, c);
+      if (args.size() == 1 && args[0].first == args[0].second) args.clear();
+      x.i = c + 1;
+      x.lv_name.clear();
+      v = call_value(x, v, args, what_of(x, from));
+      continue;
+    }
+    if (at(x, ".") || at(x, "->")) {
+      ++x.i;
+      if (x.i >= x.end || x.T[x.i].kind != CTok::Ident)
+        fail("unsupported_cuda", "the host code cannot be read near `" + what_of(x, from) + "`");
+      std::string member = x.T[x.i].text;
+      ++x.i;
+      std::string targs;
+      if (at(x, "<")) {
+        size_t c = c_match(x.T, x.i, x.end);
+        if (c < x.end && c + 1 < x.end && is_punct(x.T[c + 1], "(")) {
+          targs = resolve_type(x.fr, c_text(x.T, x.i + 1, c));
+          x.i = c + 1;
+        }
+      }
+      if (at(x, "(")) {
+        size_t c = close_of(x.T, x.i, x.end);
+        auto args = split_args(x.T, x.i + 1, c);
+        if (args.size() == 1 && args[0].first == args[0].second) args.clear();
+        x.i = c + 1;
+        x.lv_name.clear();
+        v = method(x, v, member, targs, args, what_of(x, from));
+      } else {
+        if (!x.lv_name.empty()) x.lv_path.push_back(member);
+        v = field(x, v, member, what_of(x, from));
+      }
+      continue;
+    }
+    if (at(x, "[")) {
+      size_t c = close_of(x.T, x.i, x.end);
+      Val idx = to_int(eval(x.fr, x.T, x.i + 1, c), what_of(x, from), x.fr);
+      x.i = c + 1;
+      std::string what = what_of(x, from);
+      if (v.kind == Val::List) {
+        if (!idx.k) fail("host_logic", "`" + what + "` in `" + x.fr.fn + "` indexes with a size");
+        int64_t k = *idx.k;
+        if (k < 0) k += static_cast<int64_t>(v.items.size());
+        if (k < 0 || k >= static_cast<int64_t>(v.items.size()))
+          fail("mismatch",
+               "`" + what + "` in `" + x.fr.fn + "` indexes past the end for this problem");
+        if (!x.lv_name.empty()) x.lv_path.push_back(std::to_string(k));
+        Val item = v.items[static_cast<size_t>(k)];
+        v = item;
+        continue;
+      }
+      if (v.kind == Val::Ptr || v.kind == Val::Tensor)
+        fail("data_dependent_host",
+             "`" + what + "` in `" + x.fr.fn + "` reads tensor data on the host");
+      fail_value(v, "a list", what, x.fr);
+    }
+    if (at(x, "++") || at(x, "--")) {
+      bool inc = at(x, "++");
+      ++x.i;
+      std::string name = x.lv_name;
+      if (name.empty())
+        fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what_of(x, from) + "`");
+      Val r = arith(inc ? "+" : "-", v, make_int(1), what_of(x, from), x.fr);
+      store(x.fr, name, x.lv_path, r, what_of(x, from));
+      x.lv_name.clear();
+      continue;  // the old value stays v
+    }
+    return v;
+  }
+}
+
+Val Interp::number(const std::string& lit) {
+  std::string s;
+  for (char c : lit)
+    if (c != '\'') s += c;
+  bool hex = starts_with(s, "0x") || starts_with(s, "0X");
+  bool is_float = !hex && (contains(s, ".") || contains(s, "e") || contains(s, "E") ||
+                           (!s.empty() && (s.back() == 'f' || s.back() == 'F')));
+  if (is_float) {
+    std::string body = s;
+    while (!body.empty() && std::strchr("fFlL", body.back())) body.pop_back();
+    double v = std::strtod(body.c_str(), nullptr);
+    std::string text = body;
+    if (!text.empty() && text.back() == '.') text += "0";
+    if (!text.empty() && text[0] == '.') text = "0" + text;
+    return make_float(v, text);
+  }
+  while (!s.empty() && std::strchr("uUlLzZ", s.back())) s.pop_back();
+  int base = 10;
+  std::string digits = s;
+  if (hex)
+    base = 16, digits = s.substr(2);
+  else if (starts_with(s, "0b") || starts_with(s, "0B"))
+    base = 2, digits = s.substr(2);
+  else if (s.size() > 1 && s[0] == '0')
+    base = 8, digits = s.substr(1);
+  return make_int(static_cast<int64_t>(std::strtoull(digits.c_str(), nullptr, base)));
+}
+
+std::string Interp::qualified(Ex& x) {
+  std::string name;
+  if (at(x, "::")) {
+    ++x.i;
+  }
+  name = x.T[x.i].text;
+  ++x.i;
+  while (x.i + 1 < x.end && is_punct(x.T[x.i], "::") && x.T[x.i + 1].kind == CTok::Ident) {
+    name += "::" + x.T[x.i + 1].text;
+    x.i += 2;
+  }
+  return name;
+}
+
+Val Interp::primary(Ex& x) {
+  size_t from = x.i;
+  if (x.i >= x.end)
+    fail("unsupported_cuda",
+         "the host code cannot be read: an expression is missing in `" + x.fr.fn + "`");
+  const CTok& t = x.T[x.i];
+  x.lv_name.clear();
+  x.lv_path.clear();
+  if (t.kind == CTok::Number) {
+    ++x.i;
+    return number(t.text);
+  }
+  if (t.kind == CTok::String) {
+    Val s;
+    s.kind = Val::Str;
+    while (x.i < x.end && x.T[x.i].kind == CTok::String) s.text += x.T[x.i++].text;
+    return s;
+  }
+  if (t.kind == CTok::Char) {
+    ++x.i;
+    return make_int(t.text.size() >= 3 ? static_cast<unsigned char>(t.text[1]) : 0);
+  }
+  if (is_punct(t, "(")) {
+    size_t c = close_of(x.T, x.i, x.end);
+    Val v = eval(x.fr, x.T, x.i + 1, c);
+    x.i = c + 1;
+    return v;
+  }
+  if (is_punct(t, "{")) {
+    size_t c = close_of(x.T, x.i, x.end);
+    Val l;
+    l.kind = Val::List;
+    for (auto [a, b] : split_args(x.T, x.i + 1, c))
+      if (b > a) l.items.push_back(eval(x.fr, x.T, a, b));
+    x.i = c + 1;
+    return l;
+  }
+  if (is_punct(t, "[")) {
+    // A lambda: [captures](params) { body }
+    size_t c = close_of(x.T, x.i, x.end);
+    size_t k = c + 1;
+    if (k < x.end && is_punct(x.T[k], "(")) k = close_of(x.T, k, x.end) + 1;
+    while (k < x.end && !is_punct(x.T[k], "{")) ++k;
+    if (k >= x.end)
+      fail("unsupported_cuda",
+           "the host code cannot be read: a lambda without a body in `" + x.fr.fn + "`");
+    size_t b = close_of(x.T, k, x.end);
+    Val f;
+    f.kind = Val::Func;
+    f.name = "(lambda)";
+    f.first = k + 1;
+    f.last = b;
+    f.toks = &x.T;
+    x.i = b + 1;
+    return f;
+  }
+  if (t.kind != CTok::Ident && !is_punct(t, "::"))
+    fail("host_logic",
+         "host logic in `" + x.fr.fn + "`: cannot follow `" + snippet(x.T, from, x.end) + "`");
+
+  std::string name = qualified(x);
+  // Template arguments: name<...> followed by ( or <<< or ::.
+  std::string targs;
+  size_t targ_open = 0, targ_close = 0;
+  if (at(x, "<")) {
+    size_t c = c_match(x.T, x.i, x.end);
+    if (c < x.end && c + 1 < x.end &&
+        (is_punct(x.T[c + 1], "(") || is_punct(x.T[c + 1], "<<<") || is_punct(x.T[c + 1], "{"))) {
+      targ_open = x.i;
+      targ_close = c;
+      targs = c_text(x.T, x.i + 1, c);
+      x.i = c + 1;
+    } else if (c < x.end && c + 1 < x.end && is_punct(x.T[c + 1], "::")) {
+      x.i = c + 1;
+      while (x.i + 1 < x.end && is_punct(x.T[x.i], "::") && x.T[x.i + 1].kind == CTok::Ident) {
+        name += "::" + x.T[x.i + 1].text;
+        x.i += 2;
+      }
+    }
+  }
+  if (at(x, "<<<")) return launch(x, name, targ_open, targ_close, from);
+
+  if (name == "true" || name == "false") return make_bool(name == "true");
+  if (name == "nullptr" || name == "NULL") {
+    Val p;
+    p.kind = Val::Ptr;
+    return p;
+  }
+  if (Var* v = lookup(x.fr, name)) {
+    x.lv_name = name;
+    return v->v;
+  }
+  if (std::string a = alias(x.fr, name); !a.empty()) {
+    Val ty;
+    ty.kind = Val::Type;
+    ty.elem = a;
+    return ty;
+  }
+  if (auto m = C.macros.find(name); m != C.macros.end())
+    return expand_object_macro(x, name, m->second);
+  if (auto m = C.fn_macros.find(name); m != C.fn_macros.end() && at(x, "(")) {
+    if (macro_is_check(m->second)) {
+      // A checking macro used in an expression: its value is not needed.
+      size_t c = close_of(x.T, x.i, x.end);
+      x.i = c + 1;
+      return Val{};
+    }
+    size_t c = close_of(x.T, x.i, x.end);
+    auto args = split_args(x.T, x.i + 1, c);
+    x.i = c + 1;
+    return expand_fn_macro(x, name, m->second, args);
+  }
+  std::string s = strip_std(name);
+  // dtypes
+  if (std::string d = dtype_of_torch(name);
+      !d.empty() && (starts_with(s, "k") || contains(name, "ScalarType"))) {
+    Val dt;
+    dt.kind = Val::DType;
+    dt.dtype = d;
+    return dt;
+  }
+  if (s == "kCUDA" || s == "kCPU" || contains(name, "DeviceType")) {
+    Val dv;
+    dv.kind = Val::Device;
+    return dv;
+  }
+  if (s == "cudaSuccess") return make_int(0);
+  if (starts_with(s, "cudaMemcpy") && !at(x, "(")) return make_int(0);  // direction enums
+  if (starts_with(s, "cudaFuncAttribute") || starts_with(s, "cudaDevAttr") ||
+      starts_with(s, "cudaFuncCache") || starts_with(s, "cudaSharedMem") ||
+      starts_with(s, "cudaStream") || starts_with(s, "cudaEvent")) {
+    Val e;
+    e.kind = Val::Str;
+    e.text = s;
+    if (!at(x, "(")) return e;
+  }
+  if (s == "INT_MAX") return make_int(2147483647);
+  if (s == "M_PI") return make_float(3.14159265358979323846, "3.14159265358979323846");
+  // Types used as values: float(x), dim3(a, b), torch::Tensor()
+  if (type_word(x.fr, x.T[from]) || s == "float" || s == "double" || s == "int") {
+    Val ty;
+    ty.kind = Val::Type;
+    ty.elem = resolve_type(x.fr, name);
+    return ty;
+  }
+  // Functions of the source, kernels, builtins.
+  Val f;
+  f.kind = Val::Func;
+  f.name = name;
+  f.text = targs;
+  if (targ_close > targ_open) {
+    f.first = targ_open;
+    f.last = targ_close;
+    f.toks = &x.T;
+  }
+  if (find_function(name, true).item && !at(x, "("))
+    return f;  // a kernel named as a value (cudaFuncSetAttribute(k, ...))
+  return f;
+}
+
+Val Interp::expand_object_macro(Ex& x, const std::string& name, const std::vector<CTok>& body) {
+  if (++macro_depth_ > kMaxMacroDepth)
+    fail("unsupported_cuda", "the macro `" + name + "` expands too deeply");
+  Val v = body.empty() ? Val{} : eval(x.fr, body, 0, body.size());
+  --macro_depth_;
+  return v;
+}
+
+Val Interp::expand_fn_macro(Ex& x, const std::string& name, const Converter::FnMacro& m,
+                            const std::vector<std::pair<size_t, size_t>>& args) {
+  if (++macro_depth_ > kMaxMacroDepth)
+    fail("unsupported_cuda", "the macro `" + name + "` expands too deeply");
+  if (args.size() != m.params.size() &&
+      !(m.params.empty() && args.size() == 1 && args[0].first == args[0].second))
+    fail("unsupported_cuda",
+         "the macro `" + name + "` is used with " + std::to_string(args.size()) + " arguments");
+  // The expansion: the body with each parameter replaced by its argument's tokens.
+  auto expanded = std::make_shared<std::vector<CTok>>();
+  for (const CTok& t : m.body) {
+    bool replaced = false;
+    if (t.kind == CTok::Ident)
+      for (size_t p = 0; p < m.params.size(); ++p)
+        if (m.params[p] == t.text) {
+          CTok open;
+          open.kind = CTok::Punct;
+          open.text = "(";
+          expanded->push_back(open);
+          for (size_t k = args[p].first; k < args[p].second; ++k) expanded->push_back(x.T[k]);
+          CTok close = open;
+          close.text = ")";
+          expanded->push_back(close);
+          replaced = true;
+        }
+    if (!replaced) expanded->push_back(t);
+  }
+  keep_alive_.push_back(expanded);
+  Val v = expanded->empty() ? Val{} : eval(x.fr, *expanded, 0, expanded->size());
+  --macro_depth_;
+  return v;
+}
+
+}  // namespace kernrl::kbimport::host

@@ -1,0 +1,643 @@
+// The host side (host_interp.h): statements.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "core/expr.h"
+#include "import/host_interp.h"
+
+namespace kernrl::kbimport::host {
+
+size_t Interp::find_semi(const std::vector<CTok>& T, size_t i, size_t end) {
+  int d = 0;
+  for (size_t k = i; k < end; ++k) {
+    const CTok& t = T[k];
+    if (t.kind != CTok::Punct) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}") --d;
+    if (d == 0 && t.text == ";") return k;
+    if (d < 0) return k;
+  }
+  return end;
+}
+
+size_t Interp::close_of(const std::vector<CTok>& T, size_t open, size_t end) {
+  size_t c = c_match(T, open, end);
+  if (c >= end)
+    fail("unsupported_cuda", "the host code cannot be read: '" + T[open].text + "' at line " +
+                                 std::to_string(T[open].line) + " is never closed");
+  return c;
+}
+
+size_t Interp::stmt_end(const std::vector<CTok>& T, size_t i, size_t end) {
+  if (i >= end) return end;
+  const CTok& t = T[i];
+  if (is_punct(t, "{")) return close_of(T, i, end) + 1;
+  if (t.kind == CTok::Directive) return i + 1;
+  if (is_ident(t, "if") || is_ident(t, "for") || is_ident(t, "while") || is_ident(t, "switch")) {
+    size_t c = close_of(T, i + 1, end);
+    size_t e = stmt_end(T, c + 1, end);
+    if (is_ident(t, "if") && e < end && is_ident(T[e], "else")) e = stmt_end(T, e + 1, end);
+    return e;
+  }
+  if (is_ident(t, "do")) {
+    size_t e = stmt_end(T, i + 1, end);
+    return find_semi(T, e, end) + 1;
+  }
+  if (is_ident(t, "try")) {
+    size_t e = stmt_end(T, i + 1, end);
+    while (e < end && is_ident(T[e], "catch")) {
+      size_t c = close_of(T, e + 1, end);
+      e = stmt_end(T, c + 1, end);
+    }
+    return e;
+  }
+  return std::min(end, find_semi(T, i, end) + 1);
+}
+
+bool Interp::only_checks(const std::vector<CTok>& T, size_t i, size_t end) {
+  for (size_t k = i; k < end; ++k) {
+    const CTok& t = T[k];
+    if (t.kind == CTok::Punct &&
+        (t.text == "<<<" || t.text == "=" || t.text == "+=" || t.text == "-=" || t.text == "*=" ||
+         t.text == "/=" || t.text == "++" || t.text == "--"))
+      return false;
+    if (t.kind == CTok::Ident) {
+      if (find_function(t.text, false).item || find_function(t.text, true).item) return false;
+      if (t.text == "cudaMemset" || t.text == "cudaMemcpy" || starts_with(t.text, "AT_DISPATCH"))
+        return false;
+      if (t.text == "return" && k + 1 < end && !is_punct(T[k + 1], ";")) {
+        // `return` of a value in a check is an early exit with a result: not a check.
+        bool error_like = false;
+        for (size_t q = k; q < end && !is_punct(T[q], ";"); ++q)
+          if (T[q].kind == CTok::Ident &&
+              (contains(T[q].text, "rror") || T[q].text == "false" || T[q].text == "nullptr"))
+            error_like = true;
+        if (!error_like) return false;
+      }
+    }
+  }
+  return true;
+}
+
+void Interp::exec_range(Frame& fr, size_t i, size_t end) {
+  const std::vector<CTok>& T = *fr.T;
+  while (i < end && !fr.returned) i = exec_stmt(fr, T, i, end);
+}
+
+void Interp::exec_block(Frame& fr, size_t i, size_t end) {
+  fr.scopes.emplace_back();
+  exec_range(fr, i, end);
+  fr.scopes.pop_back();
+}
+
+void Interp::exec_body(Frame& fr, size_t i, size_t end) {
+  const std::vector<CTok>& T = *fr.T;
+  if (i < end && is_punct(T[i], "{")) {
+    size_t c = close_of(T, i, end);
+    exec_block(fr, i + 1, c);
+  } else {
+    fr.scopes.emplace_back();
+    exec_stmt(fr, T, i, end);
+    fr.scopes.pop_back();
+  }
+}
+
+std::string Interp::snippet(const std::vector<CTok>& T, size_t i, size_t end) {
+  std::string s = c_text(T, i, end);
+  if (s.size() > 80) s = s.substr(0, 77) + "...";
+  return s;
+}
+
+size_t Interp::exec_stmt(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  const CTok& t = T[i];
+  if (t.kind == CTok::Directive) return i + 1;
+  if (is_punct(t, ";")) return i + 1;
+  if (is_punct(t, "{")) {
+    size_t c = close_of(T, i, end);
+    exec_block(fr, i + 1, c);
+    return c + 1;
+  }
+  if (t.kind == CTok::Ident) {
+    const std::string& w = t.text;
+    if (w == "return") {
+      size_t e = find_semi(T, i + 1, end);
+      if (e > i + 1)
+        fr.ret = eval(fr, T, i + 1, e);
+      else
+        fr.ret = Val{};
+      fr.returned = true;
+      return e + 1;
+    }
+    if (w == "if") return exec_if(fr, T, i, end);
+    if (w == "for") return exec_for(fr, T, i, end);
+    if (w == "while" || w == "do") return exec_while(fr, T, i, end);
+    if (w == "switch") fail("host_logic", "host logic in `" + fr.fn + "`: a `switch` statement");
+    if (w == "break" || w == "continue" || w == "goto")
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + w + "` in the host code");
+    if (w == "try") {
+      size_t e = stmt_end(T, i, end);
+      size_t body_end = stmt_end(T, i + 1, end);
+      exec_body(fr, i + 1, body_end);
+      return e;
+    }
+    if (w == "throw") {
+      size_t e = find_semi(T, i, end);
+      fail("mismatch", "the host wrapper `" + fr.fn + "` raises an error for this problem (`" +
+                           snippet(T, i, e) + "`)");
+    }
+    if (w == "using" || w == "typedef") {
+      size_t e = find_semi(T, i, end);
+      if (w == "using" && i + 3 < e && T[i + 1].kind == CTok::Ident && is_punct(T[i + 2], "="))
+        fr.types[T[i + 1].text] = resolve_type(fr, c_text(T, i + 3, e));
+      else if (w == "typedef" && e > i + 2 && T[e - 1].kind == CTok::Ident)
+        fr.types[T[e - 1].text] = resolve_type(fr, c_text(T, i + 1, e - 1));
+      return e + 1;
+    }
+    if (w == "static_assert") return find_semi(T, i, end) + 1;
+    if (is_declaration(fr, T, i, end)) return exec_decl(fr, T, i, end);
+  }
+  size_t e = find_semi(T, i, end);
+  eval_statement_expr(fr, T, i, e);
+  return std::min(end, e + 1);
+}
+
+void Interp::eval_statement_expr(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e) {
+  // A function-like macro used as a statement that only checks (CHECK_INPUT(x),
+  // CUDA_CHECK(cudaGetLastError())): its call arguments run, the check does not.
+  if (T[i].kind == CTok::Ident && i + 1 < e && is_punct(T[i + 1], "(")) {
+    auto m = C.fn_macros.find(T[i].text);
+    if (m != C.fn_macros.end() && macro_is_check(m->second)) {
+      size_t c = close_of(T, i + 1, e);
+      for (auto [a, b] : split_args(T, i + 2, c))
+        if (b > a + 1 && T[a].kind == CTok::Ident && is_punct(T[a + 1], "(") &&
+            starts_with(T[a].text, "cuda"))
+          eval(fr, T, a, b);
+      return;
+    }
+  }
+  eval(fr, T, i, e);
+}
+
+bool Interp::macro_is_check(const Converter::FnMacro& m, int depth) {
+  for (const CTok& t : m.body) {
+    if (t.kind != CTok::Ident) continue;
+    if (starts_with(t.text, "TORCH_") || starts_with(t.text, "AT_ASSERT") || t.text == "throw" ||
+        t.text == "cudaSuccess" || t.text == "cudaError_t" || t.text == "printf" ||
+        t.text == "fprintf" || t.text == "exit" || t.text == "abort" || t.text == "assert" ||
+        t.text == "cudaGetErrorString" || starts_with(t.text, "C10_") ||
+        starts_with(t.text, "CHECK"))
+      return true;
+    // A macro made of other checking macros (CHECK_INPUT(x) -> CHECK_CUDA(x); ...).
+    auto inner = C.fn_macros.find(t.text);
+    if (depth < 8 && inner != C.fn_macros.end() && &inner->second != &m &&
+        macro_is_check(inner->second, depth + 1))
+      return true;
+  }
+  return false;
+}
+
+size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  size_t j = i + 1;
+  if (j < end && is_ident(T[j], "constexpr")) ++j;
+  if (j >= end || !is_punct(T[j], "("))
+    fail("unsupported_cuda",
+         "the host code cannot be read near `if` at line " + std::to_string(T[i].line));
+  size_t c = close_of(T, j, end);
+  size_t then_end = stmt_end(T, c + 1, end);
+  size_t else_begin = end, else_end = then_end;
+  if (then_end < end && is_ident(T[then_end], "else")) {
+    else_begin = then_end + 1;
+    else_end = stmt_end(T, else_begin, end);
+  }
+  std::string what = "if (" + snippet(T, j + 1, c) + ")";
+  std::optional<bool> cond;
+  last_by_sizes_ = false;
+  try {
+    cond = truth(eval(fr, T, j + 1, c));
+  } catch (const ImportError&) {
+    cond.reset();
+  }
+  note_decided(fr, cond, what);
+  if (!cond) {
+    bool checks = only_checks(T, c + 1, then_end) &&
+                  (else_begin == end || only_checks(T, else_begin, else_end));
+    if (checks) return else_end;  // an input check or an error report: no effect on launches
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                           "` decides what runs, and is not the same at every size set of the "
+                           "problem (the launch block cannot branch)");
+  }
+  if (*cond)
+    exec_body(fr, c + 1, then_end);
+  else if (else_begin < end)
+    exec_body(fr, else_begin, else_end);
+  return else_end;
+}
+
+bool Interp::contains_launch(const std::vector<CTok>& T, size_t i, size_t end) {
+  for (size_t k = i; k < end; ++k) {
+    if (is_punct(T[k], "<<<")) return true;
+    if (T[k].kind == CTok::Ident && (find_function(T[k].text, false).item ||
+                                     T[k].text == "cudaMemset" || T[k].text == "cudaMemsetAsync"))
+      return true;
+  }
+  return false;
+}
+
+size_t Interp::exec_for(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  size_t open = i + 1;
+  if (open >= end || !is_punct(T[open], "("))
+    fail("unsupported_cuda",
+         "the host code cannot be read near `for` at line " + std::to_string(T[i].line));
+  size_t close = close_of(T, open, end);
+  size_t body_end = stmt_end(T, close + 1, end);
+  size_t s1 = find_semi(T, open + 1, close);
+  if (s1 >= close) fail("host_logic", "host logic in `" + fr.fn + "`: a range-based for loop");
+  size_t s2 = find_semi(T, s1 + 1, close);
+  std::string what = "for (" + snippet(T, open + 1, close) + ")";
+  fr.scopes.emplace_back();
+  if (s1 > open + 1) {
+    if (is_declaration(fr, T, open + 1, s1 + 1))
+      exec_decl(fr, T, open + 1, s1 + 1);
+    else
+      eval(fr, T, open + 1, s1);
+  }
+  for (int n = 0;; ++n) {
+    // Only a constant condition unrolls: one that merely holds at every size set now may not
+    // on a later pass.
+    std::optional<bool> cond = true;
+    if (s2 > s1 + 1) {
+      Val cv = eval(fr, T, s1 + 1, s2);
+      cond.reset();
+      if ((cv.kind == Val::Bool || cv.kind == Val::Int) && cv.k) cond = *cv.k != 0;
+    }
+    if (!cond) {
+      run_as_repeat(fr, T, open, s1, s2, close, close + 1, body_end, what);
+      break;
+    }
+    if (!*cond) break;
+    if (n >= kMaxLoopIterations)
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` runs more than " +
+                             std::to_string(kMaxLoopIterations) + " times");
+    exec_body(fr, close + 1, body_end);
+    if (fr.returned) break;
+    if (close > s2 + 1) eval(fr, T, s2 + 1, close);
+  }
+  fr.scopes.pop_back();
+  return body_end;
+}
+
+void Interp::run_as_repeat(Frame& fr, const std::vector<CTok>& T, size_t open, size_t s1, size_t s2,
+                           size_t close, size_t body, size_t body_end, const std::string& what) {
+  auto bad = [&](const std::string& why) {
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                           "` runs a number of times that depends on the sizes" + why);
+  };
+  if (!contains_launch(T, body, body_end)) bad(" and computes host values");
+  if (!C.repeat_var_.empty()) bad(" inside another such loop");
+  // init: [type] v = C
+  size_t k = open + 1;
+  while (k < s1 && T[k].kind == CTok::Ident && k + 1 < s1 && T[k + 1].kind == CTok::Ident) ++k;
+  if (!(k + 2 < s1 + 1 && T[k].kind == CTok::Ident && is_punct(T[k + 1], "=")))
+    bad("; only `for (int i = START; i < COUNT; ++i)` loops become repeats");
+  std::string v = T[k].text;
+  Val start = to_int(eval(fr, T, k + 2, s1), what, fr);
+  if (!start.k) bad(" and starts at a size-dependent value");
+  // cond: v < E or v <= E
+  if (!(s2 > s1 + 3 && is_ident(T[s1 + 1], v.c_str()) &&
+        (is_punct(T[s1 + 2], "<") || is_punct(T[s1 + 2], "<="))))
+    bad("; only `i < COUNT` conditions become repeats");
+  bool le = is_punct(T[s1 + 2], "<=");
+  Val limit = to_int(eval(fr, T, s1 + 3, s2), what, fr);
+  // step: ++v, v++, v += 1
+  std::string step = c_text(T, s2 + 1, close);
+  if (!(step == "++" + v || step == "++ " + v || step == v + "++" || step == v + " ++" ||
+        step == v + " += 1" || step == v + "+=1"))
+    bad("; only loops stepping by one become repeats");
+  Val count = arith("-", limit, start, what, fr);
+  if (le) count = arith("+", count, make_int(1), what, fr);
+  std::string var = v;
+  while (C.reserved.count(var)) var += "_";
+  C.reserved.insert(var);
+  Val iv = arith("+", make_int_expr(var), start, what, fr);
+  C.repeat_var_ = var;
+  C.repeat_count_ = "max(" + int_text(count) + ", 0)";
+  int saved = fr.loop_depth;
+  fr.scopes.emplace_back();
+  fr.loop_depth = depth(fr);
+  declare(fr, v, iv);
+  fr.scopes.back()[v].depth = depth(fr) + 1;  // the loop variable itself may be read freely
+  size_t before = C.launches.size();
+  if (is_punct(T[body], "{"))
+    exec_range(fr, body + 1, close_of(T, body, body_end));
+  else
+    exec_stmt(fr, T, body, body_end);
+  fr.scopes.pop_back();
+  fr.loop_depth = saved;
+  C.repeat_var_.clear();
+  C.repeat_count_.clear();
+  if (C.launches.size() == before) bad(" and launches nothing kernrl can follow");
+  C.notes.push_back("`" + what + "` became `repeat: {count: " + C.launches.back().repeat_count +
+                    ", var: " + var + "}`");
+}
+
+size_t Interp::exec_while(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  bool do_while = is_ident(T[i], "do");
+  size_t e = stmt_end(T, i, end);
+  size_t body, body_end, cond_open;
+  if (do_while) {
+    body = i + 1;
+    body_end = stmt_end(T, body, end);
+    cond_open = body_end + 1;
+  } else {
+    cond_open = i + 1;
+    body = close_of(T, cond_open, end) + 1;
+    body_end = stmt_end(T, body, end);
+  }
+  size_t cond_close = close_of(T, cond_open, end);
+  std::string what = std::string(do_while ? "do ... while (" : "while (") +
+                     snippet(T, cond_open + 1, cond_close) + ")";
+  for (int n = 0;; ++n) {
+    if (!(do_while && n == 0)) {
+      Val cv = eval(fr, T, cond_open + 1, cond_close);
+      std::optional<bool> cond;
+      if ((cv.kind == Val::Bool || cv.kind == Val::Int) && cv.k) cond = *cv.k != 0;
+      if (!cond)
+        fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                               "` runs a number of times that depends on the sizes");
+      if (!*cond) break;
+    }
+    if (n >= kMaxLoopIterations)
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` runs more than " +
+                             std::to_string(kMaxLoopIterations) + " times");
+    exec_body(fr, body, body_end);
+    if (fr.returned) break;
+  }
+  return e;
+}
+
+size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  size_t e = find_semi(T, i, end);
+  // Type: everything up to the first declarator name.
+  size_t k = i;
+  std::vector<std::string> type_words;
+  size_t type_end = i;
+  while (k < e) {
+    const CTok& t = T[k];
+    if (t.kind == CTok::Ident) {
+      // A name followed by = ( { ; , [ ends the type: it is the declarator.
+      size_t n = k + 1;
+      if (n < e && is_punct(T[n], "::")) {
+        type_words.push_back(t.text);
+        k = n;
+        continue;
+      }
+      if (n < e && is_punct(T[n], "<")) {
+        size_t c = c_match(T, n, e);
+        type_words.push_back(c_text(T, k, c + 1));
+        k = c + 1;
+        continue;
+      }
+      bool ends = n >= e || is_punct(T[n], "=") || is_punct(T[n], "(") || is_punct(T[n], "{") ||
+                  is_punct(T[n], ";") || is_punct(T[n], ",") || is_punct(T[n], "[");
+      if (ends && !type_words.empty()) break;
+      type_words.push_back(t.text);
+      ++k;
+      continue;
+    }
+    if (is_punct(t, "::")) {
+      if (!type_words.empty())
+        type_words.back() += "::";
+      else
+        type_words.push_back("::");
+      ++k;
+      // join "a::" with the following name
+      if (k < e && T[k].kind == CTok::Ident) {
+        type_words.back() += T[k].text;
+        ++k;
+      }
+      continue;
+    }
+    if (is_punct(t, "*") || is_punct(t, "&") || is_punct(t, "&&")) {
+      type_words.push_back(t.text);
+      ++k;
+      continue;
+    }
+    break;
+  }
+  type_end = k;
+  (void)type_end;
+  std::string type;
+  bool pointer = false, is_const = false;
+  for (const auto& w : type_words) {
+    if (w == "const" || w == "constexpr") {
+      is_const = true;
+      continue;
+    }
+    if (w == "static" || w == "volatile" || w == "register" || w == "inline" ||
+        w == "__restrict__" || w == "__restrict")
+      continue;
+    if (w == "*") {
+      pointer = true;
+      continue;
+    }
+    if (w == "&" || w == "&&") continue;
+    type += (type.empty() ? "" : " ") + w;
+  }
+  (void)is_const;
+  type = resolve_type(fr, type);
+  // Declarators.
+  while (k < e) {
+    bool ptr = pointer;
+    while (k < e && (is_punct(T[k], "*") || is_punct(T[k], "&"))) {
+      ptr |= is_punct(T[k], "*");
+      ++k;
+    }
+    while (k < e && T[k].kind == CTok::Ident &&
+           (T[k].text == "const" || T[k].text == "__restrict__"))
+      ++k;
+    if (k >= e || T[k].kind != CTok::Ident) break;
+    std::string name = T[k].text;
+    ++k;
+    Val v;
+    bool has_init = false;
+    std::vector<std::pair<size_t, size_t>> ctor_args;
+    bool array = false;
+    size_t array_open = 0, array_close = 0;
+    if (k < e && is_punct(T[k], "[")) {
+      size_t c = close_of(T, k, e);
+      array = true;
+      array_open = k;
+      array_close = c;
+      k = c + 1;
+    }
+    size_t decl_end = next_declarator(T, k, e);
+    std::string what = snippet(T, i, e);
+    if (k < e && is_punct(T[k], "=")) {
+      has_init = true;
+      v = eval(fr, T, k + 1, decl_end);
+    } else if (k < e && (is_punct(T[k], "(") || is_punct(T[k], "{"))) {
+      size_t c = close_of(T, k, e);
+      ctor_args = split_args(T, k + 1, c);
+      has_init = true;
+      if (type == "dim3" || ctor_args.size() != 1 || array) {
+        v = construct(fr, T, type, ctor_args, what, is_punct(T[k], "{"));
+      } else {
+        v = eval(fr, T, ctor_args[0].first, ctor_args[0].second);
+      }
+    }
+    if (array) {
+      if (has_init && v.kind != Val::List) v = Val{};
+      if (!has_init) {
+        // T name[N]: N default values (streams, device properties), else unknown values.
+        Val n = to_int(eval(fr, T, array_open + 1, array_close), what, fr);
+        v = Val{};
+        v.kind = Val::List;
+        if (!n.k || *n.k < 0 || *n.k > 64) {
+          v = make_unknown("the array `" + name + "`");
+        } else {
+          Val item = convert_decl(fr, type, ptr, false, Val{}, name, what);
+          v.items.assign(static_cast<size_t>(*n.k), item);
+        }
+      }
+    } else {
+      v = convert_decl(fr, type, ptr, has_init, std::move(v), name, what);
+    }
+    if (v.kind == Val::Tensor) {
+      TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
+      if (t.role == "alloc" && t.name.empty()) t.name = name;  // scratch buffers keep the name
+    }
+    declare(fr, name, std::move(v));
+    k = decl_end;
+    if (k < e && is_punct(T[k], ",")) ++k;
+  }
+  return std::min(end, e + 1);
+}
+
+size_t Interp::next_declarator(const std::vector<CTok>& T, size_t k, size_t e) {
+  int d = 0;
+  for (size_t q = k; q < e; ++q) {
+    const CTok& t = T[q];
+    if (t.kind != CTok::Punct) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}") --d;
+    if (d == 0 && t.text == ",") return q;
+  }
+  return e;
+}
+
+Val Interp::construct(Frame& fr, const std::vector<CTok>& T, const std::string& type,
+                      const std::vector<std::pair<size_t, size_t>>& args, const std::string& what,
+                      bool braces) {
+  std::vector<Val> vals;
+  for (auto [a, b] : args) vals.push_back(eval(fr, T, a, b));
+  if (type == "dim3") return make_dim3(vals, what, fr);
+  if (contains(type, "Guard") || contains(type, "guard")) return Val{};
+  if (contains(type, "vector") || braces) {
+    Val l;
+    l.kind = Val::List;
+    l.items = vals;
+    return l;
+  }
+  if (vals.size() == 1) return vals[0];
+  return make_unknown("a `" + type + "` built on the host");
+}
+
+Val Interp::make_dim3(const std::vector<Val>& vals, const std::string& what, Frame& fr) {
+  if (vals.size() == 1 && vals[0].kind == Val::Dim3) return vals[0];
+  if (vals.empty() || vals.size() > 3)
+    fail("host_logic",
+         "`" + what + "` builds a dim3 of " + std::to_string(vals.size()) + " values");
+  Val d;
+  d.kind = Val::Dim3;
+  for (const auto& v : vals) d.items.push_back(to_int(v, what, fr));
+  while (d.items.size() < 3) d.items.push_back(make_int(1));
+  return d;
+}
+
+Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_init, Val v,
+                         const std::string& name, const std::string& what) {
+  std::string t = strip_std(type);
+  if (ptr) {
+    if (!has_init) return make_unknown("the pointer `" + name + "` (not set)");
+    if (v.kind == Val::Ptr) {
+      Val p = v;
+      if (t != "void" && t != "auto") p.elem = t;
+      return p;
+    }
+    if (v.kind == Val::Int && v.k && *v.k == 0) {
+      Val p;
+      p.kind = Val::Ptr;
+      return p;
+    }
+    if (v.kind == Val::Props) return v;
+    fail_value(v, "a tensor's data pointer", what, fr);
+  }
+  if (!has_init) {
+    if (t == "dim3") return make_dim3({make_int(1)}, what, fr);
+    if (t == "cudaStream_t") {
+      Val s;
+      s.kind = Val::Stream;
+      return s;
+    }
+    if (t == "cudaDeviceProp") {
+      Val p;
+      p.kind = Val::Props;
+      return p;
+    }
+    if (contains(t, "vector")) {
+      Val l;
+      l.kind = Val::List;
+      return l;
+    }
+    return make_unknown("`" + name + "` (declared without a value)");
+  }
+  if (t == "auto" || contains(t, "Tensor") || t == "dim3" || contains(t, "Guard") ||
+      contains(t, "Stream") || t == "cudaStream_t" || t == "cudaError_t" ||
+      contains(t, "IntArrayRef") || contains(t, "vector") || contains(t, "Options") ||
+      contains(t, "ScalarType") || t == "cudaDeviceProp" || t == "cudaEvent_t")
+    return v;
+  if (t == "bool") {
+    if (v.kind == Val::Bool) return v;
+    if (auto b = truth(v)) return make_bool(*b);
+    return v;
+  }
+  if (int_type(t)) return to_int(v, what, fr);
+  if (float_type(t)) return to_float(v, what, fr);
+  if (v.kind == Val::Unknown || v.kind == Val::Void) return v;
+  // Other types (a struct of the source): kept as they are.
+  return v;
+}
+
+std::vector<std::pair<size_t, size_t>> Interp::split_args(const std::vector<CTok>& T, size_t i,
+                                                          size_t end) {
+  std::vector<std::pair<size_t, size_t>> out;
+  if (i >= end) return out;
+  int d = 0;
+  size_t start = i;
+  for (size_t k = i; k < end; ++k) {
+    const CTok& t = T[k];
+    if (t.kind != CTok::Punct) continue;
+    if (d == 0 && t.text == "<" && k > i && T[k - 1].kind == CTok::Ident) {
+      // Template arguments (x.packed_accessor32<float, 3>(), std::min<int>(a, b)).
+      size_t c = c_match(T, k, end);
+      if (c < end && c + 1 < end &&
+          (is_punct(T[c + 1], "(") || is_punct(T[c + 1], "::") || is_punct(T[c + 1], "{"))) {
+        k = c;
+        continue;
+      }
+    }
+    if (t.text == "(" || t.text == "[" || t.text == "{" || t.text == "<<<") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}" || t.text == ">>>") --d;
+    if (d == 0 && t.text == ",") {
+      out.push_back({start, k});
+      start = k + 1;
+    }
+  }
+  out.push_back({start, end});
+  return out;
+}
+
+}  // namespace kernrl::kbimport::host

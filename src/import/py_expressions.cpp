@@ -1,0 +1,379 @@
+// The Python side (py_side.h): forward()'s expressions and calls.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <sstream>
+
+#include "core/expr.h"
+#include "import/py_side.h"
+
+namespace kernrl::kbimport::py {
+
+Val PySide::eval(Env& env, const PyExprP& e) {
+  switch (e->kind) {
+    case PyExpr::Num:
+      return number(e->text);
+    case PyExpr::Str: {
+      Val s;
+      s.kind = Val::Str;
+      s.text = e->text;
+      return s;
+    }
+    case PyExpr::Const:
+      if (e->text == "True" || e->text == "False") return make_bool(e->text == "True");
+      return Val{};
+    case PyExpr::Name: {
+      auto it = env.locals.find(e->text);
+      if (it != env.locals.end()) return it->second;
+      if (e->text == "self") {
+        Val s;
+        s.kind = Val::Layer;
+        s.name = "self";
+        return s;
+      }
+      return module_value(e->text);
+    }
+    case PyExpr::Attr:
+      return attr(env, e);
+    case PyExpr::Call:
+      return call(env, e);
+    case PyExpr::Index: {
+      Val obj = eval(env, e->kids[0]);
+      if (obj.kind == Val::Tensor) torch_op("Tensor.__getitem__", py_text(e));
+      Val idx = eval(env, e->kids[1]);
+      if (obj.kind == Val::List && idx.kind == Val::Int && idx.k) {
+        int64_t k = *idx.k;
+        if (k < 0) k += static_cast<int64_t>(obj.items.size());
+        if (k < 0 || k >= static_cast<int64_t>(obj.items.size()))
+          fail("mismatch", "`" + py_text(e) + "` in forward indexes past the end for this problem");
+        return obj.items[static_cast<size_t>(k)];
+      }
+      fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
+    }
+    case PyExpr::BinOp: {
+      if (e->text == "@") torch_op("@ (matmul)", py_text(e));
+      Val a = eval(env, e->kids[0]);
+      Val b = eval(env, e->kids[1]);
+      return binop(e->text, a, b, py_text(e));
+    }
+    case PyExpr::Unary: {
+      Val v = eval(env, e->kids[0]);
+      if (v.kind == Val::Tensor) torch_op(e->text, py_text(e));
+      if (e->text == "-" && v.kind == Val::Int) return int_binop("-", make_int(0), v, py_text(e));
+      if (e->text == "-" && v.kind == Val::Float && v.f) return make_float(-*v.f);
+      if (e->text == "+") return v;
+      if (e->text == "not") {
+        auto b = truth(v);
+        if (b) return make_bool(!*b);
+      }
+      fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
+    }
+    case PyExpr::Tuple:
+    case PyExpr::List: {
+      Val l;
+      l.kind = Val::List;
+      for (const auto& k : e->kids) l.items.push_back(eval(env, k));
+      return l;
+    }
+    case PyExpr::Other:
+      fail("host_logic", "host logic in forward: a " + e->text);
+  }
+  fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
+}
+
+Val PySide::attr(Env& env, const PyExprP& e) {
+  const PyExprP& obj_e = e->kids[0];
+  if (obj_e->kind == PyExpr::Name && obj_e->text == "self" && !env.locals.count("self"))
+    return self_attr(e->text);
+  Val obj = eval(env, obj_e);
+  switch (obj.kind) {
+    case Val::Tensor: {
+      const TensorInfo& t = C.tensors[static_cast<size_t>(obj.tensor)];
+      if (e->text == "shape") {
+        Val l;
+        l.kind = Val::List;
+        l.items = t.shape;
+        return l;
+      }
+      if (e->text == "dtype") {
+        Val d;
+        d.kind = Val::DType;
+        d.dtype = t.dtype;
+        return d;
+      }
+      if (e->text == "device" || e->text == "is_cuda") {
+        Val d;
+        d.kind = Val::Device;
+        return d;
+      }
+      if (e->text == "ndim") return make_int(static_cast<int64_t>(t.shape.size()));
+      Val m;
+      m.kind = Val::Func;
+      m.name = "Tensor." + e->text;
+      m.tensor = obj.tensor;
+      return m;
+    }
+    case Val::Ext: {
+      Val f;
+      f.kind = Val::ExtFn;
+      f.ext = obj.ext;
+      f.name = e->text;
+      return f;
+    }
+    case Val::Layer: {
+      if (obj.name == "self") return self_attr(e->text);
+      std::string full = obj.name + "_" + e->text;
+      for (const auto& p : C.P.parameters)
+        if (p.name == full) return problem_param(full, "self." + obj.name + "." + e->text);
+      return problem_param(e->text, "self." + obj.name + "." + e->text);
+    }
+    case Val::Func: {
+      Val f = obj;
+      f.name = obj.name + "." + e->text;
+      return f;
+    }
+    case Val::DType:
+    case Val::Device:
+      return obj;
+    default:
+      break;
+  }
+  if (obj.kind == Val::Unknown) fail("host_logic", "forward uses " + obj.why);
+  fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
+}
+
+std::vector<Val> PySide::shape_args(Env& env, const PyExprP& call, size_t first,
+                                    std::string* dtype) {
+  std::vector<Val> shape;
+  for (size_t i = first; i < call->kids.size(); ++i) {
+    Val v = eval(env, call->kids[i]);
+    if (v.kind == Val::List) {
+      for (const auto& d : v.items) shape.push_back(as_int(d, py_text(call)));
+    } else {
+      shape.push_back(as_int(v, py_text(call)));
+    }
+  }
+  for (const auto& [k, v] : call->kwargs) {
+    if (k == "dtype") {
+      std::string d = dtype_of_torch(resolve(py_dotted(v)));
+      if (d.empty()) fail("host_logic", "forward allocates with dtype `" + py_text(v) + "`");
+      *dtype = d;
+    }
+    if (k == "size") {
+      Val s = eval(env, v);
+      if (s.kind == Val::List)
+        for (const auto& d : s.items) shape.push_back(as_int(d, py_text(call)));
+    }
+  }
+  return shape;
+}
+
+Val PySide::as_int(const Val& v, const std::string& text) {
+  if (v.kind == Val::Int) return v;
+  if (v.kind == Val::Float && v.f && std::floor(*v.f) == *v.f)
+    return make_int(static_cast<int64_t>(*v.f));
+  if (v.kind == Val::Unknown) fail("host_logic", "forward uses " + v.why + " in `" + text + "`");
+  fail("host_logic", "host logic in forward: `" + text + "` needs an integer kernrl can compute");
+}
+
+Val PySide::call(Env& env, const PyExprP& e) {
+  const PyExprP& callee_e = e->kids[0];
+  std::string text = py_text(e);
+  // Methods of tensors.
+  if (callee_e->kind == PyExpr::Attr) {
+    Val obj;
+    bool self_obj = callee_e->kids[0]->kind == PyExpr::Name && callee_e->kids[0]->text == "self";
+    if (!self_obj) obj = eval(env, callee_e->kids[0]);
+    if (!self_obj && obj.kind == Val::Tensor) return tensor_method(env, obj, callee_e->text, e);
+  }
+  Val f = eval(env, callee_e);
+  std::vector<Val> args;
+  auto eval_args = [&]() {
+    args.clear();
+    for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
+  };
+  if (f.kind == Val::ExtFn) {
+    eval_args();
+    std::vector<std::pair<std::string, Val>> kwargs;
+    for (const auto& [k, v] : e->kwargs) {
+      if (k == "*") fail("host_logic", "forward passes *args to the extension (`" + text + "`)");
+      kwargs.push_back({k, eval(env, v)});
+    }
+    C.exts[static_cast<size_t>(f.ext)].used = true;
+    host_calls.push_back(f.name);
+    for (Val& a : args)
+      if (a.kind == Val::Unknown)
+        fail("host_logic", "forward passes " + a.why + " to `" + f.name + "`");
+    Val r = C.call_host(f.ext, f.name, args, kwargs);
+    return r;
+  }
+  if (f.kind == Val::Layer) {
+    if (f.name == "self") fail("host_logic", "forward calls the model itself");
+    fail("torch_op_in_forward", "PyTorch module `self." + f.name + "` (nn." + f.elem +
+                                    ") left in forward (`" + text +
+                                    "`); kernrl grades CUDA kernels only, so forward may only "
+                                    "call the load_inline extension");
+  }
+  if (f.kind == Val::Unknown) fail("host_logic", "forward calls " + f.why);
+  if (f.kind != Val::Func) fail("host_logic", "host logic in forward: `" + text + "`");
+  std::string name = f.name;
+  if (starts_with(name, "self."))
+    fail("host_logic",
+         "forward calls the method `" + name + "`; kernrl follows forward and the extension only");
+  if (module_defs_.count(name))
+    fail("host_logic", "forward calls the Python function `" + name + "` of the module");
+  // Builtins.
+  if (name == "int" || name == "float" || name == "len" || name == "min" || name == "max" ||
+      name == "tuple" || name == "list" || name == "isinstance" || name == "math.ceil" ||
+      name == "math.floor" || name == "abs") {
+    eval_args();
+    if (name == "isinstance") return make_bool(true);
+    if (name == "len" && args.size() == 1 && args[0].kind == Val::List)
+      return make_int(static_cast<int64_t>(args[0].items.size()));
+    if ((name == "tuple" || name == "list") && args.size() == 1) return args[0];
+    if (name == "int" && args.size() == 1) {
+      if (args[0].kind == Val::Ratio)
+        return int_binop("/", args[0].items[0], args[0].items[1], text);
+      if (args[0].kind == Val::Float && args[0].f)
+        return make_int(static_cast<int64_t>(*args[0].f));
+      return as_int(args[0], text);
+    }
+    if (name == "float" && args.size() == 1) {
+      if (args[0].kind == Val::Int && args[0].k) return make_float(static_cast<double>(*args[0].k));
+      if (args[0].kind == Val::Float) return args[0];
+    }
+    if ((name == "math.ceil" || name == "math.floor") && args.size() == 1 &&
+        args[0].kind == Val::Ratio) {
+      if (name == "math.ceil")
+        return make_int_expr("cdiv(" + int_text(args[0].items[0]) + ", " +
+                             int_text(args[0].items[1]) + ")");
+      return int_binop("/", args[0].items[0], args[0].items[1], text);
+    }
+    if ((name == "min" || name == "max") && args.size() == 2 && args[0].kind == Val::Int &&
+        args[1].kind == Val::Int) {
+      if (args[0].k && args[1].k)
+        return make_int(name == "min" ? std::min(*args[0].k, *args[1].k)
+                                      : std::max(*args[0].k, *args[1].k));
+      return make_int_expr(name + "(" + int_text(args[0]) + ", " + int_text(args[1]) + ")");
+    }
+    fail("host_logic", "host logic in forward: `" + text + "`");
+  }
+  // Allocations in forward: torch.empty(...), torch.zeros_like(x), ...
+  static const std::set<std::string> allocs = {
+      "torch.empty",      "torch.zeros",      "torch.ones",      "torch.full",
+      "torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like"};
+  if (allocs.count(name)) {
+    std::string kind = name.substr(6);
+    bool like = contains(kind, "_like");
+    std::string dtype = "float32";
+    std::vector<Val> shape;
+    std::string fill = starts_with(kind, "zeros") ? "0" : starts_with(kind, "ones") ? "1" : "";
+    if (like) {
+      if (e->kids.size() < 2) fail("host_logic", "`" + text + "` without a tensor");
+      Val src = eval(env, e->kids[1]);
+      if (src.kind != Val::Tensor)
+        fail("host_logic", "`" + text + "`: the _like argument is not a tensor kernrl follows");
+      shape = C.tensors[static_cast<size_t>(src.tensor)].shape;
+      dtype = C.tensors[static_cast<size_t>(src.tensor)].dtype;
+      std::string d2 = dtype;
+      shape_args(env, e, e->kids.size(), &d2);  // dtype= only
+      dtype = d2;
+    } else if (starts_with(kind, "full")) {
+      if (e->kids.size() < 3) fail("host_logic", "`" + text + "` without a fill value");
+      Val s = eval(env, e->kids[1]);
+      if (s.kind == Val::List)
+        for (const auto& d : s.items) shape.push_back(as_int(d, text));
+      else
+        shape.push_back(as_int(s, text));
+      Val fv = eval(env, e->kids[2]);
+      if (fv.kind == Val::Int && fv.k)
+        fill = std::to_string(*fv.k);
+      else if (fv.kind == Val::Float && fv.f)
+        fill = float_literal(*fv.f);
+      else
+        fail("host_logic", "`" + text + "` fills with a value kernrl cannot compute");
+      shape_args(env, e, e->kids.size(), &dtype);
+    } else {
+      shape = shape_args(env, e, 1, &dtype);
+    }
+    return C.alloc(shape, dtype, fill, text, "");
+  }
+  if (starts_with(name, "torch.") || starts_with(name, "F.") || starts_with(name, "nn.") ||
+      starts_with(name, "math.") || starts_with(name, "numpy.") || starts_with(name, "np."))
+    torch_op(name, text);
+  if (contains(name, "triton"))
+    fail("not_kernelbench", "forward calls a Triton kernel (`" + text + "`)");
+  fail("host_logic", "forward calls `" + name + "`, which kernrl does not follow (`" + text + "`)");
+}
+
+Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const PyExprP& e) {
+  const TensorInfo& t = C.tensors[static_cast<size_t>(obj.tensor)];
+  std::string text = py_text(e);
+  std::vector<Val> args;
+  for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
+  if (m == "contiguous" || m == "cuda" || m == "view" || m == "reshape" || m == "view_as" ||
+      m == "flatten" || m == "squeeze" || m == "unsqueeze" || m == "detach" || m == "clone" ||
+      m == "requires_grad_")
+    return obj;
+  if (m == "to" || m == "type") {
+    for (const auto& [k, v] : e->kwargs)
+      if (k == "dtype") {
+        std::string d = dtype_of_torch(resolve(py_dotted(v)));
+        if (!d.empty() && d != t.dtype) torch_op("Tensor.to", text);
+      }
+    for (const Val& a : args)
+      if (a.kind == Val::DType && a.dtype != t.dtype) torch_op("Tensor.to", text);
+    for (size_t i = 1; i < e->kids.size(); ++i) {
+      std::string d = dtype_of_torch(resolve(py_dotted(e->kids[i])));
+      if (!d.empty() && d != t.dtype && py_dotted(e->kids[i]).find("torch") != std::string::npos)
+        torch_op("Tensor.to", text);
+    }
+    return obj;
+  }
+  if (m == "float" || m == "double" || m == "half" || m == "int" || m == "long") {
+    std::string d = m == "float"    ? "float32"
+                    : m == "double" ? "float64"
+                    : m == "half"   ? "float16"
+                    : m == "int"    ? "int32"
+                                    : "int64";
+    if (d != t.dtype) torch_op("Tensor." + m, text);
+    return obj;
+  }
+  if (m == "size") {
+    if (args.empty()) {
+      Val l;
+      l.kind = Val::List;
+      l.items = t.shape;
+      return l;
+    }
+    Val i = as_int(args[0], text);
+    if (!i.k)
+      fail("host_logic", "`" + text + "` in forward picks a dimension kernrl cannot compute");
+    int64_t k = *i.k < 0 ? *i.k + static_cast<int64_t>(t.shape.size()) : *i.k;
+    if (k < 0 || k >= static_cast<int64_t>(t.shape.size()))
+      fail("mismatch", "`" + text + "` in forward asks for dimension " + std::to_string(*i.k) +
+                           " of a tensor with " + std::to_string(t.shape.size()) +
+                           " dimensions in this problem");
+    return t.shape[static_cast<size_t>(k)];
+  }
+  if (m == "dim" || m == "ndimension") return make_int(static_cast<int64_t>(t.shape.size()));
+  if (m == "numel") {
+    Val n = make_int(1);
+    for (const Val& d : t.shape) n = int_binop("*", n, d, text);
+    return n;
+  }
+  if (m == "is_contiguous" || m == "is_cuda") return make_bool(true);
+  if (m == "new_empty" || m == "new_zeros" || m == "new_ones") {
+    std::string dtype = t.dtype;
+    std::vector<Val> shape = shape_args(env, e, 1, &dtype);
+    return C.alloc(shape, dtype, m == "new_zeros" ? "0" : m == "new_ones" ? "1" : "", text, "");
+  }
+  if (m == "item" || m == "cpu" || m == "tolist" || m == "numpy")
+    fail("data_dependent_host", "forward reads a GPU result on the host (`" + text + "`)");
+  torch_op("Tensor." + m, text);
+}
+
+}  // namespace kernrl::kbimport::py

@@ -1,0 +1,474 @@
+// The Python side (py_side.h): values of the problem and the module; forward()'s statements.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <sstream>
+
+#include "core/expr.h"
+#include "import/py_side.h"
+
+namespace kernrl::kbimport::py {
+
+Val PySide::tensor_val(int idx) {
+  Val v;
+  v.kind = Val::Tensor;
+  v.tensor = idx;
+  return v;
+}
+
+std::vector<Val> PySide::shape_of(const TensorSpec& t) {
+  std::vector<Val> s;
+  for (const auto& d : t.shape) {
+    try {
+      s.push_back(make_int(eval_expr(d, {})));
+    } catch (const ExprError&) {
+      s.push_back(make_int_expr(d));
+    }
+  }
+  return s;
+}
+
+Val PySide::problem_param(const std::string& name, const std::string& as_written) {
+  auto it = param_tensor_.find(name);
+  if (it != param_tensor_.end()) return tensor_val(it->second);
+  for (const auto& p : C.P.parameters)
+    if (p.name == name) {
+      TensorInfo t;
+      t.role = "parameter";
+      t.name = p.name;
+      t.dtype = p.dtype.name;
+      t.shape = shape_of(p);
+      int idx = C.add_tensor(t);
+      param_tensor_[name] = idx;
+      return tensor_val(idx);
+    }
+  std::string names;
+  for (const auto& p : C.P.parameters) names += (names.empty() ? "" : ", ") + p.name;
+  fail("mismatch", "ModelNew uses the parameter `" + as_written +
+                       "`, which is not among the problem's parameters (" +
+                       (names.empty() ? "it has none" : names) + ")");
+}
+
+Val PySide::from_problem_name(const std::string& n) {
+  if (const ScalarSpec* s = C.P.find_scalar(n)) {
+    if (s->is_float()) {
+      Val v = make_float(s->value, n);
+      v.scalar = n;
+      return v;
+    }
+    Val v = make_int(static_cast<int64_t>(s->value));
+    v.scalar = n;
+    return v;
+  }
+  if (C.P.bench.count(n)) return make_int_expr(n);
+  return make_unknown("the constructor argument `" + n + "` (not a scalar or size of " + C.P.id +
+                      ")");
+}
+
+Val PySide::self_attr(const std::string& attr) {
+  auto o = self_overrides_.find(attr);
+  if (o != self_overrides_.end()) return o->second;
+  auto e = ext_by_var_.find("self." + attr);
+  if (e != ext_by_var_.end()) {
+    Val v;
+    v.kind = Val::Ext;
+    v.ext = e->second;
+    return v;
+  }
+  auto it = init_attrs_.find(attr);
+  if (it == init_attrs_.end()) {
+    if (class_defs_.count(attr)) {
+      Val f;
+      f.kind = Val::Func;
+      f.name = "self." + attr;
+      return f;
+    }
+    return make_unknown("`self." + attr + "` (not set in __init__)");
+  }
+  return init_value(attr, it->second);
+}
+
+Val PySide::init_value(const std::string& attr, const PyExprP& v) {
+  switch (v->kind) {
+    case PyExpr::Num:
+      return number(v->text);
+    case PyExpr::Const:
+      if (v->text == "True" || v->text == "False") return make_bool(v->text == "True");
+      return Val{};
+    case PyExpr::Name:
+      if (init_params_.count(v->text)) return from_problem_name(v->text);
+      return module_value(v->text);
+    case PyExpr::Call: {
+      std::string d = resolve(py_dotted(v->kids[0]));
+      if (d == "torch.nn.Parameter" || d == "nn.Parameter" || d == "torch.nn.parameter.Parameter" ||
+          d == "Parameter")
+        return problem_param(attr, "self." + attr);
+      if ((d == "int" || d == "float") && v->kids.size() == 2) {
+        Val inner = init_value(attr, v->kids[1]);
+        if (d == "float" && inner.kind == Val::Int && inner.k)
+          return make_float(static_cast<double>(*inner.k));
+        return inner;
+      }
+      if (starts_with(d, "torch.nn.") || starts_with(d, "nn.")) {
+        Val l;
+        l.kind = Val::Layer;
+        l.name = attr;
+        l.elem = d.substr(d.rfind('.') + 1);
+        return l;
+      }
+      return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
+    }
+    default:
+      return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
+  }
+}
+
+Val PySide::module_value(const std::string& name) {
+  auto e = ext_by_var_.find(name);
+  if (e != ext_by_var_.end()) {
+    Val v;
+    v.kind = Val::Ext;
+    v.ext = e->second;
+    return v;
+  }
+  auto it = module_vars_.find(name);
+  if (it != module_vars_.end()) {
+    if (it->second->kind == PyExpr::Num) return number(it->second->text);
+    if (it->second->kind == PyExpr::Const &&
+        (it->second->text == "True" || it->second->text == "False"))
+      return make_bool(it->second->text == "True");
+  }
+  if (module_defs_.count(name)) {
+    Val f;
+    f.kind = Val::Func;
+    f.name = name;
+    return f;
+  }
+  Val f;
+  f.kind = Val::Func;
+  f.name = resolve(name);
+  return f;
+}
+
+Val PySide::number(const std::string& lit) {
+  std::string s;
+  for (char c : lit)
+    if (c != '_') s += c;
+  bool hex = starts_with(s, "0x") || starts_with(s, "0X");
+  if (!hex && s.find_first_of(".eE") != std::string::npos)
+    return make_float(std::strtod(s.c_str(), nullptr), s);
+  if (!s.empty() && (s.back() == 'j' || s.back() == 'J')) return make_unknown("a complex literal");
+  int base = hex                                              ? 16
+             : (starts_with(s, "0o") || starts_with(s, "0O")) ? 8
+             : (starts_with(s, "0b") || starts_with(s, "0B")) ? 2
+                                                              : 10;
+  return make_int(
+      static_cast<int64_t>(std::strtoull(base == 10 ? s.c_str() : s.c_str() + 2, nullptr, base)));
+}
+
+PySide::Result PySide::run_forward() {
+  const auto& t = lines_[forward_header_].toks;
+  // def forward(self, a, b, ...):
+  std::vector<std::string> params;
+  int d = 0;
+  bool in_default = false;
+  for (size_t i = 2; i < t.size(); ++i) {
+    const PyTok& k = t[i];
+    if (k.kind == PyTok::Op && (k.text == "(" || k.text == "[" || k.text == "{")) ++d;
+    if (k.kind == PyTok::Op && (k.text == ")" || k.text == "]" || k.text == "}")) {
+      --d;
+      if (d == 0) break;
+    }
+    if (d == 1 && k.kind == PyTok::Op && k.text == ",") in_default = false;
+    if (d == 1 && k.kind == PyTok::Op && (k.text == "=" || k.text == ":")) in_default = true;
+    if (d == 1 && k.kind == PyTok::Op && (k.text == "*" || k.text == "**"))
+      fail("mismatch",
+           "ModelNew.forward takes *args; kernrl maps forward's parameters to the problem's "
+           "inputs by position");
+    if (d == 1 && k.kind == PyTok::Name && !in_default && k.text != "self")
+      params.push_back(k.text);
+  }
+  Env env;
+  std::string names;
+  for (const auto& in : C.P.inputs) names += (names.empty() ? "" : ", ") + in.name;
+  if (params.size() != C.P.inputs.size())
+    fail("mismatch", "ModelNew.forward takes " + std::to_string(params.size()) + " inputs; " +
+                         C.P.id + " has " + std::to_string(C.P.inputs.size()) + " (" + names + ")");
+  for (size_t i = 0; i < params.size(); ++i) {
+    const TensorSpec& in = C.P.inputs[i];
+    TensorInfo ti;
+    ti.role = "input";
+    ti.name = in.name;
+    ti.dtype = in.dtype.name;
+    ti.shape = shape_of(in);
+    env.locals[params[i]] = tensor_val(C.add_tensor(ti));
+  }
+  exec_lines(env, forward_.begin, forward_.end);
+  Result r;
+  r.ret = env.ret ? *env.ret : Val{};
+  return r;
+}
+
+void PySide::torch_op(const std::string& what, const std::string& text) {
+  fail("torch_op_in_forward", "PyTorch op `" + what + "` left in forward (`" + text +
+                                  "`); kernrl grades CUDA kernels only, so forward may only call "
+                                  "the load_inline extension");
+}
+
+void PySide::exec_lines(Env& env, size_t begin, size_t end) {
+  size_t i = begin;
+  while (i < end && !env.ret) {
+    const PyLine& l = lines_[i];
+    const auto& t = l.toks;
+    size_t next = i + 1;
+    while (next < end && lines_[next].indent > l.indent) ++next;
+    const std::string& w = t[0].text;
+    if (t[0].kind == PyTok::Name) {
+      if (w == "return") {
+        env.ret = t.size() > 1 ? eval(env, py_parse_expr(t, 1, t.size())) : Val{};
+        return;
+      }
+      if (w == "pass" || w == "assert" || w == "del" || w == "global" || w == "nonlocal") {
+        i = next;
+        continue;
+      }
+      if (w == "if") {
+        i = exec_if(env, i, end);
+        continue;
+      }
+      if (w == "with" || w == "try") {
+        size_t colon = header_colon(t);
+        if (colon + 1 < t.size())
+          exec_inline(env, l, colon + 1);
+        else
+          exec_lines(env, i + 1, next);
+        i = next;
+        // except/finally/else clauses of a try: skipped.
+        while (i < end && lines_[i].indent == l.indent &&
+               (tok_is(lines_[i].toks[0], "except") || tok_is(lines_[i].toks[0], "finally") ||
+                (w == "try" && tok_is(lines_[i].toks[0], "else")))) {
+          ++i;
+          while (i < end && lines_[i].indent > l.indent) ++i;
+        }
+        continue;
+      }
+      if (w == "for" || w == "while")
+        fail("host_logic",
+             "host logic in forward: a `" + w + "` loop (line " + std::to_string(l.line) + ")");
+      if (w == "def" || w == "class" || w == "import" || w == "from") {
+        i = next;
+        continue;
+      }
+      if (w == "raise")
+        fail("mismatch",
+             "forward raises an error for this problem (line " + std::to_string(l.line) + ")");
+    }
+    exec_simple(env, t, 0, l.line);
+    i = next;
+  }
+}
+
+void PySide::exec_inline(Env& env, const PyLine& l, size_t from) {
+  exec_simple(env, l.toks, from, l.line);
+}
+
+size_t PySide::exec_if(Env& env, size_t i, size_t end) {
+  // if / elif / else chain at one indentation.
+  int indent = lines_[i].indent;
+  bool taken = false;
+  while (i < end) {
+    const PyLine& l = lines_[i];
+    const auto& t = l.toks;
+    bool is_else = tok_is(t[0], "else");
+    if (!(tok_is(t[0], "if") || tok_is(t[0], "elif") || is_else) || l.indent != indent) break;
+    if (tok_is(t[0], "if") && i != 0 && taken) break;
+    size_t colon = header_colon(t);
+    size_t next = i + 1;
+    while (next < end && lines_[next].indent > indent) ++next;
+    if (!taken) {
+      bool run = is_else;
+      if (!is_else) {
+        Val c = eval(env, py_parse_expr(t, 1, colon));
+        auto b = truth(c);
+        if (!b)
+          fail("host_logic",
+               "host logic in forward: `" + py_text(py_parse_expr(t, 1, colon)) +
+                   "` decides what runs and is not the same at every size set of the problem");
+        run = *b;
+      }
+      if (run) {
+        taken = true;
+        if (colon + 1 < t.size())
+          exec_inline(env, l, colon + 1);
+        else
+          exec_lines(env, i + 1, next);
+      }
+    }
+    i = next;
+    if (i < end && !(tok_is(lines_[i].toks[0], "elif") || tok_is(lines_[i].toks[0], "else"))) break;
+    if (is_else) break;
+  }
+  return i;
+}
+
+std::optional<bool> PySide::truth(const Val& v) {
+  if ((v.kind == Val::Bool || v.kind == Val::Int) && v.k) return *v.k != 0;
+  if (v.kind == Val::Bool && !v.per_set.empty()) {
+    bool all = std::all_of(v.per_set.begin(), v.per_set.end(), [](char c) { return c; });
+    bool none = std::none_of(v.per_set.begin(), v.per_set.end(), [](char c) { return c; });
+    if (all || none) return all;
+  }
+  if (v.kind == Val::Float && v.f) return *v.f != 0;
+  if (v.kind == Val::Void) return false;
+  if (v.kind == Val::Tensor) return true;
+  return std::nullopt;
+}
+
+void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int line) {
+  // Assignment targets = value; augmented assignment; or an expression.
+  int d = 0;
+  size_t eq = 0;
+  std::string aug;
+  for (size_t i = from; i < t.size(); ++i) {
+    if (t[i].kind != PyTok::Op) continue;
+    const std::string& x = t[i].text;
+    if (x == "(" || x == "[" || x == "{") ++d;
+    if (x == ")" || x == "]" || x == "}") --d;
+    if (d != 0) continue;
+    if (x == "=") eq = i;
+    if (x.size() >= 2 && x.back() == '=' && x != "==" && x != "!=" && x != "<=" && x != ">=" &&
+        eq == 0) {
+      eq = i;
+      aug = x.substr(0, x.size() - 1);
+      break;
+    }
+    if (x == ";")
+      fail("host_logic",
+           "several statements on one line of forward (line " + std::to_string(line) + ")");
+  }
+  if (eq == 0) {
+    eval(env, py_parse_expr(t, from, t.size()));
+    return;
+  }
+  // Only the last '=' carries the value; earlier ones are more targets (a = b = v).
+  Val value = eval(env, py_parse_expr(t, eq + 1, t.size()));
+  size_t target_end = eq;
+  // Strip an annotation: x: torch.Tensor = ...
+  for (size_t i = from; i < eq; ++i)
+    if (tok_is(t[i], ":")) {
+      target_end = i;
+      break;
+    }
+  PyExprP target = py_parse_expr(t, from, target_end);
+  if (!aug.empty()) {
+    Val old = eval(env, target);
+    value = binop(aug, old, value, py_text(target) + " " + aug + "= ...");
+  }
+  bind(env, target, value, line);
+}
+
+void PySide::bind(Env& env, const PyExprP& target, const Val& value, int line) {
+  if (target->kind == PyExpr::Name) {
+    env.locals[target->text] = value;
+    name_alloc(value, target->text);
+    return;
+  }
+  if (target->kind == PyExpr::Attr && target->kids[0]->kind == PyExpr::Name &&
+      target->kids[0]->text == "self") {
+    self_overrides_[target->text] = value;
+    return;
+  }
+  if (target->kind == PyExpr::Tuple || target->kind == PyExpr::List) {
+    if (value.kind != Val::List || value.items.size() != target->kids.size())
+      fail("host_logic", "forward unpacks `" + py_text(target) +
+                             "` from a value kernrl cannot split (line " + std::to_string(line) +
+                             ")");
+    for (size_t i = 0; i < target->kids.size(); ++i)
+      bind(env, target->kids[i], value.items[i], line);
+    return;
+  }
+  fail("host_logic",
+       "forward assigns to `" + py_text(target) + "` (line " + std::to_string(line) + ")");
+}
+
+void PySide::name_alloc(const Val& v, const std::string& name) {
+  if (v.kind == Val::Tensor) {
+    TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
+    if (t.role == "alloc" && t.name.empty()) t.name = name;
+  }
+}
+
+Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::string& text) {
+  if (a.kind == Val::Tensor || b.kind == Val::Tensor) torch_op(op, text);
+  if (op == "+" || op == "-" || op == "*" || op == "//" || op == "%") {
+    if (a.kind == Val::Int && b.kind == Val::Int)
+      return int_binop(op == "//" ? "/" : op, a, b, text);
+    if ((a.kind == Val::Int || a.kind == Val::Float) &&
+        (b.kind == Val::Int || b.kind == Val::Float)) {
+      auto num = [](const Val& v) -> std::optional<double> {
+        if (v.kind == Val::Float) return v.f;
+        if (v.k) return static_cast<double>(*v.k);
+        return std::nullopt;
+      };
+      auto x = num(a), y = num(b);
+      if (x && y) {
+        double r = op == "+"    ? *x + *y
+                   : op == "-"  ? *x - *y
+                   : op == "*"  ? *x * *y
+                   : op == "//" ? std::floor(*x / *y)
+                                : std::fmod(*x, *y);
+        return make_float(r);
+      }
+    }
+  }
+  if (op == "/") {
+    auto num = [](const Val& v) -> std::optional<double> {
+      if (v.kind == Val::Float) return v.f;
+      if (v.kind == Val::Int && v.k) return static_cast<double>(*v.k);
+      return std::nullopt;
+    };
+    auto x = num(a), y = num(b);
+    if (x && y) return make_float(*x / *y);
+    if (a.kind == Val::Int && b.kind == Val::Int) {
+      Val r;
+      r.kind = Val::Ratio;
+      r.items = {a, b};
+      return r;
+    }
+  }
+  if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" || op == ">=") {
+    auto cmp = [&](auto x, auto y) {
+      return op == "<"    ? x < y
+             : op == ">"  ? x > y
+             : op == "<=" ? x <= y
+             : op == ">=" ? x >= y
+             : op == "==" ? x == y
+                          : x != y;
+    };
+    if (a.kind == Val::Int && b.kind == Val::Int) {
+      auto pa = C.per_set(a), pb = C.per_set(b);
+      if (pa && pb) {
+        Val r;
+        r.kind = Val::Bool;
+        for (size_t s = 0; s < pa->size(); ++s) r.per_set.push_back(cmp((*pa)[s], (*pb)[s]));
+        bool all = std::all_of(r.per_set.begin(), r.per_set.end(), [](char c) { return c; });
+        bool none = std::none_of(r.per_set.begin(), r.per_set.end(), [](char c) { return c; });
+        if (all || none) return make_bool(all);
+        return r;
+      }
+    }
+    if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
+  }
+  if (op == "and" || op == "or") {
+    auto x = truth(a), y = truth(b);
+    if (x && y) return make_bool(op == "and" ? (*x && *y) : (*x || *y));
+  }
+  if (a.kind == Val::Unknown) fail("host_logic", "forward uses " + a.why + " in `" + text + "`");
+  if (b.kind == Val::Unknown) fail("host_logic", "forward uses " + b.why + " in `" + text + "`");
+  fail("host_logic", "host logic in forward: `" + text + "`");
+}
+
+}  // namespace kernrl::kbimport::py

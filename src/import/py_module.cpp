@@ -1,0 +1,363 @@
+// The Python side (py_side.h): the module scan (imports, load_inline calls, ModelNew).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <sstream>
+
+#include "core/expr.h"
+#include "import/py_side.h"
+
+namespace kernrl::kbimport::py {
+
+PySide::Result PySide::run() {
+  lines_ = py_lines(src_);
+  scan_module();
+  // Macros (#define and -D flags) before any host code runs.
+  for (const auto& [name, value] : cflag_defines) C.macros[name] = c_tokens(value);
+  for (const ExtModule& m : C.exts)
+    for (const auto& so : m.sources) C.add_macros(so.toks);
+  return run_forward();
+}
+
+std::string PySide::resolve(const std::string& dotted) const {
+  if (dotted.empty()) return dotted;
+  size_t dot = dotted.find('.');
+  std::string head = dotted.substr(0, dot);
+  auto it = aliases_.find(head);
+  if (it == aliases_.end()) return dotted;
+  return it->second + (dot == std::string::npos ? "" : dotted.substr(dot));
+}
+
+void PySide::scan_imports(const PyLine& l) {
+  const auto& t = l.toks;
+  if (t.empty()) return;
+  if (tok_is(t[0], "import")) {
+    // import a.b.c [as x], d
+    size_t i = 1;
+    while (i < t.size()) {
+      std::string mod;
+      while (i < t.size() && !tok_is(t[i], ",") && !tok_is(t[i], "as")) mod += t[i++].text;
+      std::string as;
+      if (i < t.size() && tok_is(t[i], "as") && i + 1 < t.size()) {
+        as = t[i + 1].text;
+        i += 2;
+      }
+      if (!as.empty()) aliases_[as] = mod;
+      if (i < t.size() && tok_is(t[i], ",")) ++i;
+    }
+  } else if (tok_is(t[0], "from")) {
+    size_t i = 1;
+    std::string mod;
+    while (i < t.size() && !tok_is(t[i], "import")) mod += t[i++].text;
+    ++i;
+    while (i < t.size()) {
+      if (tok_is(t[i], "(") || tok_is(t[i], ")") || tok_is(t[i], ",")) {
+        ++i;
+        continue;
+      }
+      std::string name = t[i++].text;
+      std::string as = name;
+      if (i + 1 < t.size() && tok_is(t[i], "as")) {
+        as = t[i + 1].text;
+        i += 2;
+      }
+      aliases_[as] = mod + "." + name;
+    }
+  }
+}
+
+bool PySide::is_load_inline(const PyExprP& e) const {
+  if (!e || e->kind != PyExpr::Call) return false;
+  std::string d = resolve(py_dotted(e->kids[0]));
+  return d == "load_inline" || (d.size() > 12 && d.compare(d.size() - 12, 12, ".load_inline") == 0);
+}
+
+bool PySide::is_load_files(const PyExprP& e) const {
+  if (!e || e->kind != PyExpr::Call) return false;
+  std::string d = resolve(py_dotted(e->kids[0]));
+  return d == "torch.utils.cpp_extension.load" || d == "cpp_extension.load";
+}
+
+std::vector<std::string> PySide::strings_of(const PyExprP& e, int line) {
+  if (++module_eval_depth_ > 64)
+    fail("python_syntax", "the CUDA source strings refer to each other in a loop");
+  std::vector<std::string> out;
+  switch (e->kind) {
+    case PyExpr::Str:
+      out.push_back(e->fstring ? format_fstring(e->text, line) : e->text);
+      break;
+    case PyExpr::Name: {
+      auto it = module_vars_.find(e->text);
+      if (it == module_vars_.end())
+        fail("not_kernelbench", "the CUDA source `" + e->text +
+                                    "` passed to load_inline is not a string of the module");
+      out = strings_of(it->second, line);
+      break;
+    }
+    case PyExpr::BinOp:
+      if (e->text == "+") {
+        auto a = strings_of(e->kids[0], line), b = strings_of(e->kids[1], line);
+        if (a.size() == 1 && b.size() == 1) {
+          out.push_back(a[0] + b[0]);
+        } else {
+          out = a;
+          out.insert(out.end(), b.begin(), b.end());
+        }
+        break;
+      }
+      fail("not_kernelbench", "the CUDA source passed to load_inline is built with `" + e->text +
+                                  "` (line " + std::to_string(line) + ")");
+    case PyExpr::List:
+    case PyExpr::Tuple:
+      for (const auto& k : e->kids) {
+        auto s = strings_of(k, line);
+        out.insert(out.end(), s.begin(), s.end());
+      }
+      break;
+    case PyExpr::Call: {
+      std::string d = resolve(py_dotted(e->kids[0]));
+      if ((d == "textwrap.dedent" || d == "dedent" || d == "str") && e->kids.size() == 2) {
+        out = strings_of(e->kids[1], line);
+        break;
+      }
+      if (e->kids[0]->kind == PyExpr::Attr &&
+          (e->kids[0]->text == "strip" || e->kids[0]->text == "lstrip" ||
+           e->kids[0]->text == "rstrip")) {
+        out = strings_of(e->kids[0]->kids[0], line);
+        break;
+      }
+      if (e->kids[0]->kind == PyExpr::Attr && e->kids[0]->text == "format")
+        fail("not_kernelbench",
+             "the CUDA source passed to load_inline is built with str.format (line " +
+                 std::to_string(line) + ")");
+      fail("not_kernelbench", "the CUDA source passed to load_inline is computed by `" +
+                                  py_text(e) + "` (line " + std::to_string(line) + ")");
+    }
+    case PyExpr::Const:
+      if (e->text == "None") break;
+      [[fallthrough]];
+    default:
+      fail("not_kernelbench", "the CUDA source passed to load_inline is `" + py_text(e) +
+                                  "` (line " + std::to_string(line) + ")");
+  }
+  --module_eval_depth_;
+  return out;
+}
+
+std::string PySide::format_fstring(const std::string& text, int line) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '{' && i + 1 < text.size() && text[i + 1] == '{') {
+      out += '{';
+      ++i;
+      continue;
+    }
+    if (c == '}' && i + 1 < text.size() && text[i + 1] == '}') {
+      out += '}';
+      ++i;
+      continue;
+    }
+    if (c == '{') {
+      size_t e = text.find('}', i);
+      if (e == std::string::npos)
+        fail("python_syntax",
+             "an f-string field is never closed (line " + std::to_string(line) + ")");
+      std::string name = text.substr(i + 1, e - i - 1);
+      auto it = module_vars_.find(name);
+      if (it == module_vars_.end() ||
+          !(it->second->kind == PyExpr::Num || it->second->kind == PyExpr::Str))
+        fail("not_kernelbench", "the CUDA source is an f-string with the field {" + name +
+                                    "}, which is not a constant of the module (line " +
+                                    std::to_string(line) + ")");
+      out += it->second->text;
+      i = e;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+PyExprP PySide::kwarg(const PyExprP& call, const char* name, size_t position) {
+  for (const auto& [k, v] : call->kwargs)
+    if (k == name) return v;
+  if (position + 1 < call->kids.size()) return call->kids[position + 1];
+  return nullptr;
+}
+
+int PySide::add_ext(const std::string& var, const PyExprP& call, int line) {
+  auto known = ext_by_var_.find(var);
+  if (known != ext_by_var_.end()) return known->second;
+  ExtModule m;
+  m.var = var;
+  m.line = line;
+  // load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None,
+  //             extra_cuda_cflags=None, ...)
+  if (auto e = kwarg(call, "cuda_sources", 2)) m.cuda_sources = strings_of(e, line);
+  if (auto e = kwarg(call, "cpp_sources", 1)) m.cpp_sources = strings_of(e, line);
+  if (auto e = kwarg(call, "functions", 3)) {
+    if (e->kind == PyExpr::Str)
+      m.functions.push_back(e->text);
+    else if (e->kind == PyExpr::List || e->kind == PyExpr::Tuple)
+      for (const auto& k : e->kids)
+        if (k->kind == PyExpr::Str) m.functions.push_back(k->text);
+  }
+  if (auto e = kwarg(call, "extra_cuda_cflags", 5)) {
+    if (e->kind == PyExpr::List || e->kind == PyExpr::Tuple)
+      for (const auto& k : e->kids)
+        if (k->kind == PyExpr::Str && starts_with(k->text, "-D") && k->text.size() > 2) {
+          std::string d = k->text.substr(2);
+          size_t eq = d.find('=');
+          cflag_defines[d.substr(0, eq)] = eq == std::string::npos ? "1" : d.substr(eq + 1);
+        }
+  }
+  if (m.cuda_sources.empty())
+    fail("not_kernelbench", "load_inline module `" + var + "` (line " + std::to_string(line) +
+                                ") has no cuda_sources");
+  for (const auto& s : m.cuda_sources) {
+    ExtModule::Source so;
+    so.text = s;
+    so.cuda = true;
+    so.toks = c_tokens(s);
+    so.items = c_items(so.toks, 0, so.toks.size());
+    m.sources.push_back(std::move(so));
+  }
+  for (const auto& s : m.cpp_sources) {
+    ExtModule::Source so;
+    so.text = s;
+    so.cuda = false;
+    so.toks = c_tokens(s);
+    so.items = c_items(so.toks, 0, so.toks.size());
+    m.sources.push_back(std::move(so));
+  }
+  C.exts.push_back(std::move(m));
+  int idx = static_cast<int>(C.exts.size()) - 1;
+  ext_by_var_[var] = idx;
+  return idx;
+}
+
+size_t PySide::assign_at(const std::vector<PyTok>& t) {
+  int d = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != PyTok::Op) continue;
+    if (t[i].text == "(" || t[i].text == "[" || t[i].text == "{") ++d;
+    if (t[i].text == ")" || t[i].text == "]" || t[i].text == "}") --d;
+    if (d == 0 && t[i].text == "=") return i;
+  }
+  return 0;
+}
+
+void PySide::scan_module() {
+  bool triton = false, load_files = false, any_inline = false;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const PyLine& l = lines_[i];
+    for (const auto& t : l.toks)
+      if (t.kind == PyTok::Name && (t.text == "triton")) triton = true;
+    if (l.indent != 0) continue;
+    const auto& t = l.toks;
+    if (tok_is(t[0], "import") || tok_is(t[0], "from")) {
+      scan_imports(l);
+      continue;
+    }
+    if (tok_is(t[0], "class") && t.size() > 1 && t[1].text == "ModelNew") {
+      have_class_ = true;
+      class_line_ = i;
+      continue;
+    }
+    if (tok_is(t[0], "def") && t.size() > 1) {
+      module_defs_.insert(t[1].text);
+      continue;
+    }
+    if (tok_is(t[0], "class") || tok_is(t[0], "@") || tok_is(t[0], "if") || tok_is(t[0], "with") ||
+        tok_is(t[0], "for") || tok_is(t[0], "try"))
+      continue;
+    size_t eq = assign_at(t);
+    if (eq == 1 && t[0].kind == PyTok::Name) {
+      PyExprP v;
+      try {
+        v = py_parse_expr(t, 2, t.size());
+      } catch (const ImportError&) {
+        continue;  // a module-level line kernrl does not need
+      }
+      module_vars_[t[0].text] = v;
+    }
+  }
+  // load_inline calls at module level, in order.
+  for (const auto& [name, v] : module_vars_) {
+    if (is_load_inline(v)) any_inline = true;
+    if (is_load_files(v)) load_files = true;
+  }
+  if (!have_class_) {
+    if (triton)
+      fail("not_kernelbench",
+           "a Triton module without class ModelNew; kernrl expects CUDA kernels");
+    fail("not_kernelbench", "no class ModelNew: not a KernelBench generation");
+  }
+  // The class: __init__, forward and other methods.
+  Block cls = body_of(lines_, class_line_);
+  for (size_t i = cls.begin; i < cls.end; ++i) {
+    const PyLine& l = lines_[i];
+    if (!tok_is(l.toks[0], "def") || l.toks.size() < 2) continue;
+    std::string name = l.toks[1].text;
+    class_defs_.insert(name);
+    Block b = body_of(lines_, i);
+    if (name == "__init__") read_init(i, b, &any_inline, &load_files);
+    if (name == "forward") {
+      forward_ = b;
+      forward_header_ = i;
+      have_forward_ = true;
+    }
+  }
+  if (!any_inline) {
+    if (load_files)
+      fail("not_kernelbench",
+           "the CUDA is built from files with torch.utils.cpp_extension.load; kernrl reads "
+           "load_inline sources");
+    if (triton) fail("not_kernelbench", "ModelNew uses Triton kernels, not load_inline CUDA");
+    fail("not_kernelbench", "ModelNew builds no CUDA with load_inline (a PyTorch-only answer)");
+  }
+  if (!have_forward_) fail("not_kernelbench", "class ModelNew has no forward method");
+  for (const auto& [name, v] : module_vars_)
+    if (is_load_inline(v)) add_ext(name, v, v->line);
+}
+
+void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* load_files) {
+  const auto& t = lines_[header].toks;
+  // def __init__(self, a, b=1, *args, **kwargs):
+  int d = 0;
+  bool in_default = false;
+  for (size_t i = 2; i < t.size(); ++i) {
+    const PyTok& k = t[i];
+    if (k.kind == PyTok::Op && (k.text == "(" || k.text == "[" || k.text == "{")) ++d;
+    if (k.kind == PyTok::Op && (k.text == ")" || k.text == "]" || k.text == "}")) --d;
+    if (d == 1 && k.kind == PyTok::Op && k.text == ",") in_default = false;
+    if (d == 1 && k.kind == PyTok::Op && (k.text == "=" || k.text == ":")) in_default = true;
+    if (d == 1 && k.kind == PyTok::Name && !in_default && k.text != "self")
+      init_params_.insert(k.text);
+  }
+  for (size_t i = b.begin; i < b.end; ++i) {
+    const auto& lt = lines_[i].toks;
+    size_t eq = assign_at(lt);
+    if (eq >= 3 && tok_is(lt[0], "self") && tok_is(lt[1], ".") && lt[2].kind == PyTok::Name) {
+      PyExprP v;
+      try {
+        v = py_parse_expr(lt, eq + 1, lt.size());
+      } catch (const ImportError&) {
+        continue;
+      }
+      std::string attr = lt[2].text;
+      init_attrs_[attr] = v;
+      if (is_load_inline(v)) {
+        *any_inline = true;
+        add_ext("self." + attr, v, lines_[i].line);
+      }
+      if (is_load_files(v)) *load_files = true;
+    }
+  }
+}
+
+}  // namespace kernrl::kbimport::py

@@ -1,0 +1,157 @@
+// The Python side of the KernelBench converter (py_*.cpp): the module read symbolically, its
+// forward() run with values kernrl knows. Internal to the converter.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "import/converter.h"
+
+namespace kernrl::kbimport::py {
+
+inline bool tok_is(const PyTok& t, const char* text) {
+  return t.text == text && (t.kind == PyTok::Op || t.kind == PyTok::Name);
+}
+
+// A Python block: a def's or a class's body lines.
+struct Block {
+  size_t begin = 0, end = 0;  // indices into lines
+};
+
+inline Block body_of(const std::vector<PyLine>& lines, size_t header) {
+  Block b{header + 1, header + 1};
+  while (b.end < lines.size() && lines[b.end].indent > lines[header].indent) ++b.end;
+  return b;
+}
+
+// The index of the first top-level ':' of a compound statement's header (0 when none).
+inline size_t header_colon(const std::vector<PyTok>& toks) {
+  int d = 0;
+  for (size_t i = 0; i < toks.size(); ++i) {
+    const PyTok& t = toks[i];
+    if (t.kind != PyTok::Op) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}") --d;
+    if (d == 0 && t.text == ":") return i;
+  }
+  return 0;
+}
+
+class PySide {
+ public:
+  PySide(Converter& c, const std::string& python) : C(c), src_(python) {}
+
+  struct Result {
+    Val ret;
+    std::string fn_names;  // host functions called, for the header comment
+  };
+
+  Result run();
+
+  std::vector<std::string> host_calls;
+  std::map<std::string, std::string> cflag_defines;  // -DNAME=VALUE of extra_cuda_cflags
+
+ private:
+  Converter& C;
+  const std::string& src_;
+  std::vector<PyLine> lines_;
+  std::map<std::string, std::string> aliases_;  // import aliases: F -> torch.nn.functional
+  std::map<std::string, PyExprP> module_vars_;
+  std::set<std::string> module_defs_;
+  std::map<std::string, PyExprP> init_attrs_;  // self.X = expr in ModelNew.__init__
+  std::set<std::string> init_params_;
+  std::set<std::string> class_defs_;         // methods of ModelNew
+  std::map<std::string, int> ext_by_var_;    // "name" or "self.name" -> ext index
+  std::map<std::string, int> param_tensor_;  // problem parameter -> tensor
+  std::map<std::string, Val> self_overrides_;
+  size_t class_line_ = 0;
+  bool have_class_ = false;
+  Block forward_{0, 0};
+  size_t forward_header_ = 0;
+  bool have_forward_ = false;
+  int module_eval_depth_ = 0;
+
+  // ---------------------------------------------------------------- module scan
+  std::string resolve(const std::string& dotted) const;
+
+  void scan_imports(const PyLine& l);
+
+  bool is_load_inline(const PyExprP& e) const;
+  bool is_load_files(const PyExprP& e) const;
+
+  // The value of a string expression of the module (sources are usually module-level strings).
+  std::vector<std::string> strings_of(const PyExprP& e, int line);
+
+  std::string format_fstring(const std::string& text, int line);
+
+  PyExprP kwarg(const PyExprP& call, const char* name, size_t position);
+
+  int add_ext(const std::string& var, const PyExprP& call, int line);
+
+  // Splits "target = value" at the top-level '='.
+  static size_t assign_at(const std::vector<PyTok>& t);
+
+  void scan_module();
+
+  void read_init(size_t header, const Block& b, bool* any_inline, bool* load_files);
+
+  // ---------------------------------------------------------------- values
+  Val tensor_val(int idx);
+
+  std::vector<Val> shape_of(const TensorSpec& t);
+
+  Val problem_param(const std::string& name, const std::string& as_written);
+
+  Val from_problem_name(const std::string& n);
+
+  Val self_attr(const std::string& attr);
+
+  Val init_value(const std::string& attr, const PyExprP& v);
+
+  Val module_value(const std::string& name);
+
+  static Val number(const std::string& lit);
+
+  // ---------------------------------------------------------------- forward
+  struct Env {
+    std::map<std::string, Val> locals;
+    std::optional<Val> ret;
+  };
+
+  Result run_forward();
+
+  [[noreturn]] void torch_op(const std::string& what, const std::string& text);
+
+  void exec_lines(Env& env, size_t begin, size_t end);
+
+  void exec_inline(Env& env, const PyLine& l, size_t from);
+
+  size_t exec_if(Env& env, size_t i, size_t end);
+
+  std::optional<bool> truth(const Val& v);
+
+  void exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int line);
+
+  void bind(Env& env, const PyExprP& target, const Val& value, int line);
+
+  void name_alloc(const Val& v, const std::string& name);
+
+  Val binop(const std::string& op, const Val& a, const Val& b, const std::string& text);
+
+  Val eval(Env& env, const PyExprP& e);
+
+  Val attr(Env& env, const PyExprP& e);
+
+  std::vector<Val> shape_args(Env& env, const PyExprP& call, size_t first, std::string* dtype);
+
+  Val as_int(const Val& v, const std::string& text);
+
+  Val call(Env& env, const PyExprP& e);
+
+  Val tensor_method(Env& env, const Val& obj, const std::string& m, const PyExprP& e);
+};
+
+}  // namespace kernrl::kbimport::py
