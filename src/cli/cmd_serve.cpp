@@ -178,8 +178,7 @@ CommandRun add_serve_command(CLI::App& app) {
         std::vector<std::string> corpus_warnings;
         svc->prompts().load(&corpus_warnings);
         for (const auto& w : corpus_warnings)
-          std::fprintf(stderr, "kernrl serve: --corpus: %s
-", w.c_str());
+          std::fprintf(stderr, "kernrl serve: --corpus: %s\n", w.c_str());
       }
       size_t max_body = static_cast<size_t>(o->max_body_mb * 1024 * 1024);
       std::string mode = grader->gpu_info();

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-TraceRecord rec(const std::string& run, const std::string& traj, int turn, const char* status,
-                double reward, std::optional<double> speedup = std::nullopt) {
+TraceRecord make_rec(const std::string& run, const std::string& traj, int turn, const char* status,
+                     double reward, std::optional<double> speedup = std::nullopt) {
   static int n = 0;  // every record a sample of its own (no duplicates)
   ++n;
   json j = {{"schema", "kernrl.trace.v1"},
@@ -53,7 +53,7 @@ TEST_CASE("training tags: applied to a record, read from requests and action met
               {"training", {{"step", 40}, {"run", "ppo"}}},
               {"prompt_examples", {"L1_26_GELU_/solution.cu"}}};
   REQUIRE(read_request_tags(req, &t, &error));
-  TraceRecord r = rec("r", "", 1, "correct", 1);
+  TraceRecord r = make_rec("r", "", 1, "correct", 1);
   t.apply(r);
   json j = r.to_json();
   CHECK(j["trajectory"] == "ep-1");
@@ -127,9 +127,9 @@ TEST_CASE("discounted returns: R_t = s_t + g s_{t+1} + g^2 s_{t+2}") {
 
 TEST_CASE("report: the trajectory view") {
   std::vector<TraceRecord> recs = {
-      rec("m", "a", 1, "compile_error", -0.5), rec("m", "a", 2, "incorrect", -0.25),
-      rec("m", "a", 3, "correct", 1.0, 2.0),   rec("m", "b", 1, "correct", 0.5, 1.5),
-      rec("m", "c", 1, "format_error", -0.5),  rec("m", "", 1, "correct", 0.2, 1.2)};
+      make_rec("m", "a", 1, "compile_error", -0.5), make_rec("m", "a", 2, "incorrect", -0.25),
+      make_rec("m", "a", 3, "correct", 1.0, 2.0),   make_rec("m", "b", 1, "correct", 0.5, 1.5),
+      make_rec("m", "c", 1, "format_error", -0.5),  make_rec("m", "", 1, "correct", 0.2, 1.2)};
   ReportOptions opt;
   opt.by = "turn";
   json a = aggregate(recs, opt);
@@ -178,14 +178,15 @@ TEST_CASE("report: the trajectory view") {
   ReportOptions plain;  // records without trajectories: no view
   CHECK(aggregate(std::vector<TraceRecord>{recs.back()}, plain)["trajectories"].is_null());
   plain.gamma = 1.5;
-  CHECK_THROWS_AS(aggregate(recs, plain), std::invalid_argument);
+  CHECK_THROWS(aggregate(recs, plain));
 }
 
 TEST_CASE("report: training curves by step, else by time") {
   std::vector<TraceRecord> recs;
   for (int step : {0, 0, 10, 10}) {
-    TraceRecord r = rec("m", "", 1, step == 0 ? "compile_error" : "correct", step == 0 ? -0.5 : 1.0,
-                        step == 0 ? std::nullopt : std::optional<double>(2.0));
+    TraceRecord r =
+        make_rec("m", "", 1, step == 0 ? "compile_error" : "correct", step == 0 ? -0.5 : 1.0,
+                 step == 0 ? std::nullopt : std::optional<double>(2.0));
     TrainingTags t;
     t.step = step;
     t.run = "ppo";
@@ -212,7 +213,7 @@ TEST_CASE("report: training curves by step, else by time") {
 
   std::vector<TraceRecord> timed;
   for (const char* ts : {"2026-01-01T00:00:00Z", "2026-01-01T00:00:30Z", "2026-01-01T00:09:59Z"}) {
-    TraceRecord r = rec("m", "", 1, "correct", 1.0, 1.5);
+    TraceRecord r = make_rec("m", "", 1, "correct", 1.0, 1.5);
     r.timestamp = std::string(ts);
     timed.push_back(r);
   }
