@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [kernelbench]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [kernelbench] [training]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3).
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
@@ -13,7 +13,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults kernelbench)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults kernelbench training)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -207,6 +207,12 @@ print("| %s | %s | %s | %s |" % (r.get("problem", sys.argv[1]), sys.argv[2], r.g
     } >"$OUT/kernelbench-solutions.md"
     cat "$OUT/kernelbench-solutions.md"
   fi
+fi
+
+if want training; then
+  log "training loop: a multi-turn episode over kernrl serve on the GPU, next-turn prompts, report --by turn"
+  scripts/training-gpu.sh --build "$BUILD" --out "$OUT/training" >"$OUT/training.log" 2>&1 || log "training failed"
+  tail -30 "$OUT/training.log"
 fi
 
 if want pack; then

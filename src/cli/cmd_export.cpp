@@ -31,7 +31,8 @@ CommandRun add_export_command(CLI::App& app) {
       "Each row: {schema, run, sample, problem, level, file, source_sha256, prompt (as `kernrl "
       "show\n"
       "ID --prompt` prints it), answer (the graded file's text), answer_missing, status, speedup,\n"
-      "reward, reward_preset, feedback}. Regrades of a resumed run count once (the last); records\n"
+      "reward, reward_preset, feedback, trajectory, turn, return (a trajectory turn's discounted\n"
+      "return, --gamma)}. Regrades of a resumed run count once (the last); records\n"
       "with no problem are left out. A file that is gone, unreadable or changed since it was "
       "graded\n"
       "(SHA-256) gets answer null and the reason in answer_missing; the summary on stderr counts\n"
@@ -40,6 +41,7 @@ CommandRun add_export_command(CLI::App& app) {
   struct Opts {
     std::vector<std::string> inputs;
     std::string out, run, root;
+    double gamma = 0.4;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("traces", o->inputs, "TRACE.jsonl files or directories (every *.jsonl inside)")
@@ -52,6 +54,10 @@ CommandRun add_export_command(CLI::App& app) {
   cmd->add_option("--root", o->root,
                   "Folder that relative `file` paths of the records are read from (default: the "
                   "current folder)");
+  cmd->add_option(
+         "--gamma", o->gamma,
+         "Discount of a trajectory's returns R_t = s_t + gamma s_{t+1} + ... (default 0.4)")
+      ->check(CLI::Range(0.0, 1.0));
   return [o]() {
     std::vector<TraceRecord> records;
     if (!read_trace_inputs(o->inputs, &records, std::cerr)) {
@@ -100,7 +106,7 @@ CommandRun add_export_command(CLI::App& app) {
       }
     };
     ExportSummary summary;
-    std::vector<json> rows = export_rows(records, prompt_of, read, &summary);
+    std::vector<json> rows = export_rows(records, prompt_of, read, &summary, o->gamma);
 
     if (o->out != "-" && !fs::path(o->out).parent_path().empty()) {
       std::error_code ec;

@@ -47,11 +47,18 @@ CommandRun add_report_command(CLI::App& app) {
          "TRACE.jsonl files or directories (a directory: every *.jsonl inside, recursively)")
       ->required()
       ->type_name("TRACE.jsonl|DIR");
-  cmd->add_option(
-         "--by", o->by,
-         "Table granularity: run (default), level (run x level) or problem (run x problem)")
-      ->check(CLI::IsMember({"run", "level", "problem"}))
+  cmd->add_option("--by", o->by,
+                  "Table granularity: run (default), level (run x level) or problem (run x "
+                  "problem);\n"
+                  "turn, trajectory: multi-turn trajectories per turn or one by one; step: "
+                  "training curves\n"
+                  "over the trainer's steps (time buckets when no record has a step)")
+      ->check(CLI::IsMember({"run", "level", "problem", "turn", "trajectory", "step"}))
       ->capture_default_str();
+  cmd->add_option("--gamma", o->gamma,
+                  "Discount of trajectories' returns R_t = s_t + gamma s_{t+1} + ... (default "
+                  "0.4)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--k", o->ks,
                   "pass@k values, comma-separated (default 1); a k is shown only over problems "
                   "with >= k samples")

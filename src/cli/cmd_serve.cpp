@@ -65,7 +65,8 @@ CommandRun add_serve_command(CLI::App& app) {
     std::string host = "127.0.0.1", gpus, trace, config, reward, baselines, seed, run = "serve",
                 token_file;
     int port = 8000, max_sessions = 64, max_queue = 256, max_turns = 10, threads = 2, jobs = 0,
-        max_connections = 512;
+        max_connections = 512, examples = 0;
+    std::vector<std::string> corpus;
     double step_timeout = 50, cache_mb = 128, max_body_mb = 8;
     bool compile_only = false, stdio = false, unauthenticated = false;
     std::vector<std::string> allow_origins, allow_hosts;
@@ -100,6 +101,15 @@ CommandRun add_serve_command(CLI::App& app) {
       ->check(CLI::Range(1.0, 86400.0));
   cmd->add_option("--max-turns", o->max_turns, "Turns of an OpenEnv episode (default 10)")
       ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--examples", o->examples,
+                  "Put the K verified kernels of the most similar problems before every task "
+                  "prompt (docs/training.md)")
+      ->type_name("K")
+      ->check(CLI::Range(0, 16));
+  cmd->add_option("--corpus", o->corpus,
+                  "Trace files or folders whose correct records (source unchanged) join the "
+                  "bundled solutions as examples")
+      ->type_name("TRACE.jsonl|DIR");
   cmd->add_option("--cache-mb", o->cache_mb,
                   "Result cache size in MiB, keyed by the answer's hash, problem and config "
                   "(default 128; 0: no cache)")
@@ -178,6 +188,9 @@ CommandRun add_serve_command(CLI::App& app) {
       so.run = o->run;
       so.run_seed = run_seed;
       so.reward_preset = preset.name;
+      so.examples = o->examples;
+      so.corpus = o->corpus;
+      if (!o->corpus.empty() && o->examples == 0) throw UsageError("--corpus needs --examples K");
       json digest = {{"config", cfg.to_json()},
                      {"reward", preset.name},
                      {"kind", preset.kind},
@@ -190,6 +203,12 @@ CommandRun add_serve_command(CLI::App& app) {
                      {"baselines", o->baselines}};
       so.config_digest = sha256_hex(digest.dump());
       auto svc = std::make_unique<serve::Service>(so, grader, problems);  // UsageError: --trace
+      if (o->examples > 0) {
+        std::vector<std::string> corpus_warnings;
+        svc->prompts().load(&corpus_warnings);
+        for (const auto& w : corpus_warnings)
+          std::fprintf(stderr, "kernrl serve: --corpus: %s\n", w.c_str());
+      }
       size_t max_body = static_cast<size_t>(o->max_body_mb * 1024 * 1024);
       std::string mode = grader->gpu_info();
 

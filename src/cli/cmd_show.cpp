@@ -4,8 +4,11 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/prompt_options.h"
 #include "contract/contract.h"
+#include "contract/examples.h"
 #include "contract/kernelbench_prompt.h"
+#include "contract/next_turn.h"
 #include "contract/prompt.h"
 #include "core/paths.h"
 #include "core/problem.h"
@@ -42,20 +45,19 @@ CommandRun add_show_command(CLI::App& app) {
   auto prompt = std::make_shared<bool>(false);
   auto contract = std::make_shared<bool>(false);
   auto headers = std::make_shared<bool>(false);
-  auto language = std::make_shared<std::string>("cuda");
-  auto style = std::make_shared<std::string>("kernrl");
   cmd->add_option("ID", *id, "Problem id (e.g. L1_23_Softmax, or a unique prefix such as L1_23)");
   cmd->add_flag("--contract", *contract,
                 "Print the kernel-file contract as a model's prompt states it (no ID needed)");
   cmd->add_flag("--headers", *headers,
                 "Print every header a kernel file may include, as a Markdown table (no ID needed)");
-  cmd->add_flag("--json", *as_json, "The specification as one JSON object (with the template)");
+  cmd->add_flag("--json", *as_json,
+                "The specification as one JSON object (with the template); with --prompt: "
+                "{prompt, prompt_name, prompt_version, examples}");
   cmd->add_flag("--prompt", *prompt,
                 "A complete task prompt for a model: problem, kernel-file contract, template");
-  cmd->add_option("--language", *language,
-                  "The kernel language of --prompt and the template: cuda (default) or triton")
-      ->check(CLI::IsMember({"cuda", "triton"}));
-  cmd->add_option("--style", *style,
+  auto po = std::make_shared<PromptCliOptions>();
+  add_prompt_options(*cmd, *po);
+  cmd->add_option("--style", po->style,
                   "With --prompt: kernrl (a kernel file, the default) or kernelbench (a ModelNew "
                   "module with load_inline kernels, as KernelBench asks)")
       ->check(CLI::IsMember({"kernrl", "kernelbench"}));
@@ -66,8 +68,10 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (id->empty()) throw UsageError("show needs a problem ID (or --contract, --headers)");
+    if (po->used() && !*prompt)
+      throw UsageError("--previous, --record and --examples need --prompt");
     ProblemSpec p = load_problem(find_problem_dir(problems_dir(), *id));
-    if (*as_json) {
+    if (*as_json && !*prompt) {
       auto j = p.to_json();
       j["template"] = kernel_template(p);
       j["triton_template"] = triton_template(p);
@@ -84,7 +88,15 @@ CommandRun add_show_command(CLI::App& app) {
       return kExitOk;
     }
     if (*prompt) {
-      std::cout << (*style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p, *language));
+      PromptText t = build_prompt(p, *po);
+      if (*as_json)
+        std::cout << json_line({{"prompt", t.text},
+                                {"prompt_version", t.version},
+                                {"prompt_name", t.name},
+                                {"examples", t.examples}})
+                  << "\n";
+      else
+        std::cout << t.text;
       return kExitOk;
     }
     std::cout << p.id << " (level " << p.level << "): " << p.name << "\n\n"
@@ -95,7 +107,7 @@ CommandRun add_show_command(CLI::App& app) {
               << "\nWork at bench: " << p.flops_at(p.bench) << " flops, " << p.bytes_at(p.bench)
               << " bytes" << scoring_text(p) << "\n\nPyTorch:\n"
               << p.torch << "\nKernel template:\n"
-              << (*language == "triton" ? triton_template(p) : kernel_template(p));
+              << (po->language == "triton" ? triton_template(p) : kernel_template(p));
     return kExitOk;
   };
 }

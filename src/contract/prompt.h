@@ -9,6 +9,10 @@
 
 namespace kernrl {
 
+// The task prompt's version (docs/prompts.md): bumped whenever its text changes for a problem.
+constexpr int kTaskPromptVersion = 1;
+constexpr const char* kTaskPromptName = "kernrl.task.v1";
+
 // A kernel file to start from: the launch block and one kernel taking every tensor, scalar and
 // size of the problem.
 std::string kernel_template(const ProblemSpec& p);

@@ -31,6 +31,22 @@ std::string shown(const fs::path& p) {
   return escape_invalid_utf8(p.string());
 }
 
+// A turn number from a file name (1 to INT_MAX); false with a warning otherwise.
+bool parse_turn(const std::string& s, std::optional<int>* out, std::vector<std::string>* warnings,
+                const fs::path& file) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc() && ptr == s.data() + s.size() && v >= 1) {
+    *out = v;
+    return true;
+  }
+  warnings->push_back(shown(file) + ": the turn number " +
+                      (s.size() > 30 ? s.substr(0, 30) + "..." : s) +
+                      " in the name is out of range (1 to " + std::to_string(INT_MAX) +
+                      "); graded as no turn of a trajectory");
+  return false;
+}
+
 }  // namespace
 
 Discovery discover_files(const fs::path& dir, const std::vector<fs::path>& exclude) {
@@ -136,10 +152,13 @@ Discovery discover_files(const fs::path& dir, const std::vector<fs::path>& exclu
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return files[a] < files[b]; });
 
-  static const std::regex kb(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.(cu|md|txt|py)$)");
+  static const std::regex kb(
+      R"(level_(\d+)_problem_(\d+)_sample_(\d+)(_turn_(\d+))?_kernel\.(cu|md|txt|py)$)");
+  static const std::regex folder_turn(R"(^turn_(\d+)(_[^/]*)?\.(cu|md|txt|py)$)");
   std::map<std::string, int> per_folder;
+  std::map<std::string, std::map<std::string, int>> trajectory_places;
   for (size_t i : order) {
-    DiscoveredFile f{files[i], rels[i], "", std::nullopt};
+    DiscoveredFile f{files[i], rels[i], "", std::nullopt, std::nullopt, std::nullopt};
     fs::path fp(f.file);
     std::string name = fp.filename().string();
     std::string folder_key = fp.parent_path().string();
@@ -148,6 +167,11 @@ Discovery discover_files(const fs::path& dir, const std::vector<fs::path>& exclu
       // Numbers are kept as text for the problem id: one with too many digits is an unknown
       // problem.
       f.problem = "L" + m[1].str() + "_" + m[2].str();
+      if (m[5].matched && parse_turn(m[5].str(), &f.turn, &d.warnings, fp)) {
+        std::string stem = name.substr(0, static_cast<size_t>(m.position(4)));
+        fs::path rel_folder = fs::path(f.rel).parent_path();
+        f.trajectory = (rel_folder.empty() ? fs::path(stem) : rel_folder / stem).string();
+      }
       const std::string s = m[3].str();
       int v = 0;
       auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -158,6 +182,30 @@ Discovery discover_files(const fs::path& dir, const std::vector<fs::path>& exclu
                              (s.size() > 30 ? s.substr(0, 30) + "..." : s) +
                              " in the name is out of range (0 to " + std::to_string(INT_MAX) +
                              "); graded with sample null");
+      }
+    } else if (std::regex_match(name, m, folder_turn) &&
+               parse_turn(m[1].str(), &f.turn, &d.warnings, fp)) {
+      // DIR/[<problem>/]<trajectory>/turn_T.cu: the trajectory is the folder; its sample number is
+      // its place among the trajectory folders beside it.
+      fs::path traj = fs::path(f.rel).parent_path();
+      f.trajectory = traj.empty() ? std::string(".") : traj.string();
+      std::string outer = fp.parent_path().parent_path().string();
+      auto& places = trajectory_places[outer];
+      auto at = places.find(f.trajectory.value());
+      if (at == places.end())
+        at = places.emplace(*f.trajectory, static_cast<int>(places.size())).first;
+      f.sample = at->second;
+      // The problem: the folder holding the trajectory's folder (inside DIR), else the
+      // trajectory's folder.
+      std::string parent =
+          traj.has_parent_path() ? fp.parent_path().parent_path().filename().string() : "";
+      for (const std::string& folder : {parent, fp.parent_path().filename().string()}) {
+        if (folder.empty() || folder.size() >= 256 || traj.empty() || !f.problem.empty()) continue;
+        try {
+          f.problem = problem_id_of_dir(find_problem_dir(problems_dir(), folder));
+        } catch (const SpecError&) {
+          // Not a problem folder: the launch block (or the name) must say.
+        }
       }
     } else {
       f.sample = per_folder[folder_key]++;

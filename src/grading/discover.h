@@ -14,6 +14,10 @@ struct DiscoveredFile {
   std::string problem;  // what the layout names (maybe a problem kernrl does not have); empty: the
                         // launch block says
   std::optional<int> sample;  // from the name or the position in its folder; nullopt: out of range
+  // A turn of a multi-turn trajectory (docs/grade-dir.md, "Trajectories"): the trajectory's id and
+  // the turn, from the name (..._sample_S_turn_T_kernel.cu) or the folder (<trajectory>/turn_T.cu).
+  std::optional<std::string> trajectory;
+  std::optional<int> turn;
 };
 
 struct Discovery {

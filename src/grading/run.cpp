@@ -11,6 +11,7 @@
 #include "grading/session.h"
 #include "record/safe_text.h"
 #include "record/trace_file.h"
+#include "record/training.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
@@ -144,7 +145,10 @@ RunTally Run::grade(GradingSession& session, const std::vector<DiscoveredFile>& 
     sub.opt.sample = f.sample;
     sub.only_problem = sel.only_problem;
     sub.only_level = sel.only_level;
-    session.submit(std::move(sub), [&, file = f.file](Outcome r) {
+    TrainingTags tags;  // a turn of a trajectory layout (docs/grade-dir.md)
+    tags.trajectory = f.trajectory;
+    tags.turn = f.turn;
+    session.submit(std::move(sub), [&, file = f.file, tags](Outcome r) {
       std::lock_guard<std::mutex> l(mu);
       switch (r.kind) {
         case Outcome::Failed:
@@ -164,6 +168,7 @@ RunTally Run::grade(GradingSession& session, const std::vector<DiscoveredFile>& 
           return;  // not graded: a run's submissions have no deadline and are never cancelled
       }
       if (!tally.write_error.empty()) return;
+      tags.apply(r.record);
       try {
         write(r.record);
       } catch (const std::runtime_error& e) {

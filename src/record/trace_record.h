@@ -284,6 +284,17 @@ struct Grader : RecordObject {
   }
 };
 
+// `training`: the trainer's step and run an answer was graded for (docs/training.md).
+struct Training : RecordObject {
+  Field<int64_t> step;
+  Field<std::string> run;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("step", s.step);
+    v("run", s.run);
+  }
+};
+
 }  // namespace trace
 
 struct TraceRecord : RecordObject {
@@ -335,6 +346,13 @@ struct TraceRecord : RecordObject {
   // output ({tool, launches: [...]} or {tool, error}), passed through for the reader; nothing in
   // kernrl reads them back.
   Field<nlohmann::json> profile;
+  // Training (docs/training.md): the trajectory (an episode of several turns) and the turn
+  // (1-based) an answer was, the trainer's step and run, and the retrieved examples its prompt
+  // carried.
+  Field<std::string> trajectory;
+  Field<int> turn;
+  Field<trace::Training> training;
+  Field<std::vector<std::string>> prompt_examples;
 
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
@@ -378,6 +396,10 @@ struct TraceRecord : RecordObject {
     v("wall_ms", s.wall_ms);
     v("grader", s.grader);
     v("profile", s.profile);
+    v("trajectory", s.trajectory);
+    v("turn", s.turn);
+    v("training", s.training);
+    v("prompt_examples", s.prompt_examples);
   }
 
   // A record as every file's starts: schema, kernel format, run (null when empty), sample, file,

@@ -11,8 +11,10 @@
 #include "record/record.h"
 #include "record/reward.h"
 #include "report/compare.h"
+#include "report/curves.h"
 #include "report/records.h"
 #include "report/scoring.h"
+#include "report/trajectories.h"
 
 namespace kernrl {
 using nlohmann::json;
@@ -406,7 +408,7 @@ json aggregate(const Prepared& prepared, const ReportOptions& opt, const Setting
     a["levels"].push_back(std::move(m));
   }
   a["groups"] = json::array();
-  if (opt.by == "run") {
+  if (opt.by != "level" && opt.by != "problem") {  // run, and the views below (by run)
     a["groups"] = a["runs"];
   } else {
     for (const Group& g : group_records(recs, opt.by, order))
@@ -424,6 +426,12 @@ json aggregate(const Prepared& prepared, const ReportOptions& opt, const Setting
                         {"order", s.sort->lower_is_better ? "ascending" : "descending"},
                         {"entries", entries}};
   }
+  a["gamma"] = opt.gamma;
+  a["trajectories"] = trajectories_json(recs, opt.gamma, order);
+  a["curves"] = nullptr;
+  bool has_step = false;
+  for (const TraceRecord& r : recs) has_step = has_step || (r.training && r.training->step);
+  if (opt.by == "step" || has_step) a["curves"] = curves_json(recs, order);
   a["comparison"] = nullptr;
   if (prepared.has_baseline) a["comparison"] = compare(recs, prepared.baseline, s, opt.baseline);
   return a;

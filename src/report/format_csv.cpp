@@ -1,6 +1,7 @@
 // --format csv: one table with a header row (docs/report.md, "csv").
 #include "report/render.h"
 #include "report/tables.h"
+#include "report/views.h"
 
 namespace kernrl::report {
 using nlohmann::json;
@@ -59,6 +60,7 @@ std::string comparison_csv(const json& cmp) {
 std::string render_csv(const ReportData& data) {
   const json& a = data.report;
   if (a["comparison"].is_object()) return comparison_csv(a["comparison"]);
+  if (std::string view = views_csv(a); !view.empty()) return view;
   std::vector<std::string> statuses = status_names(a["groups"]);
   std::vector<json> head = {"run",      "level",       "problem",      "samples",
                             "problems", "format_rate", "compile_rate", "correct_rate"};

@@ -9,6 +9,7 @@
 #include "report/scoring.h"
 #include "report/svg.h"
 #include "report/tables.h"
+#include "report/views.h"
 
 namespace kernrl::report {
 using nlohmann::json;
@@ -377,8 +378,11 @@ std::string render_html(const ReportData& d) {
   Table level_scores = level_scores_table(a);
   out += "<nav><a href=\"#charts\">Charts</a><a href=\"#runs\">Runs</a>";
   if (!level_scores.rows.empty()) out += "<a href=\"#levels\">Scores by level</a>";
-  if (a["by"] != "run")
+  if (a["by"] == "level" || a["by"] == "problem")
     out += "<a href=\"#groups\">By " + svg::escape(a["by"].get<std::string>()) + "</a>";
+  if (a.value("trajectories", json()).is_object())
+    out += "<a href=\"#trajectories\">Trajectories</a>";
+  if (a.value("curves", json()).is_object()) out += "<a href=\"#curves\">Training curves</a>";
   out += "<a href=\"#statuses\">Statuses</a>";
   if (unattributed) out += "<a href=\"#unattributed\">Unattributed</a>";
   if (compared) out += "<a href=\"#comparison\">Compared with the baseline</a>";
@@ -403,6 +407,7 @@ std::string render_html(const ReportData& d) {
                              "device with known ceilings is needed).</p>\n"
                            : scatter;
   }
+  out += views_html_charts(a);
   out += "<h3>Statuses</h3>\n" + status_breakdown(a, c);
   if (compared)
     out += "<h3>Against the baseline</h3>\n<div class=\"charts\">\n" +
@@ -425,6 +430,7 @@ std::string render_html(const ReportData& d) {
   if (a["by"] == "problem")
     out += "<h2 id=\"groups\">By problem</h2>\n" +
            html_table(metrics_table(a, a["groups"], {"run", "problem", "level"}, false));
+  out += views_html_tables(a, html_table);
   out += "<h2 id=\"statuses\">Statuses</h2>\n" + html_table(status_table(a));
   if (unattributed)
     out +=

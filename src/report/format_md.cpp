@@ -1,6 +1,7 @@
 // --format md: the report for people, as GitHub-style Markdown tables (docs/report.md, "md").
 #include "report/render.h"
 #include "report/tables.h"
+#include "report/views.h"
 
 namespace kernrl::report {
 using nlohmann::json;
@@ -65,6 +66,8 @@ std::string render_md(const ReportData& data) {
   if (by == "problem")
     out += "\n## By problem\n\n" +
            md_table(metrics_table(a, a["groups"], {"run", "problem", "level"}, false));
+
+  out += views_md(a);
 
   out += "\n## Statuses\n\n" + md_table(status_table(a));
 

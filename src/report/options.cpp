@@ -46,8 +46,11 @@ SortMetric parse_sort(const std::string& s) {
 }
 
 Settings settings_of(const ReportOptions& opt) {
-  if (opt.by != "run" && opt.by != "level" && opt.by != "problem")
-    throw UsageError("--by must be run, level or problem (got '" + opt.by + "')");
+  if (opt.by != "run" && opt.by != "level" && opt.by != "problem" && opt.by != "turn" &&
+      opt.by != "trajectory" && opt.by != "step")
+    throw UsageError("--by must be run, level, problem, turn, trajectory or step (got '" + opt.by +
+                     "')");
+  if (!(opt.gamma >= 0 && opt.gamma <= 1)) throw UsageError("--gamma must be from 0 to 1");
   if (!find_format(opt.format)) {
     std::vector<std::string> names = report_formats();
     std::string list;

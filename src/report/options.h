@@ -10,8 +10,9 @@ namespace kernrl {
 struct ReportOptions {
   std::vector<std::string>
       inputs;  // trace files or directories (a directory: every *.jsonl inside, recursively)
-  std::string by = "run";                             // run | level | problem
-  std::vector<int> ks = {1};                          // pass@k
+  std::string by = "run";     // run | level | problem | turn | trajectory | step
+  double gamma = 0.4;         // the discount of trajectories' returns (docs/report.md)
+  std::vector<int> ks = {1};  // pass@k
   std::vector<double> ps = {0, 0.5, 0.8, 1, 1.5, 2};  // fast_p thresholds
   std::string format = "md";                          // a name of report_formats()
   std::string sort;      // metric name for a leaderboard across runs (e.g. fast_1, pass@1,

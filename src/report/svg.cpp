@@ -395,6 +395,24 @@ std::string distribution_chart(const DistributionChart& c) {
   return cv.finish(bottom + 40);
 }
 
+namespace {
+
+// Each series' points joined in x order by line segments in its color.
+void join_series(Canvas& cv, const ScatterChart& c, const Scale& x, const Scale& y) {
+  for (size_t si = 0; si < c.series.size(); ++si) {
+    std::vector<std::pair<double, double>> pts;
+    for (const auto& p : c.points)
+      if (p.series == si) pts.push_back({p.x, p.y});
+    std::sort(pts.begin(), pts.end());
+    for (size_t i = 1; i < pts.size(); ++i)
+      cv.raw("<line x1=\"" + px(x(pts[i - 1].first)) + "\" y1=\"" + px(y(pts[i - 1].second)) +
+             "\" x2=\"" + px(x(pts[i].first)) + "\" y2=\"" + px(y(pts[i].second)) + "\" stroke=\"" +
+             escape(c.series[si].color) + "\" stroke-width=\"1.5\"/>");
+  }
+}
+
+}  // namespace
+
 std::string scatter_chart(const ScatterChart& c) {
   Canvas cv(c.title, c.width);
   double top = kTitleHeight + cv.legend(c.series, kTitleHeight + 8) + 6;
@@ -411,8 +429,9 @@ std::string scatter_chart(const ScatterChart& c) {
   y.from = bottom;
   y.to = top;
   cv.x_axis(x, bottom, top, c.log_x ? speed_label : plain_label, c.x_label);
-  cv.y_axis(y, left, x.to, plain_label, c.y_label);
+  cv.y_axis(y, left, x.to, c.y_percent ? percent_label : plain_label, c.y_label);
   if (c.log_x) cv.line(x(c.x_reference), top, x(c.x_reference), bottom, "reference");
+  if (c.lines) join_series(cv, c, x, y);
   for (const auto& p : c.points)
     cv.dot(x(p.x), y(p.y), 3.5,
            p.series < c.series.size() ? c.series[p.series].color : palette(p.series), p.tip);

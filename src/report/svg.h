@@ -95,6 +95,8 @@ struct ScatterChart {
   bool log_x = true;
   double x_reference = 1;     // a vertical line (log axis only)
   double y_lo = 0, y_hi = 1;  // the y domain at least spans these
+  bool lines = false;         // join each series' points in x order (a curve)
+  bool y_percent = false;     // y values are fractions, labelled as percentages
   std::vector<Series> series;
   std::vector<Point> points;
   int width = 880;

@@ -3,16 +3,24 @@
 #include "core/hash.h"
 #include "record/safe_text.h"
 #include "report/report.h"
+#include "report/trajectories.h"
 
 namespace kernrl {
 using nlohmann::json;
 
 std::vector<json> export_rows(const std::vector<TraceRecord>& records,
                               const PromptSource& prompt_of, const FileSource& read,
-                              ExportSummary* summary) {
+                              ExportSummary* summary, double gamma) {
   ExportSummary local;
   ExportSummary& s = summary ? *summary : local;
   std::vector<TraceRecord> recs = drop_duplicates(records, &s.duplicates);
+  std::map<const TraceRecord*, double> returns;  // each turn's discounted return
+  for (const report::Trajectory& t : report::trajectories_of(recs, {})) {
+    std::vector<double> rewards;
+    for (const TraceRecord* r : t.turns) rewards.push_back(report::turn_reward(*r));
+    std::vector<double> g = report::discounted_returns(rewards, gamma);
+    for (size_t i = 0; i < t.turns.size(); ++i) returns[t.turns[i]] = g[i];
+  }
   std::map<std::string, std::optional<std::string>> prompts;
   std::vector<json> rows;
   for (const TraceRecord& r : recs) {
@@ -60,15 +68,18 @@ std::vector<json> export_rows(const std::vector<TraceRecord>& records,
                     {"speedup", r.speedup.to_json()},
                     {"reward", r.reward.to_json()},
                     {"reward_preset", r.reward_preset.to_json()},
-                    {"feedback", r.feedback.to_json()}});
+                    {"feedback", r.feedback.to_json()},
+                    {"trajectory", r.trajectory.to_json()},
+                    {"turn", r.turn.to_json()},
+                    {"return", returns.count(&r) ? json(returns[&r]) : json(nullptr)}});
     ++s.rows;
   }
   return rows;
 }
 
 std::vector<json> export_rows(const std::vector<json>& records, const PromptSource& prompt_of,
-                              const FileSource& read, ExportSummary* summary) {
-  return export_rows(records_from_json(records), prompt_of, read, summary);
+                              const FileSource& read, ExportSummary* summary, double gamma) {
+  return export_rows(records_from_json(records), prompt_of, read, summary, gamma);
 }
 
 }  // namespace kernrl

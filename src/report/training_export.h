@@ -35,13 +35,15 @@ using FileSource =
 // file is still there with the SHA-256 the record holds; otherwise `answer` is null and
 // `answer_missing` says why ("file not found: ...", "the file changed since it was graded", ...).
 // Rows: {schema, run, sample, problem, level, file, source_sha256, prompt, answer, answer_missing,
-// status, speedup, reward, reward_preset, feedback}. Text is valid UTF-8 (invalid bytes as \xNN).
+// status, speedup, reward, reward_preset, feedback, trajectory, turn, return}. Text is valid UTF-8
+// (invalid bytes as \xNN). `return`: for a turn of a trajectory, its discounted return
+// R_t = s_t + gamma s_{t+1} + ... over the trajectory's later turns (docs/report.md); else null.
 std::vector<nlohmann::json> export_rows(const std::vector<TraceRecord>& records,
                                         const PromptSource& prompt_of, const FileSource& read,
-                                        ExportSummary* summary);
+                                        ExportSummary* summary, double gamma = 0.4);
 // The same for records as JSON objects (read with TraceRecord::from_json).
 std::vector<nlohmann::json> export_rows(const std::vector<nlohmann::json>& records,
                                         const PromptSource& prompt_of, const FileSource& read,
-                                        ExportSummary* summary);
+                                        ExportSummary* summary, double gamma = 0.4);
 
 }  // namespace kernrl

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "record/trace_file.h"
+#include "serve/api_prompt.h"
 #include "serve/openenv.h"
 
 namespace kernrl::serve {
@@ -164,8 +165,10 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
     p = &cat.pick(j.contains("seed") && is_seed(j["seed"]) ? j["seed"].get<uint64_t>()
                                                            : std::random_device{}());
   }
-  return json_response(
-      200, reset_payload(*p, svc.grader().gpu_info(), svc.options().max_turns, language));
+  json payload = reset_payload(*p, svc.grader().gpu_info(), svc.options().max_turns, language);
+  BuiltPrompt task = svc.prompts().task(*p, -1, false, language);
+  if (!task.examples.empty()) payload["observation"]["problem_description"] = task.text;
+  return json_response(200, payload);
 }
 
 // POST /step: OpenEnv's StepRequest ({action, timeout_s?, request_id?, ...}). HTTP keeps no
@@ -230,13 +233,15 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
   req.source = action["code"].get<std::string>();
   req.problem = p ? p->id : "";
   req.label = svc.make_label("http-step");
+  if (action.contains("metadata")) read_action_metadata(action["metadata"], &req.tags);
+  std::string source = req.source;
   if (j.contains("request_id") && j["request_id"].is_string())
     req.label += "/" + j["request_id"].get<std::string>();
   if (j.contains("timeout_s") && j["timeout_s"].is_number())
     req.timeout_s = j["timeout_s"].get<double>();
   std::string gpu = svc.grader().gpu_info();
   Service* s = &svc;
-  svc.grade(std::move(req), [s, p, gpu, out](GradeResult r) {
+  svc.grade(std::move(req), [s, p, gpu, out, source](GradeResult r) {
     if (r.kind != GradeResult::Graded) {
       HttpResponse resp =
           detail(status_for(r), r.message, {{"code", r.code()}, {"reason", r.reason()}});
@@ -249,7 +254,10 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
     e.max_turns = s->options().max_turns;
     e.problem_id = shown ? shown->id : "";
     e.count(r.record);
-    HttpResponse resp = json_response(200, step_payload(shown, e, r.record, gpu));
+    json payload = step_payload(shown, e, r.record, gpu);
+    if (shown)
+      payload["observation"]["prompt"] = s->prompts().next_turn(*shown, source, &r.record, 1).text;
+    HttpResponse resp = json_response(200, payload);
     resp.headers.emplace_back("X-Kernrl-Cache", r.cache);
     out->reply(resp);
   });
@@ -273,6 +281,7 @@ json info(const Service& svc) {
           {"run_timeout_s", svc.grader().run_timeout_s()},
           {"max_turns", o.max_turns},
           {"cache_bytes", o.cache_bytes},
+          {"examples", o.examples},
           {"problems", svc.problems().all().size()}};
 }
 
@@ -380,8 +389,8 @@ std::string endpoint_name(const std::string& method, const std::string& target) 
   // Labels come from a closed set: three methods, the endpoints below, and "other".
   if (method != "GET" && method != "HEAD" && method != "POST") return "other";
   static const char* const fixed[] = {
-      "/health", "/metadata", "/schema", "/state",    "/reset",          "/step",
-      "/ws",     "/metrics",  "/v1",     "/v1/grade", "/v1/grade-batch", "/v1/problems"};
+      "/health",  "/metadata", "/schema",   "/state",          "/reset",       "/step",     "/ws",
+      "/metrics", "/v1",       "/v1/grade", "/v1/grade-batch", "/v1/problems", "/v1/prompt"};
   for (const char* f : fixed)
     if (path == f) return method + " " + f;
   if (path.rfind("/v1/problems/", 0) == 0)
@@ -404,13 +413,16 @@ bool parse_grade_request(const json& j, const ProblemCatalog& problems,
   for (const auto& [k, v] : j.items()) {
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
+    for (const auto& n : request_tag_keys()) ok = ok || k == n;
     for (const auto& n : extra_keys) ok = ok || k == n;
     if (!ok) {
       *error = "unknown field '" + k +
-               "' (fields: source, problem, label, seed, sample, timeout_s, regrade)";
+               "' (fields: source, problem, label, seed, sample, timeout_s, regrade, trajectory, "
+               "turn, training, prompt_examples)";
       return false;
     }
   }
+  if (!read_request_tags(j, &out->tags, error)) return false;
   auto present = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
   if (!present("source") || !j["source"].is_string()) {
     *error = "'source' (the answer's text, a string) is required";
@@ -528,6 +540,8 @@ void handle_http(Service& svc, const std::string& token, const HttpRequest& req,
     if (method_is("GET")) out->reply(json_response(200, info(svc)));
   } else if (t.path == "/v1/grade") {
     if (method_is("POST")) v1_grade(svc, req.body, out);
+  } else if (t.path == "/v1/prompt") {
+    if (method_is("POST")) out->reply(v1_prompt(svc, req.body));
   } else if (t.path == "/v1/grade-batch") {
     if (method_is("POST")) v1_grade_batch(svc, req.body, out);
   } else if (t.path == "/v1/problems") {

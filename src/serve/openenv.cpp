@@ -305,7 +305,11 @@ json openenv_schema() {
          opt("boolean", "Correctness Pass", "Whether output matches reference")},
         {"max_diff", opt("number", "Max Diff", "Maximum difference from reference output")},
         {"speedup", opt("number", "Speedup", "Speedup factor vs PyTorch baseline")},
-        {"status", opt("string", "Status", "kernrl's status of the graded answer")}}},
+        {"status", opt("string", "Status", "kernrl's status of the graded answer")},
+        {"prompt",
+         opt("string", "Prompt",
+             "The next turn's prompt: the problem, this answer, what became of it and what to "
+             "fix")}}},
       {"required", {"problem_id", "problem_description", "reference_code", "gpu_info"}}};
   json state = {
       {"title", "KernelState"},
@@ -453,9 +457,11 @@ void WsSession::reset(const json& data, const Reply& reply) {
   }
   std::string gpu = svc_.grader().gpu_info();
   int max_turns = svc_.options().max_turns;
+  BuiltPrompt task = svc_.prompts().task(*p, -1, false, language);
   {
     std::lock_guard<std::mutex> l(mu_);
     problem_ = p;
+    examples_ = task.examples;
     ep_ = Episode{};
     ep_.max_turns = svc_.options().max_turns;
     ep_.problem_id = p->id;
@@ -464,8 +470,9 @@ void WsSession::reset(const json& data, const Reply& reply) {
                          ? data["episode_id"].get<std::string>()
                          : uuid4();
   }
-  reply(json_line({{"type", "observation"}, {"data", reset_payload(*p, gpu, max_turns, language)}}),
-        false);
+  json payload = reset_payload(*p, gpu, max_turns, language);
+  if (!task.examples.empty()) payload["observation"]["problem_description"] = task.text;
+  reply(json_line({{"type", "observation"}, {"data", payload}}), false);
 }
 
 void WsSession::step(const json& data, const Reply& reply) {
@@ -483,10 +490,15 @@ void WsSession::step(const json& data, const Reply& reply) {
           false);
     req.problem = problem_->id;
     req.label = "ws/" + ep_.episode_id + "/turn-" + std::to_string(ep_.turn + 1);
+    req.tags.trajectory = ep_.episode_id;
+    req.tags.turn = ep_.turn + 1;
+    if (!examples_.empty()) req.tags.examples = examples_;
   }
-  req.source = data["code"].get<std::string>();
+  if (data.contains("metadata")) read_action_metadata(data["metadata"], &req.tags);
+  std::string source = data["code"].get<std::string>();
+  req.source = source;
   std::string gpu = svc_.grader().gpu_info();
-  svc_.grade(std::move(req), [this, reply, gpu](GradeResult r) {
+  svc_.grade(std::move(req), [this, reply, gpu, source](GradeResult r) {
     if (r.kind != GradeResult::Graded) {
       json extra = {{"reason", r.reason()}};
       if (r.kind == GradeResult::Refused) extra["max_queue"] = svc_.options().max_queue;
@@ -498,6 +510,9 @@ void WsSession::step(const json& data, const Reply& reply) {
       std::lock_guard<std::mutex> l(mu_);
       ep_.count(r.record);
       payload = step_payload(problem_, ep_, r.record, gpu);
+      if (problem_)
+        payload["observation"]["prompt"] =
+            svc_.prompts().next_turn(*problem_, source, &r.record, ep_.turn, ep_.language).text;
     }
     reply(json_line({{"type", "observation"}, {"data", payload}}), false);
   });

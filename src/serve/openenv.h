@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "serve/service.h"
 
@@ -98,6 +99,7 @@ class WsSession {
   mutable std::mutex mu_;
   Episode ep_;
   const ProblemInfo* problem_ = nullptr;
+  std::vector<std::string> examples_;  // the examples the episode's task prompt carries
 };
 
 }  // namespace kernrl::serve

@@ -56,6 +56,7 @@ Service::Service(ServiceOptions opt, std::shared_ptr<Grader> grader,
   ro.trace = opt_.trace;
   ro.trace_option = "--trace";
   run_ = std::make_unique<Run>(std::move(ro));
+  prompts_ = std::make_unique<Prompts>(opt_.examples, opt_.corpus, opt_.problems_root);
 }
 
 Service::~Service() {
@@ -213,6 +214,7 @@ void Service::answer(Waiter& w, GradeResult r) {
     // The record is the grading's; the name and sample are this request's.
     r.record.file = w.req.label;
     r.record.sample = w.req.sample ? Field<int>(*w.req.sample) : Field<int>(nullptr);
+    w.req.tags.apply(r.record);
     r.cache = w.cache;
     try {
       run_->write(r.record);  // the run seed stamped, and appended to --trace when given

@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "record/training.h"
 #include "serve/grader.h"
 #include "serve/metrics.h"
 #include "serve/problems.h"
+#include "serve/prompts.h"
 
 namespace kernrl {
 class Run;
@@ -41,6 +43,9 @@ struct ServiceOptions {
   std::string seed_key;
   std::string config_digest;  // what of the configuration decides a record (cache keys)
   std::string reward_preset;  // for /v1 and /metadata
+  int examples = 0;                // --examples: retrieved examples in every task prompt
+  std::vector<std::string> corpus;  // --corpus: trace files whose verified kernels are examples
+  std::string problems_root;        // the problems' folder (empty: the installed problems)
 };
 
 // One answer to grade, as a transport received it.
@@ -52,6 +57,7 @@ struct GradeRequest {
   std::optional<int> sample;
   std::optional<double> timeout_s;  // a deadline shorter than the service's
   bool regrade = false;             // grade it even when the cache holds its record
+  TrainingTags tags;  // trajectory, turn, the trainer's step and run, the prompt's examples
 };
 
 // Whether a record shows that its kernel does not give the same answer every time: some trials
@@ -98,6 +104,7 @@ class Service {
   const ServiceOptions& options() const { return opt_; }
   const Grader& grader() const { return *grader_; }
   const ProblemCatalog& problems() const { return *problems_; }
+  const Prompts& prompts() const { return *prompts_; }
   Metrics& metrics() { return metrics_; }
   std::string metrics_text() const;
   // "healthy", "degraded" (records could not be appended to the trace) or "unhealthy" (shutting
@@ -130,6 +137,7 @@ class Service {
   std::shared_ptr<Grader> grader_;
   std::shared_ptr<const ProblemCatalog> problems_;
   std::unique_ptr<Run> run_;  // the run's name, seeds and trace
+  std::unique_ptr<Prompts> prompts_;
   Metrics metrics_;
 
   mutable std::mutex mu_;

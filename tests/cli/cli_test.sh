@@ -15,6 +15,14 @@ has "show has the template" "/\* kernrl" "$TMP/out"
 check "show --prompt" 0 "$KERNRL" show L1_23_Softmax --prompt
 has "prompt has the contract" "kernel-file contract" "$TMP/out"
 check "show unknown problem" 2 "$KERNRL" show L1_999
+check "show --prompt --examples 2" 0 "$KERNRL" show L1_23_Softmax --prompt --examples 2
+has "the prompt starts with two examples" "## Example 2: " "$TMP/out"
+check "show --prompt --examples --json names them" 0 "$KERNRL" show L1_23_Softmax --prompt --examples 1 --json
+has "the examples' ids" '"examples":\["L' "$TMP/out"
+check "show --previous needs --prompt" 2 "$KERNRL" show L1_23_Softmax --previous "$0"
+check "show --record needs --previous" 2 "$KERNRL" show L1_23_Softmax --prompt --record "$0"
+check "show --prompt --previous without a record" 0 "$KERNRL" show L1_23_Softmax --prompt --previous "$0"
+has "the status is unknown" "Status: unknown" "$TMP/out"
 check "bad flag" 2 "$KERNRL" eval --bogus x.cu
 check "unreadable file" 2 "$KERNRL" eval "$TMP/missing.cu" --problem L1_23_Softmax
 check "unknown problem" 2 "$KERNRL" eval "$ROOT/problems/L1/23_Softmax/solution.cu" --problem L9_999

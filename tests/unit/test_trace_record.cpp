@@ -574,6 +574,7 @@ TEST_CASE("the schema doc and the struct list the same fields") {
   check_row<trace::Baseline>(doc["baseline"]);
   check_row<trace::Throughput>(doc["throughput"]);
   check_row<trace::Watchdog>(doc["watchdog"]);
+  check_row<trace::Training>(doc["training"]);
   for (const std::string& k : keys_of<trace::Grader>())
     CHECK_MESSAGE(doc["grader"].find("`" + k + "`") != std::string::npos, k);
   // `launches`: its own table, and the occupancy object's keys in its row.
