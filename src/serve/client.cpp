@@ -1,9 +1,14 @@
 #include "serve/client.h"
 
+// Boost 1.74's Beast headers use std::uint32_t without including <cstdint> (g++ 13 no longer
+// pulls it in), so it comes first.
+#include <cstdint>
+// clang-format off
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+// clang-format on
 #include <chrono>
 
 #include "core/errors.h"

@@ -5,8 +5,13 @@
 // closed without its body being read.
 #pragma once
 
+// Boost 1.74's Beast headers use std::uint32_t without including <cstdint> (g++ 13 no longer
+// pulls it in), so it comes first.
+#include <cstdint>
+// clang-format off
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/message.hpp>
+// clang-format on
 #include <optional>
 #include <string>
 #include <vector>
