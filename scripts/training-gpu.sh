@@ -40,7 +40,8 @@ out = []
 for turn, name in ((1, "turn_1.md"), (2, "turn_2.cu")):
     body = {"source": (answers / name).read_text(), "problem": "L1_23_Softmax", "trajectory": "gpu-episode",
             "turn": turn, "training": {"step": 1, "run": "gpu-test"}}
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/grade", data=json.dumps(body).encode(), method="POST")
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/grade", data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
     rec = json.loads(urllib.request.urlopen(req, timeout=300).read())
     out.append({"turn": turn, "status": rec["status"], "reward": rec.get("reward"), "speedup": rec.get("speedup")})
 print(json.dumps(out))
