@@ -82,8 +82,9 @@ PromptText build_prompt(const ProblemSpec& p, const PromptCliOptions& o) {
   if (!o.record.empty() && o.previous.empty()) throw UsageError("--record needs --previous");
   if (!o.corpus.empty() && o.examples == 0) throw UsageError("--corpus needs --examples K");
   if (o.examples > 0 && (o.language != "cuda" || o.style != "kernrl"))
-    throw UsageError("--examples retrieves verified CUDA kernel files: it goes with the CUDA task "
-                     "prompt (--language cuda, --style kernrl)");
+    throw UsageError(
+        "--examples retrieves verified CUDA kernel files: it goes with the CUDA task "
+        "prompt (--language cuda, --style kernrl)");
   PromptText t;
   t.text = o.style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p, o.language);
   t.name = kTaskPromptName;
