@@ -22,7 +22,16 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-          "int64": torch.int64, "int32": torch.int32}
+          "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
+          "uint8": torch.uint8}
+
+
+def scalar_list(spec):
+    """problem.yaml's scalars, a mapping name -> {dtype, value}, as a list of {name, dtype, value}."""
+    sc = spec.get("scalars") or {}
+    if isinstance(sc, dict):
+        return [dict(v, name=k) for k, v in sc.items()]
+    return list(sc)
 
 
 def problem_dir(pid):
@@ -46,7 +55,7 @@ def launch_of(pid):
     mod = importlib.util.module_from_spec(mod_spec)
     mod_spec.loader.exec_module(mod)
     sizes = dict(spec["sizes"]["bench"])
-    for s in spec.get("scalars", []) or []:
+    for s in scalar_list(spec):
         if str(s.get("dtype", "")).startswith("int"):
             sizes.setdefault(s["name"], int(s["value"]))
     sizes["num_sms"] = torch.cuda.get_device_properties(0).multi_processor_count
@@ -56,7 +65,7 @@ def launch_of(pid):
         dt = DTYPES[t["dtype"]]
         tensors[t["name"]] = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
                               else torch.zeros(shape, device="cuda", dtype=dt))
-    scalars = {s["name"]: s["value"] for s in spec.get("scalars", []) or []}
+    scalars = {s["name"]: s["value"] for s in scalar_list(spec)}
     l = block["launches"][0]
     grid = tuple(expr(g, sizes) for g in l["grid"])
     args = []
