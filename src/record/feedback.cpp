@@ -15,9 +15,12 @@ std::string key_log_lines(const std::string& log, int max_lines) {
   int kept = 0;
   bool in_error = false;
   while (std::getline(in, line) && kept < max_lines) {
-    if (line.find("error") != std::string::npos) in_error = true;
-    else if (line.find("warning") != std::string::npos || line.find("detected during") != std::string::npos ||
-             line.find("compilation terminated") != std::string::npos || line.find("errors detected") != std::string::npos)
+    if (line.find("error") != std::string::npos)
+      in_error = true;
+    else if (line.find("warning") != std::string::npos ||
+             line.find("detected during") != std::string::npos ||
+             line.find("compilation terminated") != std::string::npos ||
+             line.find("errors detected") != std::string::npos)
       in_error = false;
     if (!in_error || line.empty()) continue;
     out += line + "\n";
@@ -36,10 +39,13 @@ std::string fmt(double v) {
 
 // What to do next, for a status (none for compiled, internal errors and statuses kernrl does not
 // know).
-std::string guidance(const Field<Status>& status) {
+std::string guidance(const Field<Status>& status, const Field<std::string>& language) {
   if (!status) return "";
   switch (*status) {
     case Status::FormatError:
+      if (language && *language == "triton")
+        return "Answer with one Python code block holding @triton.jit kernels and a \"\"\"kernrl "
+               "... \"\"\" launch block (see the contract).";
       return "Answer with one CUDA code block holding __global__ kernels and a /* kernrl ... */ "
              "launch block (see the contract).";
     case Status::CompileError:
@@ -58,7 +64,8 @@ std::string guidance(const Field<Status>& status) {
       return "The results are wrong: check indexing, reductions and edge handling at odd sizes; "
              "every output element must be written.";
     case Status::Correct:
-      return "Correct. To go faster, cut memory traffic (fuse passes, coalesce, vectorise) and keep "
+      return "Correct. To go faster, cut memory traffic (fuse passes, coalesce, vectorise) and "
+             "keep "
              "the GPU full.";
     case Status::Compiled:
     case Status::InternalError:
@@ -137,7 +144,8 @@ std::string launch_advice(const TraceRecord& rec) {
   if (!focus) return "";
   const trace::Launch& l = *focus;
   std::vector<std::string> facts;
-  if (launches.size() > 1 && l.share) facts.push_back("takes " + percent(*l.share) + " of the time");
+  if (launches.size() > 1 && l.share)
+    facts.push_back("takes " + percent(*l.share) + " of the time");
   if (l.local_bytes.value_or(0) > 0)
     facts.push_back("uses " + std::to_string(*l.local_bytes) +
                     " bytes of local memory per thread (register spills or local arrays)");
@@ -170,16 +178,19 @@ std::string make_feedback(const TraceRecord& rec) {
   if (status.empty()) status = "unknown";
   std::string s = "Status: " + status + "\n";
   // The grader's own input was wrong (a problem the caller named that kernrl does not have, a file
-  // it could not read): nothing in the answer was judged, and kernrl's message is not for the model.
+  // it could not read): nothing in the answer was judged, and kernrl's message is not for the
+  // model.
   if (const trace::ProblemUnknown* u = rec.problem_unknown.get()) {
     std::string from = u->from.value_or("");
     if (u->reason.value_or("") == "unreadable" || from == "option" || from == "path")
-      return s + "Your answer was not graded: the grading request was wrong (an unknown problem, or "
-                 "an answer that could not be read), not the answer.\n";
+      return s +
+             "Your answer was not graded: the grading request was wrong (an unknown problem, or "
+             "an answer that could not be read), not the answer.\n";
   }
   if (rec.status_is(Status::InternalError))
-    return s + "Your answer was not graded: the grader failed on it. Nothing in the answer was "
-               "judged.\n";
+    return s +
+           "Your answer was not graded: the grader failed on it. Nothing in the answer was "
+           "judged.\n";
   if (const trace::Error* e = rec.error.get()) {
     std::string msg = e->message.value_or("");
     if (e->line) msg = "line " + std::to_string(*e->line) + ": " + msg;
@@ -202,8 +213,10 @@ std::string make_feedback(const TraceRecord& rec) {
           t.contains("outputs") && t["outputs"].is_array() ? t["outputs"] : json::array();
       for (const auto& o : outputs) {
         if (!o.is_object() || o.value("passed", true)) continue;
-        s += "Output '" + o.value("name", "") + "' at sizes " + t.value("sizes", json::object()).dump() + ": max abs error " +
-             o.value("max_abs_err", json(0)).dump() + ", " + std::to_string(o.value("mismatches", 0)) + " of " +
+        s += "Output '" + o.value("name", "") + "' at sizes " +
+             t.value("sizes", json::object()).dump() + ": max abs error " +
+             o.value("max_abs_err", json(0)).dump() + ", " +
+             std::to_string(o.value("mismatches", 0)) + " of " +
              std::to_string(o.value("compared", 0)) + " elements wrong";
         if (o.contains("first_mismatch") && o["first_mismatch"].is_object())
           s += "; first at " + o["first_mismatch"].value("index", json()).dump() + ": got " +
@@ -229,7 +242,7 @@ std::string make_feedback(const TraceRecord& rec) {
     s += "\n";
   }
   s += launch_advice(rec);
-  s += guidance(rec.status);
+  s += guidance(rec.status, rec.language);
   if (s.size() > kMaxFeedbackChars) s = s.substr(0, kMaxFeedbackChars - 4) + "...";
   return s;
 }

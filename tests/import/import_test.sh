@@ -83,6 +83,12 @@ for e in manifest:
     if e["expect"] == "converted":
         if r["status"] != "compiled" or r.get("converted", {}).get("from") != "kernelbench":
             print(f"FAIL grade-dir {name}: {r['status']} {r.get('error')}"); bad += 1
+    elif e["reason"] == "Triton":
+        # A Triton generation is graded as a Triton kernel file: without a launch block, the
+        # format_error says its host wrapper's launches must be written as one.
+        msg = (r.get("error") or {}).get("message", "")
+        if r["status"] != "format_error" or r.get("language") != "triton" or "host wrapper" not in msg:
+            print(f"FAIL grade-dir {name}: {r['status']} {msg}"); bad += 1
     else:
         msg = (r.get("error") or {}).get("message", "")
         if r["status"] != "format_error" or e["reason"] not in msg or "could not convert" not in msg:

@@ -204,7 +204,7 @@ def test_http_v1(s):
     st, rec, _ = s.http("POST", "/v1/grade", {"source": triton, "problem": PROBLEM})
     check("a Triton answer is a format_error saying what it is and what kernrl expects", st == 200
           and rec["status"] == "format_error" and "Triton" in rec["error"]["message"]
-          and "CUDA" in rec["error"]["message"], rec)
+          and "kernrl" in rec["error"]["message"] and "@triton.jit" in rec["feedback"], rec)
     md = "Here is my kernel:\n\n```cuda\n" + variant("md") + "```\n"
     st, rec, _ = s.http("POST", "/v1/grade", {"source": md})
     check("a markdown answer is graded", st == 200 and rec["status"] == "compiled", rec)
