@@ -6,7 +6,6 @@
 //                                   kernel compiled in the same process with the same pre-includes
 // Prints one JSON line: total seconds and the phases (ms) of each compile.
 #include <nvrtc.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -63,15 +62,13 @@ __global__ void warp_sums(const float* x, float* y, int n) {
 };
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // One compile; appends {"s": seconds, "phases": {...}, "log": "..."} to `out`.
 // *heap_needed: the PCH heap the compile needed when it ran out of it (0 otherwise).
-bool compile(const std::string& name, const std::string& src,
-             const std::vector<std::string>& extra, std::ostringstream& out,
-             size_t* heap_needed = nullptr) {
+bool compile(const std::string& name, const std::string& src, const std::vector<std::string>& extra,
+             std::ostringstream& out, size_t* heap_needed = nullptr) {
   std::string inc = KERNRL_CUDA_INCLUDE;
   std::vector<std::string> opts = {"-arch=sm_90a",       "-std=c++17",
                                    "-default-device",    "-I" + inc,
@@ -103,7 +100,8 @@ bool compile(const std::string& name, const std::string& src,
   out << "{\"s\": " << s << ", \"ok\": " << (rc == NVRTC_SUCCESS ? "true" : "false")
       << ", \"pch_created\": " << (pch == NVRTC_SUCCESS ? "true" : "false")
       << ", \"pch_status\": \"" << nvrtcGetErrorString(pch) << "\""
-      << ", \"pch_used\": " << (log.find("using precompiled header") != std::string::npos ? "true" : "false")
+      << ", \"pch_used\": "
+      << (log.find("using precompiled header") != std::string::npos ? "true" : "false")
       << ", \"phases\": {";
   std::istringstream rows(log);
   std::string row;
@@ -117,8 +115,10 @@ bool compile(const std::string& name, const std::string& src,
     first = false;
   }
   out << "}}";
-  if (std::getenv("PCH_BENCH_LOG")) std::fprintf(stderr, "%s log:\n%s\n", name.c_str(), log.c_str());
-  if (rc != NVRTC_SUCCESS) std::fprintf(stderr, "%s: %s\n%s\n", name.c_str(), nvrtcGetErrorString(rc), log.c_str());
+  if (std::getenv("PCH_BENCH_LOG"))
+    std::fprintf(stderr, "%s log:\n%s\n", name.c_str(), log.c_str());
+  if (rc != NVRTC_SUCCESS)
+    std::fprintf(stderr, "%s: %s\n%s\n", name.c_str(), nvrtcGetErrorString(rc), log.c_str());
   return rc == NVRTC_SUCCESS;
 }
 
@@ -141,8 +141,9 @@ int main(int argc, char** argv) {
     ok = compile(name, kKernels.at(name), {}, out);
   } else {
     // pch: NVRTC's automatic mode; explicit: --create-pch FILE, then --use-pch FILE.
-    std::string file = std::getenv("PCH_FILE") ? std::getenv("PCH_FILE")
-                                               : "/tmp/kernrl-pch-bench-" + std::to_string(getpid()) + ".pch";
+    std::string file = std::getenv("PCH_FILE")
+                           ? std::getenv("PCH_FILE")
+                           : "/tmp/kernrl-pch-bench-" + std::to_string(getpid()) + ".pch";
     std::vector<std::string> pre = {"--pch-messages=true"};
     if (mode == "pch") pre.push_back("-pch");
     for (int i = 3; i < argc; ++i) pre.push_back(std::string("--pre-include=") + argv[i]);

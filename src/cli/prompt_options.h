@@ -13,7 +13,8 @@ namespace kernrl {
 
 struct PromptCliOptions {
   std::string previous, record, language = "cuda";
-  std::string style = "kernrl";  // --style: kernrl (a kernel file) or kernelbench (a ModelNew module)
+  std::string style =
+      "kernrl";  // --style: kernrl (a kernel file) or kernelbench (a ModelNew module)
   int turn = 0;
   int examples = 0;
   std::vector<std::string> corpus;

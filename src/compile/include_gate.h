@@ -1,7 +1,7 @@
 // The include gate: a friendly early error for #include directives that cannot work in the
 // compiler's sandbox (absolute paths, "..", #include_next, macro-named headers). The boundary
-// itself is the sandbox (sandbox/sandbox.h); this scan only gives the kernel's author a clear message
-// before the compiler runs.
+// itself is the sandbox (sandbox/sandbox.h); this scan only gives the kernel's author a clear
+// message before the compiler runs.
 #pragma once
 
 #include <string>

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <optional>
 #include <map>
+#include <optional>
 
 #include "report/aggregate.h"
 #include "report/records.h"

@@ -41,9 +41,9 @@ struct ServiceOptions {
   // The secret key each answer's seed is derived with (keyed_seed, with run_seed): never served
   // nor recorded, so no client can predict a seed. Empty: a fresh one (fresh_secret_key).
   std::string seed_key;
-  std::string config_digest;  // what of the configuration decides a record (cache keys)
-  std::string reward_preset;  // for /v1 and /metadata
-  int examples = 0;                // --examples: retrieved examples in every task prompt
+  std::string config_digest;        // what of the configuration decides a record (cache keys)
+  std::string reward_preset;        // for /v1 and /metadata
+  int examples = 0;                 // --examples: retrieved examples in every task prompt
   std::vector<std::string> corpus;  // --corpus: trace files whose verified kernels are examples
   std::string problems_root;        // the problems' folder (empty: the installed problems)
 };

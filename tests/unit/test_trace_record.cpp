@@ -23,18 +23,18 @@
 #include <set>
 #include <sstream>
 
+#include "cli/summary.h"
 #include "grading/prepare.h"
 #include "grading/session.h"
-#include "report/training_export.h"
 #include "protocol/worker.h"
 #include "record/feedback.h"
-#include "cli/summary.h"
 #include "record/record.h"
 #include "record/reward.h"
 #include "record/trace_file.h"
 #include "record/trace_record.h"
 #include "report/kernelbench.h"
 #include "report/report.h"
+#include "report/training_export.h"
 
 using namespace kernrl;
 using nlohmann::json;

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "core/hash.h"
-#include "report/training_export.h"
 #include "record/trace_file.h"
+#include "report/training_export.h"
 
 using nlohmann::json;
 using namespace kernrl;
