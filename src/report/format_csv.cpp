@@ -8,17 +8,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string csv_field(const json& v) {
-  if (v.is_null()) return "";
-  if (v.is_number_integer() || v.is_number_unsigned()) return std::to_string(v.get<long long>());
-  if (v.is_number()) return fmt("%.10g", v.get<double>());
-  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 std::string csv_line(const std::vector<json>& fields) {
   std::string out;
   for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);

@@ -6,30 +6,6 @@
 namespace kernrl::report {
 using nlohmann::json;
 
-namespace {
-
-std::string md_cell(std::string s) {
-  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
-  return s;
-}
-
-// A GitHub-style table: the first `left` columns (names) left-aligned, the numbers right-aligned.
-std::string md_table(const Table& t) {
-  std::string out = "|";
-  for (const auto& h : t.head) out += " " + h + " |";
-  out += "\n|";
-  for (size_t i = 0; i < t.head.size(); ++i) out += i < t.left ? " --- |" : " ---: |";
-  out += "\n";
-  for (const auto& row : t.rows) {
-    out += "|";
-    for (const auto& c : row) out += " " + md_cell(c) + " |";
-    out += "\n";
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string render_md(const ReportData& data) {
   const json& a = data.report;
   std::string out = "# kernrl report\n\n";

@@ -249,4 +249,39 @@ Table comparison_problems_table(const json& cmp) {
   return t;
 }
 
+std::string csv_field(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_number_integer() || v.is_number_unsigned()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return fmt("%.10g", v.get<double>());
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+namespace {
+
+std::string md_cell(std::string s) {
+  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
+  return s;
+}
+
+}  // namespace
+
+// A GitHub-style table: the first `left` columns (names) left-aligned, the numbers right-aligned.
+std::string md_table(const Table& t) {
+  std::string out = "|";
+  for (const auto& h : t.head) out += " " + h + " |";
+  out += "\n|";
+  for (size_t i = 0; i < t.head.size(); ++i) out += i < t.left ? " --- |" : " ---: |";
+  out += "\n";
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (const auto& c : row) out += " " + md_cell(c) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace kernrl::report

@@ -41,6 +41,12 @@ Table level_scores_table(const nlohmann::json& report);
 // The line saying which levels the pooled speedup figures leave out (or, under --pool-all, take in
 // though not comparable), and why; empty when every level is comparable.
 std::string pooled_note(const nlohmann::json& report);
+// `t` as a GitHub-style Markdown table: the first `left` columns left-aligned, the numbers
+// right-aligned, `|` in cells escaped.
+std::string md_table(const Table& t);
+// One CSV field (RFC 4180): null is empty, numbers as numbers, text quoted when it must be.
+std::string csv_field(const nlohmann::json& v);
+
 // Status counts per run.
 Table status_table(const nlohmann::json& report);
 // Where the grader's time went per run (mean ms per record); no rows when no record says.

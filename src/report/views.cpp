@@ -175,17 +175,6 @@ RawTable curves_raw(const json& a) {
   return t;
 }
 
-std::string csv_field(const json& v) {
-  if (v.is_null()) return "";
-  if (v.is_number_integer() || v.is_number_unsigned()) return std::to_string(v.get<long long>());
-  if (v.is_number()) return fmt("%.10g", v.get<double>());
-  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 // Per run, the per-turn rates; and solved within T turns, a bar per run.
 std::string trajectory_charts(const json& a) {
   std::string out = "<h3>Trajectories</h3>\n<div class=\"charts\">\n";
@@ -288,23 +277,6 @@ Table curves_table(const json& a) {
 }
 
 std::string views_md(const json& a) {
-  auto md = [](const Table& t) {
-    std::string out = "|";
-    for (const auto& h : t.head) out += " " + h + " |";
-    out += "\n|";
-    for (size_t i = 0; i < t.head.size(); ++i) out += i < t.left ? " --- |" : " ---: |";
-    out += "\n";
-    for (const auto& row : t.rows) {
-      out += "|";
-      for (auto c : row) {
-        for (size_t i = 0; (i = c.find('|', i)) != std::string::npos; i += 2)
-          c.replace(i, 1, "\\|");
-        out += " " + c + " |";
-      }
-      out += "\n";
-    }
-    return out;
-  };
   std::string out;
   if (has(a, "trajectories")) {
     out +=
@@ -312,8 +284,9 @@ std::string views_md(const json& a) {
         "returns discounted with gamma " +
         gamma_text(a) +
         ": R_t = s_t + gamma s_{t+1} + ..., the return of a trajectory is R_1.\n\n" +
-        md(trajectory_runs_table(a)) + "\n### Per turn\n\n" + md(per_turn_table(a));
-    if (a["by"] == "trajectory") out += "\n### Each trajectory\n\n" + md(trajectory_list_table(a));
+        md_table(trajectory_runs_table(a)) + "\n### Per turn\n\n" + md_table(per_turn_table(a));
+    if (a["by"] == "trajectory")
+      out += "\n### Each trajectory\n\n" + md_table(trajectory_list_table(a));
   }
   if (has(a, "curves"))
     out += "\n## Training curves\n\nBy " +
@@ -321,7 +294,7 @@ std::string views_md(const json& a) {
                            ? "the trainer's step (`training.step`)"
                            : "time buckets of " + fmt("%g", a["curves"]["bucket_s"].get<double>()) +
                                  " s (no record has a training step)") +
-           ".\n\n" + md(curves_table(a));
+           ".\n\n" + md_table(curves_table(a));
   return out;
 }
 
