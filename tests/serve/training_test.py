@@ -9,14 +9,14 @@ builds prompts; `kernrl report --by turn|trajectory|step` and `kernrl export` re
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_test import Server, kernrl_on_stand_in_worker  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBLEM = "L1_23_Softmax"
@@ -32,52 +32,10 @@ def check(name, cond, detail=""):
         print("     " + str(detail)[:3000], flush=True)
 
 
-def stand_in_kernrl(kernrl, tmp):
-    """kernrl copied beside the stand-in worker; kernrl-nvrtc linked beside it."""
-    bin_dir = tmp / "bin"
-    bin_dir.mkdir()
-    shutil.copy2(kernrl, bin_dir / "kernrl")
-    os.symlink(Path(kernrl).resolve().parent / "kernrl-nvrtc", bin_dir / "kernrl-nvrtc")
-    shutil.copy2(ROOT / "tests/stand_in_worker.py", bin_dir / "kernrl-worker")
-    return str(bin_dir / "kernrl")
-
-
-class Server:
-    def __init__(self, kernrl, trace, *args):
-        cmd = [kernrl, "serve", "--port", "0", "--gpus", "0", "--cache-mb", "0", "--trace",
-               str(trace), *args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
-        self.port, self.stderr = None, []
-        ready = threading.Event()
-
-        def read():
-            for line in self.proc.stderr:
-                self.stderr.append(line)
-                m = re.search(r"listening on http://[^:]+:(\d+)", line)
-                if m:
-                    self.port = int(m.group(1))
-                    ready.set()
-            ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(120) or self.port is None:
-            self.proc.kill()
-            raise RuntimeError("the server did not start: " + "".join(self.stderr))
-
-    def post(self, path, body):
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
-                                     data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=120) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-    def stop(self):
-        self.proc.terminate()
-        return self.proc.wait(60)
+def post(s, path, body):
+    """POST a JSON body to the server: (status, the parsed answer)."""
+    st, parsed, _ = s.http("POST", path, body)
+    return st, parsed
 
 
 def run(*cmd):
@@ -89,13 +47,14 @@ def main():
     ap.add_argument("--kernrl", required=True)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="kernrl-training-test-"))
-    kernrl = stand_in_kernrl(args.kernrl, tmp)
+    kernrl = kernrl_on_stand_in_worker(args.kernrl)
     answers = tmp / "answers"
     answers.mkdir()
     (answers / "turn_1.md").write_text(BROKEN)
     (answers / "turn_2.cu").write_text(SOLUTION)
-    trace = tmp / "trace.jsonl"
-    s = Server(kernrl, trace, "--examples", "2", "--max-turns", "4")
+    s = Server(kernrl, "--gpus", "0", "--cache-mb", "0", "--examples", "2", "--max-turns", "4",
+               compile_only=False)
+    trace = s.trace
     try:
         r = run(sys.executable, ROOT / "examples/multi_turn.py", "--url",
                 f"ws://127.0.0.1:{s.port}/ws", "--problem", PROBLEM, "--answers", answers,
@@ -115,7 +74,7 @@ def main():
               "# Your previous answer (turn 2)" in prompt and "Status: correct" in prompt
               and "# Examples" in prompt and "# What to do now" in prompt, prompt[-2000:])
 
-        st, body = s.post("/v1/prompt", {"problem": PROBLEM, "previous": BROKEN, "turn": 1,
+        st, body = post(s, "/v1/prompt", {"problem": PROBLEM, "previous": BROKEN, "turn": 1,
                                          "examples": 1,
                                          "record": {"status": "compile_error",
                                                     "error": {"category": "compile_error",
@@ -127,21 +86,21 @@ def main():
               st == 200 and body["prompt_name"] == "kernrl.next_turn.v1"
               and "identifier \"not_a_type\" is undefined" in body["prompt"]
               and len(body["examples"]) == 1 and PROBLEM not in body["examples"][0], body)
-        st, body = s.post("/v1/prompt", {"problem": PROBLEM, "examples": 3, "include_own": True})
+        st, body = post(s, "/v1/prompt", {"problem": PROBLEM, "examples": 3, "include_own": True})
         check("/v1/prompt: a task prompt may carry the problem's own solution when asked",
               st == 200 and body["prompt_name"] == "kernrl.task.v1"
               and PROBLEM + "/solution.cu" in body["examples"], body)
-        st, body = s.post("/v1/prompt", {"problem": PROBLEM, "language": "fortran",
+        st, body = post(s, "/v1/prompt", {"problem": PROBLEM, "language": "fortran",
                                          "previous": "x"})
         check("/v1/prompt: an unknown language is refused", st == 400, body)
-        st, rec = s.post("/v1/grade", {"source": SOLUTION, "trajectory": "t-http", "turn": 1,
+        st, rec = post(s, "/v1/grade", {"source": SOLUTION, "trajectory": "t-http", "turn": 1,
                                        "training": {"step": 8, "run": "ppo-test"},
                                        "prompt_examples": ["L1_26_GELU_/solution.cu"]})
         check("/v1/grade: the training fields go into the record",
               st == 200 and rec.get("trajectory") == "t-http" and rec.get("turn") == 1
               and rec.get("training") == {"step": 8, "run": "ppo-test"}
               and rec.get("prompt_examples") == ["L1_26_GELU_/solution.cu"], rec)
-        st, body = s.post("/v1/grade", {"source": SOLUTION, "turn": 0})
+        st, body = post(s, "/v1/grade", {"source": SOLUTION, "turn": 0})
         check("/v1/grade: a turn below 1 is refused", st == 400 and "turn" in str(body), body)
     finally:
         rc = s.stop()
