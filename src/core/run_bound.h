@@ -25,8 +25,7 @@ struct RunBound {
   double factor = 0, floor_s = 0, ceiling_s = 0;  // the settings it was derived with
   // How the bound was derived, in words (the message of a run it cuts).
   std::string why() const;
-  // The record's `watchdog` object (docs/trace-format.md).
-  nlohmann::json to_json() const;
+  // (The record's `watchdog` object is made of it by trace::watchdog_of, protocol/parts.h.)
 };
 
 // The bound for a run whose reference takes `reference_ms` (nullopt: unknown), under `cfg`.

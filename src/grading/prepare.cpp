@@ -389,24 +389,16 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
   r.device = device.is_object() ? Field<json>(device) : Field<json>(nullptr);
   if (answer) {
     r.ran = true;
+    // The answer's parts are the record's: carried over as they are.
     r.status = answer->status;
-    if (answer->error) {
-      const ErrorInfo& ai = *answer->error;
-      trace::Error& e = r.error.emplace();
-      e = trace::Error{};
-      e.category = ai.category;
-      e.message = ai.message;
-      if (ai.line) e.line = ai.line;
-      if (!ai.log.empty()) e.log = ai.log;
-    } else {
+    if (answer->error)
+      r.error = answer->error;
+    else
       r.error = nullptr;
-    }
-    // The worker's objects, read as a record's (what the reader does not know is kept).
-    if (!answer->correctness.is_null()) r.correctness.assign_json(answer->correctness);
-    if (!answer->timing.is_null()) r.timing.assign_json(answer->timing);
-    // The protocol's serializer of launch facts, read back as the record's launches.
-    if (!answer->launches.empty()) r.launches.assign_json(launches_to_json(answer->launches));
-    if (answer->watchdog.is_object()) r.watchdog.assign_json(answer->watchdog);
+    if (answer->correctness) r.correctness = answer->correctness;
+    if (answer->timing) r.timing = answer->timing;
+    if (answer->launches && !answer->launches->empty()) r.launches = answer->launches;
+    if (answer->watchdog) r.watchdog = answer->watchdog;
   } else if (r.status_is(Status::Compiled) || !r.error) {
     r.not_run_reason = not_run_reason;
   } else {

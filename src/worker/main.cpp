@@ -171,10 +171,10 @@ int main(int argc, char** argv) {
       {"driver", std::to_string(dev.driver / 1000) + "." + std::to_string(dev.driver % 1000 / 10)}};
   send(hello.to_json());
 
-  Watchdog::start([](const std::string& what, const json& bound) {
+  Watchdog::start([](const std::string& what, const trace::Watchdog& bound) {
     EvalAnswer a;
     a.status = Status::Timeout;
-    a.error = ErrorInfo{Status::Timeout, what, 0, ""};
+    a.error = trace::make_error(Status::Timeout, what);
     a.watchdog = bound;
     a.fatal = true;
     send(a.to_json());
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
       if (cmd == "eval") {
         EvalAnswer a = evaluate(EvalRequest::from_json(req), dev);
         send(a.to_json());
-        if (a.fatal) return 3;
+        if (a.is_fatal()) return 3;
         continue;
       }
       BenchAnswer b;
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
       if (cmd == "eval") {
         EvalAnswer a;
         a.status = Status::InternalError;
-        a.error = ErrorInfo{Status::InternalError, e.what(), 0, ""};
+        a.error = trace::make_error(Status::InternalError, e.what());
         a.fatal = fatal;
         send(a.to_json());
       } else {

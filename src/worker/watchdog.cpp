@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 struct State {
   std::mutex m;
   std::condition_variable cv;
-  std::function<void(const std::string&, const nlohmann::json&)> answer;
+  std::function<void(const std::string&, const trace::Watchdog&)> answer;
   RunBound bound;
   bool armed = false;
   Clock::time_point deadline;
@@ -45,7 +45,7 @@ void watch() {
       std::ostringstream msg;
       msg << s.what << " did not finish within " << s.bound.seconds << " s (" << s.bound.why()
           << "); the kernel was stopped";
-      s.answer(msg.str(), s.bound.to_json());
+      s.answer(msg.str(), trace::watchdog_of(s.bound));
       std::fflush(nullptr);
       _exit(3);
     }
@@ -54,7 +54,7 @@ void watch() {
 
 }  // namespace
 
-void Watchdog::start(std::function<void(const std::string&, const nlohmann::json&)> answer) {
+void Watchdog::start(std::function<void(const std::string&, const trace::Watchdog&)> answer) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);
   s.answer = std::move(answer);

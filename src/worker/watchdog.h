@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/run_bound.h"
+#include "protocol/parts.h"
 
 namespace kernrl {
 
@@ -18,7 +19,7 @@ class Watchdog {
   // `answer` writes the timeout answer: the message, and the bound that cut the run (the record's
   // `watchdog`). It is called on the watchdog's thread, then the process exits with status 3.
   static void start(
-      std::function<void(const std::string& message, const nlohmann::json& bound)> answer);
+      std::function<void(const std::string& message, const trace::Watchdog& bound)> answer);
   // The deadline of the runs that follow (seconds <= 0: none).
   static void set_bound(const RunBound& bound);
 

@@ -179,9 +179,9 @@ std::vector<std::string> pipeline_records() {
     grader(p, 1.0, 200.0, {{"module_load", 3.0}}, true);
     EvalAnswer a;
     a.status = Status::RuntimeError;
-    a.error =
-        ErrorInfo{Status::RuntimeError, "CUDA_ERROR_ILLEGAL_ADDRESS in softmax_rows (launch 1)", 0,
-                  std::string(20000, 'p') + "\xff\xfe tail of the log\n"};
+    a.error = trace::make_error(Status::RuntimeError,
+                                "CUDA_ERROR_ILLEGAL_ADDRESS in softmax_rows (launch 1)", 0,
+                                std::string(20000, 'p') + "\xff\xfe tail of the log\n");
     a.fatal = true;
     complete_record(p, &a, device, versions, preset, ceilings, "");
     out.push_back(finish(p));
