@@ -28,19 +28,19 @@ TensorMap run_reference(const std::string& id, const TensorMap& tensors,
   return entry->run(ctx);
 }
 
-torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed) {
+static torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed) {
   torch::manual_seed(seed);
   return torch::randn(shape, torch::kFloat32);
 }
 
 // Max |a - b| over all elements, a and b compared in double.
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+static double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   DOCTEST_REQUIRE((a.sizes() == b.sizes()));
   return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
 }
 
 // Triple-loop matmul in double: (M, K) @ (K, N).
-torch::Tensor loop_matmul(const torch::Tensor& A, const torch::Tensor& B) {
+static torch::Tensor loop_matmul(const torch::Tensor& A, const torch::Tensor& B) {
   auto a = A.to(torch::kFloat64).contiguous(), b = B.to(torch::kFloat64).contiguous();
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   auto out = torch::zeros({M, N}, torch::kFloat64);

@@ -32,18 +32,18 @@ TensorMap run_reference(const std::string& id, const TensorMap& tensors, const S
   return entry->run(ctx);
 }
 
-torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed, double std = 1.0) {
+static torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed, double std = 1.0) {
   torch::manual_seed(seed);
   return torch::randn(shape, torch::kFloat32) * std;
 }
 
-torch::Tensor uniform(std::vector<int64_t> shape, uint64_t seed, double lo, double hi) {
+static torch::Tensor uniform(std::vector<int64_t> shape, uint64_t seed, double lo, double hi) {
   torch::manual_seed(seed);
   return torch::rand(shape, torch::kFloat32) * (hi - lo) + lo;
 }
 
 // Max |a - b| over all elements, compared in double.
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+static double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   DOCTEST_REQUIRE((a.sizes() == b.sizes()));
   return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
 }
@@ -74,7 +74,7 @@ struct Arr {
 };
 
 // y[m, n] = sum_k x[m, k] w[n, k] + b[n]
-Arr loop_linear(const Arr& x, const Arr& w, const Arr& b) {
+static Arr loop_linear(const Arr& x, const Arr& w, const Arr& b) {
   const int64_t M = x.shape[0], K = x.shape[1], N = w.shape[0];
   Arr y({M, N});
   for (int64_t m = 0; m < M; ++m)
@@ -87,7 +87,7 @@ Arr loop_linear(const Arr& x, const Arr& w, const Arr& b) {
 }
 
 // Valid (no padding, stride 1) 2-D convolution with bias.
-Arr loop_conv2d(const Arr& x, const Arr& w, const Arr& b) {
+static Arr loop_conv2d(const Arr& x, const Arr& w, const Arr& b) {
   const int64_t B = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t O = w.shape[0], K = w.shape[2], Ho = H - K + 1, Wo = W - K + 1;
   Arr y({B, O, Ho, Wo});
@@ -105,7 +105,7 @@ Arr loop_conv2d(const Arr& x, const Arr& w, const Arr& b) {
 }
 
 // Non-overlapping 2-D pooling (window = stride = P, trailing rows/columns dropped).
-Arr loop_pool2d(const Arr& x, int64_t P, bool is_max) {
+static Arr loop_pool2d(const Arr& x, int64_t P, bool is_max) {
   const int64_t B = x.shape[0], C = x.shape[1], Ho = x.shape[2] / P, Wo = x.shape[3] / P;
   Arr y({B, C, Ho, Wo});
   for (int64_t n = 0; n < B; ++n)
@@ -127,7 +127,7 @@ double gelu(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
 double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
 // LayerNorm of each row of a [M, C] array (biased variance) with affine weight and bias.
-Arr loop_layer_norm(const Arr& x, const Arr& w, const Arr& b, double eps) {
+static Arr loop_layer_norm(const Arr& x, const Arr& w, const Arr& b, double eps) {
   const int64_t M = x.shape[0], C = x.shape[1];
   Arr y({M, C});
   for (int64_t m = 0; m < M; ++m) {
@@ -143,7 +143,7 @@ Arr loop_layer_norm(const Arr& x, const Arr& w, const Arr& b, double eps) {
 
 // Multi-head attention over one sequence: q, k, v are [T, E] (heads = nh groups of E / nh
 // consecutive features); returns softmax(q_h k_h^T / sqrt(hd) [masked]) v_h, heads concatenated.
-Arr loop_attention(const Arr& q, const Arr& k, const Arr& v, int64_t nh, bool causal) {
+static Arr loop_attention(const Arr& q, const Arr& k, const Arr& v, int64_t nh, bool causal) {
   const int64_t T = q.shape[0], E = q.shape[1], hd = E / nh;
   Arr y({T, E});
   std::vector<double> p(T);
@@ -169,7 +169,7 @@ Arr loop_attention(const Arr& q, const Arr& k, const Arr& v, int64_t nh, bool ca
 }
 
 // Rows [r0, r0 + n) of a [M, C] array, columns [c0, c0 + nc).
-Arr slice(const Arr& x, int64_t r0, int64_t n, int64_t c0, int64_t nc) {
+static Arr slice(const Arr& x, int64_t r0, int64_t n, int64_t c0, int64_t nc) {
   Arr y({n, nc});
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < nc; ++c) y({r, c}) = x({r0 + r, c0 + c});

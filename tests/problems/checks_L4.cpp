@@ -24,20 +24,20 @@ using kernrl::TensorMap;
 using Sizes = std::map<std::string, int64_t>;
 using Scalars = std::map<std::string, double>;
 
-const kernrl::ReferenceEntry& entry(const std::string& id) {
+static const kernrl::ReferenceEntry& entry(const std::string& id) {
   const kernrl::ReferenceEntry* e = kernrl::find_reference(id);
   DOCTEST_REQUIRE_MESSAGE(e != nullptr, "no reference registered for " << id);
   return *e;
 }
 
-TensorMap run_reference(const std::string& id, const TensorMap& tensors, const Sizes& sizes, const Scalars& scalars = {}) {
+static TensorMap run_reference(const std::string& id, const TensorMap& tensors, const Sizes& sizes, const Scalars& scalars = {}) {
   kernrl::RefContext ctx{tensors, sizes, scalars, torch::Device(torch::kCPU)};
   torch::NoGradGuard no_grad;
   return entry(id).run(ctx);
 }
 
 // allclose(atol, rtol) and relative L2 error, in double.
-void expect_close(const torch::Tensor& got, const torch::Tensor& want, double atol, double rtol, double rel_l2) {
+static void expect_close(const torch::Tensor& got, const torch::Tensor& want, double atol, double rtol, double rel_l2) {
   DOCTEST_REQUIRE((got.sizes() == want.sizes()));
   auto g = got.to(torch::kFloat64), w = want.to(torch::kFloat64);
   auto err = (g - w).abs();
@@ -54,14 +54,14 @@ double silu(double v) { return v * sigmoid(v); }
 // L4_4_FP8_Matmul: E4M3 rounding against the 256 bit patterns.
 
 // Value of an E4M3FN code (sign bit, 4 exponent bits with bias 7, 3 mantissa bits; 0x7f is NaN).
-double e4m3_decode(int code) {
+static double e4m3_decode(int code) {
   const int e = (code >> 3) & 15, m = code & 7;
   const double mag = e == 0 ? m * std::ldexp(1.0, -9) : (1.0 + m / 8.0) * std::ldexp(1.0, e - 7);
   return (code & 0x80) ? -mag : mag;
 }
 
 // Round to the nearest finite E4M3 value, ties to the even code (mantissa LSB 0), saturating.
-double e4m3_round(double v) {
+static double e4m3_round(double v) {
   const double a = std::fabs(v);
   int best = 0;
   for (int code = 1; code < 0x7f; code++) {
@@ -439,7 +439,7 @@ std::vector<std::vector<double>> attend(const std::vector<std::vector<double>>& 
 }
 
 // Rows [t][col0 .. col0 + n) of a [S, N] double tensor.
-std::vector<std::vector<double>> cols(const torch::Tensor& m, int64_t col0, int64_t n) {
+static std::vector<std::vector<double>> cols(const torch::Tensor& m, int64_t col0, int64_t n) {
   auto a = m.accessor<double, 2>();
   std::vector<std::vector<double>> r(m.size(0), std::vector<double>(n));
   for (int64_t t = 0; t < m.size(0); t++)
@@ -449,7 +449,7 @@ std::vector<std::vector<double>> cols(const torch::Tensor& m, int64_t col0, int6
 
 // RoPE angle as PyTorch computes it: inv_freq = 1 / theta^(2i / d) and position * inv_freq, both
 // rounded to float32.
-double rope_angle(int64_t t, int64_t i, int64_t d, double theta) {
+static double rope_angle(int64_t t, int64_t i, int64_t d, double theta) {
   const float inv_freq = 1.0f / std::pow((float)theta, (float)(2 * i) / (float)d);
   return (double)((float)t * inv_freq);
 }

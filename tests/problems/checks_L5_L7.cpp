@@ -46,17 +46,17 @@ struct Case {
   }
 };
 
-std::vector<double> vec(const torch::Tensor& t) {
+static std::vector<double> vec(const torch::Tensor& t) {
   auto d = t.detach().to(torch::kFloat64).contiguous();
   return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
 }
 
-std::vector<int64_t> ivec(const torch::Tensor& t) {
+static std::vector<int64_t> ivec(const torch::Tensor& t) {
   auto d = t.detach().to(torch::kInt64).contiguous();
   return std::vector<int64_t>(d.data_ptr<int64_t>(), d.data_ptr<int64_t>() + d.numel());
 }
 
-std::vector<cd> cvec(const torch::Tensor& t) {
+static std::vector<cd> cvec(const torch::Tensor& t) {
   auto d = torch::view_as_real(t.detach().contiguous()).to(torch::kFloat64).contiguous();
   std::vector<cd> out(t.numel());
   for (int64_t i = 0; i < t.numel(); ++i) out[i] = cd(d.data_ptr<double>()[2 * i], d.data_ptr<double>()[2 * i + 1]);
@@ -77,7 +77,7 @@ void check_close(const std::vector<double>& got, const std::vector<double>& want
   }
 }
 
-void check_close(const std::vector<cd>& got, const std::vector<cd>& want, double atol, const char* what) {
+static void check_close(const std::vector<cd>& got, const std::vector<cd>& want, double atol, const char* what) {
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i)
     CHECK_MESSAGE(std::abs(got[i] - want[i]) <= atol, what << " [" << i << "]: " << got[i] << " vs " << want[i]);
@@ -86,7 +86,7 @@ void check_close(const std::vector<cd>& got, const std::vector<cd>& want, double
 torch::Tensor randn(std::vector<int64_t> shape) { return torch::randn(shape, torch::kFloat32); }
 torch::Tensor rand(std::vector<int64_t> shape) { return torch::rand(shape, torch::kFloat32); }
 
-int reflect(int i, int n) {
+static int reflect(int i, int n) {
   if (i < 0) i = -i;
   if (i >= n) i = 2 * n - 2 - i;
   return i;
@@ -279,7 +279,7 @@ TEST_CASE("L5_7 Monte Carlo pi counts points inside the unit circle") {
 
 namespace kernrl_checks_l5_l7 {
 // The slab test in float32, as the problem states it.
-bool slab(const float* bmin, const float* bmax, const float* o, const float* inv, float& tn, float& tf) {
+static bool slab(const float* bmin, const float* bmax, const float* o, const float* inv, float& tn, float& tf) {
   tn = -INFINITY;
   tf = INFINITY;
   for (int a = 0; a < 3; ++a) {
@@ -551,7 +551,7 @@ TEST_CASE("L6_8 RGB to YUV: white, primaries and a random pixel") {
 // Level 7
 
 namespace kernrl_checks_l5_l7 {
-std::vector<cd> dft(const std::vector<cd>& x, double sign = -1) {
+static std::vector<cd> dft(const std::vector<cd>& x, double sign = -1) {
   size_t n = x.size();
   std::vector<cd> out(n);
   for (size_t k = 0; k < n; ++k)
@@ -560,7 +560,7 @@ std::vector<cd> dft(const std::vector<cd>& x, double sign = -1) {
 }
 
 // 2-D DFT of a row-major h x w array by rows then columns.
-std::vector<cd> dft2(std::vector<cd> x, int h, int w, double sign = -1) {
+static std::vector<cd> dft2(std::vector<cd> x, int h, int w, double sign = -1) {
   for (int i = 0; i < h; ++i) {
     auto r = dft(std::vector<cd>(x.begin() + i * w, x.begin() + (i + 1) * w), sign);
     std::copy(r.begin(), r.end(), x.begin() + i * w);
