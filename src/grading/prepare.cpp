@@ -26,6 +26,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Where `opt`'s problem is looked up: its suite's problems folder, else the process's.
+fs::path problems_root(const GradeOptions& opt) {
+  return opt.problems_root.empty() ? problems_dir() : fs::path(opt.problems_root);
+}
+
 bool problem_exists(const std::string& id) {
   try {
     find_problem_dir(problems_dir(), id);
@@ -242,7 +247,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     u.from = from ? Field<std::string>(from) : Field<std::string>(nullptr);
   };
   auto set_problem = [&](const std::string& id) {
-    out.problem = load_problem(find_problem_dir(problems_dir(), id));
+    out.problem = load_problem(find_problem_dir(problems_root(opt), id));
     r.problem = out.problem.id;
     r.level = out.problem.level;
   };
@@ -277,7 +282,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     std::string named = resolve_problem_id(file, opt.problem, "");
     std::optional<ProblemSpec> spec;
     try {
-      if (!named.empty()) spec = load_problem(find_problem_dir(problems_dir(), named));
+      if (!named.empty()) spec = load_problem(find_problem_dir(problems_root(opt), named));
     } catch (const SpecError&) {
       // Recorded below as the unknown problem it is.
     }
@@ -345,7 +350,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   if (!plan.problem.empty() && !opt.problem.empty()) {
     std::optional<fs::path> named;
     try {
-      named = find_problem_dir(problems_dir(), plan.problem);
+      named = find_problem_dir(problems_root(opt), plan.problem);
     } catch (const SpecError&) {
     }
     if (!named || *named != out.problem.dir)
