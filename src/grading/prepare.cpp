@@ -335,6 +335,11 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
                     std::string("the launch block names an unknown problem: ") + e.what(),
                     plan.line, "");
     }
+    // --size is kernrl's input: checked once the problem is known, before the file's own faults.
+    if (opt.sizes) {
+      out.usage_error = size_option_error(out.problem, *opt.sizes);
+      if (!out.usage_error.empty()) return finish(Status::FormatError, out.usage_error, 0, "");
+    }
   }
   if (format_problem) {
     if (id.empty()) unknown("not_named", "", nullptr);
@@ -369,10 +374,6 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     return finish(Status::FormatError, e.what(), e.line, "");
   }
   out.plan = plan;
-  if (opt.sizes) {
-    out.usage_error = size_option_error(out.problem, *opt.sizes);
-    if (!out.usage_error.empty()) return finish(Status::FormatError, out.usage_error, 0, "");
-  }
 
   if (plan.language == "triton")
     return compile_triton_file(out, src, kernel_name, opt, cfg, arch, num_sms, finish, t0);

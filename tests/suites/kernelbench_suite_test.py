@@ -77,6 +77,13 @@ def main():
         nested = [t["name"] for t in json.loads(run([a.kernrl, "show", "--suite", str(out), "L3_3", "--json"]))["parameters"]]
         check({"features.0.weight", "stages.1.0.conv.weight", "stages.0.1.bn.running_mean", "head.fc.bias"} <= set(nested),
               f"nested modules (Sequential, ModuleList, submodules) by module path: {nested}")
+        # --size on a suite problem: a usage error naming the problem's size sets.
+        cu = pathlib.Path(tmp) / "answer.cu"
+        cu.write_text("__global__ void k(const float* x, float* out) {}\n")
+        r = subprocess.run([a.kernrl, "eval", str(cu), "--problem", "L1_1", "--suite", str(out), "--compile-only",
+                            "--size", "batch_size=3"], capture_output=True, text=True, check=False)
+        check(r.returncode == 2 and "runs only at its own sizes" in r.stderr and "bench (" in r.stderr
+              and "test0 (" in r.stderr, f"eval --size on a suite problem: exit 2 naming the size sets: {r.returncode} {r.stderr}")
         yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])

@@ -141,6 +141,30 @@ def load_doc(path, device_name, torch):
             "config": {}, "ceilings": {}, "problems": {}}
 
 
+def table(doc):
+    """A baseline file's torch.compile entries: eager and compiled mean and median, the ratio."""
+    rows = ["| problem | eager mean ms | torch.compile mean ms | eager median ms | torch.compile median ms | "
+            "eager / compile (mean) | compiled in s |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    ratios = []
+    for pid, e in sorted(doc.get("problems", {}).items(),
+                         key=lambda kv: (int(kv[0].split("_")[0][1:]), int(kv[0].split("_")[1]))):
+        c = e.get("compile_baseline")
+        if not c:
+            continue
+        ea, co = c["eager_timing"], c["timing"]
+        ratios.append(ea["mean_ms"] / co["mean_ms"])
+        rows.append(f"| {pid} | {ea['mean_ms']:.4g} | {co['mean_ms']:.4g} | {ea['median_ms']:.4g} | "
+                    f"{co['median_ms']:.4g} | {ratios[-1]:.3f} | {c.get('compile_s', '')} |")
+    import math
+
+    g = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else float("nan")
+    tv = next((e["compile_baseline"].get("torch", "?") for e in doc.get("problems", {}).values()
+               if e.get("compile_baseline")), "?")
+    head = (f"{len(ratios)} problems on {doc['device']['name']} (torch {tv}); "
+            f"geometric mean of eager / torch.compile: {g:.3f}\n\n")
+    return head + "\n".join(rows) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("suite", nargs="?")
@@ -152,10 +176,14 @@ def main():
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--mode", default="default", help="torch.compile mode (default, max-autotune, ...)")
     ap.add_argument("--all", action="store_true", help="with --only: the listed problems first, then the rest")
+    ap.add_argument("--table", metavar="FILE", help="print a baseline file's torch.compile entries as Markdown")
     ap.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
         measure_one(a.one[0], a.one[1], a.one[2], int(a.one[3]), a.one[4])
+        return 0
+    if a.table:
+        print(table(json.loads(pathlib.Path(a.table).read_text())), end="")
         return 0
     if not a.suite:
         ap.error("SUITE_DIR is required")
