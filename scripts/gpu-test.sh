@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [kernelbench] [training]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [scaling] [kernelbench] [training]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3).
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
@@ -13,7 +13,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults kernelbench training)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults scaling kernelbench training)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -124,8 +124,17 @@ if want batch; then
 fi
 
 if want faults; then
-  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, before/after spare workers and the sized watchdog, 1 and 2 GPUs"
-  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" | tail -30
+  log "fault latency: from a faulting kernel's launch to the error on the host, per fault and way of waiting"
+  python3 scripts/fault_latency.py --out "$OUT" | tail -40
+  # FAULT_RUNS: the settings to compare (scripts/fault_bench.py's RUNS; default clean before after).
+  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, ${FAULT_RUNS:-clean before after}, 1 and 2 GPUs"
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" ${FAULT_RUNS:+--runs $FAULT_RUNS} | tail -60
+fi
+
+if want scaling; then
+  log "multi-GPU scaling: a long clean Level-1 batch (${SCALING_SAMPLES:-16} samples of each solution) on one GPU and on two"
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" --samples "${SCALING_SAMPLES:-16}" --runs clean \
+    --gpus 0 0,1 --name scaling.md | tail -30
 fi
 
 if want profile; then

@@ -171,14 +171,23 @@ int main(int argc, char** argv) {
       {"driver", std::to_string(dev.driver / 1000) + "." + std::to_string(dev.driver % 1000 / 10)}};
   send(hello.to_json());
 
-  Watchdog::start([](const std::string& what, const json& bound) {
-    EvalAnswer a;
-    a.status = Status::Timeout;
-    a.error = ErrorInfo{Status::Timeout, what, 0, ""};
-    a.watchdog = bound;
-    a.fatal = true;
-    send(a.to_json());
-  });
+  CUcontext ctx = nullptr;
+  CU_CHECK(cuCtxGetCurrent(&ctx));
+  Watchdog::start(
+      [](const std::string& what, const json& bound) {
+        EvalAnswer a;
+        a.status = Status::Timeout;
+        a.error = ErrorInfo{Status::Timeout, what, 0, ""};
+        a.watchdog = bound;
+        a.fatal = true;
+        send(a.to_json());
+      },
+      // Whether the plan run's kernels have ended, finished or faulted: the stream of the run
+      // (the context's default stream) is no longer busy.
+      [ctx] {
+        thread_local bool current = CU_RESULT(cuCtxSetCurrent(ctx)).code == CUDA_SUCCESS;
+        return current && CU_RESULT(cuStreamQuery(nullptr)).code != CUDA_ERROR_NOT_READY;
+      });
 
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -103,7 +103,7 @@ TEST_CASE(
     "worker client: with a spare, the kernel after a crash or hang goes to the started spare, and "
     "a new spare starts") {
   WorkerClient w(0, stand_in_worker());
-  w.set_spare(true);
+  w.set_spares(1);
   w.spawn();
   std::string err;
   REQUIRE(w.wait_ready(&err));
@@ -149,6 +149,31 @@ TEST_CASE(
   CHECK(w.eval(request(1), 10).status == Status::Correct);
   CHECK(w.last_worker() == 4);
   CHECK(w.starts() == 5);
+}
+
+TEST_CASE(
+    "worker client: with three spares, crashes in a row go to the spares in start order, each "
+    "replaced at once") {
+  WorkerClient w(0, stand_in_worker());
+  w.set_spares(3);
+  w.spawn();
+  std::string err;
+  REQUIRE(w.wait_ready(&err));
+  CHECK(w.starts() == 4);  // the active worker, then the three spares together
+  CHECK(w.spares_running() == 3);
+  REQUIRE(w.spare_ready(10));
+  // Three crashes back to back: workers 2, 3 and 4 take over in turn, each crash starting one more
+  // spare, so three stay started.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(w.eval(request(2), 10).status == Status::RuntimeError);
+    CHECK(w.spares_running() == 3);
+  }
+  CHECK(w.restarts() == 3);
+  CHECK(w.spare_takeovers() == 3);
+  CHECK(w.starts() == 7);
+  CHECK(w.eval(request(1), 10).status == Status::Correct);
+  CHECK(w.last_worker() == 4);  // the last of the spares started beside worker 1
+  CHECK(w.restart_wait_ms() == 0);  // each hello was read before it was needed
 }
 
 TEST_CASE("worker client: without a spare, a restart starts a fresh worker as before") {
