@@ -24,7 +24,9 @@ static double now_ms() {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-__global__ void k_ok(float* x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f; }
+__global__ void k_ok(float* x) {
+  x[blockIdx.x * blockDim.x + threadIdx.x] += 1.0f;
+}
 __global__ void k_trap(float* x) {
   if (threadIdx.x == 0) __trap();
   x[0] = 1.0f;
@@ -33,7 +35,9 @@ __global__ void k_misaligned(const float* x, float* out) {
   const float4 v = *reinterpret_cast<const float4*>(x + 1 + 4 * threadIdx.x);
   out[blockIdx.x * blockDim.x + threadIdx.x] = v.x + v.w;
 }
-__global__ void k_illegal_write(float* x) { x[(size_t)1 << 40] = 1.0f; }
+__global__ void k_illegal_write(float* x) {
+  x[(size_t)1 << 40] = 1.0f;
+}
 __global__ void k_illegal_read(const float* x, float* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = x[((size_t)1 << 40) + threadIdx.x];
 }
@@ -90,7 +94,8 @@ int main(int argc, char** argv) {
   if (!strcmp(wait, "blocking")) cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
   float *x, *out;
   const int blocks = 4096, threads = 256;
-  if (cudaMalloc(&x, 4 << 20) != cudaSuccess || cudaMalloc(&out, blocks * threads * 4) != cudaSuccess)
+  if (cudaMalloc(&x, 4 << 20) != cudaSuccess ||
+      cudaMalloc(&out, blocks * threads * 4) != cudaSuccess)
     return 1;
   cudaMemset(x, 0, 4 << 20);
   cudaEvent_t done;
@@ -99,15 +104,24 @@ int main(int argc, char** argv) {
   double init = now_ms() - t0;
 
   double t = now_ms();
-  if (!strcmp(kind, "ok")) k_ok<<<blocks, threads>>>(out);
-  else if (!strcmp(kind, "trap")) k_trap<<<blocks, threads>>>(out);
-  else if (!strcmp(kind, "trap1")) k_trap<<<1, threads>>>(out);
-  else if (!strcmp(kind, "misaligned")) k_misaligned<<<blocks, threads>>>(x, out);
-  else if (!strcmp(kind, "illegal_write")) k_illegal_write<<<blocks, threads>>>(out);
-  else if (!strcmp(kind, "illegal_read")) k_illegal_read<<<blocks, threads>>>(x, out);
-  else if (!strcmp(kind, "read_past")) k_read_past<<<256, threads>>>(x, out);
-  else if (!strcmp(kind, "hang")) k_hang<<<blocks, threads>>>(x);
-  else return 2;
+  if (!strcmp(kind, "ok"))
+    k_ok<<<blocks, threads>>>(out);
+  else if (!strcmp(kind, "trap"))
+    k_trap<<<blocks, threads>>>(out);
+  else if (!strcmp(kind, "trap1"))
+    k_trap<<<1, threads>>>(out);
+  else if (!strcmp(kind, "misaligned"))
+    k_misaligned<<<blocks, threads>>>(x, out);
+  else if (!strcmp(kind, "illegal_write"))
+    k_illegal_write<<<blocks, threads>>>(out);
+  else if (!strcmp(kind, "illegal_read"))
+    k_illegal_read<<<blocks, threads>>>(x, out);
+  else if (!strcmp(kind, "read_past"))
+    k_read_past<<<256, threads>>>(x, out);
+  else if (!strcmp(kind, "hang"))
+    k_hang<<<blocks, threads>>>(x);
+  else
+    return 2;
   cudaEventRecord(done, 0);
   cudaError_t e = cudaSuccess;
   long polls = 0;

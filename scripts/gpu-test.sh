@@ -124,8 +124,29 @@ if want batch; then
 fi
 
 if want faults; then
-  log "fault latency: from a faulting kernel's launch to the error on the host, per fault and way of waiting"
-  python3 scripts/fault_latency.py --out "$OUT" | tail -40
+  # FAULT_LATENCY=0 skips the latency probe (run on its own, e.g. beside the build).
+  if [ "${FAULT_LATENCY:-1}" != 0 ]; then
+    log "fault latency: from a faulting kernel's launch to the error on the host, per fault and way of waiting"
+    python3 scripts/fault_latency.py --out "$OUT" | tail -40
+  fi
+  log "the adversarial suite's faulting and hanging kernels under the default deadlines: expected and graded statuses"
+  FD="$(mktemp -d)"
+  for f in tests/adversarial/*/{trap,misaligned,illegal_address,infinite_loop,hardcoded_bench_size,strided_subset}.cu; do
+    [ -e "$f" ] && mkdir -p "$FD/$(basename "$(dirname "$f")")" && cp "$f" "$FD/$(basename "$(dirname "$f")")/"
+  done
+  "$K" grade-dir "$FD" --out "$OUT/fault-files.jsonl" --no-resume --quiet >/dev/null 2>&1
+  python3 - "$OUT/fault-files.jsonl" <<'PY' | tee "$OUT/fault-files.md"
+import json, sys
+print("| file | expected | graded | watchdog | message |"); print("|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    r = json.loads(line); f = r["file"]
+    want = open(f).readline().split("expect:")[-1].strip()
+    ok = r["status"] in want.split("|")
+    w = r.get("watchdog") or {}
+    msg = ((r.get("error") or {}).get("message") or "")[:140].replace("|", "/").replace("\n", " ")
+    print(f"| {'/'.join(f.split('/')[-2:])} | {want} | {r['status']}{'' if ok else ' **'} | "
+          f"{w.get('bound_s')} + {w.get('grace_s')} s ({w.get('basis')}) | {msg} |")
+PY
   # FAULT_RUNS: the settings to compare (scripts/fault_bench.py's RUNS; default clean before after).
   log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, ${FAULT_RUNS:-clean before after}, 1 and 2 GPUs"
   python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" ${FAULT_RUNS:+--runs $FAULT_RUNS} | tail -60

@@ -191,8 +191,7 @@ bool WorkerClient::spare_ready(double timeout_s, bool glance) {
   for (auto& p : spares_) {
     if (!p->io.running()) return false;
     if (p->hello) continue;
-    double left =
-        std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
+    double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
     std::string error;
     if (!read_hello(*p, std::max(left, 0.0), &error, glance)) return false;
     p->hello_wait_ms = 0;  // read before it was needed: no kernel waited for it

@@ -172,7 +172,7 @@ TEST_CASE(
   CHECK(w.spare_takeovers() == 3);
   CHECK(w.starts() == 7);
   CHECK(w.eval(request(1), 10).status == Status::Correct);
-  CHECK(w.last_worker() == 4);  // the last of the spares started beside worker 1
+  CHECK(w.last_worker() == 4);      // the last of the spares started beside worker 1
   CHECK(w.restart_wait_ms() == 0);  // each hello was read before it was needed
 }
 
