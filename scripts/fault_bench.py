@@ -171,6 +171,7 @@ def main():
     dev = smi("--query-gpu=name,driver_version", "--format=csv,noheader").strip().splitlines()
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
+    commit = commit or os.environ.get("KERNRL_COMMIT", "")  # a copy of the tree without .git
     md = [f"`scripts/fault_bench.py --runs {' '.join(a.runs)}` on "
           f"{dev[0] if dev else 'unknown GPU'}, {time.strftime('%Y-%m-%d', time.gmtime())}, at "
           f"commit {commit or 'unknown'}: {a.samples} samples of every Level-1 solution, and for "
