@@ -123,6 +123,24 @@ def breakdown(recs, kinds):
     return by
 
 
+def start_phases(recs):
+    """The median of each worker start-up phase (ms) over the workers that graded a kernel here:
+    {"first": {...}, "spare": {...}, "n_spare": n}."""
+    out = {}
+    for key, pick in (("first", lambda g: not g.get("worker_spare")),
+                      ("spare", lambda g: g.get("worker_spare"))):
+        phases = collections.defaultdict(list)
+        for r in recs:
+            g = r.get("grader") or {}
+            if g.get("worker_start") and pick(g):
+                for k, v in g["worker_start"].items():
+                    phases[k].append(v)
+                phases["waited"].append(g.get("worker_start_ms") or 0)
+        out[key] = {k: round(sorted(v)[len(v) // 2], 1) for k, v in phases.items()}
+        out["n_" + key] = len(phases["waited"])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernrl", required=True)
@@ -132,6 +150,7 @@ def main():
     ap.add_argument("--runs", nargs="*", default=["clean", "before", "after"], choices=list(RUNS))
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--name", default="faults.md")
+    ap.add_argument("--keep", action="store_true", help="keep each run's records in OUT/records/")
     a = ap.parse_args()
     kernrl = os.path.abspath(a.kernrl)
     if a.gpus is None:
@@ -150,6 +169,10 @@ def main():
                 folder, kinds = batches[faulty]
                 run_dir = tempfile.mkdtemp(dir=work)
                 recs, s, wall = grade(kernrl, folder, gpus, cfg, run_dir)
+                if a.keep:
+                    os.makedirs(os.path.join(a.out, "records"), exist_ok=True)
+                    shutil.copy(os.path.join(run_dir, "records.jsonl"),
+                                os.path.join(a.out, "records", f"{name}-gpus{gpus.replace(',', '_')}.jsonl"))
                 g = s["gpus"]
                 rows.append({
                     "gpus": gpus, "run": label, "files": len(kinds), "records": len(recs),
@@ -166,6 +189,8 @@ def main():
                       f"NVML {r['nvml']}; restarts {r['restarts']} ({r['spare']} to a spare, "
                       f"{r['wait_s']:.1f} s waited); {r['statuses']}", flush=True)
                 print("    " + json.dumps(r["breakdown"]), flush=True)
+                r["starts"] = start_phases(recs)
+                print("    worker starts (median ms): " + json.dumps(r["starts"]), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     dev = smi("--query-gpu=name,driver_version", "--format=csv,noheader").strip().splitlines()
@@ -198,6 +223,10 @@ def main():
         for k, b in sorted(r["breakdown"].items()):
             md.append(f"| {r['gpus']} | {r['run']} | {k} | {b['n']} | {b['worker_s']:.2f} | "
                       f"{b['start_wait_s']:.2f} | {b['spare_first_s']:.2f} ({b['spare_first_n']}) |")
+    md += ["", "Worker starts, median ms of each phase (`grader.worker_start`; waited: "
+           "`grader.worker_start_ms`), of the first worker and of the spares that took over:", ""]
+    for r in rows:
+        md.append(f"- GPUs {r['gpus']}, {r['run']}: {json.dumps(r['starts'])}")
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, a.name), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -97,7 +97,10 @@ void WorkerClient::spawn() {
 }
 
 void WorkerClient::start_spares() {
-  for (size_t i = 0; i < spares_.size(); ++i)
+  // One spare until a kernel has crashed or hung a worker, then all of them: a run without faults
+  // keeps one more process per GPU, a run with them as many as workers.spares.
+  size_t n = restarts_ > 0 ? spares_.size() : std::min<size_t>(1, spares_.size());
+  for (size_t i = 0; i < n; ++i)
     if (!spares_[i]->io.running()) start(*spares_[i], ("s" + std::to_string(i)).c_str());
 }
 

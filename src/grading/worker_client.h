@@ -28,12 +28,13 @@ class WorkerClient {
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
 
-  // Keeps `n` started spare workers beside the active one (none unless set; the session sets it
-  // from `workers.spares`): once the active worker is ready, the spares start together, and when
-  // a kernel crashes or hangs the active worker, the spare started first takes the next request at
-  // once while the broken worker is killed and reaped in the background and a new spare starts in
-  // its place. Each spare holds one more CUDA context and libtorch's host memory, and allocates
-  // nothing else until it takes over.
+  // Keeps up to `n` started spare workers beside the active one (none unless set; the session
+  // sets it from `workers.spares`): once the active worker is ready, one spare starts; when a
+  // kernel crashes or hangs the active worker, the ready spare started first takes the next
+  // request at once while the broken worker is killed and reaped in the background, and spares
+  // start in every empty slot, so that from the first fault on `n` are started or starting. Each
+  // spare holds one more CUDA context and libtorch's host memory, and allocates nothing else until
+  // it takes over.
   void set_spares(int n);
   // Starts the process without waiting for it (its libtorch load overlaps with compiling).
   void spawn();
@@ -105,7 +106,7 @@ class WorkerClient {
   // Reads and checks `p`'s hello within `timeout_s`; false with *error when it did not come or
   // the worker cannot grade (its process is then killed; not for a `glance` that times out).
   bool read_hello(Proc& p, double timeout_s, std::string* error, bool glance = false);
-  // Starts a worker in every spare slot that has none.
+  // Starts a worker in every spare slot that has none (in the first only, before any restart).
   void start_spares();
   // The spare to take over: the first started of those whose hello is read, else the first
   // started; nullptr when none runs.
