@@ -149,7 +149,8 @@ for line in open(sys.argv[1]):
 PY
   # FAULT_RUNS: the settings to compare (scripts/fault_bench.py's RUNS; default clean before after).
   log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, ${FAULT_RUNS:-clean before after}, 1 and 2 GPUs"
-  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" ${FAULT_RUNS:+--runs $FAULT_RUNS} | tail -60
+  # FAULT_KEEP=1 keeps each run's records in $OUT/records/.
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" ${FAULT_RUNS:+--runs $FAULT_RUNS} ${FAULT_KEEP:+--keep} | tail -60
 fi
 
 if want scaling; then
