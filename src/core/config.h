@@ -37,7 +37,7 @@ struct Config {
   // reports meanwhile is a runtime_error, a run still going at the end a timeout (docs/grading.md).
   double fault_grace_s = 0.25;
   bool spare_worker = true;  // keep started spare workers per GPU (workers.spare)
-  int spare_workers = 3;     // how many per GPU (workers.spares), while spare_worker is on
+  int spare_workers = 2;     // how many per GPU (workers.spares), while spare_worker is on
   // The spares a session keeps per GPU: spare_workers, or none with workers.spare off.
   int spares() const { return spare_worker ? spare_workers : 0; }
   std::string arch = "auto";

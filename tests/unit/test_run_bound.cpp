@@ -74,7 +74,7 @@ TEST_CASE("config: the watchdog's factor, floor and fault grace, and the spare w
   CHECK_FALSE(round.spare_worker);
   CHECK(round.spares() == 0);
   CHECK(Config().spare_worker);
-  CHECK(Config().spares() == 3);
+  CHECK(Config().spares() == 2);
   Config many =
       Config::from_yaml_text("timeouts:\n  fault_grace_s: 0.5\nworkers:\n  spares: 4\n", "t.yaml");
   CHECK(many.spares() == 4);
