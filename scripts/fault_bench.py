@@ -172,7 +172,8 @@ def main():
                 if a.keep:
                     os.makedirs(os.path.join(a.out, "records"), exist_ok=True)
                     shutil.copy(os.path.join(run_dir, "records.jsonl"),
-                                os.path.join(a.out, "records", f"{name}-gpus{gpus.replace(',', '_')}.jsonl"))
+                                os.path.join(a.out, "records", f"{os.path.splitext(a.name)[0]}-{name}-"
+                                             f"gpus{gpus.replace(',', '_')}.jsonl"))
                 g = s["gpus"]
                 rows.append({
                     "gpus": gpus, "run": label, "files": len(kinds), "records": len(recs),
@@ -194,9 +195,11 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     dev = smi("--query-gpu=name,driver_version", "--format=csv,noheader").strip().splitlines()
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    commit = commit or os.environ.get("KERNRL_COMMIT", "")  # a copy of the tree without .git
+    # KERNRL_COMMIT names the commit of a tree copied without its .git (inside another checkout,
+    # git would name that one's).
+    commit = os.environ.get("KERNRL_COMMIT") or subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+        text=True).stdout.strip()
     md = [f"`scripts/fault_bench.py --runs {' '.join(a.runs)}` on "
           f"{dev[0] if dev else 'unknown GPU'}, {time.strftime('%Y-%m-%d', time.gmtime())}, at "
           f"commit {commit or 'unknown'}: {a.samples} samples of every Level-1 solution, and for "

@@ -73,7 +73,7 @@ int WorkerClient::spares_running() const {
   return n;
 }
 
-void WorkerClient::start(Proc& p, const char* slot) {
+void WorkerClient::start(Proc& p, const char* slot, bool spare) {
   if (p.log_file.empty())
     p.log_file = (std::filesystem::temp_directory_path() /
                   ("kernrl-worker-" + std::to_string(getpid()) + "-gpu" + std::to_string(gpu_) +
@@ -82,7 +82,9 @@ void WorkerClient::start(Proc& p, const char* slot) {
   SpawnOptions opt;
   opt.stderr_file = p.log_file;
   opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
-  p.io.start({exe_}, opt);
+  std::vector<std::string> argv = {exe_};
+  if (spare) argv.push_back("--warm-up");
+  p.io.start(argv, opt);
   p.serial = ++starts_;
   p.hello.reset();
   p.hello_wait_ms = 0;
@@ -101,7 +103,7 @@ void WorkerClient::start_spares() {
   // keeps one more process per GPU, a run with them as many as workers.spares.
   size_t n = restarts_ > 0 ? spares_.size() : std::min<size_t>(1, spares_.size());
   for (size_t i = 0; i < n; ++i)
-    if (!spares_[i]->io.running()) start(*spares_[i], ("s" + std::to_string(i)).c_str());
+    if (!spares_[i]->io.running()) start(*spares_[i], ("s" + std::to_string(i)).c_str(), true);
 }
 
 std::unique_ptr<WorkerClient::Proc>* WorkerClient::next_spare() {

@@ -102,7 +102,8 @@ class WorkerClient {
     std::optional<Hello> hello;  // read, checked (a spare's, before it takes over)
     double hello_wait_ms = 0;
   };
-  void start(Proc& p, const char* slot);
+  // Starts a worker process in `p`; a spare (`spare`) warms up before its hello (--warm-up).
+  void start(Proc& p, const char* slot, bool spare = false);
   // Reads and checks `p`'s hello within `timeout_s`; false with *error when it did not come or
   // the worker cannot grade (its process is then killed; not for a `glance` that times out).
   bool read_hello(Proc& p, double timeout_s, std::string* error, bool glance = false);

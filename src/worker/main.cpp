@@ -121,10 +121,10 @@ bool query_device(DeviceInfo* d, std::string* uuid, std::string* err,
   return true;
 }
 
-// What the first request of every worker would otherwise pay, done before the hello so that a
-// spare takes over warm: cuBLAS's handle and workspace, and torch's random, elementwise and
-// reduction kernels (loaded lazily: CUDA_MODULE_LOADING=LAZY). What torch keeps cached is a few
-// MiB; the kernel's own evaluation allocates as before.
+// What the first request of a worker would otherwise pay, done before the hello of a spare
+// (--warm-up) so that it takes over warm: cuBLAS's handle and workspace, and torch's random,
+// elementwise and reduction kernels (loaded lazily: CUDA_MODULE_LOADING=LAZY). What torch keeps
+// cached is a few MiB; the kernel's own evaluation allocates as before.
 void warm_up() {
   auto a = torch::randn({128, 128}, torch::TensorOptions().device(torch::Device(torch::kCUDA, 0)));
   auto b = torch::matmul(a, a) + torch::softmax(a, 1);
@@ -136,9 +136,14 @@ void warm_up() {
 int main(int argc, char** argv) {
   // `kernrl-worker --self-test`: checks the fused comparison against its torch definition on
   // this GPU (a CTest test on GPU hosts) and exits 0 when they agree.
-  bool self_test = argc > 1 && std::string(argv[1]) == "--self-test";
-  if (argc > 1 && !self_test) {
-    std::cerr << "usage: kernrl-worker [--self-test]   (kernrl starts workers itself)\n";
+  // `kernrl-worker --warm-up`: warms up before its hello (warm_up below); kernrl starts its spare
+  // workers so, and the first worker of a GPU without it, so that the first start is not slowed.
+  std::string arg = argc > 1 ? argv[1] : "";
+  bool self_test = arg == "--self-test";
+  bool warm = arg == "--warm-up";
+  if (argc > 2 || (argc > 1 && !self_test && !warm)) {
+    std::cerr
+        << "usage: kernrl-worker [--self-test | --warm-up]   (kernrl starts workers itself)\n";
     return 2;
   }
   // Our answers go to the original stdout; anything else printing to stdout lands in stderr.
@@ -164,7 +169,7 @@ int main(int argc, char** argv) {
   torch::zeros({1}, torch::Device(torch::kCUDA, 0));
   hello.startup_ms["torch"] = ms_since(torch_start);
   set_float_stats_fn(float_stats_gpu);
-  if (!self_test) {
+  if (warm) {
     auto warm_start = Clock::now();
     warm_up();
     hello.startup_ms["warm_up"] = ms_since(warm_start);

@@ -114,6 +114,7 @@ TEST_CASE(
   auto first = w.take_start();
   REQUIRE(first);
   CHECK_FALSE(first->spare);
+  CHECK(first->phases.count("warm_up") == 0);  // the first worker starts without a warm-up
 
   // A crash: the spare (worker 2, its hello already read) takes the next kernel; a third starts.
   EvalAnswer crash = w.eval(request(2), 10);
@@ -130,6 +131,7 @@ TEST_CASE(
   REQUIRE(took_over);
   CHECK(took_over->spare);
   CHECK(took_over->phases.at("exec") == 12.5);
+  CHECK(took_over->phases.count("warm_up") == 1);  // a spare warms up before its hello
   CHECK(w.restart_wait_ms() == 0);  // its hello was read before the crash: no wait at all
 
   // A hang: worker 3, the new spare, takes over once its hello is in.
