@@ -58,6 +58,7 @@ Watchdog watchdog_of(const RunBound& bound) {
   Watchdog w;
   w.bound_s = bound.seconds;
   w.basis = bound.basis;
+  w.grace_s = bound.grace_s;
   if (bound.reference_ms) w.reference_ms = *bound.reference_ms;
   if (!bound.sizes.is_null()) w.sizes = bound.sizes;
   return w;

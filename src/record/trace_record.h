@@ -60,7 +60,8 @@ struct ProblemUnknown : RecordObject {
 // `baseline`: which baseline `speedup` is against, and the speedup over each baseline timed.
 struct Baseline : RecordObject {
   Field<std::string> kind;                        // torch | kernel
-  Field<std::map<std::string, double>> speedups;  // torch, and kernel where it was timed
+  // torch, and kernel and compile (torch.compile) where they were timed
+  Field<std::map<std::string, double>> speedups;
   Field<std::string> kernel_missing;              // wanted over the kernel, but it was not timed
   template <class Self, class V>
   static void visit(Self& s, V&& v) {

@@ -104,8 +104,8 @@ TEST_CASE("bench requests and quit round-trip") {
   CHECK(request_command(json{{"cmd", 3}}).empty());
 }
 
-// The answers of tests/fixtures/protocol/worker_answers.jsonl, built by type: the bytes every
-// worker since protocol 4 writes (kept byte for byte when the parts became the record's).
+// The answers of tests/fixtures/protocol/worker_answers.jsonl, built by type: the bytes a worker
+// of protocol 5 writes (kept byte for byte when the parts became the record's).
 std::vector<std::string> typed_answers() {
   std::vector<std::string> out;
   EvalAnswer a;
@@ -162,6 +162,7 @@ std::vector<std::string> typed_answers() {
   bound.basis = "reference";
   bound.reference_ms = 0.01;
   bound.sizes = {{"N", 64}};
+  bound.grace_s = 0.25;
   a.watchdog = trace::watchdog_of(bound);
   out.push_back(a.to_json().dump());
 
@@ -215,12 +216,23 @@ TEST_CASE("answers are written byte for byte as the protocol's fixtures, and rea
   CHECK_FALSE(back.launches->at(1).ms);
   CHECK(*back.timing->kernel->median_ms == 0.5);
   CHECK(*back.watchdog->bound_s == 0.25);
+  CHECK(*back.watchdog->grace_s == 0.25);
   EvalAnswer fault = EvalAnswer::from_json(json::parse(want[1]));
   CHECK(fault.is_fatal());
   CHECK(*fault.error->line == 12);
   CHECK(*fault.error->log == "log");
   CHECK(BenchAnswer::from_json(json::parse(want[3])).succeeded());
   CHECK_FALSE(BenchAnswer::from_json(json::parse(want[4])).succeeded());
+}
+
+TEST_CASE("the request's config carries the fault grace the worker arms (protocol 5)") {
+  CHECK(kWorkerProtocol == 5);
+  Config cfg;
+  cfg.fault_grace_s = 0.75;
+  EvalRequest req;
+  req.cfg = cfg;
+  CHECK(req.to_json()["config"]["fault_grace_s"] == 0.75);
+  CHECK(Config::from_json(req.to_json()["config"]).fault_grace_s == 0.75);
 }
 
 TEST_CASE("a worker may leave out the keys with wire defaults") {
