@@ -169,7 +169,7 @@ TEST_CASE("complete_record: the worker's launch facts become the record's `launc
   trace::Launch l;
   l.index = 1;
   l.kernel = "softmax_rows";
-  l.line = 0;
+  l.line = 4;
   l.repeats = int64_t{1};
   l.grid = std::vector<int64_t>{4096, 1, 1};
   l.block = std::vector<int64_t>{256, 1, 1};

@@ -147,15 +147,16 @@ std::vector<std::string> typed_answers() {
   k2.repeats = int64_t{1};
   k2.grid = std::vector<int64_t>{8, 1, 1};
   k2.block = std::vector<int64_t>{32, 1, 1};
-  for (auto* f : {&k2.dynamic_shared_bytes, &k2.static_shared_bytes, &k2.local_bytes})
-    *f = int64_t{0};
+  // (A literal 0 assigned to a Field is a null pointer constant: it would make the field null.)
+  int64_t none = 0;  // not a constant
+  for (auto* f : {&k2.dynamic_shared_bytes, &k2.static_shared_bytes, &k2.local_bytes}) *f = none;
   k2.registers = int64_t{32};
   k2.max_threads_per_block = int64_t{1024};
   trace::Launch k3;  // `repeat` gave no launch at these sizes
   k3.index = 3;
   k3.kernel = "k3";
-  k3.line = 0;
-  k3.repeats = int64_t{0};
+  k3.line = static_cast<int>(none);
+  k3.repeats = none;
   a.launches = std::vector<trace::Launch>{k1, k2, k3};
   RunBound bound;
   bound.seconds = 0.25;
