@@ -4,7 +4,8 @@
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
 #   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [scaling] [kernelbench] [training]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
-#   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3).
+#   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3;
+#   KB_STEPS, KB_GENS and the other KB_* variables: scripts/kb-gpu.sh).
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -212,17 +213,12 @@ if want kernelbench; then
     log "KERNELBENCH_DIR is not a KernelBench checkout: skipped"
   else
     KB_SUITE="${KB_SUITE:-/tmp/kernrl-kb-suite}"  # several GB of weights: not under $OUT
-    start=$(date +%s)
-    KERNRL_PYTHON="$(command -v python3)" "$K" suite add kernelbench "$KERNELBENCH_DIR" --out "$KB_SUITE" \
-      --levels "${KB_LEVELS:-1,2,3}" --jobs "$(( $(nproc) / 2 ))" --timeout 300 >"$OUT/kernelbench-build.log" 2>&1 ||
-      log "suite add failed (see kernelbench-build.log)"
-    log "suite built in $(( $(date +%s) - start )) s: $(tail -2 "$OUT/kernelbench-build.log" | head -1)"
-    cp "$KB_SUITE/suite.json" "$OUT/kernelbench-suite.json" 2>/dev/null
-    grep '^FAIL' "$OUT/kernelbench-build.log" | head -30
-    log "identity: kernrl's TorchScript reference path (worker code, on the GPU) = KernelBench's eager module"
-    python3 tools/suites/kb_identity.py "$KB_SUITE" "$KERNELBENCH_DIR" --refdump "$BUILD/kernrl_refdump" \
-      --device cuda --max-bench-mb "${KB_MAX_BENCH_MB:-2048}" >"$OUT/kernelbench-identity.md" 2>&1
-    grep -v '| same |' "$OUT/kernelbench-identity.md" | tail -25
+    export KB_SUITE KB_GENS="${KB_GENS:-tests/import/generations}"
+    # The suite built, checked against KernelBench's own modules (the worker's TorchScript path,
+    # on the GPU), its torch.compile baselines timed, and KB_GENS graded by KernelBench's eval
+    # and by kernrl side by side (scripts/kb-gpu.sh; KB_* variables there).
+    scripts/kb-gpu.sh --kernrl "$K" --refdump "$BUILD/kernrl_suite_refdump" --kernelbench "$KERNELBENCH_DIR" \
+      --out "$OUT" ${KB_STEPS:-suite identity baselines side}
     log "kernrl's own solutions graded on the suite's problems of the same number and names"
     {
       echo "| suite problem | kernrl solution | status | speedup |"; echo "| --- | --- | --- | --- |"
