@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 
+#include "core/draws.h"
 #include "worker/compare.h"
 #include "worker/compare_gpu.h"
 #include "worker/cuda_check.h"
@@ -16,6 +17,7 @@
 #include "worker/launch_facts.h"
 #include "worker/phases.h"
 #include "worker/plan_run.h"
+#include "worker/scrub.h"
 #include "worker/timer.h"
 #include "worker/torchscript_reference.h"
 #include "worker/watchdog.h"
@@ -204,6 +206,13 @@ TrialChecks check_trial(const ProblemSpec& p, const TensorMap& first, const Tens
   return c;
 }
 
+// Overwrites every block the caching allocator holds free (worker/scrub.h): what earlier
+// references, baselines and evaluations left there, before the kernel runs again.
+void scrub() {
+  PhaseScope ph("scrub");
+  scrub_free_device_memory();
+}
+
 // A problem's spec, parsed once per worker and reused while its problem.yaml reads the same.
 const ProblemSpec& cached_problem(const std::string& dir) {
   static std::map<std::string, std::pair<std::string, ProblemSpec>> cache;
@@ -272,8 +281,7 @@ struct Evaluation {
     if (cfg.plan_run_timeout_s <= cfg.plan_run_floor_s) return run_bound(std::nullopt, "", cfg);
     PhaseScope ph("bound_reference");
     try {
-      TensorMap in =
-          make_inputs(p, sizes, derive_seed(req.seed, "bound"), torch::Device(torch::kCUDA, 0));
+      TensorMap in = make_inputs(p, sizes, draws::bound(req.seed), torch::Device(torch::kCUDA, 0));
       auto t0 = std::chrono::steady_clock::now();
       run_reference(p, in, sizes);
       CU_CHECK(cuStreamSynchronize(nullptr));
@@ -300,7 +308,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   std::vector<Vars> order;
   int n_trials = std::max<int>(cfg.trials, static_cast<int>(size_sets.size()));
   for (int i = 0; i < n_trials; ++i) order.push_back(size_sets[i % size_sets.size()]);
-  std::mt19937_64 rng(derive_seed(req.seed, "order"));
+  std::mt19937_64 rng(draws::trial_order(req.seed));
   std::shuffle(order.begin(), order.end(), rng);
   bool all_passed = true;
   // Each trial: fresh inputs, the plan run twice on the same buffers (outputs poisoned before
@@ -310,9 +318,10 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   // work when it recognises a pointer, a flag or the data fails the second run, every time.
   torch::Device cuda(torch::kCUDA, 0);
   for (int t = 0; t < n_trials && all_passed; ++t) {
-    uint64_t seed = derive_seed(req.seed, "trial" + std::to_string(t));
+    uint64_t seed = draws::trial(req.seed, t);
     Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
     e.arm(order[t]);
+    scrub();  // the answers of earlier trials, and of the deadline's reference run, are gone
     TensorMap first;
     {
       PhaseScope ph("kernel");
@@ -393,8 +402,8 @@ void time_kernel(Evaluation& e) {
   int sets = std::max(1, cfg.input_sets);
   std::vector<Buffers>& bufs = e.timing_bufs;
   for (int k = 0; k < sets; ++k)
-    bufs.push_back(make_buffers(p, req.plan, e.mod, bench, e.dev,
-                                derive_seed(req.seed, "timing" + std::to_string(k))));
+    bufs.push_back(make_buffers(p, req.plan, e.mod, bench, e.dev, draws::timing_set(req.seed, k)));
+  scrub();  // nothing the trials' references left is readable during the timed runs
   std::vector<uint64_t> last_seed(sets, 0);
   std::vector<int> last_sample(sets, 0);
   // Per set: the key of its last draw's fingerprints and the fingerprints, input by input.
@@ -474,7 +483,7 @@ void time_kernel(Evaluation& e) {
           return;
         }
         if (unchecked >= 0 && timed_failure.empty()) verify(unchecked);
-        last_seed[k] = derive_seed(req.seed, "sample" + std::to_string(sample));
+        last_seed[k] = draws::sample(req.seed, sample);
         last_sample[k] = ++sample;
         PhaseScope ph("fresh_inputs");
         refill_inputs(p, bench, last_seed[k], bufs[k].inputs);
@@ -510,11 +519,23 @@ void time_kernel(Evaluation& e) {
     timing["baseline"] = *req.baseline;
     timing["baseline_source"] = "reused";
   } else {
-    PhaseScope ph("baseline");
+    // On draws of its own, which no run of the kernel gets; what its runs leave in memory is
+    // overwritten before the kernel runs again.
     std::vector<TensorMap> sets_inputs;
-    for (auto& b : bufs) sets_inputs.push_back(b.inputs);
-    TimingStats bt = time_reference(p, sets_inputs, bench, cfg, &flusher, &err);
+    {
+      PhaseScope ph("inputs");
+      for (int k = 0; k < sets; ++k) {
+        refill_inputs(p, bench, draws::baseline(req.seed, k), bufs[k].inputs);
+        sets_inputs.push_back(bufs[k].inputs);
+      }
+    }
+    TimingStats bt;
+    {
+      PhaseScope ph("baseline");
+      bt = time_reference(p, sets_inputs, bench, cfg, &flusher, &err);
+    }
     check_kernel_result(err, "while timing the reference");
+    scrub();
     timing["baseline"] = bt.to_json();
     timing["baseline_source"] = "measured";
     note_reference_ms(req.problem_dir, p, bench, bt.median_ms);
@@ -536,7 +557,7 @@ void add_launch_facts(Evaluation& e) {
     if (e.bench_ran) {
       // The timing loop's first input set when there is one, with a fresh draw; new buffers
       // otherwise.
-      uint64_t seed = derive_seed(e.req.seed, "launches");
+      uint64_t seed = draws::launches(e.req.seed);
       Buffers made;
       if (e.timing_bufs.empty()) made = make_buffers(e.p, e.req.plan, e.mod, e.bench, e.dev, seed);
       Buffers& b = e.timing_bufs.empty() ? made : e.timing_bufs.front();
@@ -564,6 +585,20 @@ void add_launch_facts(Evaluation& e) {
     res.fatal = res.fatal || !CU_RESULT(cuCtxSynchronize());
   } catch (const std::exception& err) {
     note(err.what());
+  }
+}
+
+// At the end of an evaluation: nothing its references and baselines computed is left readable to
+// the next evaluation in this worker. A failure here never changes the status; one that broke the
+// context makes the answer fatal, so the worker restarts.
+void scrub_after(EvalAnswer& res) {
+  try {
+    scrub();
+  } catch (const CudaError& err) {
+    std::fprintf(stderr, "kernrl-worker: could not overwrite freed memory: %s\n", err.what());
+    res.fatal = true;
+  } catch (const std::exception& err) {
+    std::fprintf(stderr, "kernrl-worker: could not overwrite freed memory: %s\n", err.what());
   }
 }
 
@@ -650,6 +685,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       (res.status == Status::Correct || res.status == Status::Incorrect ||
        res.status == Status::LaunchError))
     add_launch_facts(e);
+  if (!res.fatal) scrub_after(res);
   return finish();
 }
 
