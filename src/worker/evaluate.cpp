@@ -330,6 +330,8 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
       for (const auto& [n, x] : b.outputs) first[n] = x.clone();
       poison_outputs(p, b, nullptr);
       run_plan_once(b);
+      check_guards(b, "in trial " + std::to_string(t + 1) + " of " + std::to_string(n_trials) +
+                          " " + sizes_json(p, order[t]).dump());
     }
     if (order[t] == e.bench) e.bench_ran = true;
     TensorMap pristine, want;
@@ -439,6 +441,7 @@ void time_kernel(Evaluation& e) {
     {
       PhaseScope ph("verify_inputs");
       check_kernel_result(CU_RESULT(cuStreamSynchronize(nullptr)).code, "during timing");
+      check_guards(bufs[k], "in timed run " + std::to_string(last_sample[k]));
       changed = changed_inputs(k);
     }
     {
@@ -500,8 +503,8 @@ void time_kernel(Evaluation& e) {
   if (timed_failure.empty()) {
     check_kernel_result(err, "during timing");
     if (unchecked >= 0) verify(unchecked);
-    // The last run could have rewritten the other sets' inputs, on which the baseline is timed
-    // next.
+    for (int k = 0; k < sets; ++k) check_guards(bufs[k], "during timing");
+    // The last run could have rewritten the other sets' inputs.
     for (int k = 0; k < sets && timed_failure.empty(); ++k) {
       if (k == unchecked || !last_seed[k]) continue;
       auto changed = changed_inputs(k);
@@ -568,6 +571,7 @@ void add_launch_facts(Evaluation& e) {
       PhaseScope ph("launches");
       res.launches = describe_launches(e.req.plan, b.launches);
       time_launches(e.p, b, e.dev, &res.launches);
+      check_guards(b, "in the run that measured each launch");
     } else {
       PhaseScope ph("launches");
       res.launches = describe_launches(
