@@ -147,9 +147,11 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   torch::Device cuda(torch::kCUDA, 0);
   for (int t = 0; t < n_trials && all_passed; ++t) {
     uint64_t seed = draws::trial(req.seed, t);
-    Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
     e.arm(order[t]);
-    scrub();  // the answers of earlier trials, and of the deadline's reference run, are gone
+    // What earlier trials and the deadline's reference run computed is gone before this trial's
+    // buffers are taken from the freed memory.
+    scrub();
+    Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
     TensorMap first;
     {
       PhaseScope ph("kernel");
@@ -231,9 +233,11 @@ void time_kernel(Evaluation& e) {
   torch::Device cuda(torch::kCUDA, 0);
   int sets = std::max(1, cfg.input_sets);
   std::vector<Buffers>& bufs = e.timing_bufs;
+  // Nothing the trials' references left is readable during the timed runs, nor in the memory the
+  // timing sets are taken from.
+  scrub();
   for (int k = 0; k < sets; ++k)
     bufs.push_back(make_buffers(p, req.plan, e.mod, bench, e.dev, draws::timing_set(req.seed, k)));
-  scrub();  // nothing the trials' references left is readable during the timed runs
   std::vector<uint64_t> last_seed(sets, 0);
   std::vector<int> last_sample(sets, 0);
   // Per set: the key of its last draw's fingerprints and the fingerprints, input by input.

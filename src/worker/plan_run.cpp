@@ -35,7 +35,8 @@ void check_kernel_result(CUresult r, const std::string& what) {
 namespace {
 
 // An uninitialised buffer of `shape` and `opts` and, past the 512-byte block it ends in, its guard
-// of kGuardBytes set to kGuardByte (in *guard, which keeps the allocation alive with it).
+// of kGuardBytes set to kGuardByte (in *guard, which keeps the allocation alive with it). The
+// block's unused tail is set too, so that nothing earlier is left readable there.
 torch::Tensor guarded(const std::vector<int64_t>& shape, const torch::TensorOptions& opts,
                       torch::Tensor* guard) {
   int64_t n = 1;
@@ -46,7 +47,8 @@ torch::Tensor guarded(const std::vector<int64_t>& shape, const torch::TensorOpti
   *guard = torch::from_blob(
       static_cast<char*>(raw.data_ptr()) + start, {kGuardBytes}, [raw](void*) {},
       torch::TensorOptions().dtype(torch::kUInt8).device(opts.device()));
-  CU_CHECK(cuMemsetD8Async(ptr_of(*guard), kGuardByte, kGuardBytes, nullptr));
+  CU_CHECK(
+      cuMemsetD8Async(ptr_of(raw) + n * item, kGuardByte, start + kGuardBytes - n * item, nullptr));
   return raw.narrow(0, 0, n).view(shape);
 }
 
@@ -62,9 +64,9 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   }
   PhaseScope ph("buffers");
   for (const auto& t : p.outputs)
-    b.outputs[t.name] =
-        guarded(p.shape_of(t, sizes), torch::TensorOptions().dtype(torch_dtype(t.dtype)).device(cuda),
-                &b.guards["output '" + t.name + "'"]);
+    b.outputs[t.name] = guarded(p.shape_of(t, sizes),
+                                torch::TensorOptions().dtype(torch_dtype(t.dtype)).device(cuda),
+                                &b.guards["output '" + t.name + "'"]);
   Vars vars = plan_vars(p, sizes, dev.sms);
   for (const auto& s : plan.scratch) {
     int64_t n = eval_expr(s.count, vars);
