@@ -2,6 +2,8 @@
 
 #include <c10/cuda/CUDACachingAllocator.h>
 
+#include <type_traits>
+
 #include "worker/cuda_check.h"
 
 namespace kernrl {
@@ -10,12 +12,12 @@ namespace {
 namespace alloc = c10::cuda::CUDACachingAllocator;
 
 // The segments of a snapshot: libtorch 1.x returns them as a vector, 2.x in a SnapshotInfo.
-const std::vector<alloc::SegmentInfo>& segments_of(const std::vector<alloc::SegmentInfo>& s) {
-  return s;
-}
 template <class Snapshot>
 const std::vector<alloc::SegmentInfo>& segments_of(const Snapshot& s) {
-  return s.segments;
+  if constexpr (std::is_same_v<Snapshot, std::vector<alloc::SegmentInfo>>)
+    return s;
+  else
+    return s.segments;
 }
 
 }  // namespace
