@@ -10,7 +10,8 @@ bench_device answers made-up ceilings; bench_reference a 1 ms baseline for the p
 It says hello after 0.2 s, with a start-up breakdown (with `warm_up` when started with --warm-up,
 as kernrl starts spares). With KERNRL_STANDIN_EVENTS set, it appends
 what it is about to do with each eval request ("answer", "crash", "hang", "fatal") to that file, one
-line each, so that a test can wait for a kernel to be running."""
+line each, so that a test can wait for a kernel to be running. With KERNRL_STANDIN_REQUESTS set, it
+appends each eval request's seed and kernel names to that file as one JSON line."""
 import json
 import os
 import sys
@@ -68,6 +69,11 @@ def main():
             continue
         what = behaviour(req)
         note(what)
+        requests = os.environ.get("KERNRL_STANDIN_REQUESTS")
+        if requests:
+            with open(requests, "a") as f:
+                f.write(json.dumps({"seed": req.get("seed"),
+                                    "kernels": sorted(req.get("lowered", {}).keys())}) + "\n")
         if what == "crash":
             print("stand-in: crashing now", file=sys.stderr, flush=True)
             sys.exit(1)
