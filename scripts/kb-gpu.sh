@@ -40,8 +40,8 @@ if want suite; then
   only=(); [ -n "${KB_ONLY:-}" ] && only=(--only "$KB_ONLY")
   # `kernrl suite add` runs tools/suites/kernelbench_suite.py; before kernrl is built (a build
   # beside it), the script itself.
-  if [ -x "$K" ]; then builder=("$K" suite add kernelbench); else builder=(python3 tools/suites/kernelbench_suite.py); fi
-  KERNRL_PYTHON="$(command -v python3)" "${builder[@]}" "$KB" --out "$SUITE" \
+  if [ -x "$K" ]; then builder=("$K" suite add kernelbench "$KB" --out "$SUITE"); else builder=(python3 tools/suites/kernelbench_suite.py "$KB" "$SUITE"); fi
+  KERNRL_PYTHON="$(command -v python3)" "${builder[@]}" \
     --levels "${KB_LEVELS:-1,2,3}" --jobs "${KB_SUITE_JOBS:-$(( JOBS - 2 ))}" --timeout 240 "${only[@]}" >"$OUT/kb-suite-build.log" 2>&1 ||
     log "suite add failed (see kb-suite-build.log)"
   log "suite built in $(( $(date +%s) - start )) s: $(tail -2 "$OUT/kb-suite-build.log" | head -1)"
