@@ -80,7 +80,7 @@ fi
 if want side; then
   start=$(date +%s)
   # shellcheck disable=SC2086
-  python3 scripts/kb_side_by_side.py --kernrl "$K" --suite "$SUITE" --kernelbench "$KB" --gens ${KB_GENS} \
+  python3 scripts/kb_side_by_side.py --kernrl "$K" --suite "$SUITE" --kernelbench "$KB" --gens ${KB_GENS:-tests/import/generations} \
     --out "${KB_SIDE_DIR:-$OUT/side}" --tag "${KB_TAG:-run}" --jobs "$JOBS" --deadline "${KB_SIDE_DEADLINE:-0}" 2>&1 | tail -8
   log "side by side in $(( $(date +%s) - start )) s"
 fi
