@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [kernelbench] [training]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [scaling] [kernelbench] [training]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3;
 #   KB_STEPS, KB_GENS and the other KB_* variables: scripts/kb-gpu.sh).
@@ -14,7 +14,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults kernelbench training)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults scaling kernelbench training)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -125,8 +125,39 @@ if want batch; then
 fi
 
 if want faults; then
-  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, before/after spare workers and the sized watchdog, 1 and 2 GPUs"
-  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" | tail -30
+  # FAULT_LATENCY=0 skips the latency probe (run on its own, e.g. beside the build).
+  if [ "${FAULT_LATENCY:-1}" != 0 ]; then
+    log "fault latency: from a faulting kernel's launch to the error on the host, per fault and way of waiting"
+    python3 scripts/fault_latency.py --out "$OUT" | tail -40
+  fi
+  log "the adversarial suite's faulting and hanging kernels under the default deadlines: expected and graded statuses"
+  FD="$(mktemp -d)"
+  for f in tests/adversarial/*/{trap,misaligned,illegal_address,infinite_loop,hardcoded_bench_size,strided_subset}.cu; do
+    [ -e "$f" ] && mkdir -p "$FD/$(basename "$(dirname "$f")")" && cp "$f" "$FD/$(basename "$(dirname "$f")")/"
+  done
+  "$K" grade-dir "$FD" --out "$OUT/fault-files.jsonl" --no-resume --quiet >/dev/null 2>&1
+  python3 - "$OUT/fault-files.jsonl" <<'PY' | tee "$OUT/fault-files.md"
+import json, sys
+print("| file | expected | graded | watchdog | message |"); print("|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    r = json.loads(line); f = r["file"]
+    want = open(f).readline().split("expect:")[-1].strip()
+    ok = r["status"] in want.split("|")
+    w = r.get("watchdog") or {}
+    msg = ((r.get("error") or {}).get("message") or "")[:140].replace("|", "/").replace("\n", " ")
+    print(f"| {'/'.join(f.split('/')[-2:])} | {want} | {r['status']}{'' if ok else ' **'} | "
+          f"{w.get('bound_s')} + {w.get('grace_s')} s ({w.get('basis')}) | {msg} |")
+PY
+  # FAULT_RUNS: the settings to compare (scripts/fault_bench.py's RUNS; default clean before after).
+  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, ${FAULT_RUNS:-clean before after}, 1 and 2 GPUs"
+  # FAULT_KEEP=1 keeps each run's records in $OUT/records/.
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" ${FAULT_RUNS:+--runs $FAULT_RUNS} ${FAULT_KEEP:+--keep} | tail -60
+fi
+
+if want scaling; then
+  log "multi-GPU scaling: a long clean Level-1 batch (${SCALING_SAMPLES:-16} samples of each solution) on one GPU and on two"
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" --samples "${SCALING_SAMPLES:-16}" --runs clean \
+    --gpus 0 0,1 --name scaling.md | tail -30
 fi
 
 if want profile; then

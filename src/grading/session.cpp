@@ -77,7 +77,7 @@ GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)
     for (int id : ids) {
       auto g = std::make_unique<Gpu>();
       g->worker = std::make_unique<WorkerClient>(id, opt_.worker_exe);
-      g->worker->set_spare(opt_.cfg.spare_worker);
+      g->worker->set_spares(opt_.cfg.spares());
       g->worker->spawn();
       gpus_.push_back(std::move(g));
     }

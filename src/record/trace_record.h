@@ -259,12 +259,14 @@ struct Watchdog : RecordObject {
   Field<std::string> basis;  // reference | baseline | ceiling
   Field<double> reference_ms;
   Field<nlohmann::json> sizes;
+  Field<double> grace_s;  // timeouts.fault_grace_s: how long past bound_s a fault was waited for
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("bound_s", s.bound_s);
     v("basis", s.basis);
     v("reference_ms", s.reference_ms);
     v("sizes", s.sizes);
+    v("grace_s", s.grace_s);
   }
 };
 
