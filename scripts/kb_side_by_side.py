@@ -69,7 +69,10 @@ def kb_import(kb_root):
     """KernelBench's eval module from the checkout, with stand-ins for modules it does not use."""
     import importlib.util
 
+    import atexit
+
     shim = pathlib.Path(tempfile.mkdtemp(prefix="kb-standins-"))
+    atexit.register(shutil.rmtree, shim, True)
     for mod, text in STANDINS.items():
         if importlib.util.find_spec(mod) is None:
             (shim / f"{mod}.py").write_text(text)
