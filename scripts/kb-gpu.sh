@@ -7,7 +7,8 @@
 #       --kernelbench KB_CHECKOUT --out OUT [steps...]
 #
 # steps (default: suite identity baselines side):
-#   suite      kernrl suite add kernelbench (KB_LEVELS, default 1,2,3; KB_ONLY: problem ids)
+#   suite      kernrl suite add kernelbench (KB_LEVELS, default 1,2,3; KB_ONLY: problem ids, or
+#              "gens": the problems of KB_GENS' generations)
 #   identity   tools/suites/kb_identity.py in KB_SHARDS (default 4) processes on the GPU
 #   baselines  tools/suites/kb_baselines.py: torch.compile and eager per problem (KB_BASELINES_ONLY:
 #              problem ids first; KB_BASELINES_DEADLINE seconds, default 120)
@@ -37,6 +38,10 @@ JOBS="$(nproc)"
 
 if want suite; then
   start=$(date +%s)
+  if [ "${KB_ONLY:-}" = gens ]; then  # the problems of KB_GENS' generations
+    KB_ONLY=$(for d in ${KB_GENS:-tests/import/generations}; do ls "$d"; done |
+      sed -nE 's/^level_([123])_problem_([0-9]+)_sample_.*\.py$/L\1_\2/p' | sort -u | paste -sd,)
+  fi
   only=(); [ -n "${KB_ONLY:-}" ] && only=(--only "$KB_ONLY")
   # `kernrl suite add` runs tools/suites/kernelbench_suite.py; before kernrl is built (a build
   # beside it), the script itself.
