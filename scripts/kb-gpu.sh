@@ -13,7 +13,8 @@
 #   baselines  tools/suites/kb_baselines.py: torch.compile and eager per problem (KB_BASELINES_ONLY:
 #              problem ids first; KB_BASELINES_DEADLINE seconds, default 120)
 #   side       scripts/kb_side_by_side.py over KB_GENS (folders of level_*_kernel.py files) in
-#              KB_SIDE_DIR (default OUT/side; KB_SIDE_DEADLINE: seconds, then no more files)
+#              KB_SIDE_DIR (default /tmp/kernrl-kb-side; KB_SIDE_DEADLINE: seconds, then no more
+#              files); its side.json, side_by_side.md and log are copied to OUT as kb-*
 # KB_SUITE: the suite folder (default /tmp/kernrl-kb-suite; several GB of weights: not under OUT).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -85,7 +86,9 @@ fi
 if want side; then
   start=$(date +%s)
   # shellcheck disable=SC2086
+  SIDE="${KB_SIDE_DIR:-/tmp/kernrl-kb-side}"  # the builds and copies: not under $OUT
   python3 scripts/kb_side_by_side.py --kernrl "$K" --suite "$SUITE" --kernelbench "$KB" --gens ${KB_GENS:-tests/import/generations} \
-    --out "${KB_SIDE_DIR:-$OUT/side}" --tag "${KB_TAG:-run}" --jobs "$JOBS" --deadline "${KB_SIDE_DEADLINE:-0}" 2>&1 | tail -8
+    --out "$SIDE" --tag "${KB_TAG:-run}" --jobs "$JOBS" --deadline "${KB_SIDE_DEADLINE:-0}" 2>&1 | tail -8
+  for f in side.json side_by_side.md side.log; do cp "$SIDE/$f" "$OUT/kb-$f" 2>/dev/null; done
   log "side by side in $(( $(date +%s) - start )) s"
 fi
