@@ -4,7 +4,7 @@
     kb_side_by_side.py --kernrl BUILD/kernrl --suite SUITE --kernelbench KB_CHECKOUT \
                        --gens DIR [DIR ...] --out OUT [--jobs 16] [--tag NAME]
     kb_side_by_side.py --prebuild --kernelbench KB_CHECKOUT --gens DIR [DIR ...] --out OUT
-    kb_side_by_side.py --combine OUT1 [OUT2 ...] --md RESULT.md
+    kb_side_by_side.py --combine OUT1|SIDE_JSON [OUT2 ...] --md RESULT.md
 
 Every `level_<L>_problem_<P>_sample_<S>_kernel.py` of levels 1-3 under the DIRs whose problem the
 suite converted is graded twice on this GPU:
@@ -473,7 +473,8 @@ def main():
              "compile_s": [b.get("s") for b in built.values() if b.get("s") is not None]}) + "\n")
         return 0
     if a.combine:
-        sides = [json.loads((pathlib.Path(d) / "side.json").read_text()) for d in a.combine]
+        sides = [json.loads((pathlib.Path(d) if pathlib.Path(d).is_file() else pathlib.Path(d) / "side.json").read_text())
+                 for d in a.combine]
         text = markdown(sides)
         pathlib.Path(a.md).write_text(text) if a.md else sys.stdout.write(text)
         return 0
