@@ -53,8 +53,12 @@ enum class PchState { Queued, Building, Ready, Failed };
 struct Pch {
   PchState state = PchState::Queued;
   std::string file;
-  ServerJob job;  // the options, headers, directories and limits it is built with
+  ServerJob job;                // the options, headers, directories and limits it is built with
+  std::vector<uint64_t> ready;  // Prepare jobs answered once it is made (or not)
 };
+
+// The answer to a job that ran no child (Prepare).
+void reply_now(uint64_t id, const std::string& pch);
 
 size_t pch_heap_bytes() {
   size_t bytes = 0;
@@ -100,6 +104,7 @@ class Server {
  private:
   void handle(const std::string& header, const std::string& body);
   std::string choose_pch(const ServerJob& job, std::vector<std::string>& extra);
+  void prepare(const ServerJob& job);
   pid_t fork_child(const ServerJob& job, int& read_fd, size_t max_file_bytes);
   void start_compile(const ServerJob& job, const std::string& body);
   void start_next_build();
@@ -177,9 +182,15 @@ std::string Server::choose_pch(const ServerJob& job, std::vector<std::string>& e
     Pch p;
     p.file = pch_dir_ + "/" + std::to_string(pchs_.size()) + ".pch";
     p.job = job;
+    if (job.kind == ServerJob::Prepare) p.ready.push_back(job.id);
     pchs_.emplace(key, p);
     queue_.push_back(key);
     start_next_build();
+    return "building";
+  }
+  if (job.kind == ServerJob::Prepare && it->second.state != PchState::Failed &&
+      it->second.state != PchState::Ready) {
+    it->second.ready.push_back(job.id);
     return "building";
   }
   if (it->second.state == PchState::Failed) return "failed";
@@ -188,6 +199,20 @@ std::string Server::choose_pch(const ServerJob& job, std::vector<std::string>& e
   extra.push_back("--pch-messages=false");
   for (const auto& h : job.pch_headers) extra.push_back("--pre-include=" + h);
   return "used";
+}
+
+void reply_now(uint64_t id, const std::string& pch) {
+  ServerReply r;
+  r.id = id;
+  r.exit_code = 0;
+  r.pch = pch;
+  write_all(1, r.to_json().dump() + "\n");
+}
+
+void Server::prepare(const ServerJob& job) {
+  std::vector<std::string> extra;
+  std::string pch = choose_pch(job, extra);
+  if (pch != "building") reply_now(job.id, pch);  // else answered when the builder ends
 }
 
 void Server::start_compile(const ServerJob& job, const std::string& body) {
@@ -256,7 +281,6 @@ void Server::start_next_build() {
   c.build_key = key;
   c.pid = fork_child(p.job, c.fd, RLIM_INFINITY);
   if (c.pid == 0) {
-    setpriority(PRIO_PROCESS, 0, 10);
     setenv("TMPDIR", pch_dir_.c_str(), 1);  // NVRTC's front end writes the PCH through a temporary
     if (p.job.sandbox) {
       SandboxProfile prof;
@@ -281,6 +305,8 @@ void Server::start_next_build() {
   }
   if (c.pid < 0) {
     p.state = PchState::Failed;
+    for (uint64_t id : p.ready) reply_now(id, "failed");
+    p.ready.clear();
     return start_next_build();
   }
   p.state = PchState::Building;
@@ -301,6 +327,8 @@ void Server::finish(Child& c) {
     bool made = WIFEXITED(status) && WEXITSTATUS(status) == 0 && stat(p.file.c_str(), &sb) == 0;
     p.state = made ? PchState::Ready : PchState::Failed;
     if (!made) unlink(p.file.c_str());
+    for (uint64_t id : p.ready) reply_now(id, made ? "used" : "failed");
+    p.ready.clear();
     building_ = false;
     start_next_build();
     return;
@@ -346,7 +374,10 @@ void Server::handle(const std::string& header, const std::string& body) {
     cleanup();
     std::_Exit(2);
   }
-  start_compile(job, body);
+  if (job.kind == ServerJob::Prepare)
+    prepare(job);
+  else
+    start_compile(job, body);
 }
 
 void Server::cleanup() {

@@ -9,7 +9,7 @@
 // (ServerJob::pch_headers), a builder child compiles kernrl's own anchor text with those headers
 // pre-included and writes a PCH into the folder (mode 0700, the server's own, removed when it
 // exits); every later compile with the same options and headers pre-includes them and uses that
-// PCH. At most N PCHs are kept (default 8; 0: none); one is built at a time, at low priority, and
+// PCH. At most N PCHs are kept (default 8; 0: none); one is built at a time, and
 // compiles that arrive meanwhile compile without. Each child has the job's time, memory and
 // output bounds; the server answers every job (docs/protocol.md) and ends when its stdin closes.
 #pragma once

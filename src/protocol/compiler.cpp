@@ -118,7 +118,9 @@ SandboxCheckAnswer SandboxCheckAnswer::from_json(const json& j) {
 
 json ServerJob::to_json() const {
   return {{"id", id},
-          {"kind", kind == CheckSandbox ? "check_sandbox" : "compile"},
+          {"kind", kind == CheckSandbox ? "check_sandbox"
+                   : kind == Prepare    ? "prepare"
+                                        : "compile"},
           {"include_dirs", include_dirs},
           {"sandbox", sandbox},
           {"timeout_s", timeout_s},
@@ -132,9 +134,9 @@ ServerJob ServerJob::from_json(const json& j) {
   ServerJob s;
   s.id = j.at("id").get<uint64_t>();
   std::string kind = j.value("kind", "compile");
-  if (kind != "compile" && kind != "check_sandbox")
+  if (kind != "compile" && kind != "check_sandbox" && kind != "prepare")
     throw std::runtime_error("unknown job kind " + kind);
-  s.kind = kind == "compile" ? Compile : CheckSandbox;
+  s.kind = kind == "compile" ? Compile : kind == "prepare" ? Prepare : CheckSandbox;
   s.include_dirs = j.at("include_dirs").get<std::vector<std::string>>();
   s.sandbox = j.value("sandbox", true);
   s.timeout_s = j.at("timeout_s").get<double>();

@@ -102,7 +102,11 @@ struct SandboxCheckAnswer {
 // which the server hands unread to a sandboxed child.
 struct ServerJob {
   uint64_t id = 0;
-  enum Kind { Compile, CheckSandbox } kind = Compile;
+  // Compile: the body is a CompileRequest. CheckSandbox: the child runs --check-sandbox as a
+  // compile's child would be sandboxed (empty body). Prepare: no child; the server makes the PCH
+  // for `options` and `pch_headers` (or finds it made) and answers once it is ready or cannot be
+  // made (`pch`: "used", "failed", "full" or "none"; empty body, no bytes).
+  enum Kind { Compile, CheckSandbox, Prepare } kind = Compile;
   std::vector<std::string> include_dirs;  // the sandbox's readable directories
   bool sandbox = true;
   double timeout_s = 30;        // the child is killed after this
