@@ -20,7 +20,9 @@
 #include <filesystem>
 #include <list>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "headers/builtin_headers.h"
 #include "nvrtc/compile_one.h"
@@ -35,11 +37,35 @@ using Clock = std::chrono::steady_clock;
 constexpr int kDefaultPchSets = 8;
 constexpr const char* kAnchor = "__global__ void kernrl_pch_anchor() {}\n";
 
+// The server's buffers of submissions (jobs read, children's answers) are zeroed when freed, and a
+// child zeroes the server's copies of other jobs before it enters the sandbox: a compile's memory,
+// inherited from the server, holds no other submission.
+template <class T>
+struct WipingAllocator {
+  using value_type = T;
+  WipingAllocator() = default;
+  template <class U>
+  WipingAllocator(const WipingAllocator<U>&) {}
+  T* allocate(size_t n) { return std::allocator<T>().allocate(n); }
+  void deallocate(T* p, size_t n) {
+    explicit_bzero(p, n * sizeof(T));
+    std::allocator<T>().deallocate(p, n);
+  }
+  bool operator==(const WipingAllocator&) const { return true; }
+  bool operator!=(const WipingAllocator&) const { return false; }
+};
+using Bytes = std::basic_string<char, std::char_traits<char>, WipingAllocator<char>>;
+
+void wipe(Bytes& b) {
+  explicit_bzero(b.data(), b.size());
+  b.clear();
+}
+
 // One child of the server: a compile (or sandbox check) it answers, or a PCH builder.
 struct Child {
   pid_t pid = -1;
   int fd = -1;  // the read end of the child's stdout
-  std::string out;
+  Bytes out;
   Clock::time_point deadline;
   size_t max_out = 0;
   bool timed_out = false, overflow = false;
@@ -73,7 +99,7 @@ bool plain_header(const std::string& h) {
   return true;
 }
 
-void write_all(int fd, const std::string& data) {
+void write_all(int fd, std::string_view data) {
   size_t off = 0;
   while (off < data.size()) {
     ssize_t w = write(fd, data.data() + off, data.size() - off);
@@ -102,11 +128,12 @@ class Server {
   int run();
 
  private:
-  void handle(const std::string& header, const std::string& body);
+  void handle(const Bytes& header, const Bytes& body);
+  void wipe_other_jobs(const Bytes& body);
   std::string choose_pch(const ServerJob& job, std::vector<std::string>& extra);
   void prepare(const ServerJob& job);
   pid_t fork_child(const ServerJob& job, int& read_fd, size_t max_file_bytes);
-  void start_compile(const ServerJob& job, const std::string& body);
+  void start_compile(const ServerJob& job, const Bytes& body);
   void start_next_build();
   void finish(Child& c);
   void read_child(Child& c);
@@ -121,7 +148,8 @@ class Server {
   std::deque<std::string> queue_;  // PCH keys waiting for the builder
   bool building_ = false;
   std::list<Child> children_;
-  std::string in_;
+  Bytes in_;                                  // what was read of kernrl's jobs
+  std::deque<std::pair<Bytes, Bytes>> jobs_;  // complete jobs (header, body) not yet handled
 };
 
 // After fork, in the child: its stdout is `out_fd`, stdin and stderr /dev/null, every other
@@ -215,7 +243,14 @@ void Server::prepare(const ServerJob& job) {
   if (pch != "building") reply_now(job.id, pch);  // else answered when the builder ends
 }
 
-void Server::start_compile(const ServerJob& job, const std::string& body) {
+void Server::wipe_other_jobs(const Bytes& body) {
+  wipe(in_);
+  for (auto& [h, b] : jobs_)
+    if (&b != &body) wipe(h), wipe(b);
+  for (auto& c : children_) wipe(c.out);
+}
+
+void Server::start_compile(const ServerJob& job, const Bytes& body) {
   Child c;
   c.id = job.id;
   std::vector<std::string> extra;
@@ -229,6 +264,7 @@ void Server::start_compile(const ServerJob& job, const std::string& body) {
   }
   c.pid = fork_child(job, c.fd, c.scratch.empty() ? 0 : pch_heap_bytes() + (64 << 20));
   if (c.pid == 0) {
+    wipe_other_jobs(body);
     if (job.kind == ServerJob::CheckSandbox)
       _exit(check_sandbox(job.include_dirs, pch_dir_, c.scratch));
     if (!c.scratch.empty()) setenv("TMPDIR", c.scratch.c_str(), 1);
@@ -248,7 +284,7 @@ void Server::start_compile(const ServerJob& job, const std::string& body) {
     }
     CompileRequest req;
     try {
-      req = read_compile_request(body);  // the submission, read inside the sandbox only
+      req = read_compile_request(std::string(body.data(), body.size()));  // inside the sandbox
     } catch (const std::exception& e) {
       CompileAnswer res;
       res.error = std::string("bad request: ") + e.what();
@@ -281,6 +317,7 @@ void Server::start_next_build() {
   c.build_key = key;
   c.pid = fork_child(p.job, c.fd, RLIM_INFINITY);
   if (c.pid == 0) {
+    wipe_other_jobs(Bytes());
     setenv("TMPDIR", pch_dir_.c_str(), 1);  // NVRTC's front end writes the PCH through a temporary
     if (p.job.sandbox) {
       SandboxProfile prof;
@@ -342,9 +379,11 @@ void Server::finish(Child& c) {
   r.output_overflow = c.overflow;
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  if (c.overflow || c.timed_out) c.out.clear();
+  if (c.overflow || c.timed_out) wipe(c.out);
   r.bytes = c.out.size();
-  write_all(1, r.to_json().dump() + "\n" + c.out);
+  write_all(1, r.to_json().dump() + "\n");
+  write_all(1, std::string_view(c.out.data(), c.out.size()));
+  wipe(c.out);
 }
 
 void Server::read_child(Child& c) {
@@ -358,17 +397,18 @@ void Server::read_child(Child& c) {
   }
   if (c.overflow) return;
   c.out.append(buf, static_cast<size_t>(n));
+  explicit_bzero(buf, static_cast<size_t>(n));
   if (c.max_out && c.out.size() > c.max_out) {
     c.overflow = true;
-    c.out.clear();
+    wipe(c.out);
     kill(c.pid, SIGKILL);
   }
 }
 
-void Server::handle(const std::string& header, const std::string& body) {
+void Server::handle(const Bytes& header, const Bytes& body) {
   ServerJob job;
   try {
-    job = ServerJob::from_json(nlohmann::json::parse(header));
+    job = ServerJob::from_json(nlohmann::json::parse(header.begin(), header.end()));
   } catch (const std::exception& e) {
     write_all(2, std::string("kernrl-nvrtc --server: bad job: ") + e.what() + "\n");
     cleanup();
@@ -429,14 +469,25 @@ int Server::run() {
     if (fds[0].revents) {
       ssize_t n = read(0, buf, sizeof buf);
       if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
-      if (n > 0) in_.append(buf, static_cast<size_t>(n));
+      if (n > 0) in_.append(buf, static_cast<size_t>(n)), explicit_bzero(buf, sizeof buf);
+      size_t at = 0;
       for (;;) {  // a job is two lines: its header, then its body
-        size_t a = in_.find('\n');
-        size_t b = a == std::string::npos ? a : in_.find('\n', a + 1);
-        if (b == std::string::npos) break;
-        std::string header = in_.substr(0, a), body = in_.substr(a + 1, b - a - 1);
-        in_.erase(0, b + 1);
-        handle(header, body);
+        size_t a = in_.find('\n', at);
+        size_t b = a == Bytes::npos ? a : in_.find('\n', a + 1);
+        if (b == Bytes::npos) break;
+        jobs_.emplace_back(in_.substr(at, a - at), in_.substr(a + 1, b - a - 1));
+        at = b + 1;
+      }
+      if (at > 0) {
+        Bytes rest = in_.substr(at);
+        wipe(in_);
+        in_.swap(rest);
+      }
+      while (!jobs_.empty()) {
+        handle(jobs_.front().first, jobs_.front().second);
+        wipe(jobs_.front().first);
+        wipe(jobs_.front().second);
+        jobs_.pop_front();
       }
     }
   }

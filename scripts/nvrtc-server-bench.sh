@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Compile time through the kernrl-nvrtc fork server and its precompiled headers, against a
+# kernrl-nvrtc process per compile, measured as one session sees it: `kernrl serve --stdio
+# --compile-only`, one answer at a time (scripts/nvrtc_server/steps.py), every answer a cache miss
+# (a distinct comment per copy). CPU only: NVRTC needs no GPU. Then the acceptance corpus
+# (tests/acceptance) compiled with and without the server: every cubin must be the same.
+#   scripts/nvrtc-server-bench.sh [--build DIR] [--steps N] [--out FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=build STEPS=8 OUTFILE=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) BUILD="$2"; shift ;;
+    --steps) STEPS="$2"; shift ;;
+    --out) OUTFILE="$2"; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+KERNRL="$(cd "$BUILD" && pwd)/kernrl"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+ANSWERS=tests/acceptance/answers
+declare -A FILE=([cub]=L1_23_Softmax__crlf-cub.md [cooperative_groups]=L1_23_Softmax__plain-cu-cg.cu
+                 [plain]=L1_26_GELU___cu-float4.md)
+declare -A PROBLEM=([cub]=L1_23_Softmax [cooperative_groups]=L1_23_Softmax [plain]=L1_26_GELU_)
+copy() {  # copy FILE NOTE OUT: FILE with a `// NOTE` line at the end of its code (a new cache key)
+  python3 - "$@" <<'PY'
+import sys
+src, note, out = sys.argv[1:4]
+lines = open(src, encoding="utf-8", errors="surrogateescape").read().split("\n")
+fences = [i for i, l in enumerate(lines) if l.lstrip().startswith("```")]
+at = fences[1] if src.endswith(".md") and len(fences) >= 2 else len(lines)
+lines.insert(at, "// " + note)
+open(out, "w", encoding="utf-8", errors="surrogateescape").write("\n".join(lines))
+PY
+}
+config() {  # config NAME SERVER PCH_SETS
+  printf 'compile:\n  cache_dir: %s\n  server: %s\n  pch_sets: %s\n' "$TMP/cache-$1" "$2" "$3" >"$TMP/$1.yaml"
+}
+: >"$TMP/steps.jsonl"
+for mode in "server+pch:true:64" "server:true:0" "process:false:0"; do
+  IFS=: read -r name server sets <<<"$mode"
+  for kind in cub cooperative_groups plain; do
+    config "$name-$kind" "$server" "$sets"
+    items=()
+    for i in $(seq "$STEPS"); do  # the same kernel, a cache miss each time
+      f="$TMP/$kind-$i-$(basename "${FILE[$kind]}")"
+      copy "$ANSWERS/${FILE[$kind]}" "copy $i" "$f"
+      items+=("${PROBLEM[$kind]}=$f")
+    done
+    python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/$name-$kind.yaml" "${items[@]}" |
+      python3 -c "import json,sys
+for l in sys.stdin: r = json.loads(l); r.update(mode='$name', kernel='$kind'); print(json.dumps(r))" >>"$TMP/steps.jsonl"
+  done
+done
+
+# The acceptance corpus: the same statuses and cubins through the fork server, with every PCH
+# warmed by a first copy of every answer (all copies first, then the answers), as with a process
+# per compile (grade-dir, as scripts/acceptance.sh lays the corpus out).
+items=()
+originals=()
+while IFS=$'\t' read -r problem file; do
+  mkdir -p "$TMP/corpus/$problem"
+  cp "$ANSWERS/$file" "$TMP/corpus/$problem/"
+  copy "$ANSWERS/$file" "warm-up" "$TMP/warm-$file"
+  items+=("$problem=$TMP/warm-$file")
+  originals+=("$problem=$TMP/corpus/$problem/$file")
+done < <(python3 -c "import json
+for e in json.load(open('tests/acceptance/manifest.json')): print(e['problem'] + '\t' + e['file'].split('/')[-1])")
+config corpus-server true 64
+config corpus-process false 0
+python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/corpus-server.yaml" "${items[@]}" "${originals[@]}" \
+  >"$TMP/corpus-server.jsonl"
+"$KERNRL" grade-dir "$TMP/corpus" --compile-only --no-resume --quiet --config "$TMP/corpus-process.yaml" \
+  --out "$TMP/corpus-process.jsonl" >/dev/null 2>&1 || true
+python3 scripts/nvrtc_server/summary.py "$TMP" >"$TMP/table.md"
+cat "$TMP/table.md"
+[ -n "$OUTFILE" ] && cp "$TMP/table.md" "$OUTFILE"
+exit 0
