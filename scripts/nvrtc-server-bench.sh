@@ -4,15 +4,18 @@
 # --compile-only`, one answer at a time (scripts/nvrtc_server/steps.py), every answer a cache miss
 # (a distinct comment per copy). CPU only: NVRTC needs no GPU. Then the acceptance corpus
 # (tests/acceptance) compiled with and without the server: every cubin must be the same.
-#   scripts/nvrtc-server-bench.sh [--build DIR] [--steps N] [--out FILE]
+# With --gpu (a machine with a GPU), also one session's step graded on the GPU for the CUB kernel
+# with its PCH ready, against grade-dir's time per kernel for the same kernel.
+#   scripts/nvrtc-server-bench.sh [--build DIR] [--steps N] [--gpu] [--out FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build STEPS=8 OUTFILE=""
+BUILD=build STEPS=8 OUTFILE="" GPU=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD="$2"; shift ;;
     --steps) STEPS="$2"; shift ;;
     --out) OUTFILE="$2"; shift ;;
+    --gpu) GPU=1 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -74,6 +77,25 @@ python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/corpus-server.yaml" "${ite
   >"$TMP/corpus-server.jsonl"
 "$KERNRL" grade-dir "$TMP/corpus" --compile-only --no-resume --quiet --config "$TMP/corpus-process.yaml" \
   --out "$TMP/corpus-process.jsonl" >/dev/null 2>&1 || true
+if [ "$GPU" = 1 ]; then
+  # One session on the GPU: a warm-up copy makes the PCH, then STEPS copies, one at a time; then
+  # grade-dir over STEPS other copies (compiles overlapped with the GPU), its wall time per kernel.
+  config gpu-serve true 64
+  config gpu-grade-dir true 64
+  items=()
+  mkdir -p "$TMP/gpu-dir/L1_23_Softmax"
+  for i in $(seq 0 "$STEPS"); do
+    copy "$ANSWERS/${FILE[cub]}" "gpu step $i" "$TMP/gpu-step-$i.md"
+    items+=("L1_23_Softmax=$TMP/gpu-step-$i.md")
+    [ "$i" -gt 0 ] && copy "$ANSWERS/${FILE[cub]}" "gpu grade-dir $i" "$TMP/gpu-dir/L1_23_Softmax/s$i.md"
+  done
+  python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/gpu-serve.yaml" --gpu "${items[@]}" >"$TMP/gpu-steps.jsonl"
+  start=$(date +%s.%N)
+  "$KERNRL" grade-dir "$TMP/gpu-dir" --no-resume --quiet --config "$TMP/gpu-grade-dir.yaml" \
+    --out "$TMP/gpu-grade-dir.jsonl" >/dev/null 2>&1 || true
+  python3 -c "import sys; print((float(sys.argv[2]) - float(sys.argv[1])) * 1000 / int(sys.argv[3]))" \
+    "$start" "$(date +%s.%N)" "$STEPS" >"$TMP/gpu-grade-dir-ms"
+fi
 python3 scripts/nvrtc_server/summary.py "$TMP" >"$TMP/table.md"
 cat "$TMP/table.md"
 [ -n "$OUTFILE" ] && cp "$TMP/table.md" "$OUTFILE"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """One session's steps through `kernrl serve --stdio --compile-only`: sends each answer, waits for
 its record, and prints one JSON line per step (the wall time at the client, the record's compile
-time, whether it was cached, its precompiled header, its status). Used by
-scripts/nvrtc-server-bench.sh.
-  steps.py KERNRL CONFIG PROBLEM=FILE...
+time, whether it was cached, its precompiled header, its status). With --gpu the answers are
+graded on the GPU rather than compiled only. Used by scripts/nvrtc-server-bench.sh.
+  steps.py KERNRL CONFIG [--gpu] PROBLEM=FILE...
 """
 import json
 import subprocess
@@ -11,7 +11,9 @@ import sys
 import time
 
 kernrl, config, items = sys.argv[1], sys.argv[2], sys.argv[3:]
-serve = subprocess.Popen([kernrl, "serve", "--stdio", "--compile-only", "--config", config],
+gpu = bool(items) and items[0] == "--gpu"
+items = items[1:] if gpu else items
+serve = subprocess.Popen([kernrl, "serve", "--stdio", "--config", config] + ([] if gpu else ["--compile-only"]),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 for i, item in enumerate(items):
     problem, path = item.split("=", 1)
