@@ -82,7 +82,10 @@ class CompileServer {
     done_.wait_for(lock, limit, [&] { return dead_ || waiting_[job.id].has_value(); });
     std::optional<ServedJob> out = std::move(waiting_[job.id]);
     waiting_.erase(job.id);
-    if (!out) dead_ = true;
+    if (!out) {
+      dead_ = true;  // every job waiting on it goes elsewhere
+      done_.notify_all();
+    }
     return out;
   }
 
