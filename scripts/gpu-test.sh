@@ -172,7 +172,7 @@ fi
 
 if want nvrtc; then
   log "compiles: the kernrl-nvrtc fork server and its precompiled headers, a session's step against grade-dir"
-  scripts/nvrtc-server-bench.sh --build "$BUILD" --gpu --out "$OUT/nvrtc-server.md" >"$OUT/nvrtc-server.log" 2>&1 ||
+  scripts/nvrtc-server-bench.sh --build "$BUILD" --gpu --steps "${NVRTC_STEPS:-8}" --out "$OUT/nvrtc-server.md" >"$OUT/nvrtc-server.log" 2>&1 ||
     log "nvrtc-server-bench failed"
   tail -25 "$OUT/nvrtc-server.log"
 fi

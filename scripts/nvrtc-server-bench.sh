@@ -54,7 +54,8 @@ for mode in "server+pch:true:64" "server:true:0" "process:false:0"; do
     done
     python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/$name-$kind.yaml" "${items[@]}" |
       python3 -c "import json,sys
-for l in sys.stdin: r = json.loads(l); r.update(mode='$name', kernel='$kind'); print(json.dumps(r))" >>"$TMP/steps.jsonl"
+for l in sys.stdin: r = json.loads(l); r.update(mode='$name', kernel='$kind'); print(json.dumps(r), flush=True)" |
+      tee -a "$TMP/steps.jsonl" >&2
   done
 done
 
@@ -89,7 +90,8 @@ if [ "$GPU" = 1 ]; then
     items+=("L1_23_Softmax=$TMP/gpu-step-$i.md")
     [ "$i" -gt 0 ] && copy "$ANSWERS/${FILE[cub]}" "gpu grade-dir $i" "$TMP/gpu-dir/L1_23_Softmax/s$i.md"
   done
-  python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/gpu-serve.yaml" --gpu "${items[@]}" >"$TMP/gpu-steps.jsonl"
+  python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/gpu-serve.yaml" --gpu "${items[@]}" |
+    tee "$TMP/gpu-steps.jsonl" >&2
   start=$(date +%s.%N)
   "$KERNRL" grade-dir "$TMP/gpu-dir" --no-resume --quiet --config "$TMP/gpu-grade-dir.yaml" \
     --out "$TMP/gpu-grade-dir.jsonl" >/dev/null 2>&1 || true
