@@ -68,12 +68,15 @@ gpu = os.path.join(tmp, "gpu-steps.jsonl")
 if os.path.exists(gpu):
     rs = [json.loads(l) for l in open(gpu)][1:]  # the first made the PCH
     warm = [r for r in rs if r["pch"] == "used"]
-    per_kernel = float(open(os.path.join(tmp, "gpu-grade-dir-ms")).read())
+    try:
+        per_kernel = float(open(os.path.join(tmp, "gpu-grade-dir-ms")).read())
+    except (OSError, ValueError):
+        per_kernel = float("nan")
     statuses = sorted({r["status"] for r in rs})
     print()
     print(f"On the GPU, the CUB kernel (L1_23_Softmax, statuses {', '.join(map(str, statuses))}): one "
           f"session's step {med([r['step_ms'] for r in warm]):.0f} ms at the median "
           f"({len(warm)} of {len(rs)} steps with the PCH ready; compile "
           f"{med([r['compile_ms'] for r in warm]):.0f} ms of it); grade-dir over {len(rs)} copies of "
-          f"the same kernel: {per_kernel:.0f} ms per kernel; the difference "
+          f"the same kernel: {per_kernel:.0f} ms per kernel (its summary's kernels/min); the difference "
           f"{med([r['step_ms'] for r in warm]) - per_kernel:.0f} ms (target: at most 30 ms).")
