@@ -7,15 +7,17 @@
 # With --gpu (a machine with a GPU), also one session's step graded on the GPU for the CUB kernel
 # with its PCH ready, against grade-dir's time per kernel for the same kernel.
 #   scripts/nvrtc-server-bench.sh [--build DIR] [--steps N] [--gpu] [--out FILE]
+# (--steps 0: the acceptance corpus only; --corpus-grep REGEX: only its answers whose text matches)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build STEPS=8 OUTFILE="" GPU=0
+BUILD=build STEPS=8 OUTFILE="" GPU=0 CORPUS_GREP=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD="$2"; shift ;;
     --steps) STEPS="$2"; shift ;;
     --out) OUTFILE="$2"; shift ;;
     --gpu) GPU=1 ;;
+    --corpus-grep) CORPUS_GREP="$2"; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -63,7 +65,8 @@ if [ "$GPU" = 1 ]; then
     python3 -c "import sys; print(60000 / float(sys.stdin.read()))" >"$TMP/gpu-grade-dir-ms" || true
 fi
 : >"$TMP/steps.jsonl"
-for mode in "server+pch:true:64" "server:true:0" "process:false:0"; do
+[ "$STEPS" -gt 0 ] && modes=("server+pch:true:64" "server:true:0" "process:false:0") || modes=()
+for mode in "${modes[@]}"; do
   IFS=: read -r name server sets <<<"$mode"
   for kind in cub cooperative_groups plain; do
     config "$name-$kind" "$server" "$sets"
@@ -86,6 +89,7 @@ done
 items=()
 originals=()
 while IFS=$'\t' read -r problem file; do
+  [ -n "$CORPUS_GREP" ] && ! grep -Eq "$CORPUS_GREP" "$ANSWERS/$file" && continue
   mkdir -p "$TMP/corpus/$problem"
   cp "$ANSWERS/$file" "$TMP/corpus/$problem/"
   copy "$ANSWERS/$file" "warm-up" "$TMP/warm-$file"

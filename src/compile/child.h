@@ -29,8 +29,8 @@ struct ChildCompile {
   CompileAnswer answer;
   std::string cubin;
   std::string error;  // Timeout and Crashed: the reason, one line
-  // The precompiled header (protocol/compiler.h, ServerReply::pch): "used", "building", "none",
-  // "failed", "full"; "off" when the compile ran in a process of its own.
+  // The precompiled header (protocol/compiler.h, ServerReply::pch): "used", "seen", "building",
+  // "none", "failed", "full"; "off" when the compile ran in a process of its own.
   std::string pch = "off";
 };
 

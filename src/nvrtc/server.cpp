@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 
 #include "headers/builtin_headers.h"
@@ -35,6 +36,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kDefaultPchSets = 8;
+constexpr size_t kMaxSeen = 4096;  // header sets remembered from a first compile
 constexpr const char* kAnchor = "__global__ void kernrl_pch_anchor() {}\n";
 
 // The server's buffers of submissions (jobs read, children's answers) are zeroed when freed, and a
@@ -146,6 +148,7 @@ class Server {
   std::string pch_dir_;  // the PCH files: readable by the compiles, written only by the builder
   std::map<std::string, Pch> pchs_;
   std::deque<std::string> queue_;  // PCH keys waiting for the builder
+  std::set<std::string> seen_;     // header sets compiled once, without a PCH
   bool building_ = false;
   std::list<Child> children_;
   Bytes in_;                                  // what was read of kernrl's jobs
@@ -206,6 +209,11 @@ std::string Server::choose_pch(const ServerJob& job, std::vector<std::string>& e
   }
   auto it = pchs_.find(key);
   if (it == pchs_.end()) {
+    // A header set is worth a PCH once it comes a second time (a lone eval makes none).
+    if (job.kind == ServerJob::Compile && seen_.insert(key).second) {
+      if (seen_.size() > kMaxSeen) seen_ = {key};
+      return "seen";
+    }
     if (static_cast<int>(pchs_.size()) >= max_sets_) return "full";
     Pch p;
     p.file = pch_dir_ + "/" + std::to_string(pchs_.size()) + ".pch";

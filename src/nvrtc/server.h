@@ -5,10 +5,10 @@
 // parses a submission and never compiles one.
 //
 // Precompiled headers (NVRTC's PCH, which only the NVRTC instance that made it can use, and so
-// every child forked from the server): for a job whose leading #include lines name headers
-// (ServerJob::pch_headers), a builder child compiles kernrl's own anchor text with those headers
-// pre-included and writes a PCH into the folder (mode 0700, the server's own, removed when it
-// exits); every later compile with the same options and headers pre-includes them and uses that
+// every child forked from the server): when a second job's leading #include lines name the same
+// headers (ServerJob::pch_headers), a builder child compiles kernrl's own anchor text with those
+// headers pre-included and writes a PCH into the folder (mode 0700, the server's own, removed when
+// it exits); every later compile with the same options and headers pre-includes them and uses that
 // PCH. At most N PCHs are kept (default 8; 0: none); one is built at a time, and
 // compiles that arrive meanwhile compile without. Each child has the job's time, memory and
 // output bounds; the server answers every job (docs/protocol.md) and ends when its stdin closes.

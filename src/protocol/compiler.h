@@ -128,8 +128,9 @@ struct ServerReply {
   int signal = 0;                // the signal that ended it, if any
   bool timed_out = false;        // killed at the job's deadline
   bool output_overflow = false;  // killed for writing more than max_output_bytes
-  // The precompiled header: "used" (the compile was given one), "building" (one is being made for
-  // these headers; this compile ran without), "none" (no headers to cover, or PCHs are off),
+  // The precompiled header: "used" (the compile was given one), "seen" (the first compile with
+  // these headers; one is made when they come again), "building" (one is being made for these
+  // headers; this compile ran without), "none" (no headers to cover, or PCHs are off),
   // "failed" (NVRTC made none for these headers), "full" (the server holds its maximum of PCHs).
   std::string pch = "none";
   nlohmann::json to_json() const;

@@ -81,7 +81,7 @@ struct Compile : RecordObject {
   Field<bool> cached;
   Field<std::string> nvrtc;
   // A compile that ran in a child of the kernrl-nvrtc fork server: its precompiled header
-  // ("used", "building", "none", "failed", "full"; protocol/compiler.h, ServerReply::pch).
+  // ("used", "seen", "building", "none", "failed", "full"; protocol/compiler.h, ServerReply::pch).
   Field<std::string> pch;
   Field<std::string> log;  // warnings of a file that compiled
   Field<uint64_t> log_cut_bytes;
@@ -155,10 +155,10 @@ struct Timing : RecordObject {
 
 // `baseline`: which baseline `speedup` is against, and the speedup over each baseline timed.
 struct Baseline : RecordObject {
-  Field<std::string> kind;                        // torch | kernel
+  Field<std::string> kind;  // torch | kernel
   // torch, and kernel and compile (torch.compile) where they were timed
   Field<std::map<std::string, double>> speedups;
-  Field<std::string> kernel_missing;              // wanted over the kernel, but it was not timed
+  Field<std::string> kernel_missing;  // wanted over the kernel, but it was not timed
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("kind", s.kind);
