@@ -2,7 +2,7 @@
 """The kernrl-nvrtc fork server (src/nvrtc/server.h), spoken to directly in its frames
 (docs/protocol.md): the sandbox check of its children, the exfiltration routes of sandbox_test.py
 through a child (with and without a precompiled header), a PCH made for a header set and used with
-the same cubin and log as a compile without it, the per-child time and output bounds (the server
+the same cubin and log as a compile without it, a header set's PCH made when it comes a second time, the per-child time and output bounds (the server
 answers and goes on), a bad body, and its folder removed when its input closes (a stale one of a
 killed server removed when the next starts).
   nvrtc_server_test.py KERNRL_NVRTC CUDA_INCLUDE_DIR"""
@@ -76,6 +76,12 @@ r_cold, cold = job(source=src, names=["k"])
 r_pch, warm = job(source=src, names=["k"], pch=["cuda/std/limits"])
 check(r_cold["pch"] == "none" and r_pch["pch"] == "used", "the PCH is used only when asked for")
 check(answer(cold)[0]["ok"] and cold == warm, "the same cubin, log and names with the PCH as without")
+
+src2 = "#include <cuda/std/cstdint>\n__global__ void k(unsigned* x) { x[0] = 1; }\n"
+r1, _ = job(source=src2, names=["k"], pch=["cuda/std/cstdint"])
+r2, _ = job(source=src2, names=["k"], pch=["cuda/std/cstdint"])
+check(r1["pch"] == "seen" and r2["pch"] in ("building", "used"),
+      "a header set gets a PCH when it comes a second time (%s, %s)" % (r1["pch"], r2["pch"]))
 
 r, data = job(source=src, names=["k"], timeout_s=0.001)
 check(r["timed_out"] and r["bytes"] == 0, "a compile past its time is killed and answered")
