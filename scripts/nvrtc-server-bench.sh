@@ -84,8 +84,8 @@ for l in sys.stdin: r = json.loads(l); r.update(mode='$name', kernel='$kind'); p
 done
 
 # The acceptance corpus: the same statuses and cubins through the fork server, with every PCH
-# warmed by a first copy of every answer (all copies first, then the answers), as with a process
-# per compile (grade-dir, as scripts/acceptance.sh lays the corpus out).
+# warmed by two copies of every answer (all copies first, then the answers), as with a process per
+# compile; both through serve, so that each answer is the same source (and cache key) in both.
 items=()
 originals=()
 while IFS=$'\t' read -r problem file; do
@@ -93,7 +93,8 @@ while IFS=$'\t' read -r problem file; do
   mkdir -p "$TMP/corpus/$problem"
   cp "$ANSWERS/$file" "$TMP/corpus/$problem/"
   copy "$ANSWERS/$file" "warm-up" "$TMP/warm-$file"
-  items+=("$problem=$TMP/warm-$file")
+  copy "$ANSWERS/$file" "warm-up 2" "$TMP/warm2-$file"
+  items+=("$problem=$TMP/warm-$file" "$problem=$TMP/warm2-$file")
   originals+=("$problem=$TMP/corpus/$problem/$file")
 done < <(python3 -c "import json
 for e in json.load(open('tests/acceptance/manifest.json')): print(e['problem'] + '\t' + e['file'].split('/')[-1])")
@@ -101,8 +102,8 @@ config corpus-server true 64
 config corpus-process false 0
 python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/corpus-server.yaml" "${items[@]}" "${originals[@]}" \
   >"$TMP/corpus-server.jsonl"
-"$KERNRL" grade-dir "$TMP/corpus" --compile-only --no-resume --quiet --config "$TMP/corpus-process.yaml" \
-  --out "$TMP/corpus-process.jsonl" >/dev/null 2>&1 || true
+python3 scripts/nvrtc_server/steps.py "$KERNRL" "$TMP/corpus-process.yaml" "${originals[@]}" \
+  >"$TMP/corpus-process.jsonl"
 python3 scripts/nvrtc_server/summary.py "$TMP" >"$TMP/table.md"
 cat "$TMP/table.md"
 [ -n "$OUTFILE" ] && cp "$TMP/table.md" "$OUTFILE"

@@ -58,7 +58,7 @@ if server is not None:
     process = {}
     for l in open(os.path.join(tmp, "corpus-process.jsonl")):
         r = json.loads(l)
-        process[os.path.basename(r.get("path") or r.get("file") or "")] = r.get("status")
+        process[os.path.basename(r.get("file") or "")] = r.get("status")
     same_status = [f for f, r in originals.items() if process.get(f) == r["status"]]
     cubins = lambda d: {os.path.basename(p): open(p, "rb").read()
                         for p in glob.glob(os.path.join(tmp, d, "*", "*.cubin"))}
@@ -70,7 +70,7 @@ if server is not None:
           f"the fork server as with a process per compile; {len(same)} of {len(proc)} cubins the same "
           f"byte for byte ({used} of the answers compiled with a PCH, the others had no CCCL or "
           f"cooperative-groups header to cover). Differing: "
-          f"{', '.join(sorted(set(originals) - set(same_status))) or 'none'}"
+          f"{', '.join(f + ' (' + str(originals[f]['status']) + ' / ' + str(process.get(f)) + ')' for f in sorted(set(originals) - set(same_status))) or 'none'}"
           f"{'; cubins ' + ', '.join(k for k in proc if k not in same) if len(same) != len(proc) else ''}.")
 
 gpu = os.path.join(tmp, "gpu-steps.jsonl")
