@@ -384,6 +384,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   rc.arch = arch;
   rc.cached = c.cached;
   rc.nvrtc = c.nvrtc_version;
+  if (!c.cached && c.pch != "off" && !c.pch.empty()) rc.pch = c.pch;
   if (!c.ok()) {
     std::string msg = c.status == CompileResult::Timeout ? c.error : "NVRTC: " + c.error;
     return finish(Status::CompileError, msg, 0, c.log);

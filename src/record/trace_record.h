@@ -80,6 +80,9 @@ struct Compile : RecordObject {
   Field<std::string> arch;
   Field<bool> cached;
   Field<std::string> nvrtc;
+  // A compile that ran in a child of the kernrl-nvrtc fork server: its precompiled header
+  // ("used", "seen", "building", "none", "failed", "full"; protocol/compiler.h, ServerReply::pch).
+  Field<std::string> pch;
   Field<std::string> log;  // warnings of a file that compiled
   Field<uint64_t> log_cut_bytes;
   Field<std::string> triton;  // Triton's version (Triton files)
@@ -92,6 +95,7 @@ struct Compile : RecordObject {
     v("arch", s.arch);
     v("cached", s.cached);
     v("nvrtc", s.nvrtc);
+    v("pch", s.pch);
     v("triton", s.triton);
     v("kernels", s.kernels);
     v("log", s.log);
