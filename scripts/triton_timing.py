@@ -3,7 +3,9 @@
 of a `grade-dir` run) and by `triton.testing.do_bench` through Triton's own launcher, at the bench
 sizes, both with the L2 cache flushed before every run. Only solutions with one launch and no
 scratch buffers are compared (the launch is replayed from the launch block). Prints a Markdown
-table: problem, kernrl median, do_bench median, difference.
+table: problem, kernrl median, do_bench median, difference, and the same launch timed with the GPU
+idle before each run (as kernrl's loop leaves it, which checks each run before the next) and
+kernrl's difference from that.
 
     scripts/triton_timing.py RECORDS.jsonl [PROBLEM_ID ...]
 
@@ -87,11 +89,30 @@ def launch_of(pid):
     return lambda: kernel[grid](*args, **kw)
 
 
+def synced_median(run, reps=200):
+    """Triton's launcher timed as kernrl's loop times a kernel: the GPU idle before each run (kernrl
+    checks the previous run and draws fresh inputs between runs), then the L2 flush, then the run
+    between events. The same flush as do_bench's; only the idle GPU before each run differs."""
+    cache = triton.runtime.driver.active.get_empty_cache_for_benchmark()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ms = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        cache.zero_()
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        ms.append(start.elapsed_time(end))
+    ms.sort()
+    return ms[len(ms) // 2]
+
+
 def main():
     records = [json.loads(x) for x in open(sys.argv[1])]
     wanted = set(sys.argv[2:])
-    print("| problem | kernrl median ms | do_bench median ms | difference |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| problem | kernrl median ms | do_bench median ms | difference | do_bench, GPU idle before each run | kernrl against it |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for r in records:
         pid = r.get("problem")
         if r.get("status") != "correct" or (wanted and pid not in wanted):
@@ -106,8 +127,10 @@ def main():
         run()
         torch.cuda.synchronize()
         ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
+        idle = synced_median(run)
         k = r["timing"]["kernel"]["median_ms"]
-        print(f"| {pid} | {k:.4f} | {ms:.4f} | {100 * (k - ms) / ms:+.1f}% |")
+        print(f"| {pid} | {k:.4f} | {ms:.4f} | {100 * (k - ms) / ms:+.1f}% | {idle:.4f} | "
+              f"{100 * (k - idle) / idle:+.1f}% |", flush=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 
+#include "worker/autotune.h"
 #include "worker/compare.h"
 #include "worker/compare_gpu.h"
 #include "worker/cuda_check.h"
@@ -242,6 +243,7 @@ struct Evaluation {
   json trials = json::array();
   bool bench_ran = false;                 // the plan has run at the timed size without a fault
   std::vector<Buffers> timing_bufs = {};  // the timing loop's input sets, kept for the launch facts
+  LaunchPlan plan = {};  // the request's plan, with the autotuned configs kept (autotune.h)
 
   void fail(Status status, const std::string& msg, int line) {
     res.status = status;
@@ -311,7 +313,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   torch::Device cuda(torch::kCUDA, 0);
   for (int t = 0; t < n_trials && all_passed; ++t) {
     uint64_t seed = derive_seed(req.seed, "trial" + std::to_string(t));
-    Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
+    Buffers b = make_buffers(p, e.plan, e.mod, order[t], e.dev, seed);
     e.arm(order[t]);
     TensorMap first;
     {
@@ -393,7 +395,7 @@ void time_kernel(Evaluation& e) {
   int sets = std::max(1, cfg.input_sets);
   std::vector<Buffers>& bufs = e.timing_bufs;
   for (int k = 0; k < sets; ++k)
-    bufs.push_back(make_buffers(p, req.plan, e.mod, bench, e.dev,
+    bufs.push_back(make_buffers(p, e.plan, e.mod, bench, e.dev,
                                 derive_seed(req.seed, "timing" + std::to_string(k))));
   std::vector<uint64_t> last_seed(sets, 0);
   std::vector<int> last_sample(sets, 0);
@@ -538,20 +540,19 @@ void add_launch_facts(Evaluation& e) {
       // otherwise.
       uint64_t seed = derive_seed(e.req.seed, "launches");
       Buffers made;
-      if (e.timing_bufs.empty()) made = make_buffers(e.p, e.req.plan, e.mod, e.bench, e.dev, seed);
+      if (e.timing_bufs.empty()) made = make_buffers(e.p, e.plan, e.mod, e.bench, e.dev, seed);
       Buffers& b = e.timing_bufs.empty() ? made : e.timing_bufs.front();
       if (!e.timing_bufs.empty()) {
         PhaseScope ph("inputs");
         refill_inputs(e.p, e.bench, seed, b.inputs);
       }
       PhaseScope ph("launches");
-      res.launches = describe_launches(e.req.plan, b.launches);
+      res.launches = describe_launches(e.plan, b.launches);
       time_launches(e.p, b, e.dev, &res.launches);
     } else {
       PhaseScope ph("launches");
       res.launches = describe_launches(
-          e.req.plan,
-          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
+          e.plan, launches_without_buffers(e.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
     }
   } catch (const KernelFault& f) {
     note(f.message);
@@ -599,6 +600,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   size_sets.push_back(p.bench);
   if (req.sizes) size_sets = {*req.sizes};
   Evaluation e{req, dev, p, mod, req.sizes ? *req.sizes : p.bench, res};
+  e.plan = req.plan;
 
   auto finish = [&]() -> EvalAnswer {
     double attributed = 0;
@@ -619,6 +621,13 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       throw KernelFault{Status::LaunchError, err.what(), err.line, cu_error_is_sticky(err.code)};
     }
     loaded = true;
+    if (req.time) {
+      // Autotuned Triton kernels: each config timed at the bench size, the fastest kept; then
+      // the kept configs are checked and timed as any kernel.
+      e.arm(e.bench);
+      res.autotune =
+          autotune_plan(e.plan, p, mod, e.bench, dev, req.cfg, derive_seed(req.seed, "autotune"));
+    }
     if (run_trials(e, size_sets) && req.time) time_kernel(e);
   } catch (const KernelFault& f) {
     e.fail(f.status, f.message, f.line);
