@@ -111,7 +111,8 @@ for jobs in "" 1; do
   "$PY" -c 'import json,sys
 for l in open(sys.argv[1]):
     r = json.loads(l); c = r.get("compile") or {}
-    print("  ", r["problem"], r["status"], round(c.get("ms") or 0), json.dumps(c.get("triton_timing")))' "$OUT/triton-compile-only${jobs}.jsonl" | { [ -n "$jobs" ] && cat || tail -0; }
+    print("  ", r["problem"], r["status"], round(c.get("ms") or 0), json.dumps(c.get("triton_timing")))' "$OUT/triton-compile-only${jobs}.jsonl" >"$OUT/triton-compile-only${jobs}.txt"
+  [ -n "$jobs" ] && cat "$OUT/triton-compile-only${jobs}.txt"
 done | tee -a "$OUT/triton-batch.md"
 log "one process: Triton's import, a first compile and later compiles (scripts/triton_compile_profile.py)"
 TRITON_CACHE_DIR="$(mktemp -d)" "$PY" scripts/triton_compile_profile.py | tee -a "$OUT/triton-batch.md"

@@ -25,7 +25,8 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
           "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
-          "uint8": torch.uint8}
+          "uint8": torch.uint8, "uint32": getattr(torch, "uint32", torch.int32),
+          "bool": torch.bool}
 
 
 def scalar_list(spec):
@@ -34,6 +35,18 @@ def scalar_list(spec):
     if isinstance(sc, dict):
         return [dict(v, name=k) for k, v in sc.items()]
     return list(sc)
+
+
+def random_tensor(t, shape, dt):
+    """Inputs like kernrl's: normal floats; integers from the problem's randint range (else 0..16),
+    so that a kernel whose speed depends on its data sees data of the same kind."""
+    if dt.is_floating_point:
+        return torch.randn(shape, device="cuda").to(dt)
+    r = ((t.get("init") or {}).get("randint") or {}) if isinstance(t.get("init"), dict) else {}
+    low, high = int(r.get("low", 0)), int(r.get("high", 16))
+    if t.get("dtype") == "bool":
+        return torch.randint(0, 2, shape, device="cuda").to(dt)
+    return torch.randint(low, high, shape, device="cuda", dtype=torch.int64).to(dt)
 
 
 def problem_dir(pid):
@@ -65,8 +78,7 @@ def launch_of(pid):
     for t in (spec.get("inputs") or []) + (spec.get("parameters") or []) + spec["outputs"]:
         shape = [expr(x, sizes) for x in t["shape"]]
         dt = DTYPES[t["dtype"]]
-        tensors[t["name"]] = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
-                              else torch.zeros(shape, device="cuda", dtype=dt))
+        tensors[t["name"]] = random_tensor(t, shape, dt)
     scalars = {s["name"]: s["value"] for s in scalar_list(spec)}
     l = block["launches"][0]
     grid = tuple(expr(g, sizes) for g in l["grid"])

@@ -2,10 +2,11 @@
 with Triton imported and warmed up by one compile of a kernel of its own, then a fresh process
 forked for every compile. It runs only inside kernrl-triton's OS sandbox (src/triton), started as
 
-    kernrl_triton_server.py --profile JSON [--arch N]
+    kernrl_triton_server.py --profile JSON [--arch N] [--jobs J]
 
 (JSON: the sandbox's {read_dirs, read_files, exec_files}; N: the architecture of the warm-up
-compile). Protocol (docs/protocol.md, "kernrl-triton"): it prints the helper's ready line, then for
+compile; J: how many of one request's Triton compiles run at once, in processes forked by the
+compile's own process after its confinement). Protocol (docs/protocol.md, "kernrl-triton"): it prints the helper's ready line, then for
 every request line on stdin it prints the compile's answer line (the helper's) and a trailer line
 {"done": true, "answered", "status", "log"}; a compile that died without an answer gets the trailer
 alone.
@@ -21,6 +22,7 @@ import ctypes
 import importlib.util
 import json
 import os
+import pickle
 import shutil
 import signal
 import struct
@@ -104,7 +106,7 @@ def confine(profile, job):
         os.close(ruleset)
 
 
-def compile_in_child(helper, profile, job, answer_w, server_fds, line):
+def compile_in_child(helper, profile, job, answer_w, server_fds, line, jobs):
     """In the forked process: confine, compile, write the answer to `answer_w`, exit."""
     for fd in server_fds:
         os.close(fd)
@@ -134,8 +136,130 @@ def compile_in_child(helper, profile, job, answer_w, server_fds, line):
         os._exit(0)
     helper.COMPILED.clear()
     helper.TIMING.update(compile_ms=0.0, compiles=0)
-    helper.out(helper.answer(line.decode("utf-8", "replace")))
+    helper.out(parallel_answer(helper, line.decode("utf-8", "replace"), jobs))
     os._exit(0)
+
+
+class Compiled:
+    """What compile_one reads of a compiled kernel: its metadata and assembly."""
+
+    def __init__(self, metadata, asm):
+        self.metadata = metadata
+        self.asm = asm
+
+
+def compile_unit(real, src, target, options):
+    """One Triton compile in a worker: the result, or the error as it would have been raised."""
+    t0 = time.monotonic()
+    try:
+        k = real(src, target=target, options=options)
+        md = k.metadata._asdict() if hasattr(k.metadata, "_asdict") else dict(k.metadata)
+        meta = {}
+        for key, v in md.items():
+            try:
+                json.dumps(v)
+                meta[key] = v
+            except TypeError:
+                meta[key] = str(v)
+        return {"metadata": meta, "asm": {"ptx": k.asm.get("ptx", ""), "cubin": k.asm["cubin"]},
+                "ms": (time.monotonic() - t0) * 1000}
+    except Exception as e:
+        return {"error": str(e), "type": type(e).__name__, "lineno": getattr(e, "lineno", None),
+                "ms": (time.monotonic() - t0) * 1000}
+
+
+def compile_parallel(real, units, jobs):
+    """Compiles `units` ([(key, src, target, options)]) in `jobs` forked workers (of this confined
+    process: they share only its own directory); returns key -> compile_unit's result."""
+    workers = []
+    for w in range(jobs):
+        mine = units[w::jobs]
+        r, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                out = {key: compile_unit(real, src, target, opts) for key, src, target, opts in mine}
+                with os.fdopen(wfd, "wb") as f:
+                    pickle.dump(out, f)
+            finally:
+                os._exit(0)
+        os.close(wfd)
+        workers.append((pid, r, mine))
+    results = {}
+    for pid, r, mine in workers:
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        try:
+            results.update(pickle.loads(data))
+        except Exception:
+            for key, *_ in mine:
+                results[key] = {"error": "the compile process died (%s)" %
+                                os.waitstatus_to_exitcode(status), "type": "RuntimeError",
+                                "lineno": None, "ms": 0.0}
+    return results
+
+
+def parallel_answer(helper, line, jobs):
+    """The helper's answer to `line`, its Triton compiles run in parallel: a first pass records
+    every compile the request makes (nothing is compiled), the distinct ones are compiled in `jobs`
+    workers, and a second pass builds the answer from their results (a compile the first pass did
+    not see is made there and then). The same answer as helper.answer(line), sooner."""
+    real_compile, real_source = helper.COMPILER["compile"], helper.COMPILER["ASTSource"]
+    calls = {}
+
+    def keyed_source(fn, signature, constexprs=None, attrs=None):
+        src = real_source(fn, signature, constexprs=constexprs, attrs=attrs)
+        src.kernrl_key = repr((fn.__name__, sorted(signature.items()),
+                               sorted((constexprs or {}).items()),
+                               sorted((attrs or {}).items(), key=repr)))
+        return src
+
+    def key_of(src, target, options):
+        return repr((src.kernrl_key, repr(target), sorted((options or {}).items())))
+
+    def record(src, target=None, options=None):
+        calls.setdefault(key_of(src, target, options), (src, target, options))
+        return Compiled({}, {"ptx": "", "cubin": b""})
+
+    def reset():
+        helper.COMPILED.clear()
+        helper.TIMING.update(compile_ms=0.0, compiles=0)
+
+    helper.COMPILER.update(compile=record, ASTSource=keyed_source)
+    try:
+        first = helper.answer(line)
+    finally:
+        helper.COMPILER.update(compile=real_compile, ASTSource=real_source)
+    reset()
+    jobs = min(jobs, len(calls))
+    if not first.get("ok") or jobs <= 1:
+        return first if not first.get("ok") else helper.answer(line)
+    t0 = time.monotonic()
+    results = compile_parallel(real_compile, [(k,) + v for k, v in calls.items()], jobs)
+    wall_ms = (time.monotonic() - t0) * 1000
+
+    def lookup(src, target=None, options=None):
+        r = results.get(key_of(src, target, options))
+        if r is None:
+            return real_compile(src, target=target, options=options)
+        if "error" in r:
+            e = type(r["type"], (Exception,), {})(r["error"])
+            if r["lineno"] is not None:
+                e.lineno = r["lineno"]
+            raise e
+        return Compiled(r["metadata"], r["asm"])
+
+    helper.COMPILER.update(compile=lookup, ASTSource=keyed_source)
+    try:
+        ans = helper.answer(line)
+    finally:
+        helper.COMPILER.update(compile=real_compile, ASTSource=real_source)
+    if "timing" in ans:
+        ans["timing"].update(compile_ms=round(wall_ms, 1), compiles=len(results), parallel=jobs,
+                             compile_cpu_ms=round(sum(r["ms"] for r in results.values()), 1))
+    return ans
 
 
 def read_answer(fd):
@@ -161,7 +285,7 @@ def tail(path, n=8000):
         return ""
 
 
-def serve_one(helper, profile, tmp, out_fd, line):
+def serve_one(helper, profile, tmp, out_fd, line, jobs):
     job = tempfile.mkdtemp(prefix="job-", dir=tmp)
     r, w = os.pipe()
     sys.stderr.flush()
@@ -169,7 +293,7 @@ def serve_one(helper, profile, tmp, out_fd, line):
     if pid == 0:
         try:
             os.close(r)
-            compile_in_child(helper, profile, job, w, (0, out_fd), line)
+            compile_in_child(helper, profile, job, w, (0, out_fd), line, jobs)
         finally:
             os._exit(70)
     os.close(w)
@@ -210,6 +334,7 @@ def main():
     args = sys.argv[1:]
     profile = json.loads(args[args.index("--profile") + 1]) if "--profile" in args else {}
     arch = int(args[args.index("--arch") + 1]) if "--arch" in args else 90
+    jobs = int(args[args.index("--jobs") + 1]) if "--jobs" in args else 1
     out_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -231,7 +356,7 @@ def main():
     stdin = sys.stdin.buffer
     for line in iter(stdin.readline, b""):
         if line.strip():
-            serve_one(helper, profile, tmp, out_fd, line)
+            serve_one(helper, profile, tmp, out_fd, line, jobs)
     return 0
 
 

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "core/paths.h"
 #include "core/subprocess.h"
@@ -36,6 +37,12 @@ std::string server_script() {
 
 // Compiles one server serves before it is replaced (whatever a compile left running ends with it).
 constexpr int kServerCompiles = 64;
+
+// How many of one file's Triton compiles (kernels, size sets, autotune configs) run at once: the
+// cores, at most 8.
+int compile_jobs() {
+  return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+}
 
 // A fresh private directory for one child (removed when the child is done).
 std::string private_dir() {
@@ -162,7 +169,8 @@ std::unique_ptr<Server> start_server(const Config& cfg, const TritonInstall& t, 
   json profile = {{"read_dirs", t.setup["read_dirs"]},
                   {"read_files", t.setup["read_files"]},
                   {"exec_files", t.setup["exec_files"]}};
-  setup["script_args"] = {"--profile", profile.dump(), "--arch", std::to_string(arch)};
+  setup["script_args"] = {"--profile",          profile.dump(), "--arch",
+                          std::to_string(arch), "--jobs",       std::to_string(compile_jobs())};
   s->proc->start({launcher(), "--setup", setup.dump()}, spawn_options(cfg, s->tmp));
   return s;
 }

@@ -157,7 +157,8 @@ void launch_from(const json& answer, const CompileCache& cache, const std::strin
 }
 
 json timing_of(const TritonChildResult& child) {
-  json t = child.answer.value("timing", json::object());
+  json t = child.answer.is_object() ? child.answer.value("timing", json::object()) : json::object();
+  if (!t.is_object()) t = json::object();
   t["wait_ms"] = child.wait_ms;
   if (child.import_ms >= 0) t["import_ms"] = child.import_ms;
   if (child.warm_up_ms >= 0) t["warm_up_ms"] = child.warm_up_ms;
