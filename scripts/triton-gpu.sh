@@ -6,7 +6,8 @@
 # triton.testing.do_bench (scripts/triton_timing.py), and a grade-dir batch
 # (the Level-1 Triton solutions x4 with faulty kernels mixed in, cold caches) against the CUDA
 # batch of the same problems and against the Triton batch with a compile server per compile, with
-# where its compile time went (compile-only batches, scripts/triton_compile_profile.py). Writes triton-*.{log,jsonl,md} under $OUT.
+# where its compile time went (compile-only batches, scripts/triton_compile_profile.py; left out
+# with TRITON_PROFILE=0). Writes triton-*.{log,jsonl,md} under $OUT.
 #   scripts/triton-gpu.sh --build DIR [--out DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +97,7 @@ for path in sys.argv[1:]:
         print("triton_timing summed: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(tot.items())))
     print("grader summed (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(grader.items())))
 PY
+if [ "${TRITON_PROFILE:-1}" != 0 ]; then  # TRITON_PROFILE=0 leaves these out
 log "the Triton batch compiled only (cold cache), and one file at a time (-j 1)"
 for jobs in "" 1; do
   dir="$(mktemp -d)"; count=0
@@ -118,6 +120,7 @@ log "one process: Triton's import, a first compile and later compiles (scripts/t
 TRITON_CACHE_DIR="$(mktemp -d)" "$PY" scripts/triton_compile_profile.py | tee -a "$OUT/triton-batch.md"
 TRITON_CACHE_DIR="$(mktemp -d)" "$PY" -X importtime -c 'import triton, triton.compiler, triton.language' 2>&1 | sort -t'|' -k2 -n | tail -12 | tee -a "$OUT/triton-batch.md"
 echo "cores: $(nproc)" | tee -a "$OUT/triton-batch.md"
+fi
 
 log "one Triton answer, cold cache then cached"
 for round in cold cached; do
