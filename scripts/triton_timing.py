@@ -38,15 +38,19 @@ def scalar_list(spec):
 
 
 def random_tensor(t, shape, dt):
-    """Inputs like kernrl's: normal floats; integers from the problem's randint range (else 0..16),
-    so that a kernel whose speed depends on its data sees data of the same kind."""
-    if dt.is_floating_point:
-        return torch.randn(shape, device="cuda").to(dt)
-    r = ((t.get("init") or {}).get("randint") or {}) if isinstance(t.get("init"), dict) else {}
-    low, high = int(r.get("low", 0)), int(r.get("high", 16))
+    """Inputs of the kind kernrl draws (problem.yaml's `init`): `randint` ranges (for float tensors
+    too), `normal` mean and std, else normal floats and integers in 0..16; a kernel whose speed
+    depends on its data (libdevice's atan2, branches) sees data of the same kind."""
+    init = t.get("init") if isinstance(t.get("init"), dict) else {}
     if t.get("dtype") == "bool":
         return torch.randint(0, 2, shape, device="cuda").to(dt)
-    return torch.randint(low, high, shape, device="cuda", dtype=torch.int64).to(dt)
+    if "randint" in init or not dt.is_floating_point:
+        r = init.get("randint") or {}
+        low, high = int(r.get("low", 0)), int(r.get("high", 16))
+        return torch.randint(low, high, shape, device="cuda", dtype=torch.int64).to(dt)
+    n = init.get("normal") or {}
+    x = torch.randn(shape, device="cuda") * float(n.get("std", 1.0)) + float(n.get("mean", 0.0))
+    return x.to(dt)
 
 
 def problem_dir(pid):

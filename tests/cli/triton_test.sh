@@ -59,7 +59,7 @@ has "graded" '"status":"correct"' "$TMP/out"
 has "the worker's choice" '"chosen":1' "$TMP/out"
 has "timed by the worker" '"timed":true' "$TMP/out"
 has "each config's time" '"times_ms":\[1.0,0.5\]' "$TMP/out"
-has "the kept config's warps" '"kernel":"gelu_kernel","num_ctas":1,"num_stages":3,"num_warps":8' "$TMP/out"
+has "the kept config's warps" '"kernel":"gelu_kernel","key":"gelu_kernel","num_ctas":1,"num_stages":3,"num_warps":8' "$TMP/out"
 
 # A kernel the launch block passes too few arguments: the helper names the parameters.
 sed 's/args: \[x, out, dim\]/args: [x, out]/' "$ANS/softmax.py" >"$TMP/too_few.py"
