@@ -258,7 +258,7 @@ def parallel_answer(helper, line, jobs):
         helper.COMPILER.update(compile=real_compile, ASTSource=real_source)
     if "timing" in ans:
         ans["timing"].update(compile_ms=round(wall_ms, 1), compiles=len(results), parallel=jobs,
-                             compile_cpu_ms=round(sum(r["ms"] for r in results.values()), 1))
+                             compile_sum_ms=round(sum(r["ms"] for r in results.values()), 1))
     return ans
 
 
