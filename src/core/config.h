@@ -53,12 +53,13 @@ struct Config {
   int compile_pch_sets = 8;
   // Triton kernel files (docs/kernel-format.md, "Triton kernels"): the Python that has Triton
   // (empty: $KERNRL_TRITON_PYTHON, else python3 on the usual paths), extra module folders it reads
-  // (PYTHONPATH, readable in the sandbox), the compile's limits and the warm pool's size.
+  // (PYTHONPATH, readable in the sandbox), the compile's limits and how many compile servers
+  // (Triton imported, a forked process per compile) are kept started.
   std::string triton_python;
   std::string triton_path;
   double triton_timeout_s = 120;
   int triton_memory_limit_mb = 16384;
-  int triton_pool = 2;
+  int triton_pool = 16;
   std::map<std::string, Tolerance> tolerance_overrides;
   std::string reward_preset = "kernrl";
   // Caps on the free text of a trace record (docs/trace-format.md, "Bounded outputs").

@@ -49,6 +49,12 @@ inline uint64_t launches(uint64_t seed) {
   return derive_seed(seed, "launches");
 }
 
+// The draw the autotuned launches' configs are timed on (Triton's @triton.autotune), before the
+// kept config's correctness trials.
+inline uint64_t autotune(uint64_t seed) {
+  return derive_seed(seed, "autotune");
+}
+
 // The seed of the evaluation of the problem's reference kernel (timing.kernel_baseline) graded
 // before a submission with `seed`: every draw of that evaluation derives from it.
 inline uint64_t reference_kernel(uint64_t seed) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -203,6 +204,8 @@ Prepared compile_triton_file(Prepared& out, const ExtractedSource& src, const st
   rc.cached = t.compile.cached;
   if (!t.triton_version.empty()) rc.triton = t.triton_version;
   if (!t.kernels.empty()) rc.kernels = t.kernels;
+  if (!t.timing.empty()) rc.triton_timing = t.timing;
+  out.tune_groups = t.tune_groups;
   out.compiled = t.compile;
   out.compiled.triton_version = t.triton_version;
   if (t.format_error) return finish(Status::FormatError, t.compile.error, t.error_line, "");
@@ -408,6 +411,31 @@ Prepared prepare_source(const std::string& text, const std::string& label, const
   return prepare(label, &text, opt, cfg, arch, num_sms);
 }
 
+void apply_autotune(TraceRecord& r, const std::map<std::string, std::vector<std::string>>& groups,
+                    const std::vector<AutotuneChoice>& choices) {
+  if (!r.compile || !r.compile->kernels) return;
+  json* kernels = &*r.compile->kernels;
+  for (const AutotuneChoice& ch : choices) {
+    auto g = groups.find(ch.group);
+    if (g == groups.end()) continue;
+    json times = json::array();
+    for (const auto& t : ch.times_ms) times.push_back(t ? json(*t) : json(nullptr));
+    for (json& k : *kernels) {
+      if (!k.contains("autotune") ||
+          std::find(g->second.begin(), g->second.end(), k.value("key", "")) == g->second.end())
+        continue;
+      json& a = k["autotune"];
+      a["chosen"] = ch.config;
+      a["timed"] = true;
+      a["times_ms"] = times;
+      for (const json& cand : a.value("candidates", json::array()))
+        if (cand.value("config", -1) == ch.config && !cand.contains("error"))
+          for (const char* f : {"num_warps", "num_stages", "num_ctas", "shared", "constexprs"})
+            if (cand.contains(f)) k[f] = cand[f];
+    }
+  }
+}
+
 void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
                      const json& versions, const RewardPreset& preset, const json& ceilings,
                      const std::string& not_run_reason) {
@@ -438,6 +466,7 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     // The protocol's serializer of launch facts, read back as the record's launches.
     if (!answer->launches.empty()) r.launches.assign_json(launches_to_json(answer->launches));
     if (answer->watchdog.is_object()) r.watchdog.assign_json(answer->watchdog);
+    if (!answer->autotune.empty()) apply_autotune(r, p.tune_groups, answer->autotune);
   } else if (r.status_is(Status::Compiled) || !r.error) {
     r.not_run_reason = not_run_reason;
   } else {

@@ -224,6 +224,25 @@ json launches_to_json(const std::vector<LaunchFacts>& launches) {
   return a;
 }
 
+void to_json(json& j, const AutotuneChoice& c) {
+  j = c.to_json();
+}
+
+json AutotuneChoice::to_json() const {
+  json times = json::array();
+  for (const auto& t : times_ms) times.push_back(t ? json(*t) : json(nullptr));
+  return {{"group", group}, {"config", config}, {"times_ms", times}};
+}
+
+AutotuneChoice AutotuneChoice::from_json(const json& j) {
+  AutotuneChoice c;
+  c.group = j.at("group").get<std::string>();
+  c.config = j.at("config").get<int>();
+  for (const auto& t : j.at("times_ms"))
+    c.times_ms.push_back(t.is_number() ? std::optional<double>(t.get<double>()) : std::nullopt);
+  return c;
+}
+
 json EvalAnswer::to_json() const {
   json j = {{"status", to_string(status)},
             {"error", error ? error->to_json() : json(nullptr)},
@@ -233,6 +252,7 @@ json EvalAnswer::to_json() const {
   if (!timing.is_null()) j["timing"] = timing;
   if (!launches.empty()) j["launches"] = launches_to_json(launches);
   if (!watchdog.is_null()) j["watchdog"] = watchdog;
+  if (!autotune.empty()) j["autotune"] = autotune;
   return j;
 }
 
@@ -247,6 +267,8 @@ EvalAnswer EvalAnswer::from_json(const json& j) {
   if (j.contains("launches"))
     for (const auto& l : j["launches"]) a.launches.push_back(LaunchFacts::from_json(l));
   if (j.contains("watchdog") && j["watchdog"].is_object()) a.watchdog = j["watchdog"];
+  if (j.contains("autotune") && j["autotune"].is_array())
+    for (const auto& t : j["autotune"]) a.autotune.push_back(AutotuneChoice::from_json(t));
   a.fatal = j.value("fatal", false);
   return a;
 }

@@ -23,7 +23,7 @@
 namespace kernrl {
 
 // Bumped whenever a message changes shape; kernrl refuses a worker of another version.
-constexpr int kWorkerProtocol = 5;
+constexpr int kWorkerProtocol = 6;
 
 // The GPU a worker drives, as its hello reports it (and records carry it as `device`).
 struct DeviceInfo {
@@ -141,6 +141,18 @@ struct LaunchFacts {
 // The record's `launches` array.
 nlohmann::json launches_to_json(const std::vector<LaunchFacts>& launches);
 
+// The worker's choice among the @triton.autotune configs of one tuning group
+// (LaunchSpec::tune_group): the config kept and each config's median time at the bench size
+// (null: not tried, or it could not be launched).
+struct AutotuneChoice {
+  std::string group;
+  int config = 0;
+  std::vector<std::optional<double>> times_ms;  // indexed by config
+  nlohmann::json to_json() const;
+  static AutotuneChoice from_json(const nlohmann::json& j);
+};
+void to_json(nlohmann::json& j, const AutotuneChoice& c);
+
 struct EvalAnswer {
   Status status = Status::InternalError;
   std::optional<ErrorInfo> error;
@@ -149,7 +161,8 @@ struct EvalAnswer {
   std::map<std::string, double> phases_ms;  // the worker's share of the record's `grader` object
   std::vector<LaunchFacts> launches;        // the record's `launches`; empty when not gathered
   nlohmann::json
-      watchdog;        // the record's `watchdog` (core/run_bound.h); null when no run was armed
+      watchdog;  // the record's `watchdog` (core/run_bound.h); null when no run was armed
+  std::vector<AutotuneChoice> autotune;  // Triton: the configs kept; empty when none was tuned
   bool fatal = false;  // the CUDA context is unusable: the worker exits after this answer
   nlohmann::json to_json() const;
   static EvalAnswer from_json(const nlohmann::json& j);

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 
 MAX_AUTOTUNE_CONFIGS = 16
@@ -26,6 +27,7 @@ TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
 ANSWER = sys.stdout  # where answers go; the kernel file's own output goes to stderr
 COMPILER = {}  # Triton's entry points, taken before the kernel file runs
 COMPILED = {}  # this request's compiled kernels, by everything that decides them
+TIMING = {"compile_ms": 0.0, "compiles": 0}  # this request's calls of triton.compile
 
 
 def out(obj):
@@ -188,7 +190,10 @@ def compile_one(fn, name, args, constexprs, options, arch):
         return dict(COMPILED[ckey], compile_key=ckey)
     src = COMPILER["ASTSource"](fn, signature, constexprs=constants, attrs=attrs)
     target = COMPILER["GPUTarget"]("cuda", arch, 32)
+    t0 = time.monotonic()
     k = COMPILER["compile"](src, target=target, options=options)
+    TIMING["compile_ms"] += (time.monotonic() - t0) * 1000
+    TIMING["compiles"] += 1
     md = k.metadata._asdict() if hasattr(k.metadata, "_asdict") else dict(k.metadata)
     meta = {}
     for key, v in md.items():
@@ -245,7 +250,7 @@ def compile_request(req, ns):
             if len(configs) > MAX_AUTOTUNE_CONFIGS:
                 raise KernelFileError("kernel %s has %d autotune configs; kernrl takes at most %d" %
                                       (name, len(configs), MAX_AUTOTUNE_CONFIGS), kreq.get("line", 0))
-        variants = []
+        variants, failed = [], []
         for cfg in configs:
             cx = dict(constexprs)
             opts = dict(base)
@@ -261,9 +266,23 @@ def compile_request(req, ns):
                 except Exception as e:
                     raise KernelFileError("a @triton.heuristics function of %s failed: %s: %s" %
                                           (name, type(e).__name__, e), kreq.get("line", 0))
-            v = compile_one(fn, name, kreq["args"], cx, opts, req["arch"])
+            try:
+                v = compile_one(fn, name, kreq["args"], cx, opts, req["arch"])
+            except Exception as e:
+                # An autotune config that does not compile is left out (Triton's autotuner
+                # skips a config that runs out of resources); the kernel fails only when none
+                # compiles.
+                if cfg is None or isinstance(e, KernelFileError):
+                    raise
+                failed.append(e)
+                variants.append({"error": ("%s: %s" % (type(e).__name__, e))[:500],
+                                 "compile_key": "failed-%d" % len(variants),
+                                 "config": {"constexprs": cx, "options": opts}})
+                continue
             v["config"] = {"constexprs": {k: cx[k] for k in cx}, "options": opts}
             variants.append(v)
+        if failed and len(failed) == len(variants):
+            raise failed[0]
         keys = [v.pop("compile_key") for v in variants]
         same = [i for i, r in enumerate(results) if r.get("compile_keys") == keys]
         if same:  # the same kernels as an earlier request (other values, same specialisation)
@@ -292,37 +311,54 @@ def discover():
     out(info)
 
 
+def import_triton():
+    """Imports Triton and takes its entry points (before any kernel file runs); the ready line."""
+    t0 = time.monotonic()
+    import triton  # noqa: F401  (the warm import)
+    import triton.compiler  # noqa: F401
+    import triton.language  # noqa: F401
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    COMPILER.update(compile=triton.compile, ASTSource=ASTSource, GPUTarget=GPUTarget,
+                    JITFunction=triton.runtime.JITFunction, version=triton.__version__)
+    return {"ready": True, "triton": triton.__version__,
+            "import_ms": round((time.monotonic() - t0) * 1000, 1)}
+
+
+def answer(line):
+    """The answer to one request line."""
+    try:
+        t0 = time.monotonic()
+        req = json.loads(line)
+        ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
+        load_ms = (time.monotonic() - t0) * 1000
+        kernels = compile_request(req, ns)
+        return {"ok": True, "triton": COMPILER["version"], "kernels": kernels,
+                "timing": {"load_ms": round(load_ms, 1),
+                           "compile_ms": round(TIMING["compile_ms"], 1),
+                           "compiles": TIMING["compiles"]}}
+    except KernelFileError as e:
+        return {"ok": False, "error": str(e), "line": e.line}
+    except Exception as e:
+        msg = "%s: %s" % (type(e).__name__, e)
+        return {"ok": False, "error": msg[:4000], "line": error_line(e, "kernel.py"),
+                "log": traceback.format_exc()[-8000:]}
+
+
 def main():
     if "--discover" in sys.argv:
         discover()
         return 0
     try:
-        import triton  # noqa: F401  (the warm import)
-        import triton.compiler  # noqa: F401
-        import triton.language  # noqa: F401
+        ready = import_triton()
     except Exception as e:
         out({"ok": False, "error": "cannot import triton: %s: %s" % (type(e).__name__, e)})
         return 1
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    COMPILER.update(compile=triton.compile, ASTSource=ASTSource, GPUTarget=GPUTarget,
-                    JITFunction=triton.runtime.JITFunction)
-    out({"ready": True, "triton": triton.__version__})
+    out(ready)
     keep_stdout_for_answers()
     line = sys.stdin.readline()
-    if not line:
-        return 0
-    try:
-        req = json.loads(line)
-        ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
-        kernels = compile_request(req, ns)
-        out({"ok": True, "triton": triton.__version__, "kernels": kernels})
-    except KernelFileError as e:
-        out({"ok": False, "error": str(e), "line": e.line})
-    except Exception as e:
-        msg = "%s: %s" % (type(e).__name__, e)
-        out({"ok": False, "error": msg[:4000], "line": error_line(e, "kernel.py"),
-             "log": traceback.format_exc()[-8000:]})
+    if line:
+        out(answer(line))
     return 0
 
 

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/draws.h"
+#include "worker/autotune.h"
 #include "worker/checks.h"
 #include "worker/compare.h"
 #include "worker/compare_gpu.h"
@@ -79,6 +80,7 @@ struct Evaluation {
   json trials = json::array();
   bool bench_ran = false;                 // the plan has run at the timed size without a fault
   std::vector<Buffers> timing_bufs = {};  // the timing loop's input sets, kept for the launch facts
+  LaunchPlan plan = {};  // the request's plan, with the autotuned configs kept (autotune.h)
 
   void fail(Status status, const std::string& msg, int line) {
     res.status = status;
@@ -151,7 +153,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
     // What earlier trials and the deadline's reference run computed is gone before this trial's
     // buffers are taken from the freed memory.
     scrub();
-    Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
+    Buffers b = make_buffers(p, e.plan, e.mod, order[t], e.dev, seed);
     TensorMap first;
     {
       PhaseScope ph("kernel");
@@ -237,7 +239,7 @@ void time_kernel(Evaluation& e) {
   // timing sets are taken from.
   scrub();
   for (int k = 0; k < sets; ++k)
-    bufs.push_back(make_buffers(p, req.plan, e.mod, bench, e.dev, draws::timing_set(req.seed, k)));
+    bufs.push_back(make_buffers(p, e.plan, e.mod, bench, e.dev, draws::timing_set(req.seed, k)));
   std::vector<uint64_t> last_seed(sets, 0);
   std::vector<int> last_sample(sets, 0);
   // Per set: the key of its last draw's fingerprints and the fingerprints, input by input.
@@ -394,21 +396,20 @@ void add_launch_facts(Evaluation& e) {
       // otherwise.
       uint64_t seed = draws::launches(e.req.seed);
       Buffers made;
-      if (e.timing_bufs.empty()) made = make_buffers(e.p, e.req.plan, e.mod, e.bench, e.dev, seed);
+      if (e.timing_bufs.empty()) made = make_buffers(e.p, e.plan, e.mod, e.bench, e.dev, seed);
       Buffers& b = e.timing_bufs.empty() ? made : e.timing_bufs.front();
       if (!e.timing_bufs.empty()) {
         PhaseScope ph("inputs");
         refill_inputs(e.p, e.bench, seed, b.inputs);
       }
       PhaseScope ph("launches");
-      res.launches = describe_launches(e.req.plan, b.launches);
+      res.launches = describe_launches(e.plan, b.launches);
       time_launches(e.p, b, e.dev, &res.launches);
       check_guards(b, "in the run that measured each launch");
     } else {
       PhaseScope ph("launches");
       res.launches = describe_launches(
-          e.req.plan,
-          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
+          e.plan, launches_without_buffers(e.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
     }
   } catch (const KernelFault& f) {
     note(f.message);
@@ -470,6 +471,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   size_sets.push_back(p.bench);
   if (req.sizes) size_sets = {*req.sizes};
   Evaluation e{req, dev, p, mod, req.sizes ? *req.sizes : p.bench, res};
+  e.plan = req.plan;
 
   auto finish = [&]() -> EvalAnswer {
     double attributed = 0;
@@ -490,6 +492,13 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       throw KernelFault{Status::LaunchError, err.what(), err.line, cu_error_is_sticky(err.code)};
     }
     loaded = true;
+    if (req.time) {
+      // Autotuned Triton kernels: each config timed at the bench size, the fastest kept; then
+      // the kept configs are checked and timed as any kernel.
+      e.arm(e.bench);
+      res.autotune =
+          autotune_plan(e.plan, p, mod, e.bench, dev, req.cfg, draws::autotune(req.seed));
+    }
     if (run_trials(e, size_sets) && req.time) time_kernel(e);
   } catch (const KernelFault& f) {
     e.fail(f.status, f.message, f.line);

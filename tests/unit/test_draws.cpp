@@ -14,7 +14,7 @@ using namespace kernrl;
 namespace {
 
 // Every input draw an evaluation with `seed` can make: its trials, timing sets, timed samples,
-// baseline sets, the deadline's reference run and the launch facts' run.
+// baseline sets, the deadline's reference run, the launch facts' run and the autotune timing's.
 std::multiset<uint64_t> evaluation_draws(uint64_t seed) {
   std::multiset<uint64_t> s;
   for (int i = 0; i < 64; ++i) s.insert(draws::trial(seed, i));
@@ -23,6 +23,7 @@ std::multiset<uint64_t> evaluation_draws(uint64_t seed) {
   for (int i = 0; i < 1000; ++i) s.insert(draws::sample(seed, i));
   s.insert(draws::bound(seed));
   s.insert(draws::launches(seed));
+  s.insert(draws::autotune(seed));
   return s;
 }
 
@@ -48,6 +49,7 @@ TEST_CASE("the draws keep their tags: a record's seed reproduces the same inputs
   CHECK(draws::trial_order(5) == derive_seed(5, "order"));
   CHECK(draws::bound(5) == derive_seed(5, "bound"));
   CHECK(draws::launches(5) == derive_seed(5, "launches"));
+  CHECK(draws::autotune(5) == derive_seed(5, "autotune"));
   CHECK(draws::reference_kernel(5) == derive_seed(5, "kernel-baseline"));
   CHECK(draws::baseline(5, 0) == derive_seed(5, "baseline0"));
 }

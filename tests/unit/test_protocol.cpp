@@ -122,8 +122,22 @@ TEST_CASE("eval answers round-trip; unknown statuses are refused") {
   CHECK_THROWS(EvalAnswer::from_json(json::object()));
 }
 
+TEST_CASE("eval answers carry the autotune choices (protocol 6)") {
+  CHECK(kWorkerProtocol == 6);
+  EvalAnswer a;
+  a.status = Status::Correct;
+  a.autotune.push_back({"matmul", 2, {0.4, std::nullopt, 0.3}});
+  EvalAnswer b = EvalAnswer::from_json(a.to_json());
+  REQUIRE(b.autotune.size() == 1);
+  CHECK(b.autotune[0].group == "matmul");
+  CHECK(b.autotune[0].config == 2);
+  CHECK_FALSE(b.autotune[0].times_ms[1].has_value());
+  CHECK(*b.autotune[0].times_ms[2] == 0.3);
+  CHECK_FALSE(EvalAnswer::from_json(EvalAnswer{}.to_json()).autotune.size());
+}
+
 TEST_CASE("eval answers carry the watchdog's bound (protocol 4) and its fault grace (protocol 5)") {
-  CHECK(kWorkerProtocol == 5);
+  CHECK(kWorkerProtocol >= 5);
   EvalAnswer a;
   a.status = Status::Timeout;
   a.watchdog = {{"bound_s", 0.25},
