@@ -5,6 +5,8 @@ Protocol (docs/protocol.md, "kernrl-triton"): with --discover it prints one JSON
 Triton it finds and exits. Otherwise it imports Triton, prints {"ready": true}, reads ONE request
 line (JSON) on stdin, compiles, prints one answer line and exits: a pool of these processes waits
 with Triton imported, so a compile does not pay for the import.
+A request with "mode": "wrapper_plan" runs the whole file instead, with a shape-only torch, to
+find the launches a host wrapper makes (wrapper_plan.py).
 
 The kernel file is filtered before it runs: only imports of triton/math, functions (with their
 triton decorators) and simple module-level constants are kept; any other top-level code (torch
@@ -94,12 +96,14 @@ def filter_module(tree):
     return tree, [getattr(s, "lineno", 0) for s in dropped]
 
 
-def load_kernels(source, filename):
+def load_kernels(source, filename, whole=False):
+    """The kernel file's namespace: its kernels (or, with `whole`, all of it: a wrapper plan)."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         raise KernelFileError("Python syntax error: %s" % e.msg, e.lineno or 0)
-    tree, _ = filter_module(tree)
+    if not whole:
+        tree, _ = filter_module(tree)
     code = compile(tree, filename, "exec")
     # Triton's JIT reads a function's source through linecache: give it the file's text.
     import linecache
@@ -314,6 +318,11 @@ def main():
         return 0
     try:
         req = json.loads(line)
+        if req.get("mode") == "wrapper_plan":  # launches from a host wrapper (wrapper_plan.py)
+            import wrapper_plan
+            out(wrapper_plan.derive(req, lambda src, fn: load_kernels(src, fn, whole=True),
+                                    COMPILER["JITFunction"], unwrap))
+            return 0
         ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
         kernels = compile_request(req, ns)
         out({"ok": True, "triton": triton.__version__, "kernels": kernels})
