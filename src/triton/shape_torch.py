@@ -81,6 +81,11 @@ class SymInt(int):
         if not isinstance(other, int) or isinstance(other, bool):
             return NotImplemented
         a, b = (other, self) if swap else (self, other)
+        # x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1: x itself
+        for keep, drop, ops in ((a, b, "*/+-"), (b, a, "*+")):
+            if expr_of(drop) == ("1" if op in "*/" else "0") and op in ops:
+                return SymInt(value, expr_of(keep), _prec(keep),
+                              keep.top if isinstance(keep, SymInt) else None)
         return SymInt(value, "%s %s %s" % (_operand(a, op, False), op, _operand(b, op, True)),
                       PRECEDENCE[op], op)
 

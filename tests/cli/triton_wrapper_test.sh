@@ -67,7 +67,7 @@ refused() {  # refused NAME SED-SCRIPT EXPECTED-MESSAGE
   has "$1: says why" "$3" "$TMP/out"
 }
 refused "a data-dependent grid" 's/n_elements = x.numel()/n_elements = int(x.sum().item())/' \
-  "forward computes with torch (the tensor method sum"
+  "forward calls the tensor method sum(), a torch operation"
 refused "an output that is the input (in place)" 's/out = torch.empty_like(x)/out = x/' \
   "forward returns the input x, which a kernel writes in place"
 refused "a returned tensor that no launch writes" 's/        return out/        return torch.empty_like(x)/' \
@@ -77,9 +77,14 @@ refused "item() of a tensor" 's/n_elements = x.numel()/n_elements = x.numel() if
 refused "a buffer filled with ones" 's/out = torch.empty_like(x)/out = torch.ones_like(x)/' \
   "poisons outputs before each run"
 
-# grade-dir over the folder: every answer its record, the problem from the file's name.
-mkdir -p "$TMP/dir"
-cp "$WRAP"/answers/* "$TMP/dir/"
+# grade-dir over the answers laid out by problem: every answer its record.
+python3 - "$WRAP" "$TMP/dir" <<'PY'
+import json, os, shutil, sys
+for e in json.load(open(os.path.join(sys.argv[1], "manifest.json"))):
+    d = os.path.join(sys.argv[2], e["problem"])
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(sys.argv[1], e["file"]), d)
+PY
 check "grade-dir over wrapper answers" 0 "$KERNRL" grade-dir "$TMP/dir" --compile-only --out "$TMP/trace.jsonl" --quiet --config "$TMP/triton.yaml"
 n_compiled=$(grep -c '"status":"compiled"' "$TMP/trace.jsonl")
 n_refused=$(grep -c '"status":"format_error"' "$TMP/trace.jsonl")
