@@ -346,6 +346,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
       WrapperPlan w = derive_wrapper_plan(src, kernel_name, out.problem,
                                           wrapper_size_sets(opt, out.problem), num_sms, cfg);
       plan = w.plan;
+      src.code += w.extra_source;  // kernrl's own kernels the plan launches (zero fills)
       trace::WrapperPlan& rw = r.wrapper_plan.emplace();
       rw.cls = w.cls;
       rw.launch_block = w.launch_block;

@@ -76,6 +76,14 @@ def simple_value(node):
     return True
 
 
+def drop_annotations(fn):
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            a.annotation = None
+    fn.returns = None
+
+
 def filter_module(tree):
     """The statements of the kernel file that are compiled; the rest is dropped unexecuted."""
     kept, dropped = [], []
@@ -87,6 +95,8 @@ def filter_module(tree):
             keep = (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
         elif isinstance(st, ast.FunctionDef):
             keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
+            if keep and not st.decorator_list:
+                drop_annotations(st)  # a host function's `x: torch.Tensor` needs no torch here
         elif isinstance(st, (ast.Assign, ast.AnnAssign)):
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
             keep = (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
@@ -215,6 +225,18 @@ def compile_one(fn, name, args, constexprs, options, arch):
     return dict(COMPILED[ckey], compile_key=ckey)
 
 
+def pinned_configs(configs, constexprs, name, line):
+    """The autotune configs that agree with the constexprs the launch gives: a value given pins it
+    (Triton refuses a launch that sets an autotuned value; a host wrapper's plan pins the config its
+    grid was derived for)."""
+    kept = [c for c in configs if all(constexprs.get(k, v) == v for k, v in c.kwargs.items())]
+    if not kept:
+        raise KernelFileError("kernel %s: no autotune config has the constexpr values the launch "
+                              "gives (%s)" % (name, ", ".join("%s=%r" % kv for kv in
+                                                               sorted(constexprs.items()))), line)
+    return kept
+
+
 def heuristic_values(heuristics, arg_values):
     values = {}
     for h in heuristics:
@@ -249,6 +271,7 @@ def compile_request(req, ns):
             if len(configs) > MAX_AUTOTUNE_CONFIGS:
                 raise KernelFileError("kernel %s has %d autotune configs; kernrl takes at most %d" %
                                       (name, len(configs), MAX_AUTOTUNE_CONFIGS), kreq.get("line", 0))
+            configs = pinned_configs(configs, constexprs, name, kreq.get("line", 0))
         variants = []
         for cfg in configs:
             cx = dict(constexprs)
@@ -291,6 +314,14 @@ def load_beside(name):
     return module
 
 
+def wrapper_plan_answer(req):
+    """The launches of a host wrapper, found by running it on shape-only tensors."""
+    for name in ("shape_torch", "shape_nn", "wrapper_plan"):
+        module = load_beside(name)
+    return module.derive(req, lambda src, fn: load_kernels(src, fn, whole=True),
+                         COMPILER["JITFunction"], unwrap)
+
+
 def discover():
     info = {"python": sys.version.split()[0], "executable": sys.executable}
     try:
@@ -331,10 +362,7 @@ def main():
     try:
         req = json.loads(line)
         if req.get("mode") == "wrapper_plan":  # launches from a host wrapper (wrapper_plan.py)
-            for name in ("shape_torch", "shape_nn", "wrapper_plan"):
-                wrapper_plan = load_beside(name)
-            out(wrapper_plan.derive(req, lambda src, fn: load_kernels(src, fn, whole=True),
-                                    COMPILER["JITFunction"], unwrap))
+            out(wrapper_plan_answer(req))
             return 0
         ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
         kernels = compile_request(req, ns)

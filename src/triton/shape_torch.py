@@ -563,6 +563,24 @@ def _random(*args, **kw):
     return alloc("random", shape_args(tuple(size)), _dtype_kw(kw, default))
 
 
+def tensor(data, dtype=None, **kw):
+    """torch.tensor / as_tensor: a tensor of values, made by torch (never a kernel's argument)."""
+    shape, d = [], data
+    while isinstance(d, (list, tuple)):
+        shape.append(len(d))
+        d = d[0] if d else 0
+    if isinstance(data, Tensor):
+        shape = list(data.shape)
+    default = DTYPES["int64"] if isinstance(d, int) and not isinstance(d, bool) else None
+    dt = dtype if isinstance(dtype, dtype_class()) else default or DTYPES["float32"]
+    shape = tuple(SymInt(v) for v in shape)
+    return Tensor(Storage("computed", product(shape), dt, answer_line()), shape, dt)
+
+
+def dtype_class():
+    return dtype
+
+
 def _torch_op(name):
     def op(*args, **kwargs):
         if in_forward():
@@ -637,6 +655,7 @@ def make_torch(nn_module):
     torch.full_like = _like("full")
     torch.randn = torch.rand = torch.randint = _random
     torch.randn_like = torch.rand_like = _like("random")
+    torch.tensor = torch.as_tensor = tensor
     torch.manual_seed = lambda *a, **k: None
     torch.no_grad = torch.inference_mode = lambda *a, **k: _NoGrad()
     torch.is_tensor = lambda t: isinstance(t, Tensor)

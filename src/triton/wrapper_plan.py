@@ -18,7 +18,6 @@ import shape_torch as st
 from shape_torch import Refusal, SymInt, Tensor, refuse
 
 OPTIONS = ("num_warps", "num_stages", "num_ctas")
-STORAGE_WORDS = {"empty": "torch.empty", "zeros": "torch.zeros", "full": "torch.full/ones"}
 
 
 class Launch:
@@ -29,7 +28,8 @@ class Launch:
 
 class Recorder:
     def __init__(self, ns, unwrap):
-        self.ns, self.unwrap, self.launches = ns, unwrap, []
+        self.ns, self.unwrap, self.launches, self.notes = ns, unwrap, [], []
+        self.pin, self.pinned = set(), set()  # kernels whose grid depends on the autotune config
 
     def kernel_name(self, obj, fn):
         for k, v in self.ns.items():
@@ -67,24 +67,28 @@ class Recorder:
                 refuse("kernel %s is launched with %s=..., which is neither a parameter of the kernel "
                        "nor an option kernrl sets (num_warps, num_stages, num_ctas)" % (name, k))
         for p in fn.params:
-            if p.name not in bound and p.default is not inspect.Parameter.empty \
+            default = getattr(p, "default", inspect.Parameter.empty)
+            if p.name not in bound and default is not inspect.Parameter.empty \
                     and p.name not in const:
-                bound[p.name] = p.default
+                bound[p.name] = default
         missing = [n for n in names if n not in bound and n not in const]
         if missing:
             refuse("kernel %s is launched without %s" % (name, ", ".join(missing)))
-        grid_v = self.grid_value(grid, bound, autotuner, heuristics, name)
+        grid_v, pinned = self.grid_value(grid, bound, autotuner, heuristics, name)
         run_args = [self.arg(name, n, bound[n]) for n in names if n not in const]
         constexprs = {n: self.constexpr(name, n, bound[n]) for n in names
                       if n in const and n in bound}
+        for k, v in pinned.items():
+            constexprs.setdefault(k, self.constexpr(name, k, v))
         opts = {k: self.integer(name, k, v) for k, v in options.items()}
         self.launches.append(Launch(name, line, grid_v, run_args, constexprs, opts))
 
     def grid_value(self, grid, bound, autotuner, heuristics, name):
+        """The grid, and the autotune config's constexprs it needs pinned ({} when none)."""
         if not callable(grid):
-            return self.grid_tuple(grid, name)
+            return self.grid_tuple(grid, name), {}
         configs = list(autotuner.configs) if autotuner is not None else [None]
-        seen = None
+        grids = []
         for cfg in configs:
             meta = dict(bound)
             if cfg is not None:
@@ -92,14 +96,18 @@ class Recorder:
             for h in heuristics:
                 for k, f in h.items():
                     meta[k] = f(dict(meta))
-            g = self.grid_tuple(grid(meta), name)
-            key = [int(v) for v in g]
-            if seen is not None and key != seen[0]:
-                refuse("the grid of %s depends on the autotuned config (%s programs with one, %s "
-                       "with another): kernrl launches one grid per size set, so make the grid the "
-                       "same for every config" % (name, seen[0], key))
-            seen = seen or (key, g)
-        return seen[1]
+            grids.append(self.grid_tuple(grid(meta), name))
+        if name not in self.pin and all([int(v) for v in g] == [int(v) for v in grids[0]]
+                                         for g in grids):
+            return grids[0], {}
+        self.pinned.add(name)
+        # The grid depends on the config: the launch keeps the first config's constexprs, so that
+        # only configs with the grid it was derived for are compiled and tried.
+        pinned = dict(configs[0].kwargs)
+        self.notes.append("the grid of %s depends on the autotuned config: it is launched with "
+                          "the first config's %s (configs with other values are not tried)" %
+                          (name, ", ".join("%s=%r" % kv for kv in sorted(pinned.items()))))
+        return grids[0], pinned
 
     def grid_tuple(self, g, name):
         g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
@@ -246,7 +254,7 @@ def check_outputs(result, problem, shapes, launches, line):
         raise Refusal("forward returns %d value(s) but the problem has %d output(s) (%s)" %
                       (len(res), len(outs), ", ".join(o["name"] for o in outs)), line)
     written = {id(a["tensor"]._storage) for l in launches for a in l.args if "tensor" in a}
-    by_storage, notes = {}, []
+    by_storage, notes, zeroed = {}, [], []
     for t, o in zip(res, outs):
         if not isinstance(t, Tensor):
             raise Refusal("forward returns %r where the problem's output %s is a tensor" %
@@ -272,11 +280,12 @@ def check_outputs(result, problem, shapes, launches, line):
                           "outputs before each run, so a kernel must write every element" %
                           (o["name"], s.fill, s.line), line)
         if s.kind == "zeros":
-            notes.append("the output %s is allocated with zeros at line %d; kernrl poisons outputs "
-                         "before each run, so a kernel must write every element (one that adds "
-                         "into zeros fails the check)" % (o["name"], s.line))
+            zeroed.append(o["name"])
+            notes.append("the output %s is allocated with zeros at line %d: the plan fills it with "
+                         "zeros first (launch kernrl_zero_fill), as torch.zeros does" %
+                         (o["name"], s.line))
         by_storage[id(s)] = o["name"]
-    return by_storage, notes
+    return by_storage, notes, zeroed
 
 
 def run_size_set(cls, cname, problem, size_set, num_sms, recorder):
@@ -310,14 +319,15 @@ def run_size_set(cls, cname, problem, size_set, num_sms, recorder):
         raise Refusal("%s.forward takes %d tensors but the problem's inputs are %d (%s)" %
                       (cname, len(nparams), len(inputs),
                        ", ".join(t["name"] for t in problem["inputs"])), fwd.__code__.co_firstlineno)
-    recorder.launches = []
+    recorder.launches, recorder.notes = [], []
     st.STATE["phase"] = "forward"
     result = model(*inputs)
     st.STATE["phase"] = "init"
     line = fwd.__code__.co_firstlineno
     if not recorder.launches:
         raise Refusal("%s.forward launched no Triton kernel (kernel[grid](...))" % cname, line)
-    by_storage, notes = check_outputs(result, problem, shapes, recorder.launches, line)
+    by_storage, notes, zeroed = check_outputs(result, problem, shapes, recorder.launches, line)
+    notes = recorder.notes + notes
     scratch, launches = {}, []
     for l in recorder.launches:
         args = [tensor_ref(a["tensor"], l, problem, 0, by_storage, scratch) if "tensor" in a else a
@@ -328,7 +338,7 @@ def run_size_set(cls, cname, problem, size_set, num_sms, recorder):
                          "options": {k: {"int": int(v), "expr": st.expr_of(v)}
                                      for k, v in l.options.items()}})
     return {"sizes": size_set["sizes"], "launches": launches, "scratch": list(scratch.values()),
-            "notes": notes}
+            "notes": notes, "zero_outputs": zeroed}
 
 
 def derive(req, ns_loader, jit_class, unwrap):
@@ -343,6 +353,10 @@ def derive(req, ns_loader, jit_class, unwrap):
         cname, cls = model_class(ns)
         sets = [run_size_set(cls, cname, req["problem"], s, req.get("num_sms", 132), recorder)
                 for s in req["size_sets"]]
+        if recorder.pinned - recorder.pin:  # pinned at some size set: pinned at every one
+            recorder.pin = set(recorder.pinned)
+            sets = [run_size_set(cls, cname, req["problem"], s, req.get("num_sms", 132),
+                                 recorder) for s in req["size_sets"]]
         return {"ok": True, "class": cname, "forward_line": cls.forward.__code__.co_firstlineno,
                 "sets": sets}
     except Refusal as e:
@@ -351,11 +365,16 @@ def derive(req, ns_loader, jit_class, unwrap):
         return {"ok": False, "refused": True, "error": "the host wrapper recursed too deeply: %s"
                 % e, "line": 0}
     except Exception as e:
-        line = 0
+        line = getattr(e, "line", 0) or 0
         for fr in reversed(traceback.extract_tb(e.__traceback__)):
-            if fr.filename == filename:
+            if fr.filename == filename and not line:
                 line = fr.lineno or 0
-                break
+        what = str(e) if type(e).__name__ == "KernelFileError" else "%s: %s" % (
+            type(e).__name__, e)
+        hint = ""
+        if "torch" in what and ("No module" in what or "has no attribute" in what):
+            hint = (" (kernrl runs the wrapper with a shape-only torch: torch, torch.nn, "
+                    "torch.nn.functional, torch.nn.init and torch.cuda)")
         return {"ok": False, "refused": True, "line": line,
                 "error": "the host wrapper failed while kernrl ran it on shape-only tensors: "
-                         "%s: %s" % (type(e).__name__, str(e)[:2000])}
+                         "%s%s" % (what[:2000], hint)}

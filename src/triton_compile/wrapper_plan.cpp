@@ -13,6 +13,19 @@
 namespace kernrl {
 using nlohmann::json;
 
+const char* const kZeroFillSource = R"PY(
+
+import triton as _kernrl_triton
+import triton.language as _kernrl_tl
+
+
+@_kernrl_triton.jit
+def kernrl_zero_fill(ptr, n, BLOCK: _kernrl_tl.constexpr):
+    offs = _kernrl_tl.program_id(0).to(_kernrl_tl.int64) * BLOCK + _kernrl_tl.arange(0, BLOCK)
+    _kernrl_tl.store(ptr + offs, _kernrl_tl.zeros([BLOCK], dtype=ptr.dtype.element_ty),
+                     mask=offs < n)
+)PY";
+
 bool wants_wrapper_plan(const ExtractedSource& src) {
   if (src.language != "triton" || has_python_launch_block(src.code)) return false;
   static const std::regex launch(R"(\w\s*\[[^\]\n]+\]\s*\()");
@@ -317,6 +330,24 @@ WrapperPlan merge_wrapper_plan(const json& answer, const ProblemSpec& p,
   WrapperPlan w;
   w.cls = answer.value("class", "ModelNew");
   std::string y = "launches:\n";
+  // Outputs the wrapper allocates with torch.zeros: filled with zeros by the plan's first launches
+  // (kernrl poisons outputs before each run).
+  const json zeroed = sets[0].value("zero_outputs", json::array());
+  for (const auto& s : sets)
+    if (s.value("zero_outputs", json::array()) != zeroed)
+      throw FormatError("forward allocates its outputs with zeros at some size sets only",
+                        answer.value("forward_line", 0));
+  for (const auto& name : zeroed) {
+    const TensorSpec* t = p.find_tensor(name.get<std::string>());
+    if (!t) continue;
+    std::string n;
+    for (const auto& d : t->shape) n += (n.empty() ? "(" : " * (") + d + ")";
+    if (n.empty()) n = "1";
+    y += "  - kernel: kernrl_zero_fill\n    grid: [" + in_quotes("cdiv(" + n + ", 1024)") +
+         "]\n    args: [" + t->name + ", " + in_quotes(n) + "]\n    constexprs: {BLOCK: 1024}\n";
+  }
+  if (!zeroed.empty()) w.extra_source = kZeroFillSource;
+  size_t n_fill = zeroed.size();
   for (size_t li = 0; li < sets[0].at("launches").size(); ++li) y += m.launch_yaml(li);
   y += m.scratch_yaml();
   w.launch_block = y;
@@ -326,7 +357,8 @@ WrapperPlan merge_wrapper_plan(const json& answer, const ProblemSpec& p,
   w.plan = parse_launch_block(block);
   w.plan.line = answer.value("forward_line", 0);
   for (size_t li = 0; li < w.plan.launches.size(); ++li)
-    w.plan.launches[li].line = sets[0].at("launches").at(li).at("line");
+    w.plan.launches[li].line = li < n_fill ? answer.value("forward_line", 0)
+                                           : sets[0].at("launches").at(li - n_fill).at("line").get<int>();
   for (auto& s : w.plan.scratch)
     for (const auto& b : sets[0].at("scratch"))
       if (b.at("name") == s.name) s.line = b.at("line");

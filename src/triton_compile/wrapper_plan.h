@@ -31,7 +31,13 @@ struct WrapperPlan {
   std::string launch_block;  // the derived launch block's YAML (the record shows it)
   std::string cls;           // ModelNew or Model
   std::vector<std::string> notes;
+  // Kernels of kernrl's own that the plan launches (kernrl_zero_fill, for an output the wrapper
+  // allocates with torch.zeros): Triton source appended to the file's for the compile.
+  std::string extra_source;
 };
+
+// The Triton kernel kernrl launches before the wrapper's kernels to fill an output with zeros.
+extern const char* const kZeroFillSource;
 
 // The wrapper could not be run to the end (the helper timed out or died): a compile_error.
 struct WrapperRunError : std::runtime_error {

@@ -77,19 +77,39 @@ refused "item() of a tensor" 's/n_elements = x.numel()/n_elements = x.numel() if
 refused "a buffer filled with ones" 's/out = torch.empty_like(x)/out = torch.ones_like(x)/' \
   "poisons outputs before each run"
 
-# grade-dir over the answers laid out by problem: every answer its record.
-python3 - "$WRAP" "$TMP/dir" <<'PY'
+# grade-dir over the answers laid out by problem, for this folder's answers and the corpus of
+# model-written wrapper answers (tests/triton/wrapper_corpus): each answer expected `correct` must
+# be `compiled` (its plan derived and its kernels compiled), the others their expected status.
+corpus() {  # corpus DIR NAME
+  rm -rf "$TMP/dir-$2"
+  python3 - "$1" "$TMP/dir-$2" <<'PY'
 import json, os, shutil, sys
 for e in json.load(open(os.path.join(sys.argv[1], "manifest.json"))):
     d = os.path.join(sys.argv[2], e["problem"])
     os.makedirs(d, exist_ok=True)
     shutil.copy(os.path.join(sys.argv[1], e["file"]), d)
 PY
-check "grade-dir over wrapper answers" 0 "$KERNRL" grade-dir "$TMP/dir" --compile-only --out "$TMP/trace.jsonl" --quiet --config "$TMP/triton.yaml"
-n_compiled=$(grep -c '"status":"compiled"' "$TMP/trace.jsonl")
-n_refused=$(grep -c '"status":"format_error"' "$TMP/trace.jsonl")
-[ "$n_compiled" = 4 ] && [ "$n_refused" = 1 ] && echo "ok   grade-dir: 4 compiled, 1 refused" || {
-  echo "FAIL grade-dir: $n_compiled compiled, $n_refused refused"; fail=1; }
+  "$KERNRL" grade-dir "$TMP/dir-$2" --compile-only --out "$TMP/trace-$2.jsonl" --quiet --no-resume \
+    --config "$TMP/triton.yaml" >/dev/null 2>"$TMP/err-$2"
+  python3 - "$1" "$TMP/trace-$2.jsonl" "$2" <<'PY' || fail=1
+import json, os, sys
+got = {os.path.basename(r["file"]): r for r in map(json.loads, open(sys.argv[2], encoding="utf-8"))}
+bad = 0
+manifest = json.load(open(os.path.join(sys.argv[1], "manifest.json")))
+for e in manifest:
+    r = got.get(os.path.basename(e["file"]))
+    want = "compiled" if e["expect"] == "correct" else e["expect"]
+    if r is None or r["status"] != want:
+        msg = ((r or {}).get("error") or {}).get("message", "")
+        print("FAIL %s %s: %s, expected %s: %s" % (sys.argv[3], e["file"], r and r["status"], want, msg[:300]))
+        bad += 1
+print("%s grade-dir %s: %d/%d answers as expected" % ("ok  " if not bad else "FAIL", sys.argv[3], len(manifest) - bad, len(manifest)))
+sys.exit(1 if bad else 0)
+PY
+}
+corpus "$WRAP" wrappers
+[ -e "$ROOT/tests/triton/wrapper_corpus/manifest.json" ] && corpus "$ROOT/tests/triton/wrapper_corpus" wrapper_corpus
+has "an output allocated with zeros is filled first" "kernrl_zero_fill" "$TMP/trace-wrappers.jsonl"
 
 # A wrapper that spins while kernrl runs it: cut at the Triton timeout, a compile_error.
 cat >"$TMP/slow.yaml" <<EOF2
