@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The fault mix on a GPU machine: a Level-1 batch in KernelBench's layout graded by `kernrl
 grade-dir`, clean and with a third of its files replaced by kernels that crash (illegal address),
-trap or hang, with the spare worker and the problem-sized watchdog ("after", the defaults) and
-without them ("before": `workers.spare: false`, every plan run bounded by `timeouts.plan_run_s`
-alone), on one GPU and, where there are two, on two. Prints a short table and writes it, as
-Markdown for docs/results/, to OUT/faults.md.
+trap or hang, under several settings (--runs, names from RUNS below: "after" is the defaults;
+"before" no spare worker and every plan run bounded by `timeouts.plan_run_s` alone; "one-spare"
+one spare and no fault grace), on one GPU and, where there are two, on two. Prints a short table
+and where each run's time went (by kind of file: the worker's round trips, the waits for workers
+to start), and writes them, as Markdown for docs/results/, to OUT/faults.md (--name: another file).
 
   scripts/fault_bench.py --kernrl build-gpu/kernrl [--samples 4] [--gpus 0 0,1] [--out DIR]
+                         [--runs clean before after] [--name faults.md]
 """
 import argparse
 import collections
@@ -21,9 +23,17 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAULTS = ["illegal_address", "trap", "infinite_loop"]  # tests/adversarial/L1_23_Softmax/*.cu
-CONFIGS = {
-    "after": "timeouts:\n  run_s: 20\n",
-    "before": "timeouts:\n  run_s: 20\n  plan_run_floor_s: 5\nworkers:\n  spare: false\n",
+# name: (batch with faults, config, what it is)
+RUNS = {
+    "clean": (False, "timeouts:\n  run_s: 20\n", "clean"),
+    "before": (True, "timeouts:\n  run_s: 20\n  plan_run_floor_s: 5\nworkers:\n  spare: false\n",
+               "faults, no spare, 5 s bound"),
+    "one-spare": (True, "timeouts:\n  run_s: 20\n  fault_grace_s: 0\nworkers:\n  spares: 1\n",
+                  "faults, 1 spare, no grace"),
+    "after": (True, "timeouts:\n  run_s: 20\n", "faults, defaults"),
+    "spares4": (True, "timeouts:\n  run_s: 20\nworkers:\n  spares: 4\n", "faults, 4 spares"),
+    "floor0.1": (True, "timeouts:\n  run_s: 20\n  plan_run_floor_s: 0.1\nworkers:\n  spares: 4\n",
+                 "faults, 4 spares, floor 0.1 s"),
 }
 
 
@@ -95,13 +105,52 @@ def statuses(recs, kinds):
     return {k: dict(v) for k, v in sorted(by.items())}
 
 
+def breakdown(recs, kinds):
+    """Where a run's time went, by kind of file: {kind: {n, worker_s, start_wait_s, spare_first_s,
+    spare_first_n}} (spare_first: the first kernel a spare graded after taking over)."""
+    by = {}
+    for r in recs:
+        k = kinds.get(os.path.basename(r["file"]), "?")
+        g = r.get("grader") or {}
+        b = by.setdefault(k, {"n": 0, "worker_s": 0.0, "start_wait_s": 0.0, "spare_first_s": 0.0,
+                              "spare_first_n": 0})
+        b["n"] += 1
+        b["worker_s"] += (g.get("worker_ms") or 0) / 1000
+        b["start_wait_s"] += (g.get("worker_start_ms") or 0) / 1000
+        if g.get("worker_spare"):
+            b["spare_first_s"] += (g.get("worker_ms") or 0) / 1000
+            b["spare_first_n"] += 1
+    return by
+
+
+def start_phases(recs):
+    """The median of each worker start-up phase (ms) over the workers that graded a kernel here:
+    {"first": {...}, "spare": {...}, "n_spare": n}."""
+    out = {}
+    for key, pick in (("first", lambda g: not g.get("worker_spare")),
+                      ("spare", lambda g: g.get("worker_spare"))):
+        phases = collections.defaultdict(list)
+        for r in recs:
+            g = r.get("grader") or {}
+            if g.get("worker_start") and pick(g):
+                for k, v in g["worker_start"].items():
+                    phases[k].append(v)
+                phases["waited"].append(g.get("worker_start_ms") or 0)
+        out[key] = {k: round(sorted(v)[len(v) // 2], 1) for k, v in phases.items()}
+        out["n_" + key] = len(phases["waited"])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernrl", required=True)
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--gpus", nargs="*", default=None,
                     help="GPU lists to run on (default: 0, and 0,1 where two GPUs are visible)")
+    ap.add_argument("--runs", nargs="*", default=["clean", "before", "after"], choices=list(RUNS))
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--name", default="faults.md")
+    ap.add_argument("--keep", action="store_true", help="keep each run's records in OUT/records/")
     a = ap.parse_args()
     kernrl = os.path.abspath(a.kernrl)
     if a.gpus is None:
@@ -115,11 +164,16 @@ def main():
             folder = os.path.join(work, "faulty" if faulty else "clean")
             batches[faulty] = (folder, make_batch(folder, a.samples, faulty))
         for gpus in a.gpus:
-            for label, faulty, cfg in (("clean", False, "after"), ("faults, before", True, "before"),
-                                       ("faults, after", True, "after")):
+            for name in a.runs:
+                faulty, cfg, label = RUNS[name]
                 folder, kinds = batches[faulty]
                 run_dir = tempfile.mkdtemp(dir=work)
-                recs, s, wall = grade(kernrl, folder, gpus, CONFIGS[cfg], run_dir)
+                recs, s, wall = grade(kernrl, folder, gpus, cfg, run_dir)
+                if a.keep:
+                    os.makedirs(os.path.join(a.out, "records"), exist_ok=True)
+                    shutil.copy(os.path.join(run_dir, "records.jsonl"),
+                                os.path.join(a.out, "records", f"{os.path.splitext(a.name)[0]}-{name}-"
+                                             f"gpus{gpus.replace(',', '_')}.jsonl"))
                 g = s["gpus"]
                 rows.append({
                     "gpus": gpus, "run": label, "files": len(kinds), "records": len(recs),
@@ -129,24 +183,30 @@ def main():
                     "restarts": sum(x["restarts"] for x in g),
                     "spare": sum(x["spare"] for x in g),
                     "wait_s": sum(x["wait_ms"] for x in g) / 1000,
-                    "statuses": statuses(recs, kinds)})
+                    "statuses": statuses(recs, kinds), "breakdown": breakdown(recs, kinds)})
                 r = rows[-1]
-                print(f"GPUs {gpus:4} {label:15} {r['records']}/{r['files']} records in "
+                print(f"GPUs {gpus:4} {label:30} {r['records']}/{r['files']} records in "
                       f"{r['run_s']:.1f} s = {r['kpm'] or 0:.0f} kernels/min; worker busy {r['busy']}, "
                       f"NVML {r['nvml']}; restarts {r['restarts']} ({r['spare']} to a spare, "
                       f"{r['wait_s']:.1f} s waited); {r['statuses']}", flush=True)
+                print("    " + json.dumps(r["breakdown"]), flush=True)
+                r["starts"] = start_phases(recs)
+                print("    worker starts (median ms): " + json.dumps(r["starts"]), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     dev = smi("--query-gpu=name,driver_version", "--format=csv,noheader").strip().splitlines()
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    md = [f"`scripts/fault_bench.py` on {dev[0] if dev else 'unknown GPU'}, "
-          f"{time.strftime('%Y-%m-%d', time.gmtime())}, at commit {commit or 'unknown'}: "
-          f"{a.samples} samples of every Level-1 solution, and for the fault mix half as many "
-          "files again (a third of the batch) that crash (illegal address), trap or hang, in "
-          "turn; a cold compile cache each run. \"before\": `workers.spare: false` and every plan "
-          "run bounded by `timeouts.plan_run_s` (5 s); \"after\": the defaults (a started spare "
-          "worker per GPU, plan runs bounded by 100x the reference's time, at least 0.25 s).", "",
+    # KERNRL_COMMIT names the commit of a tree copied without its .git (inside another checkout,
+    # git would name that one's).
+    commit = os.environ.get("KERNRL_COMMIT") or subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+        text=True).stdout.strip()
+    md = [f"`scripts/fault_bench.py --runs {' '.join(a.runs)}` on "
+          f"{dev[0] if dev else 'unknown GPU'}, {time.strftime('%Y-%m-%d', time.gmtime())}, at "
+          f"commit {commit or 'unknown'}: {a.samples} samples of every Level-1 solution, and for "
+          "the fault mix half as many files again (a third of the batch) that crash (illegal "
+          "address), trap or hang, in turn; a cold compile cache each run. Settings: "
+          + "; ".join(f"{RUNS[n][2]}: `{RUNS[n][1].strip() or 'defaults'}`".replace("\n", " ")
+                      for n in a.runs) + ".", "",
           "| GPUs | run | files | wall s | kernels/min | worker busy | NVML utilisation | "
           "restarts (to a spare) | waited for starts s |",
           "|---|---|---|---|---|---|---|---|---|"]
@@ -157,8 +217,21 @@ def main():
     md += ["", "Statuses by kind of file:", ""]
     for r in rows:
         md.append(f"- GPUs {r['gpus']}, {r['run']}: {json.dumps(r['statuses'])}")
+    md += ["", "Where the time went, by kind of file: the worker's round trips (s), the waits for "
+           "a worker to start (s), and of the round trips those of the first kernel a spare graded "
+           "after taking over (s, count):", "",
+           "| GPUs | run | kind | files | worker s | start waits s | first on a spare s (n) |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for k, b in sorted(r["breakdown"].items()):
+            md.append(f"| {r['gpus']} | {r['run']} | {k} | {b['n']} | {b['worker_s']:.2f} | "
+                      f"{b['start_wait_s']:.2f} | {b['spare_first_s']:.2f} ({b['spare_first_n']}) |")
+    md += ["", "Worker starts, median ms of each phase (`grader.worker_start`; waited: "
+           "`grader.worker_start_ms`), of the first worker and of the spares that took over:", ""]
+    for r in rows:
+        md.append(f"- GPUs {r['gpus']}, {r['run']}: {json.dumps(r['starts'])}")
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "faults.md"), "w") as f:
+    with open(os.path.join(a.out, a.name), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
 

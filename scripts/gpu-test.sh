@@ -2,9 +2,10 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [triton-wrapper] [faults] [kernelbench] [training]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [triton-wrapper] [faults] [scaling] [kernelbench] [training]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
-#   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3).
+#   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3;
+#   KB_STEPS, KB_GENS and the other KB_* variables: scripts/kb-gpu.sh).
 #   scripts/gpu-test.sh ... pack   bundles everything under $OUT into results.tgz (fewer files to fetch)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton triton-wrapper faults kernelbench training)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton triton-wrapper faults scaling kernelbench training)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -129,8 +130,39 @@ if want batch; then
 fi
 
 if want faults; then
-  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, before/after spare workers and the sized watchdog, 1 and 2 GPUs"
-  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" | tail -30
+  # FAULT_LATENCY=0 skips the latency probe (run on its own, e.g. beside the build).
+  if [ "${FAULT_LATENCY:-1}" != 0 ]; then
+    log "fault latency: from a faulting kernel's launch to the error on the host, per fault and way of waiting"
+    python3 scripts/fault_latency.py --out "$OUT" | tail -40
+  fi
+  log "the adversarial suite's faulting and hanging kernels under the default deadlines: expected and graded statuses"
+  FD="$(mktemp -d)"
+  for f in tests/adversarial/*/{trap,misaligned,illegal_address,infinite_loop,hardcoded_bench_size,strided_subset}.cu; do
+    [ -e "$f" ] && mkdir -p "$FD/$(basename "$(dirname "$f")")" && cp "$f" "$FD/$(basename "$(dirname "$f")")/"
+  done
+  "$K" grade-dir "$FD" --out "$OUT/fault-files.jsonl" --no-resume --quiet >/dev/null 2>&1
+  python3 - "$OUT/fault-files.jsonl" <<'PY' | tee "$OUT/fault-files.md"
+import json, sys
+print("| file | expected | graded | watchdog | message |"); print("|---|---|---|---|---|")
+for line in open(sys.argv[1]):
+    r = json.loads(line); f = r["file"]
+    want = open(f).readline().split("expect:")[-1].strip()
+    ok = r["status"] in want.split("|")
+    w = r.get("watchdog") or {}
+    msg = ((r.get("error") or {}).get("message") or "")[:140].replace("|", "/").replace("\n", " ")
+    print(f"| {'/'.join(f.split('/')[-2:])} | {want} | {r['status']}{'' if ok else ' **'} | "
+          f"{w.get('bound_s')} + {w.get('grace_s')} s ({w.get('basis')}) | {msg} |")
+PY
+  # FAULT_RUNS: the settings to compare (scripts/fault_bench.py's RUNS; default clean before after).
+  log "fault mix: a Level-1 batch with a third crashing, trapping or hanging, ${FAULT_RUNS:-clean before after}, 1 and 2 GPUs"
+  # FAULT_KEEP=1 keeps each run's records in $OUT/records/.
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" ${FAULT_RUNS:+--runs $FAULT_RUNS} ${FAULT_KEEP:+--keep} | tail -60
+fi
+
+if want scaling; then
+  log "multi-GPU scaling: a long clean Level-1 batch (${SCALING_SAMPLES:-16} samples of each solution) on one GPU and on two"
+  python3 scripts/fault_bench.py --kernrl "$K" --out "$OUT" --samples "${SCALING_SAMPLES:-16}" --runs clean \
+    --gpus 0 0,1 --name scaling.md | tail -30
 fi
 
 if want profile; then
@@ -186,17 +218,12 @@ if want kernelbench; then
     log "KERNELBENCH_DIR is not a KernelBench checkout: skipped"
   else
     KB_SUITE="${KB_SUITE:-/tmp/kernrl-kb-suite}"  # several GB of weights: not under $OUT
-    start=$(date +%s)
-    KERNRL_PYTHON="$(command -v python3)" "$K" suite add kernelbench "$KERNELBENCH_DIR" --out "$KB_SUITE" \
-      --levels "${KB_LEVELS:-1,2,3}" --jobs "$(( $(nproc) / 2 ))" --timeout 300 >"$OUT/kernelbench-build.log" 2>&1 ||
-      log "suite add failed (see kernelbench-build.log)"
-    log "suite built in $(( $(date +%s) - start )) s: $(tail -2 "$OUT/kernelbench-build.log" | head -1)"
-    cp "$KB_SUITE/suite.json" "$OUT/kernelbench-suite.json" 2>/dev/null
-    grep '^FAIL' "$OUT/kernelbench-build.log" | head -30
-    log "identity: kernrl's TorchScript reference path (worker code, on the GPU) = KernelBench's eager module"
-    python3 tools/suites/kb_identity.py "$KB_SUITE" "$KERNELBENCH_DIR" --refdump "$BUILD/kernrl_refdump" \
-      --device cuda --max-bench-mb "${KB_MAX_BENCH_MB:-2048}" >"$OUT/kernelbench-identity.md" 2>&1
-    grep -v '| same |' "$OUT/kernelbench-identity.md" | tail -25
+    export KB_SUITE KB_GENS="${KB_GENS:-tests/import/generations}"
+    # The suite built, checked against KernelBench's own modules (the worker's TorchScript path,
+    # on the GPU), its torch.compile baselines timed, and KB_GENS graded by KernelBench's eval
+    # and by kernrl side by side (scripts/kb-gpu.sh; KB_* variables there).
+    scripts/kb-gpu.sh --kernrl "$K" --refdump "$BUILD/kernrl_suite_refdump" --kernelbench "$KERNELBENCH_DIR" \
+      --out "$OUT" ${KB_STEPS:-suite identity baselines side}
     log "kernrl's own solutions graded on the suite's problems of the same number and names"
     {
       echo "| suite problem | kernrl solution | status | speedup |"; echo "| --- | --- | --- | --- |"

@@ -7,7 +7,8 @@ chosen by the request's seed or by the names of the kernels in it:
   seed 4, or a kernel named standin_fatal*: answers `correct` with `fatal` true, then exits
   anything else: answers `correct`, the kernel twice as fast as the baseline.
 bench_device answers made-up ceilings; bench_reference a 1 ms baseline for the problem's folder.
-It says hello after 0.2 s, with a start-up breakdown. With KERNRL_STANDIN_EVENTS set, it appends
+It says hello after 0.2 s, with a start-up breakdown (with `warm_up` when started with --warm-up,
+as kernrl starts spares). With KERNRL_STANDIN_EVENTS set, it appends
 what it is about to do with each eval request ("answer", "crash", "hang", "fatal") to that file, one
 line each, so that a test can wait for a kernel to be running."""
 import json
@@ -22,7 +23,7 @@ def note(what):
         with open(path, "a") as f:
             f.write(what + "\n")
 
-PROTOCOL = 4  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
+PROTOCOL = 5  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
 
 
 def stats(median):
@@ -45,7 +46,9 @@ def main():
         "device": {"name": "Stand-in", "compute_capability": "9.0", "sms": 132,
                    "l2_bytes": 52428800, "memory_bytes": 85045395456, "driver": 13000},
         "uuid": "", "versions": {"torch": "0", "cuda": "13.0", "driver": "13.0"},
-        "startup_ms": {"exec": 12.5, "cuda_init": 1.0, "context": 2.0, "torch": 0.5}}), flush=True)
+        "startup_ms": dict({"exec": 12.5, "cuda_init": 1.0, "context": 2.0, "torch": 0.5},
+                           **({"warm_up": 3.0} if "--warm-up" in sys.argv[1:] else {}))}),
+          flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("cmd") == "quit":

@@ -2,6 +2,7 @@
 // at /ws, /reset, /step, ...) and kernrl's own API (/v1/...), or JSON lines with --stdio; one warm
 // GPU worker per GPU behind one shared queue (docs/serve.md).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "core/config.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "core/suite_paths.h"
 #include "grading/prepare.h"
 #include "grading/session.h"
 #include "import/kernelbench_import.h"
@@ -23,6 +25,7 @@
 
 namespace kernrl {
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -66,7 +69,7 @@ CommandRun add_serve_command(CLI::App& app) {
                 token_file;
     int port = 8000, max_sessions = 64, max_queue = 256, max_turns = 10, threads = 2, jobs = 0,
         max_connections = 512, examples = 0;
-    std::vector<std::string> corpus;
+    std::vector<std::string> corpus, suites;
     double step_timeout = 50, cache_mb = 128, max_body_mb = 8;
     bool compile_only = false, stdio = false, unauthenticated = false;
     std::vector<std::string> allow_origins, allow_hosts;
@@ -75,6 +78,11 @@ CommandRun add_serve_command(CLI::App& app) {
   cmd->add_option("--host", o->host, "Address to listen on (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", o->port, "Port (default 8000; 0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535));
+  cmd->add_option("--suites", o->suites,
+                  "Suites offered beside the problems (names under the suites folder or "
+                  "folders, comma-separated): clients name one in reset's and the /v1 "
+                  "requests' `suite`")
+      ->delimiter(',');
   cmd->add_flag("--stdio", o->stdio,
                 "No network: grade requests read as JSON lines on stdin, answers written as JSON "
                 "lines on stdout");
@@ -203,6 +211,26 @@ CommandRun add_serve_command(CLI::App& app) {
                      {"baselines", o->baselines}};
       so.config_digest = sha256_hex(digest.dump());
       auto svc = std::make_unique<serve::Service>(so, grader, problems);  // UsageError: --trace
+      for (const auto& name : o->suites) {
+        fs::path dir = find_suite(name);
+        if (dir.empty())
+          throw UsageError("--suites: no suite '" + name + "': neither it nor " +
+                           (suites_dir() / name).string() + " holds a problems/ folder");
+        std::vector<std::string> suite_warnings;
+        auto cat =
+            std::make_shared<serve::ProblemCatalog>((dir / "problems").string(), &suite_warnings);
+        for (const auto& w : suite_warnings)
+          std::fprintf(stderr, "kernrl serve: suite %s: %s\n", name.c_str(), w.c_str());
+        // A folder is named by its own name; a suite of the suites folder by the name given.
+        std::string shown = fs::is_directory(fs::path(name) / "problems")
+                                ? fs::path(name).lexically_normal().filename().string()
+                                : name;
+        if (shown.empty()) shown = dir.filename().string();
+        if (svc->problems(shown)) throw UsageError("--suites: '" + shown + "' is given twice");
+        std::fprintf(stderr, "kernrl serve: suite %s: %zu problems (%s)\n", shown.c_str(),
+                     cat->all().size(), dir.string().c_str());
+        svc->add_suite({shown, (dir / "problems").string(), cat});
+      }
       if (o->examples > 0) {
         std::vector<std::string> corpus_warnings;
         svc->prompts().load(&corpus_warnings);

@@ -110,12 +110,11 @@ std::function<void()> add_suite_option(CLI::App& app) {
   }
   return [suite]() {
     if (suite->empty()) return;
-    fs::path dir = *suite;
-    if (!fs::is_directory(dir / "problems")) dir = suites_dir() / *suite;
-    if (!fs::is_directory(dir / "problems"))
-      throw UsageError("no suite '" + *suite + "': neither it nor " + dir.string() +
+    fs::path dir = find_suite(*suite);
+    if (dir.empty())
+      throw UsageError("no suite '" + *suite + "': neither it nor " +
+                       (suites_dir() / *suite).string() +
                        " holds a problems/ folder (kernrl suite add builds one)");
-    dir = fs::absolute(dir);
     setenv("KERNRL_SUITE", dir.c_str(), 1);
     setenv("KERNRL_PROBLEMS", (dir / "problems").c_str(), 1);
   };

@@ -89,6 +89,12 @@ std::string human_summary(const TraceRecord& rec, bool color) {
                     t->kernel_baseline_source.value_or("measured").c_str(), speedup_over("kernel"));
       s += buf;
     }
+    if (t->compile_baseline) {
+      std::snprintf(buf, sizeof buf, "  compiled %.4f ms (torch.compile, %s), %.3fx faster than it\n",
+                    t->compile_baseline->median_ms.value_or(0.0),
+                    t->compile_baseline_source.value_or("file").c_str(), speedup_over("compile"));
+      s += buf;
+    }
     if (base && base->kind.value_or("") == "kernel")
       s += "  (speedup is over the reference kernel; " + fmt_rate(speedup_over("torch")) +
            "x over PyTorch)\n";

@@ -180,8 +180,10 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
         {"timing",
          {"warmup", "min_samples", "max_samples", "target_rel_stderr", "time_cap_s", "input_sets",
           "flush_l2", "kernel_baseline"}},
-        {"timeouts", {"compile_s", "run_s", "plan_run_s", "plan_run_factor", "plan_run_floor_s"}},
-        {"workers", {"spare"}},
+        {"timeouts",
+         {"compile_s", "run_s", "plan_run_s", "plan_run_factor", "plan_run_floor_s",
+          "fault_grace_s"}},
+        {"workers", {"spare", "spares"}},
         {"compile",
          {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
         {"triton", {"python", "path", "timeout_s", "memory_limit_mb", "pool"}},
@@ -245,7 +247,9 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
               next.plan_run_factor);
     rd.number(to, "timeouts.plan_run_floor_s", "plan_run_floor_s", 0, true, 86400,
               next.plan_run_floor_s);
+    rd.number(to, "timeouts.fault_grace_s", "fault_grace_s", 0, false, 60, next.fault_grace_s);
     rd.boolean(sec("workers"), "workers.spare", "spare", next.spare_worker);
+    rd.integer(sec("workers"), "workers.spares", "spares", 1, kMaxSpareWorkers, next.spare_workers);
     const YAML::Node co = sec("compile");
     rd.text(co, "compile.arch", "arch", false, next.arch);
     if (co["arch"] && next.arch != "auto" && !arch_name(next.arch))
@@ -333,7 +337,9 @@ nlohmann::json Config::to_json() const {
           {"plan_run_timeout_s", plan_run_timeout_s},
           {"plan_run_factor", plan_run_factor},
           {"plan_run_floor_s", plan_run_floor_s},
+          {"fault_grace_s", fault_grace_s},
           {"spare_worker", spare_worker},
+          {"spare_workers", spare_workers},
           {"arch", arch},
           {"fallback_arch", fallback_arch},
           {"compile_memory_limit_mb", compile_memory_limit_mb},
@@ -368,7 +374,9 @@ Config Config::from_json(const nlohmann::json& j) {
   c.plan_run_timeout_s = j.value("plan_run_timeout_s", c.plan_run_timeout_s);
   c.plan_run_factor = j.value("plan_run_factor", c.plan_run_factor);
   c.plan_run_floor_s = j.value("plan_run_floor_s", c.plan_run_floor_s);
+  c.fault_grace_s = j.value("fault_grace_s", c.fault_grace_s);
   c.spare_worker = j.value("spare_worker", c.spare_worker);
+  c.spare_workers = j.value("spare_workers", c.spare_workers);
   c.arch = j.value("arch", c.arch);
   c.fallback_arch = j.value("fallback_arch", c.fallback_arch);
   c.compile_memory_limit_mb = j.value("compile_memory_limit_mb", c.compile_memory_limit_mb);

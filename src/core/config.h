@@ -10,6 +10,9 @@
 
 namespace kernrl {
 
+// The most spare workers a session keeps per GPU (workers.spares): each holds a CUDA context.
+constexpr int kMaxSpareWorkers = 8;
+
 struct Config {
   int trials = 5;
   int warmup = 3;
@@ -30,7 +33,13 @@ struct Config {
   // plan_run_floor_s, at most plan_run_timeout_s (docs/grading.md).
   double plan_run_factor = 100;
   double plan_run_floor_s = 0.25;
-  bool spare_worker = true;  // keep a started spare worker per GPU (workers.spare)
+  // Past a plan run's deadline the worker keeps watching the run for this long: a fault the GPU
+  // reports meanwhile is a runtime_error, a run still going at the end a timeout (docs/grading.md).
+  double fault_grace_s = 0.25;
+  bool spare_worker = true;  // keep started spare workers per GPU (workers.spare)
+  int spare_workers = 2;     // how many per GPU (workers.spares), while spare_worker is on
+  // The spares a session keeps per GPU: spare_workers, or none with workers.spare off.
+  int spares() const { return spare_worker ? spare_workers : 0; }
   std::string arch = "auto";
   std::string fallback_arch = "sm_90a";
   int compile_memory_limit_mb = 8192;

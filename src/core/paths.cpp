@@ -38,6 +38,15 @@ fs::path suites_dir() {
   return fs::path(home && *home ? home : ".") / ".local" / "share" / "kernrl" / "suites";
 }
 
+fs::path find_suite(const std::string& name_or_dir) {
+  if (name_or_dir.empty()) return {};
+  std::error_code ec;
+  fs::path dir = name_or_dir;
+  if (!fs::is_directory(dir / "problems", ec)) dir = suites_dir() / name_or_dir;
+  if (!fs::is_directory(dir / "problems", ec)) return {};
+  return fs::absolute(dir);
+}
+
 fs::path helper_exe(const std::string& name) {
   // Beside the executable (a build tree), else an installed tree's libexec/kernrl.
   fs::path beside = exe_dir() / name;

@@ -80,6 +80,9 @@ struct ProblemSpec {
   std::vector<ScalarSpec> scalars;
   Tolerance tolerance;
   std::string compare = "allclose";
+  // problem.yaml's reference.torchscript: the folder of a suite problem's TorchScript modules,
+  // one per size set (the reference runs at those sets only); empty for a libtorch reference.
+  std::string torchscript;
   std::string flops = "0", bytes = "auto";
   ScoreSpec score;
   ThroughputSpec throughput;

@@ -272,7 +272,10 @@ class SpecReader {
     p.bytes = expr(need(root, "bytes"), "bytes");
     if (p.bytes != "auto") check_expr(root["bytes"], p.bytes, names);
     read_score_fields(root, p, names, file_);
-    if (root["reference"]) check_reference(root["reference"]);
+    if (root["reference"]) {
+      check_reference(root["reference"]);
+      p.torchscript = root["reference"]["torchscript"].Scalar();
+    }
 
     // Names must be unique across sizes, tensors and scalars: launch blocks refer to them bare.
     std::set<std::string> seen(names);

@@ -6,7 +6,7 @@
 namespace kernrl {
 
 nlohmann::json RunBound::to_json() const {
-  nlohmann::json j = {{"bound_s", seconds}, {"basis", basis}};
+  nlohmann::json j = {{"bound_s", seconds}, {"basis", basis}, {"grace_s", grace_s}};
   if (reference_ms) j["reference_ms"] = *reference_ms;
   if (!sizes.is_null()) j["sizes"] = sizes;
   return j;
@@ -32,6 +32,7 @@ RunBound run_bound(std::optional<double> reference_ms, const std::string& basis,
   b.seconds = b.ceiling_s = cfg.plan_run_timeout_s;
   b.factor = cfg.plan_run_factor;
   b.floor_s = cfg.plan_run_floor_s;
+  b.grace_s = cfg.fault_grace_s;
   if (!reference_ms || *reference_ms < 0 || cfg.plan_run_timeout_s <= 0) return b;
   b.basis = basis;
   b.reference_ms = *reference_ms;

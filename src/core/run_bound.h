@@ -23,6 +23,9 @@ struct RunBound {
   std::optional<double> reference_ms;  // the reference's time it was derived from
   nlohmann::json sizes;                // the size set of the run (the record's `watchdog.sizes`)
   double factor = 0, floor_s = 0, ceiling_s = 0;  // the settings it was derived with
+  // How long past `seconds` a run is still watched for a fault the GPU has not reported yet
+  // (timeouts.fault_grace_s): a hang is cut at seconds + grace_s.
+  double grace_s = 0;
   // How the bound was derived, in words (the message of a run it cuts).
   std::string why() const;
   // The record's `watchdog` object (docs/trace-format.md).

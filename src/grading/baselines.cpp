@@ -58,6 +58,7 @@ void BaselineStore::use(const json& device, const json& versions, const std::str
             ", not this GPU; baselines measured";
     return;
   }
+  same_gpu_ = true;
   ceilings_ = file_.value("ceilings", json::object());
   const json& fv = file_.value("versions", json::object());
   versions_match_ = fv.value("torch", "") == versions.value("torch", "") &&
@@ -87,12 +88,25 @@ std::optional<json> BaselineStore::baseline(const std::string& problem, const js
   if (!versions_match_ || !file_.contains("problems") || !file_["problems"].contains(problem))
     return std::nullopt;
   const json& e = file_["problems"][problem];
-  if (e.value("sizes", json::object()) != sizes) return std::nullopt;
+  if (e.value("sizes", json::object()) != sizes || !e.contains("baseline")) return std::nullopt;
   // A reference changed since the file was written (e.g. a new fused route) is timed afresh.
   if (!reference_sha256.empty() && e.contains("reference_sha256") &&
       e.value("reference_sha256", "") != reference_sha256)
     return std::nullopt;
   return e.at("baseline");
+}
+
+std::optional<json> BaselineStore::compile_baseline(const std::string& problem,
+                                                    const json& sizes) const {
+  if (!same_gpu_ || !file_.contains("problems") || !file_["problems"].contains(problem))
+    return std::nullopt;
+  const json& e = file_["problems"][problem];
+  auto cb = e.find("compile_baseline");
+  if (cb == e.end() || !cb->is_object() || e.value("sizes", json::object()) != sizes ||
+      !cb->contains("timing") || !(*cb)["timing"].is_object() ||
+      !((*cb)["timing"].value("median_ms", 0.0) > 0))
+    return std::nullopt;
+  return (*cb)["timing"];
 }
 
 }  // namespace kernrl

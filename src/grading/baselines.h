@@ -40,6 +40,12 @@ class BaselineStore {
   std::optional<nlohmann::json> kernel_baseline(const std::string& problem,
                                                 const nlohmann::json& sizes,
                                                 const std::string& solution_sha256) const;
+  // The torch.compile timing of `problem` at `sizes` (`problems.<id>.compile_baseline.timing`,
+  // written by a suite's baseline tool) when the file is for this GPU. The torch version that
+  // compiled it is in the entry; the worker's versions need not match (it is not the worker's
+  // measurement).
+  std::optional<nlohmann::json> compile_baseline(const std::string& problem,
+                                                 const nlohmann::json& sizes) const;
   const std::string& source() const { return source_; }
   const std::string& note() const { return note_; }
 
@@ -50,6 +56,7 @@ class BaselineStore {
   std::optional<nlohmann::json> doc_;
   std::string doc_label_;
   bool versions_match_ = false;
+  bool same_gpu_ = false;
 };
 
 }  // namespace kernrl

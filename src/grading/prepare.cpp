@@ -28,6 +28,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Where `opt`'s problem is looked up: its suite's problems folder, else the process's.
+fs::path problems_root(const GradeOptions& opt) {
+  return opt.problems_root.empty() ? problems_dir() : fs::path(opt.problems_root);
+}
+
 bool problem_exists(const std::string& id) {
   try {
     find_problem_dir(problems_dir(), id);
@@ -57,6 +62,32 @@ namespace {
 
 // The problem a path names (its folder, its folder's problem dir, its name, KernelBench's layout),
 // if kernrl has it; "" otherwise.
+// "batch_size=128, dim=4096": a size set as --size would give it.
+std::string size_set_text(const std::vector<std::string>& names, const Vars& v) {
+  std::string s;
+  for (const auto& n : names) {
+    auto it = v.find(n);
+    if (it == v.end()) continue;
+    s += (s.empty() ? "" : ", ") + n + "=" + std::to_string(it->second);
+  }
+  return s;
+}
+
+// Why --size cannot be used with `p` (empty when it can): a size it does not have, or a
+// TorchScript reference (a suite's problem), which runs only at the problem's own size sets.
+std::string size_option_error(const ProblemSpec& p, const std::map<std::string, int64_t>& sizes) {
+  for (const auto& [k, v] : sizes)
+    if (!p.bench.count(k)) return "--size " + k + ": " + p.id + " has no size named " + k;
+  if (p.torchscript.empty()) return "";
+  std::string sets = "bench (" + size_set_text(p.size_names, p.bench) + ")";
+  for (size_t i = 0; i < p.tests.size(); ++i)
+    sets += "; test" + std::to_string(i) + " (" + size_set_text(p.size_names, p.tests[i]) + ")";
+  return "--size: " + p.id +
+         "'s reference is a TorchScript module saved per size set, so it runs only at its own "
+         "sizes: " +
+         sets + "; grade it without --size";
+}
+
 std::string problem_from_path(const std::string& file) {
   fs::path p = fs::absolute(file);
   std::vector<std::string> candidates = {p.parent_path().filename().string(),
@@ -236,7 +267,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     u.from = from ? Field<std::string>(from) : Field<std::string>(nullptr);
   };
   auto set_problem = [&](const std::string& id) {
-    out.problem = load_problem(find_problem_dir(problems_dir(), id));
+    out.problem = load_problem(find_problem_dir(problems_root(opt), id));
     r.problem = out.problem.id;
     r.level = out.problem.level;
   };
@@ -272,7 +303,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     std::string named = resolve_problem_id(file, opt.problem, "");
     std::optional<ProblemSpec> spec;
     try {
-      if (!named.empty()) spec = load_problem(find_problem_dir(problems_dir(), named));
+      if (!named.empty()) spec = load_problem(find_problem_dir(problems_root(opt), named));
     } catch (const SpecError&) {
       // Recorded below as the unknown problem it is.
     }
@@ -328,6 +359,11 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
                     std::string("the launch block names an unknown problem: ") + e.what(),
                     plan.line, "");
     }
+    // --size is kernrl's input: checked once the problem is known, before the file's own faults.
+    if (opt.sizes) {
+      out.usage_error = size_option_error(out.problem, *opt.sizes);
+      if (!out.usage_error.empty()) return finish(Status::FormatError, out.usage_error, 0, "");
+    }
   }
   if (format_problem) {
     if (id.empty()) unknown("not_named", "", nullptr);
@@ -363,7 +399,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   if (!plan.problem.empty() && !opt.problem.empty()) {
     std::optional<fs::path> named;
     try {
-      named = find_problem_dir(problems_dir(), plan.problem);
+      named = find_problem_dir(problems_root(opt), plan.problem);
     } catch (const SpecError&) {
     }
     if (!named || *named != out.problem.dir)
@@ -382,12 +418,6 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     return finish(Status::FormatError, e.what(), e.line, "");
   }
   out.plan = plan;
-  if (opt.sizes)
-    for (const auto& [k, v] : *opt.sizes)
-      if (!out.problem.bench.count(k)) {
-        out.usage_error = "--size " + k + ": " + out.problem.id + " has no size named " + k;
-        return finish(Status::FormatError, out.usage_error, 0, "");
-      }
 
   if (plan.language == "triton")
     return compile_triton_file(out, src, kernel_name, opt, cfg, arch, num_sms, finish, t0);

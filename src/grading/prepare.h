@@ -26,6 +26,9 @@ struct GradeOptions {
   bool problem_from_path = false;   // `problem` came from grade-dir's layout, not from the user
   bool regular_files_only = false;  // grade-dir: never open a FIFO or device found in DIR
   std::optional<Vars> sizes;        // --size overrides (merged over the bench sizes)
+  // The problems folder `problem` is looked up in (a suite's, for a service that offers suites
+  // beside the default problems); empty: the process's (problems_dir()).
+  std::string problems_root;
   uint64_t seed = 0;
   bool compile_only = false;
   std::string run;            // grade-dir run name

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/hash.h"
+#include "core/paths.h"
 #include "extract/extract.h"
 #include "grading/profiler.h"
 #include "record/record.h"
@@ -76,7 +77,7 @@ GradingSession::GradingSession(SessionOptions options) : opt_(std::move(options)
     for (int id : ids) {
       auto g = std::make_unique<Gpu>();
       g->worker = std::make_unique<WorkerClient>(id, opt_.worker_exe);
-      g->worker->set_spare(opt_.cfg.spare_worker);
+      g->worker->set_spares(opt_.cfg.spares());
       g->worker->spawn();
       gpus_.push_back(std::move(g));
     }
@@ -108,7 +109,9 @@ size_t GradingSession::wait_ready() {
     }
     if (ready_.empty()) return;
     no_gpu_.clear();
-    baselines_.load_for(ready_[0]->worker->device_json(), ready_[0]->worker->versions_json());
+    device_json_ = ready_[0]->worker->device_json();
+    versions_json_ = ready_[0]->worker->versions_json();
+    baselines_.load_for(device_json_, versions_json_);
     const DeviceInfo& d = ready_[0]->worker->device();
     std::lock_guard<std::mutex> l(mu_);
     if (opt_.cfg.arch == "auto") arch_ = d.arch();
@@ -300,6 +303,30 @@ void GradingSession::compile_loop() {
   }
 }
 
+const BaselineStore& GradingSession::store_for(const ProblemSpec& p) {
+  const fs::path root = p.dir.parent_path().parent_path();  // problems/L1/23_Softmax -> problems
+  std::error_code ec;
+  if (opt_.baselines_doc || !opt_.baselines_path.empty() ||
+      fs::equivalent(root, problems_dir(), ec) || root.empty())
+    return baselines_;
+  std::lock_guard<std::mutex> l(mu_);
+  auto& store = suite_baselines_[root.string()];
+  if (!store) {
+    store = std::make_unique<BaselineStore>();
+    const fs::path file =
+        root.parent_path() / "baselines" / (gpu_slug(device_json_.value("name", "")) + ".json");
+    try {
+      if (device_json_.is_object() && fs::exists(file)) {
+        store->configure(file.string());
+        store->load_for(device_json_, versions_json_);
+      }
+    } catch (const std::exception&) {
+      store = std::make_unique<BaselineStore>();  // an unreadable file: baselines measured
+    }
+  }
+  return *store;
+}
+
 std::optional<json> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
                                                  std::string* source) {
   json bench = json::object();
@@ -310,13 +337,14 @@ std::optional<json> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
   } catch (const std::exception&) {
     // No reference source at hand (an unusual install): entries are not checked against it.
   }
-  if (auto b = baselines_.baseline(p.id, bench, ref_sha)) {
-    *source = baselines_.source();
+  const BaselineStore& store = store_for(p);
+  if (auto b = store.baseline(p.id, bench, ref_sha)) {
+    *source = store.source();
     return b;
   }
   // Measured once per GPU per session, then reused.
   std::lock_guard<std::mutex> l(mu_);
-  auto f = measured_baselines_.find({gpu, p.id});
+  auto f = measured_baselines_.find({gpu, p.dir.string()});
   if (f == measured_baselines_.end()) return std::nullopt;
   *source = "reused";
   return f->second;
@@ -344,12 +372,13 @@ GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const
   }
   json bench = json::object();
   for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
-  if (auto t = baselines_.kernel_baseline(p.id, bench, sha)) {
+  const BaselineStore& store = store_for(p);
+  if (auto t = store.kernel_baseline(p.id, bench, sha)) {
     kb.timing = *t;
-    kb.source = baselines_.source();
+    kb.source = store.source();
     return kb;
   }
-  const auto key = std::make_pair(g->worker->gpu(), p.id);
+  const auto key = std::make_pair(g->worker->gpu(), p.dir.string());
   auto known = [&](const json& entry) {
     if (entry.contains("timing")) {
       kb.timing = entry["timing"];
@@ -372,6 +401,7 @@ GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const
   auto start = Clock::now();
   GradeOptions o;
   o.problem = p.id;
+  o.problems_root = p.dir.parent_path().parent_path().string();
   o.seed = seed;
   std::string arch;
   int64_t sms;
@@ -491,10 +521,20 @@ void GradingSession::gpu_loop(Gpu* g) {
                 kb.error.empty() ? "the reference kernel was not timed" : kb.error;
         }
       }
+      if (!req.sizes && answer.timing.is_object() && answer.timing.contains("kernel")) {
+        // torch.compile's timing from the baseline file (a suite's baseline tool measured it).
+        json bench = json::object();
+        for (const auto& n : p.problem.size_names) bench[n] = p.problem.bench.at(n);
+        const BaselineStore& store = store_for(p.problem);
+        if (auto c = store.compile_baseline(p.problem.id, bench)) {
+          answer.timing["compile_baseline"] = *c;
+          answer.timing["compile_baseline_source"] = store.source();
+        }
+      }
       if (answer.timing.is_object() && answer.timing.contains("baseline")) {
         if (req.baseline) answer.timing["baseline_source"] = base_source;
         std::lock_guard<std::mutex> l(mu_);
-        measured_baselines_.emplace(std::make_pair(g->worker->gpu(), p.problem.id),
+        measured_baselines_.emplace(std::make_pair(g->worker->gpu(), p.problem.dir.string()),
                                     answer.timing["baseline"]);
       }
       {

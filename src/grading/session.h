@@ -138,6 +138,12 @@ class GradingSession {
   SessionOptions opt_;
   RewardPreset preset_;
   BaselineStore baselines_;
+  // The baseline store of `p`'s problems folder: baselines_ for the session's own problems, else
+  // (a suite's problem graded beside them, `GradeOptions::problems_root`) the suite's
+  // baselines/<gpu>.json, loaded once.
+  const BaselineStore& store_for(const ProblemSpec& p);
+  std::map<std::string, std::unique_ptr<BaselineStore>> suite_baselines_;  // by problems folder
+  nlohmann::json device_json_, versions_json_;
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::vector<Gpu*> ready_;
   std::once_flag ready_once_;
@@ -154,7 +160,8 @@ class GradingSession {
   std::vector<std::thread> threads_;
   std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
   GpuMonitor monitor_;
-  // (gpu, problem) -> {timing} or {error}: each reference kernel graded once per GPU per session.
+  // (gpu, problem folder) -> {timing} or {error}: each reference kernel graded once per GPU per
+  // session.
   std::map<std::pair<int, std::string>, nlohmann::json> measured_kernel_baselines_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -47,13 +49,31 @@ WorkerClient::WorkerClient(int gpu, std::string exe)
     : gpu_(gpu), exe_(exe.empty() ? helper_exe("kernrl-worker").string() : std::move(exe)) {}
 
 WorkerClient::~WorkerClient() {
-  for (Proc* p : {active_.get(), spare_.get()}) {
+  spares_.push_back(std::move(active_));
+  for (auto& p : spares_) {
     p->io.kill_and_release();
     if (!p->log_file.empty()) std::filesystem::remove(p->log_file);
   }
 }
 
-void WorkerClient::start(Proc& p, const char* slot) {
+void WorkerClient::set_spares(int n) {
+  n = std::max(0, n);
+  while (static_cast<int>(spares_.size()) > n) {
+    spares_.back()->io.kill_and_release();
+    if (!spares_.back()->log_file.empty()) std::filesystem::remove(spares_.back()->log_file);
+    spares_.pop_back();
+  }
+  while (static_cast<int>(spares_.size()) < n) spares_.push_back(std::make_unique<Proc>());
+  if (ready_) start_spares();
+}
+
+int WorkerClient::spares_running() const {
+  int n = 0;
+  for (const auto& p : spares_) n += p->io.running();
+  return n;
+}
+
+void WorkerClient::start(Proc& p, const char* slot, bool spare) {
   if (p.log_file.empty())
     p.log_file = (std::filesystem::temp_directory_path() /
                   ("kernrl-worker-" + std::to_string(getpid()) + "-gpu" + std::to_string(gpu_) +
@@ -62,7 +82,9 @@ void WorkerClient::start(Proc& p, const char* slot) {
   SpawnOptions opt;
   opt.stderr_file = p.log_file;
   opt.env = {"CUDA_VISIBLE_DEVICES=" + physical_gpu(gpu_), "CUDA_MODULE_LOADING=LAZY"};
-  p.io.start({exe_}, opt);
+  std::vector<std::string> argv = {exe_};
+  if (spare) argv.push_back("--warm-up");
+  p.io.start(argv, opt);
   p.serial = ++starts_;
   p.hello.reset();
   p.hello_wait_ms = 0;
@@ -76,8 +98,29 @@ void WorkerClient::spawn() {
   unsent_start_.reset();
 }
 
-void WorkerClient::start_spare() {
-  if (spare_on_ && !spare_->io.running()) start(*spare_, "b");
+void WorkerClient::start_spares() {
+  // One spare until a kernel has crashed or hung a worker, then all of them: a run without faults
+  // keeps one more process per GPU, a run with them as many as workers.spares.
+  size_t n = restarts_ > 0 ? spares_.size() : std::min<size_t>(1, spares_.size());
+  for (size_t i = 0; i < n; ++i)
+    if (!spares_[i]->io.running()) start(*spares_[i], ("s" + std::to_string(i)).c_str(), true);
+}
+
+std::unique_ptr<WorkerClient::Proc>* WorkerClient::next_spare() {
+  std::unique_ptr<Proc>* ready = nullptr;
+  std::unique_ptr<Proc>* first = nullptr;
+  for (auto& p : spares_) {
+    if (!p->io.running()) continue;
+    if (!p->hello) {
+      // A look for its hello, without waiting: usually long since written.
+      std::string error;
+      if (read_hello(*p, 0.0005, &error, true)) p->hello_wait_ms = 0;
+      if (!p->io.running()) continue;  // it failed to start
+    }
+    if (p->hello && (!ready || p->serial < (*ready)->serial)) ready = &p;
+    if (!first || p->serial < (*first)->serial) first = &p;
+  }
+  return ready ? ready : first;
 }
 
 std::optional<WorkerClient::Start> WorkerClient::take_start() {
@@ -142,17 +185,22 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
   unsent_start_ = Start{active_->hello_wait_ms, hello_.startup_ms, promoted_};
   if (restarts_ > 0) restart_wait_ms_ += active_->hello_wait_ms;
   ready_ = true;
-  // The spare starts once the active worker is up, so that the first start is not slowed.
-  start_spare();
+  // The spares start once the active worker is up, so that the first start is not slowed.
+  start_spares();
   return true;
 }
 
 bool WorkerClient::spare_ready(double timeout_s, bool glance) {
-  if (!spare_->io.running()) return false;
-  if (spare_->hello) return true;
-  std::string error;
-  if (!read_hello(*spare_, timeout_s, &error, glance)) return false;
-  spare_->hello_wait_ms = 0;  // read before it was needed: no kernel waited for it
+  if (spares_.empty()) return false;
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (auto& p : spares_) {
+    if (!p->io.running()) return false;
+    if (p->hello) continue;
+    double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
+    std::string error;
+    if (!read_hello(*p, std::max(left, 0.0), &error, glance)) return false;
+    p->hello_wait_ms = 0;  // read before it was needed: no kernel waited for it
+  }
   return true;
 }
 
@@ -256,14 +304,12 @@ void WorkerClient::restart() {
   active_->io.kill_and_release();
   ready_ = false;
   ++restarts_;
-  if (spare_on_ && spare_->io.running()) {
-    // A quick look for the spare's hello: usually long since written.
-    spare_ready(0.002, true);
-    std::swap(active_, spare_);
+  if (auto* spare = next_spare()) {
+    std::swap(active_, *spare);
     ++spare_takeovers_;
     promoted_ = true;
     unsent_start_.reset();
-    start_spare();  // in the slot of the worker just killed
+    start_spares();  // in the slot of the worker just killed
     return;
   }
   // Started now, so that its libtorch load overlaps what the grader does before the next request.

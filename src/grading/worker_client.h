@@ -1,6 +1,6 @@
 // The CLI's side of a GPU worker: starts it, sends requests, and turns a worker that crashed or
 // hung into a record for that one kernel (runtime_error / timeout) before handing the next request
-// to a fresh one: the spare, a second worker kept started beside the active one (set_spare), or
+// to a fresh one: a spare, one of the workers kept started beside the active one (set_spares), or
 // else one started at once.
 #pragma once
 
@@ -28,13 +28,14 @@ class WorkerClient {
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
 
-  // Keeps a started spare worker beside the active one (off unless set; the session sets it from
-  // `workers.spare`): once the active worker is ready, a second one is started, and when a kernel
-  // crashes or hangs the active worker, the spare takes the next request at once while the
-  // broken worker is killed and reaped in the background and a new spare starts. A spare holds
-  // one more CUDA context and libtorch's host memory, and allocates nothing else until it takes
-  // over.
-  void set_spare(bool on) { spare_on_ = on; }
+  // Keeps up to `n` started spare workers beside the active one (none unless set; the session
+  // sets it from `workers.spares`): once the active worker is ready, one spare starts; when a
+  // kernel crashes or hangs the active worker, the ready spare started first takes the next
+  // request at once while the broken worker is killed and reaped in the background, and spares
+  // start in every empty slot, so that from the first fault on `n` are started or starting. Each
+  // spare holds one more CUDA context and libtorch's host memory, and allocates nothing else until
+  // it takes over.
+  void set_spares(int n);
   // Starts the process without waiting for it (its libtorch load overlaps with compiling).
   void spawn();
   // Waits for the worker's hello. False (with *error) when there is no usable GPU, or the worker
@@ -66,9 +67,11 @@ class WorkerClient {
   // Which worker process answered the last request: 1 for the first started, then in start
   // order (spares included).
   int last_worker() const { return last_worker_; }
-  // Waits up to `timeout_s` for the spare's hello; true when the spare is ready to take over. A
+  // Waits up to `timeout_s` for every spare's hello; true when all are ready to take over. A
   // spare that did not say hello in time is killed, unless `glance` (a look that may come early).
   bool spare_ready(double timeout_s, bool glance = false);
+  // Spare workers running now (started, ready or not).
+  int spares_running() const;
   // The last request's round trip in ms, not counting a wait for the worker to start.
   double last_request_ms() const { return last_request_ms_; }
 
@@ -99,11 +102,16 @@ class WorkerClient {
     std::optional<Hello> hello;  // read, checked (a spare's, before it takes over)
     double hello_wait_ms = 0;
   };
-  void start(Proc& p, const char* slot);
+  // Starts a worker process in `p`; a spare (`spare`) warms up before its hello (--warm-up).
+  void start(Proc& p, const char* slot, bool spare = false);
   // Reads and checks `p`'s hello within `timeout_s`; false with *error when it did not come or
   // the worker cannot grade (its process is then killed; not for a `glance` that times out).
   bool read_hello(Proc& p, double timeout_s, std::string* error, bool glance = false);
-  void start_spare();
+  // Starts a worker in every spare slot that has none (in the first only, before any restart).
+  void start_spares();
+  // The spare to take over: the first started of those whose hello is read, else the first
+  // started; nullptr when none runs.
+  std::unique_ptr<Proc>* next_spare();
   // The last kLogTailBytes of the worker's output (stderr, where device printf output lands too)
   // while grading the current request; the record caps it further (records.worker_log_bytes).
   std::string log_tail() const;
@@ -111,8 +119,7 @@ class WorkerClient {
   int gpu_;
   std::string exe_;
   std::unique_ptr<Proc> active_ = std::make_unique<Proc>();
-  std::unique_ptr<Proc> spare_ = std::make_unique<Proc>();
-  bool spare_on_ = false;
+  std::vector<std::unique_ptr<Proc>> spares_;
   bool promoted_ = false;  // the active worker started as a spare
   bool ready_ = false;
   Hello hello_;

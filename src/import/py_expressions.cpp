@@ -44,6 +44,14 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       Val obj = eval(env, e->kids[0]);
       if (obj.kind == Val::Tensor) torch_op("Tensor.__getitem__", py_text(e));
       Val idx = eval(env, e->kids[1]);
+      // `self.features[0]`: a submodule of an nn.Sequential or nn.ModuleList, by module path.
+      if (obj.kind == Val::Layer && obj.name != "self" && idx.kind == Val::Int && idx.k &&
+          *idx.k >= 0) {
+        Val sub = obj;
+        sub.name = obj.name + "." + std::to_string(*idx.k);
+        sub.elem = "Module";
+        return sub;
+      }
       if (obj.kind == Val::List && idx.kind == Val::Int && idx.k) {
         int64_t k = *idx.k;
         if (k < 0) k += static_cast<int64_t>(obj.items.size());
@@ -129,10 +137,21 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       std::string path = obj.name + "." + e->text;
       for (const auto& p : C.P.parameters)
         if (p.name == path) return problem_param(path, "self." + path);
-      std::string full = obj.name + "_" + e->text;
+      // A submodule of a submodule (`self.block.conv`, `self.features[0]`): a Layer by path.
       for (const auto& p : C.P.parameters)
-        if (p.name == full) return problem_param(full, "self." + obj.name + "." + e->text);
-      return problem_param(e->text, "self." + obj.name + "." + e->text);
+        if (p.name.size() > path.size() && p.name.compare(0, path.size() + 1, path + ".") == 0) {
+          Val sub = obj;
+          sub.name = path;
+          sub.elem = "Module";
+          return sub;
+        }
+      // kernrl's own problems name such parameters with underscores (`conv_weight`,
+      // `features_0_weight`).
+      std::string full = path;
+      std::replace(full.begin(), full.end(), '.', '_');
+      for (const auto& p : C.P.parameters)
+        if (p.name == full) return problem_param(full, "self." + path);
+      return problem_param(e->text, "self." + path);
     }
     case Val::Func: {
       Val f = obj;

@@ -31,7 +31,8 @@ namespace {
 
 // Which baseline the record's speedup is against, and the speedup against each baseline timed:
 // the PyTorch reference (`timing.baseline`) always, the problem's reference kernel
-// (`timing.kernel_baseline`) when it was timed. The kernel baseline counts only where the problem
+// (`timing.kernel_baseline`) when it was timed, torch.compile (`timing.compile_baseline`) when a
+// baseline file has it. The kernel baseline counts only where the problem
 // asks for it (`timing.speedup_baseline`, from problem.yaml `score.baseline`).
 trace::Baseline baseline_of(const trace::Timing& timing, double kernel_ms) {
   double b = timing.baseline ? timing.baseline->median_ms.value_or(0.0) : 0.0;
@@ -44,6 +45,10 @@ trace::Baseline baseline_of(const trace::Timing& timing, double kernel_ms) {
       speedups["kernel"] = kb_ms / kernel_ms;
       if (wants_kernel) kind = "kernel";
     }
+  }
+  if (timing.compile_baseline && kernel_ms > 0) {
+    double c_ms = timing.compile_baseline->median_ms.value_or(0.0);
+    if (c_ms > 0) speedups["compile"] = c_ms / kernel_ms;
   }
   trace::Baseline out;
   out.kind = kind;

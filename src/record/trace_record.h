@@ -142,6 +142,11 @@ struct Timing : RecordObject {
   Field<std::string> kernel_baseline_source;
   Field<std::string> speedup_baseline;       // "kernel": the problem's speedups are over it
   Field<std::string> kernel_baseline_error;  // why it was not timed, when wanted
+  // The problem's PyTorch module under torch.compile, timed by a suite's baseline tool
+  // (tools/suites/kb_baselines.py) into the baseline file: a third baseline, never the one
+  // `speedup` is over (docs/grading.md, section 7).
+  Field<Stats> compile_baseline;
+  Field<std::string> compile_baseline_source;  // file:<path>
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("sizes", s.sizes);
@@ -152,13 +157,16 @@ struct Timing : RecordObject {
     v("kernel_baseline_source", s.kernel_baseline_source);
     v("speedup_baseline", s.speedup_baseline);
     v("kernel_baseline_error", s.kernel_baseline_error);
+    v("compile_baseline", s.compile_baseline);
+    v("compile_baseline_source", s.compile_baseline_source);
   }
 };
 
 // `baseline`: which baseline `speedup` is against, and the speedup over each baseline timed.
 struct Baseline : RecordObject {
   Field<std::string> kind;                        // torch | kernel
-  Field<std::map<std::string, double>> speedups;  // torch, and kernel where it was timed
+  // torch, and kernel and compile (torch.compile) where they were timed
+  Field<std::map<std::string, double>> speedups;
   Field<std::string> kernel_missing;              // wanted over the kernel, but it was not timed
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
@@ -264,12 +272,14 @@ struct Watchdog : RecordObject {
   Field<std::string> basis;  // reference | baseline | ceiling
   Field<double> reference_ms;
   Field<nlohmann::json> sizes;
+  Field<double> grace_s;  // timeouts.fault_grace_s: how long past bound_s a fault was waited for
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("bound_s", s.bound_s);
     v("basis", s.basis);
     v("reference_ms", s.reference_ms);
     v("sizes", s.sizes);
+    v("grace_s", s.grace_s);
   }
 };
 

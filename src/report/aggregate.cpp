@@ -115,7 +115,8 @@ json metrics(const std::vector<const TraceRecord*>& recs_in, const Settings& s, 
   size_t n = recs.size(), n_format = 0, n_compiled = 0, n_correct = 0, n_suspicious = 0, n_ran = 0;
   std::map<std::string, std::pair<int, int>> per_problem;  // problem -> (samples, correct)
   std::vector<double> log_speedups, rewards, sols;
-  std::map<std::string, std::vector<double>> log_by_kind;  // "torch"/"kernel" -> ln speedup
+  // "torch"/"kernel"/"compile" -> ln speedup
+  std::map<std::string, std::vector<double>> log_by_kind;
   json kinds = {{"torch", 0}, {"kernel", 0}};
   for (const TraceRecord* r : speed_recs) {
     if (auto sp = rec::counted_speedup(*r)) {
@@ -123,7 +124,7 @@ json metrics(const std::vector<const TraceRecord*>& recs_in, const Settings& s, 
       std::string k = speedup_kind(*r);
       kinds[k] = kinds.value(k, 0) + 1;
     }
-    for (const char* k : {"torch", "kernel"})
+    for (const char* k : {"torch", "kernel", "compile"})
       if (auto v = speedup_over(*r, k)) log_by_kind[k].push_back(std::log(*v));
   }
   json counts = json::object();
@@ -177,7 +178,9 @@ json metrics(const std::vector<const TraceRecord*>& recs_in, const Settings& s, 
   m["timed_correct"] = log_speedups.size();
   m["speedup_baselines"] = kinds;
   m["geomean_speedup_over"] = {{"torch", geomean_or_null(log_by_kind["torch"])},
-                               {"kernel", geomean_or_null(log_by_kind["kernel"])}};
+                               {"kernel", geomean_or_null(log_by_kind["kernel"])},
+                               {"compile", geomean_or_null(log_by_kind["compile"])}};
+  m["timed_over_compile"] = log_by_kind["compile"].size();
   m["unpooled"] = nullptr;
   if (n_unpooled)
     m["unpooled"] = {{"samples", n_unpooled},

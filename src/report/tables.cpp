@@ -146,6 +146,21 @@ Table level_scores_table(const json& a) {
          speed_cell(over.value("torch", json(nullptr))),
          speed_cell(over.value("kernel", json(nullptr))), m.value("pooled", true) ? "yes" : "no"});
   }
+  // The torch.compile baseline (a suite's baseline file): a column only where some level has it.
+  bool compile = false;
+  for (const auto& m : a.value("levels", json::array()))
+    compile = compile || m.value("geomean_speedup_over", json::object())
+                             .value("compile", json(nullptr))
+                             .is_number();
+  if (compile) {
+    t.head.insert(t.head.end() - 1, "over torch.compile");
+    size_t i = 0;
+    for (const auto& m : a.value("levels", json::array())) {
+      const json& over = m.value("geomean_speedup_over", json::object());
+      auto& row = t.rows[i++];
+      row.insert(row.end() - 1, speed_cell(over.value("compile", json(nullptr))));
+    }
+  }
   return t;
 }
 

@@ -150,11 +150,20 @@ HttpResponse http_reset(Service& svc, const std::string& body) {
                       {"loc", {"body", "language"}},
                       {"msg", "Input should be 'cuda' or 'triton'"},
                       {"input", small_input(j["language"])}});
+  if (j.contains("suite") && !j["suite"].is_null() && !j["suite"].is_string())
+    errors.push_back({{"type", "string_type"},
+                      {"loc", {"body", "suite"}},
+                      {"msg", "Input should be a valid string"},
+                      {"input", small_input(j["suite"])}});
   if (!errors.empty()) return detail(422, errors);
   std::string language = j.contains("language") && j["language"].is_string()
                              ? j["language"].get<std::string>()
                              : "cuda";
-  const ProblemCatalog& cat = svc.problems();
+  std::string suite = j.contains("suite") && j["suite"].is_string() ? j["suite"].get<std::string>()
+                                                                     : "";
+  const ProblemCatalog* suite_cat = svc.problems(suite);
+  if (!suite_cat) return detail(404, svc.unknown_suite(suite));
+  const ProblemCatalog& cat = *suite_cat;
   const ProblemInfo* p = nullptr;
   if (j.contains("problem_id") && j["problem_id"].is_string() &&
       !j["problem_id"].get_ref<const std::string&>().empty()) {
@@ -216,7 +225,16 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
                       {"loc", {"body", "problem_id"}},
                       {"msg", "Input should be a valid string"},
                       {"input", small_input(j["problem_id"])}});
+  if (j.contains("suite") && !j["suite"].is_null() && !j["suite"].is_string())
+    errors.push_back({{"type", "string_type"},
+                      {"loc", {"body", "suite"}},
+                      {"msg", "Input should be a valid string"},
+                      {"input", small_input(j["suite"])}});
   if (!errors.empty()) return out->reply(detail(422, errors));
+  std::string suite = j.contains("suite") && j["suite"].is_string() ? j["suite"].get<std::string>()
+                                                                     : "";
+  const ProblemCatalog* cat = svc.problems(suite);
+  if (!cat) return out->reply(detail(404, svc.unknown_suite(suite)));
 
   const json& action = j["action"];
   std::string want;
@@ -226,12 +244,13 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
     want = j["problem_id"].get<std::string>();
   const ProblemInfo* p = nullptr;
   if (!want.empty()) {
-    p = svc.problems().find_openenv(want);
+    p = cat->find_openenv(want);
     if (!p) return out->reply(detail(404, "Problem " + want + " not found"));
   }
   GradeRequest req;
   req.source = action["code"].get<std::string>();
   req.problem = p ? p->id : "";
+  req.suite = suite;
   req.label = svc.make_label("http-step");
   if (action.contains("metadata")) read_action_metadata(action["metadata"], &req.tags);
   std::string source = req.source;
@@ -241,7 +260,7 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
     req.timeout_s = j["timeout_s"].get<double>();
   std::string gpu = svc.grader().gpu_info();
   Service* s = &svc;
-  svc.grade(std::move(req), [s, p, gpu, out, source](GradeResult r) {
+  svc.grade(std::move(req), [s, p, cat, gpu, out, source](GradeResult r) {
     if (r.kind != GradeResult::Graded) {
       HttpResponse resp =
           detail(status_for(r), r.message, {{"code", r.code()}, {"reason", r.reason()}});
@@ -249,7 +268,7 @@ void http_step(Service& svc, const std::string& body, const std::shared_ptr<Resp
       return out->reply(resp);
     }
     const ProblemInfo* shown = p;
-    if (!shown && r.record.problem) shown = s->problems().find_openenv(*r.record.problem);
+    if (!shown && r.record.problem) shown = cat->find_openenv(*r.record.problem);
     Episode e;
     e.max_turns = s->options().max_turns;
     e.problem_id = shown ? shown->id : "";
@@ -282,7 +301,8 @@ json info(const Service& svc) {
           {"max_turns", o.max_turns},
           {"cache_bytes", o.cache_bytes},
           {"examples", o.examples},
-          {"problems", svc.problems().all().size()}};
+          {"problems", svc.problems().all().size()},
+          {"suites", svc.suite_names()}};
 }
 
 void v1_grade(Service& svc, const std::string& body, const std::shared_ptr<Responder>& out) {
@@ -295,7 +315,7 @@ void v1_grade(Service& svc, const std::string& body, const std::shared_ptr<Respo
   GradeRequest req;
   std::string error;
   bool not_found = false;
-  if (!parse_grade_request(j, svc.problems(), {}, &req, &error, &not_found))
+  if (!parse_grade_request(j, svc, {}, &req, &error, &not_found))
     return out->reply(api_failure(not_found ? 404 : 400,
                                   not_found ? "UNKNOWN_PROBLEM" : "VALIDATION_ERROR", error));
   svc.grade(std::move(req), [out](GradeResult r) {
@@ -334,7 +354,7 @@ void v1_grade_batch(Service& svc, const std::string& body, const std::shared_ptr
     GradeRequest req;
     std::string error;
     bool not_found = false;
-    if (!parse_grade_request(j["items"][i], svc.problems(), {}, &req, &error, &not_found))
+    if (!parse_grade_request(j["items"][i], svc, {}, &req, &error, &not_found))
       return out->reply(api_failure(not_found ? 404 : 400,
                                     not_found ? "UNKNOWN_PROBLEM" : "VALIDATION_ERROR",
                                     "items[" + std::to_string(i) + "]: " + error));
@@ -400,6 +420,31 @@ std::string endpoint_name(const std::string& method, const std::string& target) 
   return "other";
 }
 
+bool parse_grade_request(const json& j, const Service& svc,
+                         const std::vector<std::string>& extra_keys, GradeRequest* out,
+                         std::string* error, bool* not_found) {
+  *not_found = false;
+  std::string suite;
+  if (j.is_object() && j.contains("suite") && !j["suite"].is_null()) {
+    if (!j["suite"].is_string()) {
+      *error = "'suite' must be a string (a suite this server offers)";
+      return false;
+    }
+    suite = j["suite"].get<std::string>();
+  }
+  const ProblemCatalog* cat = svc.problems(suite);
+  if (!cat) {
+    *error = svc.unknown_suite(suite);
+    *not_found = true;
+    return false;
+  }
+  std::vector<std::string> keys = extra_keys;
+  keys.push_back("suite");
+  if (!parse_grade_request(j, *cat, keys, out, error, not_found)) return false;
+  out->suite = suite;
+  return true;
+}
+
 bool parse_grade_request(const json& j, const ProblemCatalog& problems,
                          const std::vector<std::string>& extra_keys, GradeRequest* out,
                          std::string* error, bool* not_found) {
@@ -417,8 +462,8 @@ bool parse_grade_request(const json& j, const ProblemCatalog& problems,
     for (const auto& n : extra_keys) ok = ok || k == n;
     if (!ok) {
       *error = "unknown field '" + k +
-               "' (fields: source, problem, label, seed, sample, timeout_s, regrade, trajectory, "
-               "turn, training, prompt_examples)";
+               "' (fields: source, problem, suite, label, seed, sample, timeout_s, regrade, "
+               "trajectory, turn, training, prompt_examples)";
       return false;
     }
   }
@@ -554,8 +599,11 @@ void handle_http(Service& svc, const std::string& token, const HttpRequest& req,
         return out->reply(api_failure(400, "VALIDATION_ERROR", "level must be a number"));
       }
     }
+    const std::string suite = t.query.count("suite") ? t.query["suite"] : "";
+    const ProblemCatalog* cat = svc.problems(suite);
+    if (!cat) return out->reply(api_failure(404, "UNKNOWN_SUITE", svc.unknown_suite(suite)));
     json list = json::array();
-    for (const auto& p : svc.problems().all())
+    for (const auto& p : cat->all())
       if (!level || p.level == level) list.push_back(p.summary);
     out->reply(json_response(200, {{"schema", kServeSchema}, {"problems", list}}));
   } else if (t.path.rfind("/v1/problems/", 0) == 0) {
@@ -566,8 +614,11 @@ void handle_http(Service& svc, const std::string& token, const HttpRequest& req,
       prompt = true;
       rest.resize(rest.size() - 7);
     }
+    const std::string suite = t.query.count("suite") ? t.query["suite"] : "";
+    const ProblemCatalog* cat = svc.problems(suite);
+    if (!cat) return out->reply(api_failure(404, "UNKNOWN_SUITE", svc.unknown_suite(suite)));
     std::string error;
-    const ProblemInfo* p = svc.problems().find_kernrl(percent_decode(rest), &error);
+    const ProblemInfo* p = cat->find_kernrl(percent_decode(rest), &error);
     if (!p) return out->reply(api_failure(404, "UNKNOWN_PROBLEM", error));
     std::string language = t.query.count("language") ? t.query["language"] : "cuda";
     if (language != "cuda" && language != "triton")

@@ -60,6 +60,12 @@ bool parse_grade_request(const nlohmann::json& j, const ProblemCatalog& problems
                          const std::vector<std::string>& extra_keys, GradeRequest* out,
                          std::string* error, bool* not_found);
 
+// The same with the request's `suite` (a suite the service offers; absent: its default
+// problems): the problem is looked up in that suite and the request graded on it.
+bool parse_grade_request(const nlohmann::json& j, const Service& svc,
+                         const std::vector<std::string>& extra_keys, GradeRequest* out,
+                         std::string* error, bool* not_found);
+
 // A GradeResult that is not Graded as kernrl's API writes it: {"code", "reason", "message"}.
 nlohmann::json api_error(const GradeResult& r);
 

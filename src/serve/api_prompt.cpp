@@ -24,14 +24,15 @@ HttpResponse failure(int status, const std::string& code, const std::string& mes
 // The request's fields, checked; an empty string when valid, else why.
 std::string check(const json& j) {
   if (!j.is_object()) return "a prompt request is a JSON object {\"problem\": ...}";
-  static const char* const known[] = {"problem",  "previous", "record",     "turn",
-                                      "language", "examples", "include_own"};
+  static const char* const known[] = {"problem",  "previous", "record",      "turn",
+                                      "language", "examples", "include_own", "suite"};
   for (const auto& [k, v] : j.items()) {
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok)
       return "unknown field '" + k +
-             "' (fields: problem, previous, record, turn, language, examples, include_own)";
+             "' (fields: problem, suite, previous, record, turn, language, examples, "
+             "include_own)";
   }
   auto present = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
   if (!present("problem") || !j["problem"].is_string())
@@ -45,6 +46,8 @@ std::string check(const json& j) {
                           j["turn"].get<int64_t>() > 1000000))
     return "'turn' must be a whole number from 0";
   if (present("language") && !j["language"].is_string()) return "'language' must be a string";
+  if (present("suite") && !j["suite"].is_string())
+    return "'suite' must be a string (a suite this server offers)";
   if (present("examples") &&
       (!j["examples"].is_number_integer() || j["examples"].get<int64_t>() < 0 ||
        j["examples"].get<int64_t>() > 16))
@@ -65,7 +68,10 @@ HttpResponse v1_prompt(const Service& svc, const std::string& body) {
   }
   if (std::string why = check(j); !why.empty()) return failure(400, "VALIDATION_ERROR", why);
   std::string error;
-  const ProblemInfo* p = svc.problems().find_kernrl(j["problem"].get<std::string>(), &error);
+  const std::string suite = j.contains("suite") && j["suite"].is_string() ? j["suite"].get<std::string>() : "";
+  const ProblemCatalog* cat = svc.problems(suite);
+  if (!cat) return failure(404, "UNKNOWN_SUITE", svc.unknown_suite(suite));
+  const ProblemInfo* p = cat->find_kernrl(j["problem"].get<std::string>(), &error);
   if (!p) return failure(404, "UNKNOWN_PROBLEM", error);
   auto get = [&](const char* k, auto def) {
     return j.contains(k) && !j[k].is_null() ? j[k].get<decltype(def)>() : def;

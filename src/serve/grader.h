@@ -27,6 +27,7 @@ struct Job {
   std::string source;   // the answer's text: a kernel file or a model's markdown answer
   std::string label;    // the record's "file" field: a name only, never opened
   std::string problem;  // a problem id kernrl has; empty: the launch block's `problem:`
+  std::string problems_root;  // the suite's problems folder `problem` is in; empty: the default
   std::string run;      // the record's "run"
   std::optional<int> sample;
   uint64_t seed = 0;  // the trial seed

@@ -136,13 +136,15 @@ json parse_client_json(const std::string& text) {
 }
 
 json Episode::state() const {
-  return {{"episode_id", episode_id.empty() ? json(nullptr) : json(episode_id)},
-          {"step_count", step_count},
-          {"problem_id", problem_id.empty() ? json(nullptr) : json(problem_id)},
-          {"turn", turn},
-          {"max_turns", max_turns},
-          {"best_speedup", best_speedup},
-          {"solved", solved}};
+  json s = {{"episode_id", episode_id.empty() ? json(nullptr) : json(episode_id)},
+            {"step_count", step_count},
+            {"problem_id", problem_id.empty() ? json(nullptr) : json(problem_id)},
+            {"turn", turn},
+            {"max_turns", max_turns},
+            {"best_speedup", best_speedup},
+            {"solved", solved}};
+  if (!suite.empty()) s["suite"] = suite;
+  return s;
 }
 
 void Episode::count(const TraceRecord& rec) {
@@ -434,12 +436,21 @@ void WsSession::reset(const json& data, const Reply& reply) {
        (data["language"] != "cuda" && data["language"] != "triton")))
     errors.push_back(pyd_error("literal_error", {"data", "language"},
                                "Input should be 'cuda' or 'triton'", data["language"]));
+  if (data.contains("suite") && !data["suite"].is_null() && !data["suite"].is_string())
+    errors.push_back(pyd_error("string_type", {"data", "suite"}, "Input should be a valid string",
+                               data["suite"]));
   if (!errors.empty()) return reply(json_line(validation_error(errors)), false);
   std::string language = data.contains("language") && data["language"].is_string()
                              ? data["language"].get<std::string>()
                              : "cuda";
-
-  const ProblemCatalog& cat = svc_.problems();
+  std::string suite = data.contains("suite") && data["suite"].is_string()
+                          ? data["suite"].get<std::string>()
+                          : "";
+  const ProblemCatalog* suite_cat = svc_.problems(suite);
+  if (!suite_cat)
+    return reply(json_line(ws_error_message(ws_error::kExecution, svc_.unknown_suite(suite))),
+                 false);
+  const ProblemCatalog& cat = *suite_cat;
   const ProblemInfo* p = nullptr;
   std::string wanted = data.contains("problem_id") && data["problem_id"].is_string()
                            ? data["problem_id"].get<std::string>()
@@ -466,6 +477,7 @@ void WsSession::reset(const json& data, const Reply& reply) {
     ep_.max_turns = svc_.options().max_turns;
     ep_.problem_id = p->id;
     ep_.language = language;
+    ep_.suite = suite;
     ep_.episode_id = data.contains("episode_id") && data["episode_id"].is_string()
                          ? data["episode_id"].get<std::string>()
                          : uuid4();
@@ -489,6 +501,7 @@ void WsSession::step(const json& data, const Reply& reply) {
           json_line(ws_error_message(ws_error::kExecution, "Must call reset() before step()")),
           false);
     req.problem = problem_->id;
+    req.suite = ep_.suite;
     req.label = "ws/" + ep_.episode_id + "/turn-" + std::to_string(ep_.turn + 1);
     req.tags.trajectory = ep_.episode_id;
     req.tags.turn = ep_.turn + 1;

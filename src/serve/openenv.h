@@ -50,6 +50,7 @@ struct Episode {
   double best_speedup = 0;
   bool solved = false;
   std::string language = "cuda";  // the prompt's kernel language (reset's `language`)
+  std::string suite;              // the suite of the problem (reset's `suite`); empty: the default
 
   nlohmann::json state() const;
   // Counts a graded step: turn, step_count, best_speedup, solved (correct and more than 1.05x

@@ -65,12 +65,34 @@ Service::~Service() {
   wait_answered();
 }
 
+void Service::add_suite(SuiteCatalog suite) { suites_.push_back(std::move(suite)); }
+
+const ProblemCatalog* Service::problems(const std::string& suite) const {
+  if (suite.empty()) return problems_.get();
+  for (const auto& s : suites_)
+    if (s.name == suite) return s.problems.get();
+  return nullptr;
+}
+
+std::vector<std::string> Service::suite_names() const {
+  std::vector<std::string> names;
+  for (const auto& s : suites_) names.push_back(s.name);
+  return names;
+}
+
+std::string Service::unknown_suite(const std::string& suite) const {
+  std::string names;
+  for (const auto& s : suites_) names += (names.empty() ? "" : ", ") + s.name;
+  return "unknown suite '" + suite.substr(0, 256) + "': this server offers " +
+         (names.empty() ? std::string("none (kernrl serve --suites)") : names);
+}
+
 std::string Service::make_label(const std::string& prefix) {
   return prefix + "-" + std::to_string(++labels_);
 }
 
 std::string Service::cache_key(const GradeRequest& req) const {
-  return sha256_hex(req.source) + '\x1f' + req.problem + '\x1f' +
+  return sha256_hex(req.source) + '\x1f' + req.suite + '\x1f' + req.problem + '\x1f' +
          (req.seed ? std::to_string(*req.seed) : "*") + '\x1f' + opt_.config_digest;
 }
 
@@ -134,6 +156,8 @@ void Service::grade(GradeRequest req, std::function<void(GradeResult)> done) {
   job.source = w->req.source;
   job.label = w->req.label;
   job.problem = w->req.problem;
+  for (const auto& su : suites_)
+    if (su.name == w->req.suite) job.problems_root = su.problems_root;
   job.run = opt_.run;
   job.sample = w->req.sample;
   job.seed = w->req.seed ? *w->req.seed : run_->seed_for(std::to_string(++labels_) + w->req.label);

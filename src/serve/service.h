@@ -48,11 +48,20 @@ struct ServiceOptions {
   std::string problems_root;        // the problems' folder (empty: the installed problems)
 };
 
+// A suite the service offers beside its problems (`kernrl serve --suites`, docs/serve.md):
+// clients name it in reset's and the /v1 requests' `suite`.
+struct SuiteCatalog {
+  std::string name;           // as clients name it
+  std::string problems_root;  // its problems/ folder
+  std::shared_ptr<const ProblemCatalog> problems;
+};
+
 // One answer to grade, as a transport received it.
 struct GradeRequest {
   std::string source;
   std::string label;    // the record's "file"; empty: one is made up
   std::string problem;  // a problem id kernrl has (already resolved); empty: the launch block's
+  std::string suite;    // the suite `problem` is of (an offered one); empty: the default problems
   std::optional<uint64_t> seed;
   std::optional<int> sample;
   std::optional<double> timeout_s;  // a deadline shorter than the service's
@@ -104,6 +113,14 @@ class Service {
   const ServiceOptions& options() const { return opt_; }
   const Grader& grader() const { return *grader_; }
   const ProblemCatalog& problems() const { return *problems_; }
+  // Offers a suite beside the default problems; before the service takes requests only.
+  void add_suite(SuiteCatalog suite);
+  // The problems of `suite` (empty: the default problems), or null when it is not offered.
+  const ProblemCatalog* problems(const std::string& suite) const;
+  // The names of the suites offered, in the order given.
+  std::vector<std::string> suite_names() const;
+  // "unknown suite 'x': this server offers ..." for a request naming a suite it does not offer.
+  std::string unknown_suite(const std::string& suite) const;
   const Prompts& prompts() const { return *prompts_; }
   Metrics& metrics() { return metrics_; }
   std::string metrics_text() const;
@@ -136,6 +153,7 @@ class Service {
   ServiceOptions opt_;
   std::shared_ptr<Grader> grader_;
   std::shared_ptr<const ProblemCatalog> problems_;
+  std::vector<SuiteCatalog> suites_;
   std::unique_ptr<Run> run_;  // the run's name, seeds and trace
   std::unique_ptr<Prompts> prompts_;
   Metrics metrics_;

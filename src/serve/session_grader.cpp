@@ -45,6 +45,7 @@ class SessionGrader final : public Grader {
     s.file = answer_file_name(job.source);
     s.source = std::move(job.source);
     s.opt.problem = job.problem;
+    s.opt.problems_root = job.problems_root;
     s.opt.seed = job.seed;
     s.opt.run = job.run;
     s.opt.sample = job.sample;

@@ -101,7 +101,7 @@ int run_stdio(Service& svc, ShutdownSignal& signal, int in_fd, std::FILE* out, s
     GradeRequest g;
     std::string error;
     bool not_found = false;
-    if (!parse_grade_request(req, svc.problems(), {"id"}, &g, &error, &not_found)) {
+    if (!parse_grade_request(req, svc, {"id"}, &g, &error, &not_found)) {
       emit({{"id", id},
             {"line", line_no},
             {"error",

@@ -121,14 +121,29 @@ bool query_device(DeviceInfo* d, std::string* uuid, std::string* err,
   return true;
 }
 
+// What the first request of a worker would otherwise pay, done before the hello of a spare
+// (--warm-up) so that it takes over warm: cuBLAS's handle and workspace, and torch's random,
+// elementwise and reduction kernels (loaded lazily: CUDA_MODULE_LOADING=LAZY). What torch keeps
+// cached is a few MiB; the kernel's own evaluation allocates as before.
+void warm_up() {
+  auto a = torch::randn({128, 128}, torch::TensorOptions().device(torch::Device(torch::kCUDA, 0)));
+  auto b = torch::matmul(a, a) + torch::softmax(a, 1);
+  (void)b.abs().sum().item<float>();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // `kernrl-worker --self-test`: checks the fused comparison against its torch definition on
   // this GPU (a CTest test on GPU hosts) and exits 0 when they agree.
-  bool self_test = argc > 1 && std::string(argv[1]) == "--self-test";
-  if (argc > 1 && !self_test) {
-    std::cerr << "usage: kernrl-worker [--self-test]   (kernrl starts workers itself)\n";
+  // `kernrl-worker --warm-up`: warms up before its hello (warm_up below); kernrl starts its spare
+  // workers so, and the first worker of a GPU without it, so that the first start is not slowed.
+  std::string arg = argc > 1 ? argv[1] : "";
+  bool self_test = arg == "--self-test";
+  bool warm = arg == "--warm-up";
+  if (argc > 2 || (argc > 1 && !self_test && !warm)) {
+    std::cerr
+        << "usage: kernrl-worker [--self-test | --warm-up]   (kernrl starts workers itself)\n";
     return 2;
   }
   // Our answers go to the original stdout; anything else printing to stdout lands in stderr.
@@ -154,6 +169,11 @@ int main(int argc, char** argv) {
   torch::zeros({1}, torch::Device(torch::kCUDA, 0));
   hello.startup_ms["torch"] = ms_since(torch_start);
   set_float_stats_fn(float_stats_gpu);
+  if (warm) {
+    auto warm_start = Clock::now();
+    warm_up();
+    hello.startup_ms["warm_up"] = ms_since(warm_start);
+  }
   if (self_test) {
     std::string fails = self_test_float_stats();
     std::cerr << (fails.empty() ? "fused comparison agrees with torch\n" : fails);
@@ -171,14 +191,23 @@ int main(int argc, char** argv) {
       {"driver", std::to_string(dev.driver / 1000) + "." + std::to_string(dev.driver % 1000 / 10)}};
   send(hello.to_json());
 
-  Watchdog::start([](const std::string& what, const json& bound) {
-    EvalAnswer a;
-    a.status = Status::Timeout;
-    a.error = ErrorInfo{Status::Timeout, what, 0, ""};
-    a.watchdog = bound;
-    a.fatal = true;
-    send(a.to_json());
-  });
+  CUcontext ctx = nullptr;
+  CU_CHECK(cuCtxGetCurrent(&ctx));
+  Watchdog::start(
+      [](const std::string& what, const json& bound) {
+        EvalAnswer a;
+        a.status = Status::Timeout;
+        a.error = ErrorInfo{Status::Timeout, what, 0, ""};
+        a.watchdog = bound;
+        a.fatal = true;
+        send(a.to_json());
+      },
+      // Whether the plan run's kernels have ended, finished or faulted: the stream of the run
+      // (the context's default stream) is no longer busy.
+      [ctx] {
+        thread_local bool current = CU_RESULT(cuCtxSetCurrent(ctx)).code == CUDA_SUCCESS;
+        return current && CU_RESULT(cuStreamQuery(nullptr)).code != CUDA_ERROR_NOT_READY;
+      });
 
   std::string line;
   while (std::getline(std::cin, line)) {

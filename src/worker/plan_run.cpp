@@ -1,6 +1,7 @@
 #include "worker/plan_run.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "worker/inputs.h"
 #include "worker/phases.h"
@@ -70,9 +71,11 @@ void run_plan_once(Buffers& b) {
   }
   CuResult sync;
   {
-    // A plan run that never ends is stopped by the watchdog (timeouts.plan_run_s).
+    // A plan run that never ends is stopped by the watchdog (timeouts.plan_run_s). The stream is
+    // polled rather than waited on, so that a fault is seen the moment the driver has it.
     Watchdog::Scope deadline("a run of the launch plan");
-    sync = CU_RESULT(cuStreamSynchronize(nullptr));
+    while ((sync = CU_RESULT(cuStreamQuery(nullptr))).code == CUDA_ERROR_NOT_READY)
+      std::this_thread::yield();
   }
   if (!sync) {
     bool sticky = sync.sticky();

@@ -557,6 +557,103 @@ def test_worker(kernrl):
           [r.get("status") for r in s.trace_records()])
 
 
+def make_suite(parent):
+    """A suite folder beside kernrl's problems: L1_23_Softmax at other sizes (the same id as
+    kernrl's own), and a baseline file for the stand-in GPU with a torch.compile timing."""
+    d = parent / "mini"
+    shutil.copytree(ROOT / "problems/L1/23_Softmax", d / "problems/L1/23_Softmax")
+    y = d / "problems/L1/23_Softmax/problem.yaml"
+    y.write_text(y.read_text().replace("bench: {batch_size: 4096, dim: 16384}",
+                                       "bench: {batch_size: 128, dim: 4000}"))
+    (d / "baselines").mkdir()
+    (d / "baselines/stand-in.json").write_text(json.dumps({
+        "schema": "kernrl.baselines.v1", "device": {"name": "Stand-in"},
+        "versions": {"torch": "x", "cuda": "x", "driver": "x"}, "config": {}, "ceilings": {},
+        "problems": {PROBLEM: {"sizes": {"batch_size": 128, "dim": 4000},
+                               "compile_baseline": {"timing": {"median_ms": 0.25, "mean_ms": 0.25,
+                                                               "n": 100}, "backend": "inductor"}}}}))
+    return d
+
+
+def test_suite(kernrl):
+    """`serve --suites`: one server, kernrl's problems and a suite's; reset, /step, /v1 and the
+    WebSocket name the suite; records graded on the suite's problem use the suite's baseline file
+    (its torch.compile timing)."""
+    suite = make_suite(scratch_dir("kernrl-serve-suites-"))
+    s = Server(kernrl_on_stand_in_worker(kernrl), "--gpus", "0", "--suites", str(suite),
+               "--cache-mb", "8", compile_only=False)
+    try:
+        st, body, _ = s.http("GET", "/v1")
+        check("suite: GET /v1 lists the suites offered", st == 200 and body.get("suites") == ["mini"], body)
+        st, body, _ = s.http("GET", "/v1/problems?suite=mini")
+        check("suite: GET /v1/problems?suite= lists the suite's problems", st == 200
+              and [p["id"] for p in body["problems"]] == [PROBLEM]
+              and body["problems"][0]["sizes"] == {"batch_size": 128, "dim": 4000}, body)
+        st, body, _ = s.http("GET", "/v1/problems/L1_23")
+        check("suite: without suite, kernrl's own problem", st == 200
+              and body["problem"]["sizes"]["bench"]["batch_size"] == 4096, body)
+        st, body, _ = s.http("GET", "/v1/problems/L1_23?suite=mini")
+        check("suite: GET /v1/problems/{id}?suite= is the suite's", st == 200
+              and body["problem"]["sizes"]["bench"]["batch_size"] == 128, body)
+        st, body, _ = s.http("GET", "/v1/problems?suite=nope")
+        check("suite: an unknown suite is 404 UNKNOWN_SUITE naming the suites offered", st == 404
+              and body["error"]["code"] == "UNKNOWN_SUITE" and "mini" in body["error"]["message"], body)
+        st, body, _ = s.http("POST", "/v1/prompt", {"problem": "L1_23", "suite": "mini"})
+        check("suite: POST /v1/prompt with suite", st == 200 and "4000" in body.get("prompt", ""), body)
+        st, own, _ = s.http("POST", "/v1/grade", {"source": variant("suite-own"), "problem": "L1_23"})
+        st2, rec, _ = s.http("POST", "/v1/grade", {"source": variant("suite-own"), "problem": "L1_23",
+                                                   "suite": "mini"})
+        sp = (rec.get("baseline") or {}).get("speedups", {})
+        check("suite: POST /v1/grade on the suite's problem uses its baseline file (torch.compile)",
+              st == 200 and st2 == 200 and own.get("status") == "correct" and rec.get("status") == "correct"
+              and "compile" not in (own.get("baseline") or {}).get("speedups", {})
+              and abs(sp.get("compile", 0) - 0.5) < 1e-9 and abs(sp.get("torch", 0) - 2.0) < 1e-9
+              and rec["timing"]["compile_baseline_source"].endswith("stand-in.json"), (own, rec))
+        st, body, _ = s.http("POST", "/v1/grade", {"source": "x", "suite": "nope"})
+        check("suite: /v1/grade with an unknown suite is 404", st == 404, body)
+        st, body, _ = s.http("POST", "/reset", {"problem_id": "L1_23", "suite": "mini"})
+        check("suite: POST /reset with suite", st == 200
+              and "4000" in body["observation"]["problem_description"], body)
+        st, body, _ = s.http("POST", "/reset", {"suite": "nope"})
+        check("suite: POST /reset with an unknown suite is 404", st == 404, body)
+        st, body, _ = s.http("POST", "/step", {"action": {"code": variant("suite-step")},
+                                               "problem_id": "L1_23", "suite": "mini"})
+        check("suite: POST /step with suite", st == 200 and body["observation"]["correctness_pass"] is True,
+              body)
+
+        async def ws():
+            async with websockets.connect(s.ws_url()) as w:
+                r1 = await ws_call(w, {"type": "reset", "data": {"problem_id": "L1_23", "suite": "mini"}})
+                r2 = await ws_call(w, {"type": "state"})
+                r3 = await ws_call(w, {"type": "step", "data": {"code": variant("suite-ws")}})
+                r4 = await ws_call(w, {"type": "reset", "data": {"suite": 5}})
+                r5 = await ws_call(w, {"type": "reset", "data": {"suite": "nope"}})
+                return r1, r2, r3, r4, r5
+
+        r1, r2, r3, r4, r5 = asyncio.run(ws())
+        check("suite: WebSocket reset with suite", r1.get("type") == "observation"
+              and "4000" in r1["data"]["observation"]["problem_description"], r1)
+        check("suite: the episode's state names the suite", r2["data"].get("suite") == "mini", r2)
+        check("suite: a WebSocket step grades on the suite's problem", r3.get("type") == "observation"
+              and r3["data"]["observation"]["correctness_pass"] is True, r3)
+        check("suite: a suite that is not a string is a VALIDATION_ERROR",
+              r4.get("type") == "error" and r4["data"]["code"] == "VALIDATION_ERROR", r4)
+        check("suite: an unknown suite at reset is an error naming the suites offered",
+              r5.get("type") == "error" and "mini" in r5["data"]["message"], r5)
+        recs = s.trace_records()
+        ws_rec = [r for r in recs if str(r.get("file", "")).startswith("ws/")]
+        check("suite: the WebSocket step's record has the suite's torch.compile baseline",
+              len(ws_rec) == 1 and abs(ws_rec[0]["baseline"]["speedups"].get("compile", 0) - 0.5) < 1e-9,
+              ws_rec)
+    finally:
+        rc = s.stop()
+    check("suite: the server exits 0", rc == 0, "".join(s.stderr))
+    p = subprocess.run([kernrl, "serve", "--stdio", "--compile-only", "--suites", "/nonexistent"],
+                       input="", capture_output=True, text=True, timeout=120)
+    check("suite: --suites naming no suite is a usage error", p.returncode == 2
+          and "no suite" in p.stderr, (p.returncode, p.stderr))
+
+
 def test_stdio(kernrl):
     lines = [json.dumps({"id": 1, "source": variant("stdio"), "label": "s1"}),
              "{broken",
@@ -613,6 +710,8 @@ def main():
         test_sigterm(kernrl)
     if want("worker"):
         test_worker(kernrl)
+    if want("suite"):
+        test_suite(kernrl)
     for d in scratch:
         shutil.rmtree(d, ignore_errors=True)
     print(f"{results['passed']} passed, {results['failed']} failed")

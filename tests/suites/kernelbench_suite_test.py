@@ -5,7 +5,8 @@
 
 1. `kernrl suite add kernelbench` on tests/suites/kernelbench (KernelBench-format problems written
    for this test: a level-1 operator, a level-1 problem whose inputs are not plain draws, a
-   level-2 fused model with parameters and buffers, a level-3 model, and one that cannot convert).
+   level-2 fused model with parameters and buffers, a level-3 model, one of nested Sequential/ModuleList
+   modules, and one that cannot convert).
 2. The suite lists what converted and why the rest did not; `kernrl list --suite` and `show` read it.
 3. tools/suites/kb_identity.py: for every converted problem and every size set, kernrl_refdump
    draws the inputs and runs the TorchScript reference in C++ (torch::jit::load); the module built
@@ -64,7 +65,7 @@ def main():
         suite = json.loads((out / "suite.json").read_text())
         ids = sorted(c["id"] for c in suite["converted"])
         check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd",
-                      "L3_1_Small_MLP"], f"converted: {ids}")
+                      "L3_1_Small_MLP", "L3_3_Nested_blocks"], f"converted: {ids}")
         bad = suite["not_converted"]
         check(len(bad) == 1 and bad[0]["file"] == "level3/2_Returns_a_string.py"
               and "returns a str" in bad[0]["reason"], f"not converted, with the reason: {bad}")
@@ -73,6 +74,16 @@ def main():
         shown = json.loads(run([a.kernrl, "show", "--suite", str(out), "L2_1", "--json"]))
         names = [t["name"] for t in shown["parameters"]]
         check({"conv.weight", "conv.bias", "bn.running_var", "bias"} <= set(names), f"parameters by module path: {names}")
+        nested = [t["name"] for t in json.loads(run([a.kernrl, "show", "--suite", str(out), "L3_3", "--json"]))["parameters"]]
+        check({"features.0.weight", "stages.1.0.conv.weight", "stages.0.1.bn.running_mean", "head.fc.bias"} <= set(nested),
+              f"nested modules (Sequential, ModuleList, submodules) by module path: {nested}")
+        # --size on a suite problem: a usage error naming the problem's size sets.
+        cu = pathlib.Path(tmp) / "answer.cu"
+        cu.write_text("__global__ void k(const float* x, float* out) {}\n")
+        r = subprocess.run([a.kernrl, "eval", str(cu), "--problem", "L1_1", "--suite", str(out), "--compile-only",
+                            "--size", "batch_size=3"], capture_output=True, text=True, check=False)
+        check(r.returncode == 2 and "runs only at its own sizes" in r.stderr and "bench (" in r.stderr
+              and "test0 (" in r.stderr, f"eval --size on a suite problem: exit 2 naming the size sets: {r.returncode} {r.stderr}")
         yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])

@@ -428,3 +428,67 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
         std::vector<std::string>{"x", "linear.weight", "linear.bias", "out", "batch_size",
                                  "input_size", "output_size"});
 }
+
+TEST_CASE("import_kernelbench: nested module paths (Sequential, ModuleList, submodules)") {
+  // Parameters as a suite names them from named_parameters(): features.0.weight, block.fc.bias.
+  ProblemSpec p = parse_problem_yaml(R"(id: L3_1_MLP
+level: 3
+name: MLP
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: features.0.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+  - {name: layers.1.0.bias, dtype: float32, shape: [output_size], init: custom}
+  - {name: block.fc.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+flops: "0"
+bytes: auto
+torch: "class Model: pass"
+)",
+                                     "suite.yaml");
+  const char* cuda = R"(
+__global__ void lin(const float* x, const float* w, const float* b, const float* c, float* y,
+                    int M, int K, int N) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, torch::Tensor c) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+                          c.data_ptr<float>(), out.data_ptr<float>(), x.size(0), x.size(1),
+                          w.size(0));
+  return out;
+}
+)";
+  std::string init =
+      "input_size, output_size: self.features = nn.Sequential(nn.Linear(input_size, "
+      "output_size))\n        self.layers = nn.ModuleList([nn.ReLU(), "
+      "nn.Sequential(nn.Linear(input_size, output_size))])\n        self.block = "
+      "nn.Module()";
+  std::string py =
+      module(cuda, "run", "x",
+             "ext.run(x, self.features[0].weight, self.layers[1][0].bias, self.block.fc.bias)",
+             init);
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(!plan.launches.empty());
+  CHECK(arg_texts(plan.launches.back()) ==
+        std::vector<std::string>{"x", "features.0.weight", "layers.1.0.bias", "block.fc.bias",
+                                 "out", "batch_size", "input_size", "output_size"});
+
+  // A path the problem lacks names what it has.
+  std::string wrong = module(cuda, "run", "x",
+                             "ext.run(x, self.features[1].weight, self.layers[1][0].bias, "
+                             "self.block.fc.bias)",
+                             init);
+  auto w = import_kernelbench(wrong, p);
+  CHECK_FALSE(w.converted);
+  CHECK(w.reason.find("self.features.1.weight") != std::string::npos);
+  CHECK(w.reason.find("features.0.weight") != std::string::npos);
+}

@@ -122,18 +122,28 @@ TEST_CASE("eval answers round-trip; unknown statuses are refused") {
   CHECK_THROWS(EvalAnswer::from_json(json::object()));
 }
 
-TEST_CASE("eval answers carry the watchdog's bound (protocol 4)") {
-  CHECK(kWorkerProtocol == 4);
+TEST_CASE("eval answers carry the watchdog's bound (protocol 4) and its fault grace (protocol 5)") {
+  CHECK(kWorkerProtocol == 5);
   EvalAnswer a;
   a.status = Status::Timeout;
-  a.watchdog = {
-      {"bound_s", 0.25}, {"basis", "reference"}, {"reference_ms", 0.01}, {"sizes", {{"N", 64}}}};
+  a.watchdog = {{"bound_s", 0.25},
+                {"basis", "reference"},
+                {"reference_ms", 0.01},
+                {"sizes", {{"N", 64}}},
+                {"grace_s", 0.25}};
   EvalAnswer back = EvalAnswer::from_json(json::parse(a.to_json().dump()));
   CHECK(back.watchdog == a.watchdog);
   EvalAnswer none;
   none.status = Status::Correct;
   CHECK_FALSE(none.to_json().contains("watchdog"));
   CHECK(EvalAnswer::from_json(none.to_json()).watchdog.is_null());
+  // The request's config carries the grace the worker arms (timeouts.fault_grace_s).
+  Config cfg;
+  cfg.fault_grace_s = 0.75;
+  EvalRequest req;
+  req.cfg = cfg;
+  CHECK(req.to_json()["config"]["fault_grace_s"] == 0.75);
+  CHECK(Config::from_json(req.to_json()["config"]).fault_grace_s == 0.75);
 }
 
 TEST_CASE("eval answers carry each launch's facts (protocol 3)") {

@@ -145,3 +145,52 @@ TEST_CASE("baseline files match by GPU name and versions") {
   CHECK_FALSE(other_gpu.baseline("L1_23_Softmax", sizes));
   CHECK(other_gpu.ceilings().is_null());
 }
+
+TEST_CASE("the torch.compile baseline: from a suite's baseline file, into baseline.speedups") {
+  namespace fs = std::filesystem;
+  fs::path f = fs::temp_directory_path() / "kernrl-test-compile-baselines.json";
+  json sizes = {{"batch_size", 128}, {"dim", 4000}};
+  // A file of kb_baselines.py alone: torch.compile timings, no eager `baseline` entries.
+  json doc = {{"schema", kBaselineSchema},
+              {"device", {{"name", "NVIDIA H100 80GB HBM3"}}},
+              {"versions", {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", ""}}},
+              {"ceilings", json::object()},
+              {"problems",
+               {{"L1_23_Softmax",
+                 {{"sizes", sizes},
+                  {"compile_baseline",
+                   {{"timing", {{"median_ms", 0.5}, {"mean_ms", 0.52}, {"n", 100}}},
+                    {"backend", "inductor"}}}}},
+                {"L1_24_Broken", {{"sizes", sizes}, {"compile_baseline", {{"timing", 3}}}}}}}};
+  std::ofstream(f) << doc.dump();
+  json dev = {{"name", "NVIDIA H100 80GB HBM3"}};
+  BaselineStore s;
+  s.configure(f.string());
+  s.load_for(dev, {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}});
+  REQUIRE(s.compile_baseline("L1_23_Softmax", sizes));
+  CHECK((*s.compile_baseline("L1_23_Softmax", sizes))["median_ms"] == 0.5);
+  // Other versions of the worker still use it (not the worker's measurement); the eager entry is
+  // absent, so the eager baseline is measured.
+  CHECK_FALSE(s.baseline("L1_23_Softmax", sizes));
+  CHECK_FALSE(s.compile_baseline("L1_23_Softmax", {{"batch_size", 8}, {"dim", 4000}}));
+  CHECK_FALSE(s.compile_baseline("L1_24_Broken", sizes));  // a malformed entry is no timing
+  CHECK_FALSE(s.compile_baseline("L1_1", sizes));
+  BaselineStore other_gpu;
+  other_gpu.configure(f.string());
+  other_gpu.load_for({{"name", "NVIDIA H200"}}, {{"torch", "2.11.0"}});
+  CHECK_FALSE(other_gpu.compile_baseline("L1_23_Softmax", sizes));
+
+  auto preset = load_reward_preset("kernrl");
+  json rec = {{"status", "correct"},
+              {"timing",
+               {{"kernel", {{"median_ms", 2.0}, {"std_ms", 0.01}, {"n", 10}}},
+                {"baseline", {{"median_ms", 4.0}}},
+                {"compile_baseline", {{"median_ms", 1.0}, {"n", 100}}},
+                {"compile_baseline_source", "file:" + f.string()}}}};
+  finalize_record(rec, preset, json::object());
+  CHECK(rec["speedup"].get<double>() == doctest::Approx(2.0));  // still over eager
+  CHECK(rec["baseline"]["kind"] == "torch");
+  CHECK(rec["baseline"]["speedups"]["compile"].get<double>() == doctest::Approx(0.5));
+  CHECK(rec["baseline"]["speedups"]["torch"].get<double>() == doctest::Approx(2.0));
+  fs::remove(f);
+}

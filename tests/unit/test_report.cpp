@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -382,4 +383,28 @@ TEST_CASE("unattributed records: outside every metric, listed on their own") {
   json only = kernrl::aggregate(std::vector<json>{recs[2]}, opt);
   CHECK(only["runs"].empty());
   CHECK(only["unattributed"]["records"] == 1);
+}
+
+TEST_CASE("the speedup over torch.compile: aggregated beside the one over PyTorch eager") {
+  auto rec = [](const std::string& file, double torch_x, std::optional<double> compile_x) {
+    json sp = {{"torch", torch_x}};
+    if (compile_x) sp["compile"] = *compile_x;
+    return json{{"schema", "kernrl.trace.v1"}, {"run", "suite"},        {"file", file},
+                {"problem", "L2_1_Conv"},      {"level", 2},           {"status", "correct"},
+                {"speedup", torch_x},          {"baseline", {{"kind", "torch"}, {"speedups", sp}}}};
+  };
+  ReportOptions opt;
+  std::vector<json> recs = {rec("a", 2.0, 0.5), rec("b", 8.0, 2.0), rec("c", 1.0, std::nullopt)};
+  json a = kernrl::aggregate(recs, opt);
+  const json& r = run_row(a, "suite");
+  CHECK(r["geomean_speedup_over"]["torch"].get<double>() == doctest::Approx(std::cbrt(16.0)));
+  CHECK(r["geomean_speedup_over"]["compile"].get<double>() == doctest::Approx(1.0));
+  CHECK(r["timed_over_compile"] == 2);
+  opt.format = "md";
+  std::string md = kernrl::render(a, opt);
+  CHECK(md.find("over torch.compile") != std::string::npos);
+  // Without any torch.compile figure, the table is as before.
+  json plain = kernrl::aggregate({rec("c", 1.0, std::nullopt)}, opt);
+  CHECK(plain["runs"][0]["geomean_speedup_over"]["compile"].is_null());
+  CHECK(kernrl::render(plain, opt).find("over torch.compile") == std::string::npos);
 }

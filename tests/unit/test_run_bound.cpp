@@ -44,6 +44,7 @@ TEST_CASE("run bound: the record's watchdog object and the words of a cut") {
   CHECK(j["basis"] == "reference");
   CHECK(j["reference_ms"] == 20.0);
   CHECK(j["sizes"]["N"] == 4096);
+  CHECK(j["grace_s"] == doctest::Approx(cfg.fault_grace_s));
   CHECK(b.why().find("100 x the reference's 20 ms") != std::string::npos);
   CHECK(b.why().find("plan_run_factor") != std::string::npos);
 }
@@ -60,7 +61,7 @@ TEST_CASE("run bound: the bench size's time scaled up for larger work, kept for 
   CHECK(scale_reference_ms(p, bigger, 3.0) > 3.0);
 }
 
-TEST_CASE("config: the watchdog's factor and floor and the spare worker") {
+TEST_CASE("config: the watchdog's factor, floor and fault grace, and the spare workers") {
   Config c = Config::from_yaml_text(
       "timeouts:\n  plan_run_factor: 50\n  plan_run_floor_s: 0.5\nworkers:\n  spare: false\n",
       "t.yaml");
@@ -71,9 +72,20 @@ TEST_CASE("config: the watchdog's factor and floor and the spare worker") {
   CHECK(round.plan_run_factor == 50);
   CHECK(round.plan_run_floor_s == 0.5);
   CHECK_FALSE(round.spare_worker);
+  CHECK(round.spares() == 0);
   CHECK(Config().spare_worker);
-  CHECK_THROWS_WITH_AS(Config::from_yaml_text("workers:\n  spares: 2\n", "t.yaml"),
-                       doctest::Contains("unknown key 'spares' in workers"), SpecError);
+  CHECK(Config().spares() == 2);
+  Config many =
+      Config::from_yaml_text("timeouts:\n  fault_grace_s: 0.5\nworkers:\n  spares: 4\n", "t.yaml");
+  CHECK(many.spares() == 4);
+  CHECK(many.fault_grace_s == 0.5);
+  Config many_round = Config::from_json(many.to_json());
+  CHECK(many_round.spares() == 4);
+  CHECK(many_round.fault_grace_s == 0.5);
+  CHECK_THROWS_WITH_AS(Config::from_yaml_text("workers:\n  spares: 9\n", "t.yaml"),
+                       doctest::Contains("workers.spares"), SpecError);
+  CHECK_THROWS_WITH_AS(Config::from_yaml_text("workers:\n  spares: 0\n", "t.yaml"),
+                       doctest::Contains("workers.spares"), SpecError);
   CHECK_THROWS_AS(Config::from_yaml_text("timeouts:\n  plan_run_factor: -1\n", "t.yaml"),
                   SpecError);
 }

@@ -103,7 +103,7 @@ TEST_CASE(
     "worker client: with a spare, the kernel after a crash or hang goes to the started spare, and "
     "a new spare starts") {
   WorkerClient w(0, stand_in_worker());
-  w.set_spare(true);
+  w.set_spares(1);
   w.spawn();
   std::string err;
   REQUIRE(w.wait_ready(&err));
@@ -114,6 +114,7 @@ TEST_CASE(
   auto first = w.take_start();
   REQUIRE(first);
   CHECK_FALSE(first->spare);
+  CHECK(first->phases.count("warm_up") == 0);  // the first worker starts without a warm-up
 
   // A crash: the spare (worker 2, its hello already read) takes the next kernel; a third starts.
   EvalAnswer crash = w.eval(request(2), 10);
@@ -130,6 +131,7 @@ TEST_CASE(
   REQUIRE(took_over);
   CHECK(took_over->spare);
   CHECK(took_over->phases.at("exec") == 12.5);
+  CHECK(took_over->phases.count("warm_up") == 1);  // a spare warms up before its hello
   CHECK(w.restart_wait_ms() == 0);  // its hello was read before the crash: no wait at all
 
   // A hang: worker 3, the new spare, takes over once its hello is in.
@@ -149,6 +151,35 @@ TEST_CASE(
   CHECK(w.eval(request(1), 10).status == Status::Correct);
   CHECK(w.last_worker() == 4);
   CHECK(w.starts() == 5);
+}
+
+TEST_CASE(
+    "worker client: with three spares, one starts at first and all three from the first crash; "
+    "crashes in a row go to the ready spares in start order, each replaced at once") {
+  WorkerClient w(0, stand_in_worker());
+  w.set_spares(3);
+  w.spawn();
+  std::string err;
+  REQUIRE(w.wait_ready(&err));
+  CHECK(w.starts() == 2);  // the active worker, then one spare: no kernel has failed yet
+  CHECK(w.spares_running() == 1);
+  REQUIRE(w.spare_ready(10));
+  CHECK(w.eval(request(2), 10).status == Status::RuntimeError);
+  CHECK(w.starts() == 5);  // worker 2 took over; the pool grew to three (3, 4, 5)
+  CHECK(w.spares_running() == 3);
+  REQUIRE(w.spare_ready(10));
+  // Two more crashes back to back: workers 3 and 4 take over in turn, each crash starting one
+  // more spare, so three stay started.
+  for (int i = 0; i < 2; ++i) {
+    CHECK(w.eval(request(2), 10).status == Status::RuntimeError);
+    CHECK(w.spares_running() == 3);
+  }
+  CHECK(w.restarts() == 3);
+  CHECK(w.spare_takeovers() == 3);
+  CHECK(w.starts() == 7);
+  CHECK(w.eval(request(1), 10).status == Status::Correct);
+  CHECK(w.last_worker() == 4);
+  CHECK(w.restart_wait_ms() == 0);  // each hello was read before it was needed
 }
 
 TEST_CASE("worker client: without a spare, a restart starts a fresh worker as before") {

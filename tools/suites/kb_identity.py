@@ -2,7 +2,7 @@
 """The identity check of a KernelBench suite: kernrl's reference path against KernelBench's.
 
     kb_identity.py SUITE_DIR KERNELBENCH_DIR --refdump BUILD/kernrl_refdump [--device cuda]
-                   [--only L1_23,L2_1] [--max-bench-mb 1024]
+                   [--only L1_23,L2_1] [--exclude L1_1,...] [--shard K/N] [--max-bench-mb 1024]
 
 For every converted problem and size set, kernrl_refdump draws the inputs as kernrl's worker does
 and runs the reference through kernrl's TorchScript path (C++, torch::jit::load); this script then
@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from kb_convert import describe_inputs  # noqa: E402
-from kb_source import Source, build_model  # noqa: E402
+from kb_source import Source, kernelbench_model  # noqa: E402
 
 TORCH_DTYPES = {"Float": torch.float32, "Double": torch.float64, "Long": torch.int64, "Int": torch.int32,
                 "Bool": torch.bool, "Half": torch.float16, "BFloat16": torch.bfloat16, "Char": torch.int8,
@@ -60,7 +60,7 @@ def check_problem(refdump, suite, kb_root, pid, device, which, work):
         d = s["dir"]
         sizes = {n: v for n, v in s["sizes"].items() if n in src.sizes}
         ns = src.load(sizes)
-        model, _ = build_model(ns)
+        model, _ = kernelbench_model(ns)  # as KernelBench builds it: nothing of kernrl's
         model = model.to(device)
         _, layout = describe_inputs(ns, "meta")  # get_inputs()'s non-tensor values, in place
         weights = dict(list(model.named_parameters()) + list(model.named_buffers()))
@@ -102,6 +102,8 @@ def main():
     ap.add_argument("--refdump", required=True)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--only", default="")
+    ap.add_argument("--exclude", default="", help="problem ids not to check (e.g. checked before)")
+    ap.add_argument("--shard", default="0/1", help="K/N: check every N-th problem from the K-th (parallel runs)")
     ap.add_argument("--max-bench-mb", type=float, default=1024,
                     help="check the bench size only where its tensors are at most this many MB")
     a = ap.parse_args()
@@ -109,6 +111,10 @@ def main():
     only = {x for x in a.only.split(",") if x}
     ids = [c["id"] for c in json.loads((suite / "suite.json").read_text())["converted"]]
     ids = [i for i in ids if not only or any(i == o or i.startswith(o + "_") for o in only)]
+    exclude = {x for x in a.exclude.split(",") if x}
+    ids = [i for i in ids if not any(i == o or i.startswith(o + "_") for o in exclude)]
+    k, n = (int(x) for x in a.shard.split("/"))
+    ids = ids[k::n]
     failed = 0
     print("| problem | size sets | weights = KernelBench's | max abs diff | verdict |")
     print("| --- | --- | --- | --- | --- |")

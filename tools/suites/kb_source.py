@@ -136,14 +136,27 @@ def seed_all(seed=KERNELBENCH_SEED):
     random.seed(seed)
 
 
-def build_model(ns):
-    """KernelBench's order: seed, get_init_inputs(), seed again, Model(*init) on the CPU, no grad."""
+def kernelbench_model(ns):
+    """The module exactly as KernelBench's eval_kernel_against_ref builds it: seed,
+    get_init_inputs(), seed again, Model(*init) on the CPU, no grad, left in training mode."""
     seed_all()
     init = list(ns["get_init_inputs"]())
     with torch.no_grad():
         seed_all()
         model = ns["Model"](*init)
-    model.eval()
+    return model, init
+
+
+def build_model(ns):
+    """The reference module: KernelBench's (kernelbench_model), in training mode as KernelBench
+    runs it (BatchNorm normalises with the batch's statistics). A training-mode BatchNorm also
+    updates its running statistics on every call, which changes none of its outputs; here it
+    does not (track_running_stats off, the same computation), so that the running_mean and
+    running_var given to kernels stay the values a freshly built ModelNew holds."""
+    model, init = kernelbench_model(ns)
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.track_running_stats = False
     return model, init
 
 

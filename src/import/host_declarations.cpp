@@ -1,0 +1,275 @@
+// The host side (host_interp.h): declarations, construction and argument lists.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include "core/expr.h"
+#include "import/host_interp.h"
+
+namespace kernrl::kbimport::host {
+
+size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  size_t e = find_semi(T, i, end);
+  // Type: everything up to the first declarator name.
+  size_t k = i;
+  std::vector<std::string> type_words;
+  size_t type_end = i;
+  while (k < e) {
+    const CTok& t = T[k];
+    if (t.kind == CTok::Ident) {
+      // A name followed by = ( { ; , [ ends the type: it is the declarator.
+      size_t n = k + 1;
+      if (n < e && is_punct(T[n], "::")) {
+        type_words.push_back(t.text);
+        k = n;
+        continue;
+      }
+      if (n < e && is_punct(T[n], "<")) {
+        size_t c = c_match(T, n, e);
+        type_words.push_back(c_text(T, k, c + 1));
+        k = c + 1;
+        continue;
+      }
+      bool ends = n >= e || is_punct(T[n], "=") || is_punct(T[n], "(") || is_punct(T[n], "{") ||
+                  is_punct(T[n], ";") || is_punct(T[n], ",") || is_punct(T[n], "[");
+      if (ends && !type_words.empty()) break;
+      type_words.push_back(t.text);
+      ++k;
+      continue;
+    }
+    if (is_punct(t, "::")) {
+      if (!type_words.empty())
+        type_words.back() += "::";
+      else
+        type_words.push_back("::");
+      ++k;
+      // join "a::" with the following name
+      if (k < e && T[k].kind == CTok::Ident) {
+        type_words.back() += T[k].text;
+        ++k;
+      }
+      continue;
+    }
+    if (is_punct(t, "*") || is_punct(t, "&") || is_punct(t, "&&")) {
+      type_words.push_back(t.text);
+      ++k;
+      continue;
+    }
+    break;
+  }
+  type_end = k;
+  (void)type_end;
+  std::string type;
+  bool pointer = false, is_const = false;
+  for (const auto& w : type_words) {
+    if (w == "const" || w == "constexpr") {
+      is_const = true;
+      continue;
+    }
+    if (w == "static" || w == "volatile" || w == "register" || w == "inline" ||
+        w == "__restrict__" || w == "__restrict")
+      continue;
+    if (w == "*") {
+      pointer = true;
+      continue;
+    }
+    if (w == "&" || w == "&&") continue;
+    type += (type.empty() ? "" : " ") + w;
+  }
+  (void)is_const;
+  type = resolve_type(fr, type);
+  // Declarators.
+  while (k < e) {
+    bool ptr = pointer;
+    while (k < e && (is_punct(T[k], "*") || is_punct(T[k], "&"))) {
+      ptr |= is_punct(T[k], "*");
+      ++k;
+    }
+    while (k < e && T[k].kind == CTok::Ident &&
+           (T[k].text == "const" || T[k].text == "__restrict__"))
+      ++k;
+    if (k >= e || T[k].kind != CTok::Ident) break;
+    std::string name = T[k].text;
+    ++k;
+    Val v;
+    bool has_init = false;
+    std::vector<std::pair<size_t, size_t>> ctor_args;
+    bool array = false;
+    size_t array_open = 0, array_close = 0;
+    if (k < e && is_punct(T[k], "[")) {
+      size_t c = close_of(T, k, e);
+      array = true;
+      array_open = k;
+      array_close = c;
+      k = c + 1;
+    }
+    size_t decl_end = next_declarator(T, k, e);
+    std::string what = snippet(T, i, e);
+    if (k < e && is_punct(T[k], "=")) {
+      has_init = true;
+      v = eval(fr, T, k + 1, decl_end);
+    } else if (k < e && (is_punct(T[k], "(") || is_punct(T[k], "{"))) {
+      size_t c = close_of(T, k, e);
+      ctor_args = split_args(T, k + 1, c);
+      has_init = true;
+      if (type == "dim3" || ctor_args.size() != 1 || array) {
+        v = construct(fr, T, type, ctor_args, what, is_punct(T[k], "{"));
+      } else {
+        v = eval(fr, T, ctor_args[0].first, ctor_args[0].second);
+      }
+    }
+    if (array) {
+      if (has_init && v.kind != Val::List) v = Val{};
+      if (!has_init) {
+        // T name[N]: N default values (streams, device properties), else unknown values.
+        Val n = to_int(eval(fr, T, array_open + 1, array_close), what, fr);
+        v = Val{};
+        v.kind = Val::List;
+        if (!n.k || *n.k < 0 || *n.k > 64) {
+          v = make_unknown("the array `" + name + "`");
+        } else {
+          Val item = convert_decl(fr, type, ptr, false, Val{}, name, what);
+          v.items.assign(static_cast<size_t>(*n.k), item);
+        }
+      }
+    } else {
+      v = convert_decl(fr, type, ptr, has_init, std::move(v), name, what);
+    }
+    if (v.kind == Val::Tensor) {
+      TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
+      if (t.role == "alloc" && t.name.empty()) t.name = name;  // scratch buffers keep the name
+    }
+    declare(fr, name, std::move(v));
+    k = decl_end;
+    if (k < e && is_punct(T[k], ",")) ++k;
+  }
+  return std::min(end, e + 1);
+}
+
+size_t Interp::next_declarator(const std::vector<CTok>& T, size_t k, size_t e) {
+  int d = 0;
+  for (size_t q = k; q < e; ++q) {
+    const CTok& t = T[q];
+    if (t.kind != CTok::Punct) continue;
+    if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}") --d;
+    if (d == 0 && t.text == ",") return q;
+  }
+  return e;
+}
+
+Val Interp::construct(Frame& fr, const std::vector<CTok>& T, const std::string& type,
+                      const std::vector<std::pair<size_t, size_t>>& args, const std::string& what,
+                      bool braces) {
+  std::vector<Val> vals;
+  for (auto [a, b] : args) vals.push_back(eval(fr, T, a, b));
+  if (type == "dim3") return make_dim3(vals, what, fr);
+  if (contains(type, "Guard") || contains(type, "guard")) return Val{};
+  if (contains(type, "vector") || braces) {
+    Val l;
+    l.kind = Val::List;
+    l.items = vals;
+    return l;
+  }
+  if (vals.size() == 1) return vals[0];
+  return make_unknown("a `" + type + "` built on the host");
+}
+
+Val Interp::make_dim3(const std::vector<Val>& vals, const std::string& what, Frame& fr) {
+  if (vals.size() == 1 && vals[0].kind == Val::Dim3) return vals[0];
+  if (vals.empty() || vals.size() > 3)
+    fail("host_logic",
+         "`" + what + "` builds a dim3 of " + std::to_string(vals.size()) + " values");
+  Val d;
+  d.kind = Val::Dim3;
+  for (const auto& v : vals) d.items.push_back(to_int(v, what, fr));
+  while (d.items.size() < 3) d.items.push_back(make_int(1));
+  return d;
+}
+
+Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_init, Val v,
+                         const std::string& name, const std::string& what) {
+  std::string t = strip_std(type);
+  if (ptr) {
+    if (!has_init) return make_unknown("the pointer `" + name + "` (not set)");
+    if (v.kind == Val::Ptr) {
+      Val p = v;
+      if (t != "void" && t != "auto") p.elem = t;
+      return p;
+    }
+    if (v.kind == Val::Int && v.k && *v.k == 0) {
+      Val p;
+      p.kind = Val::Ptr;
+      return p;
+    }
+    if (v.kind == Val::Props) return v;
+    fail_value(v, "a tensor's data pointer", what, fr);
+  }
+  if (!has_init) {
+    if (t == "dim3") return make_dim3({make_int(1)}, what, fr);
+    if (t == "cudaStream_t") {
+      Val s;
+      s.kind = Val::Stream;
+      return s;
+    }
+    if (t == "cudaDeviceProp") {
+      Val p;
+      p.kind = Val::Props;
+      return p;
+    }
+    if (contains(t, "vector")) {
+      Val l;
+      l.kind = Val::List;
+      return l;
+    }
+    return make_unknown("`" + name + "` (declared without a value)");
+  }
+  if (t == "auto" || contains(t, "Tensor") || t == "dim3" || contains(t, "Guard") ||
+      contains(t, "Stream") || t == "cudaStream_t" || t == "cudaError_t" ||
+      contains(t, "IntArrayRef") || contains(t, "vector") || contains(t, "Options") ||
+      contains(t, "ScalarType") || t == "cudaDeviceProp" || t == "cudaEvent_t")
+    return v;
+  if (t == "bool") {
+    if (v.kind == Val::Bool) return v;
+    if (auto b = truth(v)) return make_bool(*b);
+    return v;
+  }
+  if (int_type(t)) return to_int(v, what, fr);
+  if (float_type(t)) return to_float(v, what, fr);
+  if (v.kind == Val::Unknown || v.kind == Val::Void) return v;
+  // Other types (a struct of the source): kept as they are.
+  return v;
+}
+
+std::vector<std::pair<size_t, size_t>> Interp::split_args(const std::vector<CTok>& T, size_t i,
+                                                          size_t end) {
+  std::vector<std::pair<size_t, size_t>> out;
+  if (i >= end) return out;
+  int d = 0;
+  size_t start = i;
+  for (size_t k = i; k < end; ++k) {
+    const CTok& t = T[k];
+    if (t.kind != CTok::Punct) continue;
+    if (d == 0 && t.text == "<" && k > i && T[k - 1].kind == CTok::Ident) {
+      // Template arguments (x.packed_accessor32<float, 3>(), std::min<int>(a, b)).
+      size_t c = c_match(T, k, end);
+      if (c < end && c + 1 < end &&
+          (is_punct(T[c + 1], "(") || is_punct(T[c + 1], "::") || is_punct(T[c + 1], "{"))) {
+        k = c;
+        continue;
+      }
+    }
+    if (t.text == "(" || t.text == "[" || t.text == "{" || t.text == "<<<") ++d;
+    if (t.text == ")" || t.text == "]" || t.text == "}" || t.text == ">>>") --d;
+    if (d == 0 && t.text == ",") {
+      out.push_back({start, k});
+      start = k + 1;
+    }
+  }
+  out.push_back({start, end});
+  return out;
+}
+
+}  // namespace kernrl::kbimport::host
