@@ -102,10 +102,9 @@ std::string kernelbench_triton_prompt(const ProblemSpec& p) {
   s += kTritonExample;
   s += "\n";
   s += kTritonRules;
-  s +=
-      "\nRewrite the architecture named Model with Triton kernels as a module named ModelNew that "
-      "takes the same __init__ and forward arguments. Answer with the complete Python file in one "
-      "code block: real code that compiles, no pseudocode, no tests.\n";
+  s += "\nRewrite the architecture named Model with Triton kernels as a module named ModelNew that "
+       "takes the same __init__ and forward arguments. Answer with the complete Python file in one "
+       "code block: real code that compiles, no pseudocode, no tests.\n";
   return s;
 }
 

@@ -164,10 +164,10 @@ struct Timing : RecordObject {
 
 // `baseline`: which baseline `speedup` is against, and the speedup over each baseline timed.
 struct Baseline : RecordObject {
-  Field<std::string> kind;                        // torch | kernel
+  Field<std::string> kind;  // torch | kernel
   // torch, and kernel and compile (torch.compile) where they were timed
   Field<std::map<std::string, double>> speedups;
-  Field<std::string> kernel_missing;              // wanted over the kernel, but it was not timed
+  Field<std::string> kernel_missing;  // wanted over the kernel, but it was not timed
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("kind", s.kind);

@@ -81,7 +81,9 @@ json wrapper_plan_request(const ExtractedSource& src, const std::string& filenam
 
 namespace {
 
-std::string in_quotes(const std::string& e) { return "\"" + e + "\""; }
+std::string in_quotes(const std::string& e) {
+  return "\"" + e + "\"";
+}
 
 // 1 where `name` equals `value`, else 0, in the launch block's expression language.
 std::string equals(const std::string& name, int64_t value) {
@@ -316,10 +318,11 @@ void check_same_launches(const json& sets) {
 WrapperPlan merge_wrapper_plan(const json& answer, const ProblemSpec& p,
                                const std::vector<Vars>& size_sets, int64_t num_sms) {
   if (!answer.value("ok", false))
-    throw FormatError("no kernrl launch block, and kernrl could not derive the launches from the "
-                      "host wrapper: " +
-                          answer.value("error", std::string("no answer")),
-                      answer.value("line", 0));
+    throw FormatError(
+        "no kernrl launch block, and kernrl could not derive the launches from the "
+        "host wrapper: " +
+            answer.value("error", std::string("no answer")),
+        answer.value("line", 0));
   const json& sets = answer.at("sets");
   if (sets.size() != size_sets.size() || sets.empty())
     throw std::runtime_error("the wrapper plan has " + std::to_string(sets.size()) +
@@ -357,8 +360,9 @@ WrapperPlan merge_wrapper_plan(const json& answer, const ProblemSpec& p,
   w.plan = parse_launch_block(block);
   w.plan.line = answer.value("forward_line", 0);
   for (size_t li = 0; li < w.plan.launches.size(); ++li)
-    w.plan.launches[li].line = li < n_fill ? answer.value("forward_line", 0)
-                                           : sets[0].at("launches").at(li - n_fill).at("line").get<int>();
+    w.plan.launches[li].line = li < n_fill
+                                   ? answer.value("forward_line", 0)
+                                   : sets[0].at("launches").at(li - n_fill).at("line").get<int>();
   for (auto& s : w.plan.scratch)
     for (const auto& b : sets[0].at("scratch"))
       if (b.at("name") == s.name) s.line = b.at("line");

@@ -1,8 +1,9 @@
 // Launch plans derived from a Python answer's host wrapper (docs/kernel-format.md, "Host
 // wrappers"): a Triton file with no launch block whose ModelNew (or Model) forward launches
-// kernel[grid](...). The wrapper runs only in the kernrl-triton sandbox (src/triton/wrapper_plan.py),
-// on shape-only tensors, once per size set; here its per-size-set launches become one launch
-// block, which then goes through the same parser and checks as a written one.
+// kernel[grid](...). The wrapper runs only in the kernrl-triton sandbox
+// (src/triton/wrapper_plan.py), on shape-only tensors, once per size set; here its per-size-set
+// launches become one launch block, which then goes through the same parser and checks as a written
+// one.
 //
 //   wrapper_plan_request  the problem and its size sets -> the helper's request
 //   merge_wrapper_plan    the helper's answer -> the launch block (YAML) and the plan; pure, tested
@@ -58,8 +59,8 @@ WrapperPlan merge_wrapper_plan(const nlohmann::json& answer, const ProblemSpec& 
 // expression that picks each set's value by its sizes. Throws FormatError (naming `what`) when no
 // expression fits.
 std::string value_expression(const std::vector<int64_t>& values,
-                             const std::vector<std::string>& exprs,
-                             const std::vector<Vars>& vars, const std::string& what, int line);
+                             const std::vector<std::string>& exprs, const std::vector<Vars>& vars,
+                             const std::string& what, int line);
 
 // Throws FormatError, WrapperRunError, or UsageError for a missing Triton or sandbox.
 WrapperPlan derive_wrapper_plan(const ExtractedSource& src, const std::string& filename,

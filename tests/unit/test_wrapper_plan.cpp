@@ -80,8 +80,8 @@ json gelu_answer(const std::function<json(const Vars&)>& grid0) {
 
 TEST_CASE("wrapper plan: a Triton file with a forward that launches and no launch block") {
   CHECK(wants_wrapper_plan(triton_src(kWrapper)));
-  CHECK_FALSE(wants_wrapper_plan(triton_src(std::string("\"\"\"kernrl\nlaunches: []\n\"\"\"\n") +
-                                            kWrapper)));
+  CHECK_FALSE(wants_wrapper_plan(
+      triton_src(std::string("\"\"\"kernrl\nlaunches: []\n\"\"\"\n") + kWrapper)));
   CHECK_FALSE(wants_wrapper_plan(triton_src("import triton\n@triton.jit\ndef k(x):\n  pass\n")));
   ExtractedSource cuda = triton_src(kWrapper);
   cuda.language = "cuda";
@@ -97,8 +97,7 @@ TEST_CASE("wrapper plan: the request carries the problem, every size set and fil
   CHECK(r["size_sets"].size() == layernorm().tests.size() + 1);
   CHECK(r["size_sets"][0]["shapes"]["weight"] == json({4, 8, 8}));
   CHECK(r["problem"]["scalars"][0] == json({{"name", "eps"}, {"value", 1e-5}, {"integer", false}}));
-  CHECK(r["problem"]["inputs"][0]["shape"] ==
-        json({"batch_size", "features", "dim1", "dim2"}));
+  CHECK(r["problem"]["inputs"][0]["shape"] == json({"batch_size", "features", "dim1", "dim2"}));
 }
 
 TEST_CASE("wrapper plan: values become expressions") {
@@ -183,8 +182,8 @@ TEST_CASE("wrapper plan: scratch buffers, problem scalars and size-picked values
 
 TEST_CASE("wrapper plan: what one launch block cannot say is a format_error with the line") {
   // The helper refused the wrapper: its reason and line.
-  json refused = {{"ok", false}, {"refused", true}, {"error", "forward computes with torch"},
-                  {"line", 40}};
+  json refused = {
+      {"ok", false}, {"refused", true}, {"error", "forward computes with torch"}, {"line", 40}};
   CHECK_THROWS_WITH_AS(merge_wrapper_plan(refused, gelu(), all_sets(gelu()), 132),
                        doctest::Contains("forward computes with torch"), FormatError);
   try {
