@@ -314,12 +314,19 @@ def load_beside(name):
     return module
 
 
+def load_wrapper_modules():
+    """wrapper_plan.py and its shape-only torch, loaded before any request (and any confinement
+    beyond the sandbox's) as Triton is."""
+    for name in ("shape_torch", "shape_nn", "wrapper_plan"):
+        if name not in sys.modules:
+            load_beside(name)
+    return sys.modules["wrapper_plan"]
+
+
 def wrapper_plan_answer(req):
     """The launches of a host wrapper, found by running it on shape-only tensors."""
-    for name in ("shape_torch", "shape_nn", "wrapper_plan"):
-        module = load_beside(name)
-    return module.derive(req, lambda src, fn: load_kernels(src, fn, whole=True),
-                         COMPILER["JITFunction"], unwrap)
+    return load_wrapper_modules().derive(req, lambda src, fn: load_kernels(src, fn, whole=True),
+                                         COMPILER["JITFunction"], unwrap)
 
 
 def discover():
@@ -354,6 +361,10 @@ def main():
     from triton.compiler import ASTSource
     COMPILER.update(compile=triton.compile, ASTSource=ASTSource, GPUTarget=GPUTarget,
                     JITFunction=triton.runtime.JITFunction)
+    try:
+        load_wrapper_modules()
+    except Exception:  # missing modules fail a wrapper request only, when it comes
+        pass
     out({"ready": True, "triton": triton.__version__})
     keep_stdout_for_answers()
     line = sys.stdin.readline()

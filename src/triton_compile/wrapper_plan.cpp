@@ -28,7 +28,7 @@ def kernrl_zero_fill(ptr, n, BLOCK: _kernrl_tl.constexpr):
 
 bool wants_wrapper_plan(const ExtractedSource& src) {
   if (src.language != "triton" || has_python_launch_block(src.code)) return false;
-  static const std::regex launch(R"(\w\s*\[[^\]\n]+\]\s*\()");
+  static const std::regex launch(R"(\]\s*\()");  // kernel[grid](, any grid
   static const std::regex model(R"((^|\n)class\s+(ModelNew|Model)\b)");
   return std::regex_search(src.code, model) && std::regex_search(src.code, launch) &&
          src.code.find("def forward") != std::string::npos;
