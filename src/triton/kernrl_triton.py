@@ -84,24 +84,34 @@ def drop_annotations(fn):
     fn.returns = None
 
 
+def kept_statement(st):
+    """Whether a top-level statement of the kernel file is compiled."""
+    if isinstance(st, ast.Import):
+        return all(a.name.split(".")[0] in ALLOWED_IMPORT_ROOTS for a in st.names)
+    if isinstance(st, ast.ImportFrom):
+        return (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
+    if isinstance(st, ast.FunctionDef):
+        keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
+        if keep and not st.decorator_list:
+            drop_annotations(st)  # a host function's `x: torch.Tensor` needs no torch here
+        return keep
+    if isinstance(st, (ast.Assign, ast.AnnAssign)):
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        return (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
+                and simple_value(st.value))
+    if isinstance(st, ast.Try):  # try: from triton.language.extra import libdevice / except ...
+        parts = st.body + st.orelse + st.finalbody + [x for h in st.handlers for x in h.body]
+        return (all(kept_statement(x) for x in parts) and
+                all(h.type is None or isinstance(h.type, (ast.Name, ast.Tuple, ast.Attribute))
+                    for h in st.handlers))
+    return False
+
+
 def filter_module(tree):
     """The statements of the kernel file that are compiled; the rest is dropped unexecuted."""
     kept, dropped = [], []
     for st in tree.body:
-        keep = False
-        if isinstance(st, ast.Import):
-            keep = all(a.name.split(".")[0] in ALLOWED_IMPORT_ROOTS for a in st.names)
-        elif isinstance(st, ast.ImportFrom):
-            keep = (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
-        elif isinstance(st, ast.FunctionDef):
-            keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
-            if keep and not st.decorator_list:
-                drop_annotations(st)  # a host function's `x: torch.Tensor` needs no torch here
-        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            keep = (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
-                    and simple_value(st.value))
-        (kept if keep else dropped).append(st)
+        (kept if kept_statement(st) else dropped).append(st)
     tree.body = kept
     return tree, [getattr(s, "lineno", 0) for s in dropped]
 

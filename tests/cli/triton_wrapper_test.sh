@@ -14,6 +14,7 @@ source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 STAND_IN="$ROOT/tests/triton/stand_in"
 WRAP="$ROOT/tests/triton/wrappers"
+BIN_DIR="$(cd "$(dirname "$KERNRL")" && pwd)"
 cat >"$TMP/triton.yaml" <<EOF2
 triton: {python: $PY, path: "$STAND_IN", timeout_s: 20, memory_limit_mb: 4096, pool: 1}
 EOF2
@@ -110,6 +111,28 @@ PY
 corpus "$WRAP" wrappers
 [ -e "$ROOT/tests/triton/wrapper_corpus/manifest.json" ] && corpus "$ROOT/tests/triton/wrapper_corpus" wrapper_corpus
 has "an output allocated with zeros is filled first" "kernrl_zero_fill" "$TMP/trace-wrappers.jsonl"
+
+# The compile keeps `try: from triton.language.extra import libdevice / except ImportError:` and
+# plain functions without their annotations (torch is not there when kernels compile).
+python3 - "$BIN_DIR/kernrl_triton.py" <<'PY' && echo "ok   the compile keeps a libdevice try block" || { echo "FAIL libdevice try block"; fail=1; }
+import ast, importlib.util, sys
+spec = importlib.util.spec_from_file_location("helper", sys.argv[1])
+h = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(h)
+src = """import torch
+import triton
+import triton.language as tl
+try:
+    from triton.language.extra import libdevice
+except ImportError:
+    libdevice = tl.math
+def wrap(x: torch.Tensor) -> torch.Tensor:
+    return x
+"""
+tree, dropped = h.filter_module(ast.parse(src))
+assert [type(s).__name__ for s in tree.body] == ["Import", "Import", "Try", "FunctionDef"], tree.body
+assert dropped == [1] and tree.body[3].args.args[0].annotation is None and tree.body[3].returns is None
+PY
 
 # A wrapper that spins while kernrl runs it: cut at the Triton timeout, a compile_error.
 cat >"$TMP/slow.yaml" <<EOF2
