@@ -111,7 +111,7 @@ TEST_CASE("wrapper plan: values become expressions") {
   std::string e = value_expression({16, 128}, {"16", "128"}, vars, "BLOCK", 1);
   CHECK(eval_expr(e, vars[0]) == 16);
   CHECK(eval_expr(e, vars[1]) == 128);
-  CHECK(e.find("m") == std::string::npos);  // only the sizes that differ decide
+  CHECK(e.find("max(m") == std::string::npos);  // only the sizes that differ decide
 }
 
 TEST_CASE("wrapper plan: the per-size-set launches merge into one launch block") {
