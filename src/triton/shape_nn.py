@@ -1,11 +1,14 @@
-"""`torch.nn` for the shape-only stand-in torch (shape_torch.py): Module, Parameter, the layers
-whose parameters answers use (Linear, ConvNd, ConvTransposeNd, norms, Embedding), containers, and
-`nn.functional` / `nn.init`. Runs only inside kernrl-triton's sandbox (wrapper_plan.py).
+"""The modules of the shape-only stand-in torch (its tensors are shape_torch.py's): `torch` itself
+(allocations, dtypes, `torch.cuda`), and `torch.nn`: Module, Parameter, the layers whose parameters
+answers use (Linear, ConvNd, ConvTransposeNd, norms, Embedding), containers, `nn.functional` and
+`nn.init`. Runs only inside kernrl-triton's sandbox (wrapper_plan.py).
 """
 import types
 
 import shape_torch as st
-from shape_torch import SymInt, Tensor, alloc, refuse
+from shape_torch import (ALIASES, DTYPES, STATE, WRITE_KERNELS, Size, Storage, SymInt, Tensor,
+                         alloc, answer_line, device, dtype, in_forward, product, refuse,
+                         shape_args)
 
 
 def Parameter(data=None, requires_grad=True):
@@ -252,7 +255,7 @@ def make_nn():
         return type(name, (_Layer,), {})
     nn.__getattr__ = layer
     functional = types.ModuleType("torch.nn.functional")
-    functional.__getattr__ = st._refuse_attr("nn.functional.")
+    functional.__getattr__ = _refuse_attr("nn.functional.")
     init = types.ModuleType("torch.nn.init")
     init.__getattr__ = lambda name: _init_fn
     nn.functional, nn.init = functional, init
@@ -260,3 +263,140 @@ def make_nn():
 
 
 _ = SymInt
+
+
+# ---------------------------------------------------------------------------------------------
+# torch functions
+
+
+def _dtype_kw(kw, default=None):
+    d = kw.get("dtype")
+    return d if isinstance(d, dtype) else default or DTYPES["float32"]
+
+
+def _like(kind, fill=None):
+    def f(t, *a, dtype=None, **kw):
+        if kind == "full":
+            return alloc("full", t.shape, dtype or t.dtype, a[0] if a else kw.get("fill_value"))
+        return alloc(kind, t.shape, dtype or t.dtype, fill)
+    return f
+
+
+def _factory(kind, fill=None):
+    def f(*size, **kw):
+        return alloc(kind, shape_args(size), _dtype_kw(kw), fill)
+    return f
+
+
+def full(size, fill_value, **kw):
+    return alloc("full", shape_args((size,)), _dtype_kw(kw), fill_value)
+
+
+def _random(*args, **kw):
+    size = kw.get("size")
+    if size is None:
+        size = args[-1] if args and isinstance(args[-1], (tuple, list, Size)) else args
+    default = DTYPES["int64"] if any(isinstance(a, (tuple, list)) for a in args) else None
+    return alloc("random", shape_args(tuple(size)), _dtype_kw(kw, default))
+
+
+def tensor(data, dtype=None, **kw):
+    """torch.tensor / as_tensor: a tensor of values, made by torch (never a kernel's argument)."""
+    shape, d = [], data
+    while isinstance(d, (list, tuple)):
+        shape.append(len(d))
+        d = d[0] if d else 0
+    if isinstance(data, Tensor):
+        shape = list(data.shape)
+    default = DTYPES["int64"] if isinstance(d, int) and not isinstance(d, bool) else None
+    dt = dtype if isinstance(dtype, dtype_class()) else default or DTYPES["float32"]
+    shape = tuple(SymInt(v) for v in shape)
+    return Tensor(Storage("computed", product(shape), dt, answer_line()), shape, dt)
+
+
+def dtype_class():
+    return dtype
+
+
+def _torch_op(name):
+    def op(*args, **kwargs):
+        if in_forward():
+            refuse("forward computes with torch (torch.%s): %s" % (name, WRITE_KERNELS))
+        for a in args:
+            if isinstance(a, Tensor):
+                return Tensor(Storage("computed", a.numel(), a.dtype, answer_line()), a.shape,
+                              a.dtype)
+        return None
+    return op
+
+
+class _NoGrad:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+    def __call__(self, fn):
+        return fn
+
+
+class _DeviceProperties:
+    def __init__(self):
+        self.multi_processor_count = SymInt(STATE["num_sms"], "num_sms")
+        self.name = "kernrl grading GPU"
+
+
+def _refuse_attr(owner):
+    def getattr_(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _torch_op(owner + name)
+    return getattr_
+
+
+def _cuda_module():
+    cuda = types.ModuleType("torch.cuda")
+    cuda.is_available = lambda: True
+    cuda.device_count = lambda: 1
+    cuda.current_device = lambda: 0
+    cuda.synchronize = lambda *a, **k: None
+    cuda.get_device_properties = lambda *a, **k: _DeviceProperties()
+    cuda.get_device_capability = lambda *a, **k: (9, 0)
+    cuda.set_device = lambda *a, **k: None
+    cuda.manual_seed = cuda.manual_seed_all = lambda *a, **k: None
+    cuda.current_stream = lambda *a, **k: None
+    cuda.__getattr__ = _refuse_attr("cuda.")
+    return cuda
+
+
+def make_torch(nn_module):
+    """The stand-in `torch` module (with `nn`, `nn.functional`, `nn.init`, `cuda`)."""
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0+kernrl-shape"
+    torch.Tensor = Tensor
+    torch.Size = Size
+    torch.dtype = dtype
+    torch.device = device
+    for n, d in DTYPES.items():
+        setattr(torch, n, d)
+    for a, n in ALIASES.items():
+        setattr(torch, a, DTYPES[n])
+    torch.empty = _factory("empty")
+    torch.zeros = _factory("zeros")
+    torch.ones = _factory("full", 1)
+    torch.full = full
+    torch.empty_like = _like("empty")
+    torch.zeros_like = _like("zeros")
+    torch.ones_like = _like("full", 1)
+    torch.full_like = _like("full")
+    torch.randn = torch.rand = torch.randint = _random
+    torch.randn_like = torch.rand_like = _like("random")
+    torch.tensor = torch.as_tensor = tensor
+    torch.manual_seed = lambda *a, **k: None
+    torch.no_grad = torch.inference_mode = lambda *a, **k: _NoGrad()
+    torch.is_tensor = lambda t: isinstance(t, Tensor)
+    torch.cuda = _cuda_module()
+    torch.nn = nn_module
+    torch.__getattr__ = _refuse_attr("")
+    return torch

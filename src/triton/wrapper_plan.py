@@ -166,7 +166,7 @@ def patch_launches(ns, recorder, jit_class, unwrap):
 def install_torch(num_sms):
     st.STATE["num_sms"] = num_sms
     nn = shape_nn.make_nn()
-    torch = st.make_torch(nn)
+    torch = shape_nn.make_torch(nn)
     import triton
     triton.cdiv = st.cdiv  # the same function, keeping the expression
     for k in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
