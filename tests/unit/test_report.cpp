@@ -404,7 +404,7 @@ TEST_CASE("the speedup over torch.compile: aggregated beside the one over PyTorc
   std::string md = kernrl::render(a, opt);
   CHECK(md.find("over torch.compile") != std::string::npos);
   // Without any torch.compile figure, the table is as before.
-  json plain = kernrl::aggregate({rec("c", 1.0, std::nullopt)}, opt);
+  json plain = kernrl::aggregate(std::vector<json>{rec("c", 1.0, std::nullopt)}, opt);
   CHECK(plain["runs"][0]["geomean_speedup_over"]["compile"].is_null());
   CHECK(kernrl::render(plain, opt).find("over torch.compile") == std::string::npos);
 }
