@@ -5,6 +5,8 @@ Protocol (docs/protocol.md, "kernrl-triton"): with --discover it prints one JSON
 Triton it finds and exits. Otherwise it imports Triton, prints {"ready": true}, reads ONE request
 line (JSON) on stdin, compiles, prints one answer line and exits: a pool of these processes waits
 with Triton imported, so a compile does not pay for the import.
+A request with "mode": "wrapper_plan" runs the whole file instead, with a shape-only torch, to
+find the launches a host wrapper makes (wrapper_plan.py).
 
 The kernel file is filtered before it runs: only imports of triton/math, functions (with their
 triton decorators) and simple module-level constants are kept; any other top-level code (torch
@@ -76,32 +78,54 @@ def simple_value(node):
     return True
 
 
+def drop_annotations(fn):
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            a.annotation = None
+    fn.returns = None
+
+
+def kept_statement(st):
+    """Whether a top-level statement of the kernel file is compiled."""
+    if isinstance(st, ast.Import):
+        return all(a.name.split(".")[0] in ALLOWED_IMPORT_ROOTS for a in st.names)
+    if isinstance(st, ast.ImportFrom):
+        return (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
+    if isinstance(st, ast.FunctionDef):
+        keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
+        if keep and not st.decorator_list:
+            drop_annotations(st)  # a host function's `x: torch.Tensor` needs no torch here
+        return keep
+    if isinstance(st, (ast.Assign, ast.AnnAssign)):
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        return (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
+                and simple_value(st.value))
+    if isinstance(st, ast.Try):  # try: from triton.language.extra import libdevice / except ...
+        parts = st.body + st.orelse + st.finalbody + [x for h in st.handlers for x in h.body]
+        return (all(kept_statement(x) for x in parts) and
+                all(h.type is None or isinstance(h.type, (ast.Name, ast.Tuple, ast.Attribute))
+                    for h in st.handlers))
+    return False
+
+
 def filter_module(tree):
     """The statements of the kernel file that are compiled; the rest is dropped unexecuted."""
     kept, dropped = [], []
     for st in tree.body:
-        keep = False
-        if isinstance(st, ast.Import):
-            keep = all(a.name.split(".")[0] in ALLOWED_IMPORT_ROOTS for a in st.names)
-        elif isinstance(st, ast.ImportFrom):
-            keep = (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
-        elif isinstance(st, ast.FunctionDef):
-            keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
-        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            keep = (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
-                    and simple_value(st.value))
-        (kept if keep else dropped).append(st)
+        (kept if kept_statement(st) else dropped).append(st)
     tree.body = kept
     return tree, [getattr(s, "lineno", 0) for s in dropped]
 
 
-def load_kernels(source, filename):
+def load_kernels(source, filename, whole=False):
+    """The kernel file's namespace: its kernels (or, with `whole`, all of it: a wrapper plan)."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         raise KernelFileError("Python syntax error: %s" % e.msg, e.lineno or 0)
-    tree, _ = filter_module(tree)
+    if not whole:
+        tree, _ = filter_module(tree)
     code = compile(tree, filename, "exec")
     # Triton's JIT reads a function's source through linecache: give it the file's text.
     import linecache
@@ -216,6 +240,18 @@ def compile_one(fn, name, args, constexprs, options, arch):
     return dict(COMPILED[ckey], compile_key=ckey)
 
 
+def pinned_configs(configs, constexprs, name, line):
+    """The autotune configs that agree with the constexprs the launch gives: a value given pins it
+    (Triton refuses a launch that sets an autotuned value; a host wrapper's plan pins the config its
+    grid was derived for)."""
+    kept = [c for c in configs if all(constexprs.get(k, v) == v for k, v in c.kwargs.items())]
+    if not kept:
+        raise KernelFileError("kernel %s: no autotune config has the constexpr values the launch "
+                              "gives (%s)" % (name, ", ".join("%s=%r" % kv for kv in
+                                                               sorted(constexprs.items()))), line)
+    return kept
+
+
 def heuristic_values(heuristics, arg_values):
     values = {}
     for h in heuristics:
@@ -250,6 +286,7 @@ def compile_request(req, ns):
             if len(configs) > MAX_AUTOTUNE_CONFIGS:
                 raise KernelFileError("kernel %s has %d autotune configs; kernrl takes at most %d" %
                                       (name, len(configs), MAX_AUTOTUNE_CONFIGS), kreq.get("line", 0))
+            configs = pinned_configs(configs, constexprs, name, kreq.get("line", 0))
         variants, failed = [], []
         for cfg in configs:
             cx = dict(constexprs)
@@ -294,6 +331,33 @@ def compile_request(req, ns):
     return results
 
 
+def load_beside(name):
+    """A module installed beside this script, by its path: the sandbox lets Python read the file
+    but not list the folder, so the import system's search would not find it."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_wrapper_modules():
+    """wrapper_plan.py and its shape-only torch, loaded before any request (and any confinement
+    beyond the sandbox's) as Triton is."""
+    for name in ("shape_torch", "shape_nn", "wrapper_plan"):
+        if name not in sys.modules:
+            load_beside(name)
+    return sys.modules["wrapper_plan"]
+
+
+def wrapper_plan_answer(req):
+    """The launches of a host wrapper, found by running it on shape-only tensors."""
+    return load_wrapper_modules().derive(req, lambda src, fn: load_kernels(src, fn, whole=True),
+                                         COMPILER["JITFunction"], unwrap)
+
+
 def discover():
     info = {"python": sys.version.split()[0], "executable": sys.executable}
     try:
@@ -321,6 +385,10 @@ def import_triton():
     from triton.compiler import ASTSource
     COMPILER.update(compile=triton.compile, ASTSource=ASTSource, GPUTarget=GPUTarget,
                     JITFunction=triton.runtime.JITFunction, version=triton.__version__)
+    try:  # before any kernel file runs and before a forked compile confines itself further
+        load_wrapper_modules()
+    except Exception:  # missing modules fail a wrapper request only, when it comes
+        pass
     return {"ready": True, "triton": triton.__version__,
             "import_ms": round((time.monotonic() - t0) * 1000, 1)}
 
@@ -330,6 +398,8 @@ def answer(line):
     try:
         t0 = time.monotonic()
         req = json.loads(line)
+        if req.get("mode") == "wrapper_plan":  # launches from a host wrapper (wrapper_plan.py)
+            return wrapper_plan_answer(req)
         ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
         load_ms = (time.monotonic() - t0) * 1000
         kernels = compile_request(req, ns)

@@ -86,6 +86,9 @@ json base_setup(const Config& cfg, const std::string& python, const std::string&
   read_files.push_back(canonical_or_empty(helper_script()));
   if (std::string server = canonical_or_empty(server_script()); !server.empty())
     read_files.push_back(server);
+  for (const char* module : {"wrapper_plan.py", "shape_torch.py", "shape_nn.py"})
+    if (std::string c = canonical_or_empty(helper_exe(module).string()); !c.empty())
+      read_files.push_back(c);
   exec_files.push_back(canonical_or_empty(python));
   for (const char* loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"})
     if (std::string c = canonical_or_empty(loader); !c.empty()) exec_files.push_back(c);
