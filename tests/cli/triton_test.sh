@@ -10,6 +10,9 @@
 set -u
 KERNRL="$1"
 source "$(dirname "$0")/lib.sh"
+# A compile cache of this run alone: the first compiles below must be compiled, not found from an
+# earlier run.
+export KERNRL_CACHE="$TMP/cache"
 BIN="$(cd "$(dirname "$KERNRL")" && pwd)"
 PY=/usr/bin/python3
 STAND_IN="$ROOT/tests/triton/stand_in"
