@@ -218,14 +218,7 @@ def compile_one(fn, name, args, constexprs, options, arch):
     k = COMPILER["compile"](src, target=target, options=options)
     TIMING["compile_ms"] += (time.monotonic() - t0) * 1000
     TIMING["compiles"] += 1
-    md = k.metadata._asdict() if hasattr(k.metadata, "_asdict") else dict(k.metadata)
-    meta = {}
-    for key, v in md.items():
-        try:
-            json.dumps(v)
-            meta[key] = v
-        except TypeError:
-            meta[key] = str(v)
+    meta = json_metadata(k)
     ptx = k.asm.get("ptx", "")
     m = re.search(r"\.entry\s+(\w+)\s*\(([^)]*)\)", ptx)
     params = re.findall(r"\.param\s+\.(\w+)", m.group(2)) if m else []
@@ -341,6 +334,20 @@ def load_beside(name):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def json_metadata(compiled):
+    """A compiled kernel's metadata as JSON values (what JSON cannot hold as its string)."""
+    md = compiled.metadata
+    md = md._asdict() if hasattr(md, "_asdict") else dict(md)
+    meta = {}
+    for key, v in md.items():
+        try:
+            json.dumps(v)
+            meta[key] = v
+        except TypeError:
+            meta[key] = str(v)
+    return meta
 
 
 def load_wrapper_modules():

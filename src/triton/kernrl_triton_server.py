@@ -148,27 +148,20 @@ class Compiled:
         self.asm = asm
 
 
-def compile_unit(real, src, target, options):
+def compile_unit(helper, real, src, target, options):
     """One Triton compile in a worker: the result, or the error as it would have been raised."""
     t0 = time.monotonic()
     try:
         k = real(src, target=target, options=options)
-        md = k.metadata._asdict() if hasattr(k.metadata, "_asdict") else dict(k.metadata)
-        meta = {}
-        for key, v in md.items():
-            try:
-                json.dumps(v)
-                meta[key] = v
-            except TypeError:
-                meta[key] = str(v)
-        return {"metadata": meta, "asm": {"ptx": k.asm.get("ptx", ""), "cubin": k.asm["cubin"]},
+        return {"metadata": helper.json_metadata(k),
+                "asm": {"ptx": k.asm.get("ptx", ""), "cubin": k.asm["cubin"]},
                 "ms": (time.monotonic() - t0) * 1000}
     except Exception as e:
         return {"error": str(e), "type": type(e).__name__, "lineno": getattr(e, "lineno", None),
                 "ms": (time.monotonic() - t0) * 1000}
 
 
-def compile_parallel(real, units, jobs):
+def compile_parallel(helper, real, units, jobs):
     """Compiles `units` ([(key, src, target, options)]) in `jobs` forked workers (of this confined
     process: they share only its own directory); returns key -> compile_unit's result."""
     workers = []
@@ -179,7 +172,8 @@ def compile_parallel(real, units, jobs):
         if pid == 0:
             try:
                 os.close(r)
-                out = {key: compile_unit(real, src, target, opts) for key, src, target, opts in mine}
+                out = {key: compile_unit(helper, real, src, target, opts)
+                       for key, src, target, opts in mine}
                 with os.fdopen(wfd, "wb") as f:
                     pickle.dump(out, f)
             finally:
@@ -242,7 +236,7 @@ def parallel_answer(helper, line, jobs):
     if not first.get("ok") or jobs <= 1:
         return first if not first.get("ok") else helper.answer(line)
     t0 = time.monotonic()
-    results = compile_parallel(real_compile, [(k,) + v for k, v in calls.items()], jobs)
+    results = compile_parallel(helper, real_compile, [(k,) + v for k, v in calls.items()], jobs)
     wall_ms = (time.monotonic() - t0) * 1000
 
     def lookup(src, target=None, options=None):
