@@ -86,6 +86,18 @@ const char* kTritonRules =
     "names and shapes of Model's (nn.Linear and other layers are fine for holding them), and "
     "define every @triton.jit kernel at the top level of the file.\n";
 
+// What both styles' prompts say of the problem: the architecture, its sizes and tensors, and the
+// line that introduces the example.
+std::string architecture_part(const ProblemSpec& p) {
+  std::string s = "The architecture (" + p.id + "):\n\n```python\n" + p.torch + "```\n\n";
+  s += "Sizes (the first line is the timed one; the others are checked too):\n" + sizes_text(p) +
+       "\nTensors (parameters and buffers are named by module path; `self.conv.weight` is "
+       "`conv.weight`):\n" +
+       tensors_text(p) + "\n";
+  s += "An example of the expected form, for a module that computes x * 2 + bias:\n\n";
+  return s;
+}
+
 }  // namespace
 
 std::string kernelbench_triton_prompt(const ProblemSpec& p) {
@@ -93,12 +105,7 @@ std::string kernelbench_triton_prompt(const ProblemSpec& p) {
   s += "You write Triton kernels to replace the PyTorch operators of the architecture below and "
        "make it faster. You may fuse several operators into one kernel (a matmul with its "
        "activation) or change the algorithm (an online softmax).\n\n";
-  s += "The architecture (" + p.id + "):\n\n```python\n" + p.torch + "```\n\n";
-  s += "Sizes (the first line is the timed one; the others are checked too):\n" + sizes_text(p) +
-       "\nTensors (parameters and buffers are named by module path; `self.conv.weight` is "
-       "`conv.weight`):\n" +
-       tensors_text(p) + "\n";
-  s += "An example of the expected form, for a module that computes x * 2 + bias:\n\n";
+  s += architecture_part(p);
   s += kTritonExample;
   s += "\n";
   s += kTritonRules;
@@ -114,12 +121,7 @@ std::string kernelbench_prompt(const ProblemSpec& p) {
        "and "
        "make it faster. You may replace some operators and keep others, fuse several into one "
        "kernel (a matmul with its activation), or change the algorithm (an online softmax).\n\n";
-  s += "The architecture (" + p.id + "):\n\n```python\n" + p.torch + "```\n\n";
-  s += "Sizes (the first line is the timed one; the others are checked too):\n" + sizes_text(p) +
-       "\nTensors (parameters and buffers are named by module path; `self.conv.weight` is "
-       "`conv.weight`):\n" +
-       tensors_text(p) + "\n";
-  s += "An example of the expected form, for a module that computes x * 2 + bias:\n\n";
+  s += architecture_part(p);
   s += kExample;
   s +=
       "\nRewrite the architecture named Model with custom CUDA kernels, compiled with load_inline, "
