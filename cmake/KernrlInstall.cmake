@@ -6,7 +6,9 @@
 #   bin/kernrl                       the command
 #   libexec/kernrl/kernrl-nvrtc      the sandboxed compiler process
 #   libexec/kernrl/kernrl-triton     the sandboxed Triton compiler process, and beside it
-#   libexec/kernrl/kernrl_triton.py  the Python helper it runs
+#   libexec/kernrl/kernrl_triton.py  the Python helper it runs (and its wrapper-plan modules:
+#                                    wrapper_plan.py, shape_torch.py, shape_nn.py)
+#   libexec/kernrl/kernrl_triton_server.py  the compile server that forks it per compile
 #   libexec/kernrl/kernrl-worker     the GPU worker (when libtorch has CUDA)
 #   share/kernrl/{problems,configs,baselines}
 #   share/doc/kernrl/                README.md and docs/
@@ -22,7 +24,11 @@ endif()
 # keep those directories in the installed binaries' RPATH.
 set_target_properties(${KERNRL_HELPERS} PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS ${KERNRL_HELPERS} RUNTIME DESTINATION ${KERNRL_HELPER_DIR})
-install(FILES ${PROJECT_SOURCE_DIR}/src/triton/kernrl_triton.py DESTINATION ${KERNRL_HELPER_DIR})
+install(FILES ${PROJECT_SOURCE_DIR}/src/triton/kernrl_triton.py
+              ${PROJECT_SOURCE_DIR}/src/triton/kernrl_triton_server.py
+              ${PROJECT_SOURCE_DIR}/src/triton/wrapper_plan.py
+              ${PROJECT_SOURCE_DIR}/src/triton/shape_torch.py
+              ${PROJECT_SOURCE_DIR}/src/triton/shape_nn.py DESTINATION ${KERNRL_HELPER_DIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/problems ${PROJECT_SOURCE_DIR}/configs
                   ${PROJECT_SOURCE_DIR}/baselines

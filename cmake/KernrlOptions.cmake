@@ -21,11 +21,15 @@ set(KERNRL_PROBLEM_GLOB "L*/*" CACHE STRING
 # Third-party headers (libtorch, CUDA, doctest, Boost.Beast, nlohmann/json, yaml-cpp, md4c) come
 # in as system headers (-isystem, or the system's include directory), which no warning reaches.
 # The top-level CMakeLists.txt refuses to configure a target that does not link it.
+# -Wmissing-declarations (a function with external linkage that no header declares) everywhere but
+# in a target whose KERNRL_UNDECLARED_FUNCTIONS property is ON: the references, whose functions
+# each problem's file defines in a namespace of its own and registers with a static registrar.
 set(KERNRL_WARNING_FLAGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
-    -Wformat -Wformat-security -Wimplicit-fallthrough -Wmissing-declarations)
+    -Wformat -Wformat-security -Wimplicit-fallthrough)
 add_library(kernrl_warnings INTERFACE)
 target_compile_options(kernrl_warnings INTERFACE ${KERNRL_WARNING_FLAGS}
-                                                 $<$<BOOL:${KERNRL_WERROR}>:-Werror>)
+  $<$<NOT:$<BOOL:$<TARGET_PROPERTY:KERNRL_UNDECLARED_FUNCTIONS>>>:-Wmissing-declarations>
+  $<$<BOOL:${KERNRL_WERROR}>:-Werror>)
 function(kernrl_warnings target)
   target_link_libraries(${target} PRIVATE kernrl_warnings)
 endfunction()

@@ -2,7 +2,7 @@
 # GPU tests and measurements, on a machine with an NVIDIA GPU, the CUDA Toolkit and the torch
 # Python package (its libtorch is used). Header/C++ dependencies come from Debian packages in
 # .device/ (scripts/fetch-device-deps.sh) when the machine cannot install them itself.
-#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [import] [triton] [faults] [scaling] [kernelbench] [training]   (default: all)
+#   scripts/gpu-test.sh [build] [unit] [routes] [acceptance] [solutions] [adversarial] [memo] [bench] [speed] [batch] [latency] [profile] [precision] [serve] [nvrtc] [import] [triton] [triton-wrapper] [faults] [scaling] [kernelbench] [training]   (default: all)
 # Results go to $OUT (default ./gpu-results): logs, traces and tables.
 #   kernelbench needs KERNELBENCH_DIR, a KernelBench checkout (KB_LEVELS: levels, default 1,2,3;
 #   KB_STEPS, KB_GENS and the other KB_* variables: scripts/kb-gpu.sh).
@@ -14,7 +14,7 @@ OUT="${OUT:-$ROOT/gpu-results}"
 BUILD="${BUILD_DIR:-build-gpu}"
 mkdir -p "$OUT"
 phases=("$@")
-[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve import triton faults scaling kernelbench training)
+[ ${#phases[@]} -eq 0 ] && phases=(build unit routes acceptance solutions adversarial memo bench speed batch latency profile precision serve nvrtc import triton triton-wrapper faults scaling kernelbench training)
 want() { for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
@@ -119,6 +119,11 @@ if want triton; then
   OUT="$OUT" scripts/triton-gpu.sh --build "$BUILD" --out "$OUT" 2>&1 | tee "$OUT/triton.md"
 fi
 
+if want triton-wrapper; then
+  log "Triton answers with a host wrapper and no launch block: the plan derived from forward"
+  scripts/triton-wrapper-gpu.sh --build "$BUILD" --out "$OUT" 2>&1 | tee "$OUT/triton-wrapper.log"
+fi
+
 if want batch; then
   log "grade-dir throughput and kill/resume"
   OUT="$OUT" scripts/batch_bench.sh --build "$BUILD" | tee "$OUT/batch.md"
@@ -200,6 +205,13 @@ if want serve; then
   log "kernrl serve: latency with 1, 8 and 64 sessions, cache, crashing and hanging kernels"
   scripts/serve-bench.sh --build "$BUILD" --out "$OUT/serve" >"$OUT/serve-bench.log" 2>&1 || log "serve-bench failed"
   tail -40 "$OUT/serve-bench.log"
+fi
+
+if want nvrtc; then
+  log "compiles: the kernrl-nvrtc fork server and its precompiled headers, a session's step against grade-dir"
+  scripts/nvrtc-server-bench.sh --build "$BUILD" --gpu --steps "${NVRTC_STEPS:-8}" --out "$OUT/nvrtc-server.md" >"$OUT/nvrtc-server.log" 2>&1 ||
+    log "nvrtc-server-bench failed"
+  tail -25 "$OUT/nvrtc-server.log"
 fi
 
 if want import; then

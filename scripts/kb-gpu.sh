@@ -7,12 +7,14 @@
 #       --kernelbench KB_CHECKOUT --out OUT [steps...]
 #
 # steps (default: suite identity baselines side):
-#   suite      kernrl suite add kernelbench (KB_LEVELS, default 1,2,3; KB_ONLY: problem ids)
+#   suite      kernrl suite add kernelbench (KB_LEVELS, default 1,2,3; KB_ONLY: problem ids, or
+#              "gens": the problems of KB_GENS' generations)
 #   identity   tools/suites/kb_identity.py in KB_SHARDS (default 4) processes on the GPU
 #   baselines  tools/suites/kb_baselines.py: torch.compile and eager per problem (KB_BASELINES_ONLY:
 #              problem ids first; KB_BASELINES_DEADLINE seconds, default 120)
 #   side       scripts/kb_side_by_side.py over KB_GENS (folders of level_*_kernel.py files) in
-#              KB_SIDE_DIR (default OUT/side; KB_SIDE_DEADLINE: seconds, then no more files)
+#              KB_SIDE_DIR (default /tmp/kernrl-kb-side; KB_SIDE_DEADLINE: seconds, then no more
+#              files); its side.json, side_by_side.md and log are copied to OUT as kb-*
 # KB_SUITE: the suite folder (default /tmp/kernrl-kb-suite; several GB of weights: not under OUT).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,11 +39,15 @@ JOBS="$(nproc)"
 
 if want suite; then
   start=$(date +%s)
+  if [ "${KB_ONLY:-}" = gens ]; then  # the problems of KB_GENS' generations
+    KB_ONLY=$(for d in ${KB_GENS:-tests/import/generations}; do ls "$d"; done |
+      sed -nE 's/^level_([123])_problem_([0-9]+)_sample_.*\.py$/L\1_\2/p' | sort -u | paste -sd,)
+  fi
   only=(); [ -n "${KB_ONLY:-}" ] && only=(--only "$KB_ONLY")
   # `kernrl suite add` runs tools/suites/kernelbench_suite.py; before kernrl is built (a build
   # beside it), the script itself.
-  if [ -x "$K" ]; then builder=("$K" suite add kernelbench); else builder=(python3 tools/suites/kernelbench_suite.py); fi
-  KERNRL_PYTHON="$(command -v python3)" "${builder[@]}" "$KB" --out "$SUITE" \
+  if [ -x "$K" ]; then builder=("$K" suite add kernelbench "$KB" --out "$SUITE"); else builder=(python3 tools/suites/kernelbench_suite.py "$KB" "$SUITE"); fi
+  KERNRL_PYTHON="$(command -v python3)" "${builder[@]}" \
     --levels "${KB_LEVELS:-1,2,3}" --jobs "${KB_SUITE_JOBS:-$(( JOBS - 2 ))}" --timeout 240 "${only[@]}" >"$OUT/kb-suite-build.log" 2>&1 ||
     log "suite add failed (see kb-suite-build.log)"
   log "suite built in $(( $(date +%s) - start )) s: $(tail -2 "$OUT/kb-suite-build.log" | head -1)"
@@ -80,7 +86,9 @@ fi
 if want side; then
   start=$(date +%s)
   # shellcheck disable=SC2086
-  python3 scripts/kb_side_by_side.py --kernrl "$K" --suite "$SUITE" --kernelbench "$KB" --gens ${KB_GENS} \
-    --out "${KB_SIDE_DIR:-$OUT/side}" --tag "${KB_TAG:-run}" --jobs "$JOBS" --deadline "${KB_SIDE_DEADLINE:-0}" 2>&1 | tail -8
+  SIDE="${KB_SIDE_DIR:-/tmp/kernrl-kb-side}"  # the builds and copies: not under $OUT
+  python3 scripts/kb_side_by_side.py --kernrl "$K" --suite "$SUITE" --kernelbench "$KB" --gens ${KB_GENS:-tests/import/generations} \
+    --out "$SIDE" --tag "${KB_TAG:-run}" --jobs "$JOBS" --deadline "${KB_SIDE_DEADLINE:-0}" 2>&1 | tail -8
+  for f in side.json side_by_side.md side.log; do cp "$SIDE/$f" "$OUT/kb-$f" 2>/dev/null; done
   log "side by side in $(( $(date +%s) - start )) s"
 fi

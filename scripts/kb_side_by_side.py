@@ -4,7 +4,7 @@
     kb_side_by_side.py --kernrl BUILD/kernrl --suite SUITE --kernelbench KB_CHECKOUT \
                        --gens DIR [DIR ...] --out OUT [--jobs 16] [--tag NAME]
     kb_side_by_side.py --prebuild --kernelbench KB_CHECKOUT --gens DIR [DIR ...] --out OUT
-    kb_side_by_side.py --combine OUT1 [OUT2 ...] --md RESULT.md
+    kb_side_by_side.py --combine OUT1|SIDE_JSON [OUT2 ...] --md RESULT.md
 
 Every `level_<L>_problem_<P>_sample_<S>_kernel.py` of levels 1-3 under the DIRs whose problem the
 suite converted is graded twice on this GPU:
@@ -69,7 +69,10 @@ def kb_import(kb_root):
     """KernelBench's eval module from the checkout, with stand-ins for modules it does not use."""
     import importlib.util
 
+    import atexit
+
     shim = pathlib.Path(tempfile.mkdtemp(prefix="kb-standins-"))
+    atexit.register(shutil.rmtree, shim, True)
     for mod, text in STANDINS.items():
         if importlib.util.find_spec(mod) is None:
             (shim / f"{mod}.py").write_text(text)
@@ -239,7 +242,7 @@ def eval_batch(me, kb_root, work, batch, rows, per_file_s):
         pending = rest
 
 
-def eval_kb(files, kb_root, work, builds, built, log, stop_at=None):
+def eval_kb(files, kb_root, work, builds, built, log, stop_at=None, progress=None):
     """KernelBench's eval_kernel_against_ref for every file, one at a time on the GPU (none
     started after `stop_at`, a time.monotonic() value: those files are left out)."""
     me = str(pathlib.Path(__file__).resolve())
@@ -253,6 +256,8 @@ def eval_kb(files, kb_root, work, builds, built, log, stop_at=None):
                 rows[j["file"]] = {"file": j["file"], "not_run": "the run's time limit (--deadline) came first"}
             continue
         eval_batch(me, kb_root, work, b, rows, 150)
+        if progress:
+            progress(rows, time.monotonic() - t1)
     eval_wall = time.monotonic() - t1
     for f, b in built.items():
         rows.setdefault(f, {"file": f, "compiled": False, "correct": False, "error": b.get("error", "")})
@@ -313,21 +318,31 @@ def main_run(a):
         building = bg.submit(build_kb, copies, kb_root, work, a.jobs, log)
         k_rows, k_wall = run_kernrl(a.kernrl, a.suite, dirs, work, log)
         builds, built, kb_compile = building.result()
-    kb_rows, kb_eval = eval_kb(copies, kb_root, work, builds, built, log,
-                               t_start + a.deadline if a.deadline else None)
-    compile_ms = compile_baselines(a.suite)
-    rows = []
-    for (f, c), (orig, _) in zip(copies, files):
-        kr, br = k_rows.get(str(f), {}), kb_rows.get(str(f), {})
-        rows.append({"file": str(orig), "name": f.name, "set": a.tag, "problem": c["id"], "kernrl": kr, "kb": br,
-                     "compile_ms": compile_ms.get(c["id"])})
     pre = work / "kb-prebuild.json"
     prebuild = json.loads(pre.read_text()) if pre.exists() else None
-    side = {"tag": a.tag, "gpu": gpu_name(), "rows": rows, "skipped": skipped, "prebuild": prebuild,
-            "wall_s": {"kernrl": round(k_wall, 1), "kb_compile": round(kb_compile, 1), "kb_eval": round(kb_eval, 1)},
-            "jobs": a.jobs}
-    (work / "side.json").write_text(json.dumps(side, indent=1) + "\n")
-    (work / "side_by_side.md").write_text(markdown([side]))
+    gpu = gpu_name()
+
+    def save(kb_rows, kb_eval):
+        """side.json and the Markdown as they stand: a run cut short keeps what it graded."""
+        compile_ms = compile_baselines(a.suite)
+        rows = []
+        for (f, c), (orig, _) in zip(copies, files):
+            rows.append({"file": str(orig), "name": f.name, "set": f"{a.tag}:{orig.parent.name}", "problem": c["id"],
+                         "kernrl": k_rows.get(str(f), {}), "kb": kb_rows.get(str(f), {}),
+                         "compile_ms": compile_ms.get(c["id"])})
+        side = {"tag": a.tag, "gpu": gpu, "rows": rows, "skipped": skipped, "prebuild": prebuild,
+                "wall_s": {"kernrl": round(k_wall, 1), "kb_compile": round(kb_compile, 1),
+                           "kb_eval": round(kb_eval, 1)},
+                "jobs": a.jobs}
+        tmp = work / "side.json.tmp"
+        tmp.write_text(json.dumps(side, indent=1) + "\n")
+        tmp.replace(work / "side.json")
+        (work / "side_by_side.md").write_text(markdown([side]))
+
+    save({}, 0.0)
+    kb_rows, kb_eval = eval_kb(copies, kb_root, work, builds, built, log,
+                               t_start + a.deadline if a.deadline else None, save)
+    save(kb_rows, kb_eval)
     log(f"wrote {work / 'side_by_side.md'}")
 
 
@@ -362,7 +377,7 @@ def geomean(xs):
 
 def markdown(sides):
     all_rows = [r for s in sides for r in s["rows"]]
-    rows = [r for r in all_rows if not r["kb"].get("not_run") and r["kernrl"].get("status")]
+    rows = [r for r in all_rows if "correct" in r["kb"] and r["kernrl"].get("status")]
     not_run = [r for r in all_rows if r not in rows]
     n = len(rows)
     same = [r for r in rows if (r["kernrl"].get("status") == "correct") == bool(r["kb"].get("correct"))]
@@ -415,8 +430,8 @@ def markdown(sides):
         out.append(f"| {r['name']} | {r['set']} | {r['problem']} | {kbv} | {kr.get('status', 'no record')} | {kbs} | "
                    f"{ks} | {'same' if agree else 'DIFFERENT'}{why} |")
     if not_run:
-        out += ["", f"Not graded by both ({len(not_run)}: the run's time limit came first, or kernrl wrote "
-                "no record):", ""] + [f"- {r['name']} ({r['set']})" for r in not_run]
+        out += ["", f"Not graded by both ({len(not_run)}: the run's time limit came first, or one of them "
+                "wrote no result):", ""] + [f"- {r['name']} ({r['set']})" for r in not_run]
     sk = [x for s in sides for x in s["skipped"]]
     if sk:
         out += ["", "Left out (not graded by either):", ""] + [f"- {pathlib.Path(f).name}: {why}" for f, why in sk]
@@ -458,7 +473,8 @@ def main():
              "compile_s": [b.get("s") for b in built.values() if b.get("s") is not None]}) + "\n")
         return 0
     if a.combine:
-        sides = [json.loads((pathlib.Path(d) / "side.json").read_text()) for d in a.combine]
+        sides = [json.loads((pathlib.Path(d) if pathlib.Path(d).is_file() else pathlib.Path(d) / "side.json").read_text())
+                 for d in a.combine]
         text = markdown(sides)
         pathlib.Path(a.md).write_text(text) if a.md else sys.stdout.write(text)
         return 0

@@ -3,7 +3,9 @@
 of a `grade-dir` run) and by `triton.testing.do_bench` through Triton's own launcher, at the bench
 sizes, both with the L2 cache flushed before every run. Only solutions with one launch and no
 scratch buffers are compared (the launch is replayed from the launch block). Prints a Markdown
-table: problem, kernrl median, do_bench median, difference.
+table: problem, kernrl median, do_bench median, difference, and the same launch timed with the GPU
+idle before each run (as kernrl's loop leaves it, which checks each run before the next) and
+kernrl's difference from that.
 
     scripts/triton_timing.py RECORDS.jsonl [PROBLEM_ID ...]
 
@@ -23,7 +25,8 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
           "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
-          "uint8": torch.uint8}
+          "uint8": torch.uint8, "uint32": getattr(torch, "uint32", torch.int32),
+          "bool": torch.bool}
 
 
 def scalar_list(spec):
@@ -32,6 +35,22 @@ def scalar_list(spec):
     if isinstance(sc, dict):
         return [dict(v, name=k) for k, v in sc.items()]
     return list(sc)
+
+
+def random_tensor(t, shape, dt):
+    """Inputs of the kind kernrl draws (problem.yaml's `init`): `randint` ranges (for float tensors
+    too), `normal` mean and std, else normal floats and integers in 0..16; a kernel whose speed
+    depends on its data (libdevice's atan2, branches) sees data of the same kind."""
+    init = t.get("init") if isinstance(t.get("init"), dict) else {}
+    if t.get("dtype") == "bool":
+        return torch.randint(0, 2, shape, device="cuda").to(dt)
+    if "randint" in init or not dt.is_floating_point:
+        r = init.get("randint") or {}
+        low, high = int(r.get("low", 0)), int(r.get("high", 16))
+        return torch.randint(low, high, shape, device="cuda", dtype=torch.int64).to(dt)
+    n = init.get("normal") or {}
+    x = torch.randn(shape, device="cuda") * float(n.get("std", 1.0)) + float(n.get("mean", 0.0))
+    return x.to(dt)
 
 
 def problem_dir(pid):
@@ -63,8 +82,7 @@ def launch_of(pid):
     for t in (spec.get("inputs") or []) + (spec.get("parameters") or []) + spec["outputs"]:
         shape = [expr(x, sizes) for x in t["shape"]]
         dt = DTYPES[t["dtype"]]
-        tensors[t["name"]] = (torch.randn(shape, device="cuda").to(dt) if dt.is_floating_point
-                              else torch.zeros(shape, device="cuda", dtype=dt))
+        tensors[t["name"]] = random_tensor(t, shape, dt)
     scalars = {s["name"]: s["value"] for s in scalar_list(spec)}
     l = block["launches"][0]
     grid = tuple(expr(g, sizes) for g in l["grid"])
@@ -87,11 +105,30 @@ def launch_of(pid):
     return lambda: kernel[grid](*args, **kw)
 
 
+def synced_median(run, reps=200):
+    """Triton's launcher timed as kernrl's loop times a kernel: the GPU idle before each run (kernrl
+    checks the previous run and draws fresh inputs between runs), then the L2 flush, then the run
+    between events. The same flush as do_bench's; only the idle GPU before each run differs."""
+    cache = triton.runtime.driver.active.get_empty_cache_for_benchmark()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ms = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        cache.zero_()
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        ms.append(start.elapsed_time(end))
+    ms.sort()
+    return ms[len(ms) // 2]
+
+
 def main():
     records = [json.loads(x) for x in open(sys.argv[1])]
     wanted = set(sys.argv[2:])
-    print("| problem | kernrl median ms | do_bench median ms | difference |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| problem | kernrl median ms | do_bench median ms | difference | do_bench, GPU idle before each run | kernrl against it |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for r in records:
         pid = r.get("problem")
         if r.get("status") != "correct" or (wanted and pid not in wanted):
@@ -106,8 +143,10 @@ def main():
         run()
         torch.cuda.synchronize()
         ms = triton.testing.do_bench(run, warmup=25, rep=200, return_mode="median")
+        idle = synced_median(run)
         k = r["timing"]["kernel"]["median_ms"]
-        print(f"| {pid} | {k:.4f} | {ms:.4f} | {100 * (k - ms) / ms:+.1f}% |")
+        print(f"| {pid} | {k:.4f} | {ms:.4f} | {100 * (k - ms) / ms:+.1f}% | {idle:.4f} | "
+              f"{100 * (k - idle) / idle:+.1f}% |", flush=True)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,8 @@ CommandRun add_show_command(CLI::App& app) {
   add_prompt_options(*cmd, *po);
   cmd->add_option("--style", po->style,
                   "With --prompt: kernrl (a kernel file, the default) or kernelbench (a ModelNew "
-                  "module with load_inline kernels, as KernelBench asks)")
+                  "module with load_inline kernels, as KernelBench asks; with --language triton, "
+                  "a ModelNew launching Triton kernels from forward)")
       ->check(CLI::IsMember({"kernrl", "kernelbench"}));
   return [=]() {
     if (*contract || *headers) {

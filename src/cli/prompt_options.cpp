@@ -89,6 +89,11 @@ PromptText build_prompt(const ProblemSpec& p, const PromptCliOptions& o) {
   t.text = o.style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p, o.language);
   t.name = kTaskPromptName;
   t.version = kTaskPromptVersion;
+  if (o.style == "kernelbench" && o.language == "triton") {
+    t.text = kernelbench_triton_prompt(p);
+    t.name = kKernelBenchTritonPromptName;
+    t.version = kKernelBenchTritonPromptVersion;
+  }
   if (o.examples > 0) {
     std::vector<std::string> warnings;
     ExampleCorpus corpus(problems_dir(), o.corpus, &warnings);

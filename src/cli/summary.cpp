@@ -90,7 +90,8 @@ std::string human_summary(const TraceRecord& rec, bool color) {
       s += buf;
     }
     if (t->compile_baseline) {
-      std::snprintf(buf, sizeof buf, "  compiled %.4f ms (torch.compile, %s), %.3fx faster than it\n",
+      std::snprintf(buf, sizeof buf,
+                    "  compiled %.4f ms (torch.compile, %s), %.3fx faster than it\n",
                     t->compile_baseline->median_ms.value_or(0.0),
                     t->compile_baseline_source.value_or("file").c_str(), speedup_over("compile"));
       s += buf;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compile/options.h"
+#include "compile/server.h"
 #include "core/paths.h"
 #include "core/subprocess.h"
 
@@ -45,6 +46,23 @@ std::string compiler_exe() {
   return helper_exe("kernrl-nvrtc").string();
 }
 
+// The sandbox check, as compiles will run: in a child of the fork server (its PCH folder readable,
+// a scratch folder writable), or in a kernrl-nvrtc process of its own.
+ProcessResult run_sandbox_check(const Config& cfg) {
+  if (cfg.compile_server) {
+    ServerJob job;
+    job.kind = ServerJob::CheckSandbox;
+    job.include_dirs = sandbox_include_dirs();
+    job.timeout_s = 30;
+    job.memory_limit_mb = cfg.compile_memory_limit_mb;
+    job.max_output_bytes = 1 << 20;
+    if (auto served = run_on_server(job, "", cfg)) return served->result;
+  }
+  std::vector<std::string> argv = {compiler_exe(), "--check-sandbox"};
+  for (const auto& d : sandbox_include_dirs()) argv.push_back(d);
+  return run_process(argv, "", 30, compiler_spawn_options(cfg));
+}
+
 }  // namespace
 
 std::string nvrtc_version() {
@@ -67,9 +85,7 @@ std::string sandbox_check(const Config& cfg) {
   static bool checked = false;
   std::lock_guard<std::mutex> lock(mu);
   if (checked) return verdict;
-  std::vector<std::string> argv = {compiler_exe(), "--check-sandbox"};
-  for (const auto& d : sandbox_include_dirs()) argv.push_back(d);
-  ProcessResult pr = run_process(argv, "", 30, compiler_spawn_options(cfg));
+  ProcessResult pr = run_sandbox_check(cfg);
   try {
     SandboxCheckAnswer a = SandboxCheckAnswer::from_json(json::parse(pr.out));
     if (!a.ok) verdict = a.error.empty() ? "unknown failure" : a.error;
@@ -94,10 +110,26 @@ void require_sandbox(const Config& cfg) {
         "without it");
 }
 
-ChildCompile run_compiler(const CompileRequest& request, const Config& cfg) {
+ChildCompile run_compiler(const CompileRequest& request, const std::vector<std::string>& pch,
+                          const Config& cfg) {
   ChildCompile out;
-  ProcessResult pr = run_process({compiler_exe()}, write_compile_request(request),
-                                 cfg.compile_timeout_s, compiler_spawn_options(cfg));
+  std::string body = write_compile_request(request);
+  std::optional<ServedJob> served;
+  if (cfg.compile_server) {
+    ServerJob job;
+    job.include_dirs = request.include_dirs;
+    job.sandbox = request.sandbox;
+    job.timeout_s = cfg.compile_timeout_s;
+    job.memory_limit_mb = cfg.compile_memory_limit_mb;
+    job.max_output_bytes = compiler_spawn_options(cfg).max_output_bytes;
+    job.options = request.options;
+    job.pch_headers = pch;
+    served = run_on_server(job, body, cfg);
+  }
+  ProcessResult pr = served ? served->result
+                            : run_process({compiler_exe()}, body, cfg.compile_timeout_s,
+                                          compiler_spawn_options(cfg));
+  out.pch = served ? served->pch : "off";
   if (pr.timed_out) {
     out.outcome = ChildCompile::Timeout;
     out.error = "compile did not finish within " +

@@ -1,9 +1,12 @@
-// The child call: kernrl-nvrtc run once per compile, with an empty environment, in an empty
-// directory, under the config's time and memory limits, spoken to in the messages of
-// protocol/compiler.h. Also the checks that its sandbox holds on this machine.
+// The child call: a compile in a sandboxed child of the kernrl-nvrtc fork server (server.h), or,
+// with `compile.server` off or the server unusable, kernrl-nvrtc run once per compile; either way
+// with an empty environment, in an empty directory, under the config's time, memory and output
+// limits, spoken to in the messages of protocol/compiler.h. Also the checks that its sandbox holds
+// on this machine.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/errors.h"
@@ -26,11 +29,16 @@ struct ChildCompile {
   CompileAnswer answer;
   std::string cubin;
   std::string error;  // Timeout and Crashed: the reason, one line
+  // The precompiled header (protocol/compiler.h, ServerReply::pch): "used", "seen", "building",
+  // "none", "failed", "full"; "off" when the compile ran in a process of its own.
+  std::string pch = "off";
 };
 
-// Compiles `request` in a kernrl-nvrtc child. Throws SandboxError when the child could not enter
-// its sandbox.
-ChildCompile run_compiler(const CompileRequest& request, const Config& cfg);
+// Compiles `request` in a kernrl-nvrtc child; `pch` names the headers a precompiled header may
+// cover (include_gate.h, pch_headers). Throws SandboxError when the child could not enter its
+// sandbox.
+ChildCompile run_compiler(const CompileRequest& request, const std::vector<std::string>& pch,
+                          const Config& cfg);
 
 // Why kernrl-nvrtc's sandbox does not hold on this machine (empty when it does, or when
 // cfg.compile_sandbox is off). Checked once per process by entering it and trying to escape.

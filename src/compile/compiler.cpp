@@ -41,7 +41,8 @@ CompileResult compile_kernel(const ExtractedSource& src, const std::string& file
     return finish();
   }
 
-  ChildCompile child = run_compiler(req, cfg);
+  ChildCompile child = run_compiler(req, pch_headers(src.code), cfg);
+  res.pch = child.pch;
   if (child.outcome == ChildCompile::Timeout) {
     res.status = CompileResult::Timeout;
     res.error = child.error;

@@ -30,6 +30,7 @@ struct CompileResult {
   std::string nvrtc_version;
   double ms = 0;  // wall time of this call
   bool cached = false;
+  std::string pch;  // the precompiled header of a compile that ran (ChildCompile::pch)
   bool ok() const { return status == Ok; }
 };
 

@@ -198,4 +198,33 @@ std::string disallowed_include(const std::string& code, int first_line) {
   return "";
 }
 
+std::vector<std::string> pch_headers(const std::string& code) {
+  std::istringstream in(preprocessor_view(code));
+  std::vector<std::string> leading;
+  size_t heavy = 0;  // how many of `leading` end with a heavy header
+  for (std::string line; std::getline(in, line);) {
+    size_t i = 0;
+    while (i < line.size() && blank(line[i])) ++i;
+    if (i == line.size()) continue;
+    if (line[i] != '#') break;
+    ++i;
+    while (i < line.size() && blank(line[i])) ++i;
+    if (line.compare(i, 7, "include") != 0 || (i + 7 < line.size() && word_char(line[i + 7])))
+      break;
+    i += 7;
+    std::string name;
+    while (i < line.size() && blank(line[i])) ++i;
+    if (i >= line.size() || line[i] != '<' || !header_name_at(line, i, name) ||
+        bad_header_name(name))
+      break;
+    while (i < line.size() && blank(line[i])) ++i;
+    if (i != line.size()) break;
+    leading.push_back(name);
+    for (const char* prefix : {"cub/", "thrust/", "cuda/", "cooperative_groups"})
+      if (name.rfind(prefix, 0) == 0) heavy = leading.size();
+  }
+  leading.resize(heavy);
+  return leading;
+}
+
 }  // namespace kernrl

@@ -185,7 +185,8 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
           "fault_grace_s"}},
         {"workers", {"spare", "spares"}},
         {"compile",
-         {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox"}},
+         {"arch", "fallback_arch", "memory_limit_mb", "cache_dir", "cache_max_mb", "sandbox",
+          "server", "pch_sets"}},
         {"triton", {"python", "path", "timeout_s", "memory_limit_mb", "pool"}},
         {"tolerance_overrides", {}},
         {"reward", {"preset"}},
@@ -265,6 +266,8 @@ void Config::merge_text(const std::string& text, const std::string& origin) {
     rd.text(co, "compile.cache_dir", "cache_dir", true, next.cache_dir);
     rd.integer(co, "compile.cache_max_mb", "cache_max_mb", 1, 1 << 22, next.cache_max_mb);
     rd.boolean(co, "compile.sandbox", "sandbox", next.compile_sandbox);
+    rd.boolean(co, "compile.server", "server", next.compile_server);
+    rd.integer(co, "compile.pch_sets", "pch_sets", 0, 64, next.compile_pch_sets);
     const YAML::Node tr = sec("triton");
     rd.text(tr, "triton.python", "python", true, next.triton_python);
     rd.text(tr, "triton.path", "path", true, next.triton_path);
@@ -346,6 +349,8 @@ nlohmann::json Config::to_json() const {
           {"cache_dir", cache_dir},
           {"cache_max_mb", cache_max_mb},
           {"compile_sandbox", compile_sandbox},
+          {"compile_server", compile_server},
+          {"compile_pch_sets", compile_pch_sets},
           {"triton_python", triton_python},
           {"triton_path", triton_path},
           {"triton_timeout_s", triton_timeout_s},
@@ -383,6 +388,8 @@ Config Config::from_json(const nlohmann::json& j) {
   c.cache_dir = j.value("cache_dir", c.cache_dir);
   c.cache_max_mb = j.value("cache_max_mb", c.cache_max_mb);
   c.compile_sandbox = j.value("compile_sandbox", c.compile_sandbox);
+  c.compile_server = j.value("compile_server", c.compile_server);
+  c.compile_pch_sets = j.value("compile_pch_sets", c.compile_pch_sets);
   c.triton_python = j.value("triton_python", c.triton_python);
   c.triton_path = j.value("triton_path", c.triton_path);
   c.triton_timeout_s = j.value("triton_timeout_s", c.triton_timeout_s);

@@ -46,14 +46,20 @@ struct Config {
   std::string cache_dir;
   int cache_max_mb = 4096;      // the compile cache is trimmed (oldest first) to stay under this
   bool compile_sandbox = true;  // refuse to compile unless the compiler's OS sandbox holds
+  // Compile through one kernrl-nvrtc fork server per process (a sandboxed child per compile)
+  // rather than a kernrl-nvrtc process per compile, keeping at most compile_pch_sets precompiled
+  // headers (0: none) for the header sets kernels start with (docs/security.md).
+  bool compile_server = true;
+  int compile_pch_sets = 8;
   // Triton kernel files (docs/kernel-format.md, "Triton kernels"): the Python that has Triton
   // (empty: $KERNRL_TRITON_PYTHON, else python3 on the usual paths), extra module folders it reads
-  // (PYTHONPATH, readable in the sandbox), the compile's limits and the warm pool's size.
+  // (PYTHONPATH, readable in the sandbox), the compile's limits and how many compile servers
+  // (Triton imported, a forked process per compile) are kept started.
   std::string triton_python;
   std::string triton_path;
   double triton_timeout_s = 120;
   int triton_memory_limit_mb = 16384;
-  int triton_pool = 2;
+  int triton_pool = 16;
   std::map<std::string, Tolerance> tolerance_overrides;
   std::string reward_preset = "kernrl";
   // Caps on the free text of a trace record (docs/trace-format.md, "Bounded outputs").

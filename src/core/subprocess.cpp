@@ -13,6 +13,7 @@ extern char** environ;
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -229,18 +230,38 @@ bool LineProcess::send_line(const std::string& line) {
   return true;
 }
 
+void LineProcess::close_input() {
+  if (to_child_ >= 0) close(to_child_);
+  to_child_ = -1;
+}
+
 std::optional<std::string> LineProcess::read_line(double timeout_s) {
+  return read_until(timeout_s, [this]() -> std::optional<std::string> {
+    auto nl = buffer_.find('\n');
+    if (nl == std::string::npos) return std::nullopt;
+    std::string line = buffer_.substr(0, nl);
+    buffer_.erase(0, nl + 1);
+    return line;
+  });
+}
+
+std::optional<std::string> LineProcess::read_bytes(size_t n, double timeout_s) {
+  return read_until(timeout_s, [this, n]() -> std::optional<std::string> {
+    if (buffer_.size() < n) return std::nullopt;
+    std::string data = buffer_.substr(0, n);
+    buffer_.erase(0, n);
+    return data;
+  });
+}
+
+std::optional<std::string> LineProcess::read_until(
+    double timeout_s, const std::function<std::optional<std::string>()>& take) {
   timed_out_ = false;
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(timeout_s));
   char buf[65536];
   for (;;) {
-    auto nl = buffer_.find('\n');
-    if (nl != std::string::npos) {
-      std::string line = buffer_.substr(0, nl);
-      buffer_.erase(0, nl + 1);
-      return line;
-    }
+    if (auto got = take()) return got;
     if (from_child_ < 0) return std::nullopt;
     double left = seconds_left(deadline);
     if (left <= 0) {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ class LineProcess {
   // timed_out()).
   std::optional<std::string> read_line(double timeout_s);
   bool timed_out() const { return timed_out_; }
+  // Exactly `n` bytes (after the lines read so far), or nullopt as read_line.
+  std::optional<std::string> read_bytes(size_t n, double timeout_s);
+  // Closes the child's stdin (it reads EOF); the child keeps running.
+  void close_input();
   // Kills (SIGKILL) and reaps the child; returns how it ended.
   ProcessResult kill_and_reap();
   // Kills (SIGKILL) the child and reaps it in the background: the caller does not wait for the
@@ -64,6 +69,10 @@ class LineProcess {
   ProcessResult reap();
 
  private:
+  // Reads until `take` returns a value (it consumes buffer_), EOF or the deadline.
+  std::optional<std::string> read_until(double timeout_s,
+                                        const std::function<std::optional<std::string>()>& take);
+
   pid_t pid_ = -1;
   int to_child_ = -1;
   int from_child_ = -1;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "extract/extract.h"
 #include "record/record.h"
 #include "triton_compile/compiler.h"
+#include "triton_compile/wrapper_plan.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
@@ -171,6 +173,32 @@ uint64_t parse_seed(const std::string& text, const std::string& option) {
 
 namespace {
 
+// The size sets the worker runs: the tests and the bench, or the --size set alone.
+std::vector<Vars> run_size_sets(const GradeOptions& opt, const ProblemSpec& p) {
+  std::vector<Vars> size_sets;
+  if (opt.sizes) {
+    Vars v = p.bench;
+    for (const auto& [k, val] : *opt.sizes) v[k] = val;
+    size_sets.push_back(v);
+  } else {
+    size_sets = p.tests;
+    size_sets.push_back(p.bench);
+  }
+  return size_sets;
+}
+
+// A host wrapper's plan must hold at every size set the plan is checked at (the tests and the
+// bench) and run at (those, or the --size set).
+std::vector<Vars> wrapper_size_sets(const GradeOptions& opt, const ProblemSpec& p) {
+  std::vector<Vars> sets = p.tests;
+  sets.push_back(p.bench);
+  if (opt.sizes) {
+    Vars v = run_size_sets(opt, p).front();
+    if (std::find(sets.begin(), sets.end(), v) == sets.end()) sets.push_back(v);
+  }
+  return sets;
+}
+
 // Step 3 for a Triton file: its kernels compiled in the sandboxed Triton compiler, the plan
 // replaced by the one the worker runs.
 template <typename Finish>
@@ -178,15 +206,7 @@ Prepared compile_triton_file(Prepared& out, const ExtractedSource& src, const st
                              const GradeOptions& opt, const Config& cfg, const std::string& arch,
                              int64_t num_sms, Finish& finish,
                              std::chrono::steady_clock::time_point t0) {
-  std::vector<Vars> size_sets;
-  if (opt.sizes) {
-    Vars v = out.problem.bench;
-    for (const auto& [k, val] : *opt.sizes) v[k] = val;
-    size_sets.push_back(v);
-  } else {
-    size_sets = out.problem.tests;
-    size_sets.push_back(out.problem.bench);
-  }
+  std::vector<Vars> size_sets = run_size_sets(opt, out.problem);
   TritonCompileResult t;
   try {
     t = compile_triton(src, name, out.plan, out.problem, size_sets, num_sms, arch, cfg);
@@ -203,6 +223,8 @@ Prepared compile_triton_file(Prepared& out, const ExtractedSource& src, const st
   rc.cached = t.compile.cached;
   if (!t.triton_version.empty()) rc.triton = t.triton_version;
   if (!t.kernels.empty()) rc.kernels = t.kernels;
+  if (!t.timing.empty()) rc.triton_timing = t.timing;
+  out.tune_groups = t.tune_groups;
   out.compiled = t.compile;
   out.compiled.triton_version = t.triton_version;
   if (t.format_error) return finish(Status::FormatError, t.compile.error, t.error_line, "");
@@ -273,6 +295,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   LaunchPlan plan;
   std::string block_problem;
   std::optional<FormatError> format_problem;
+  bool from_wrapper = false;  // a Triton answer whose plan is derived from its host wrapper
   // A file of another format (a KernelBench module) is converted into a kernel file for the
   // problem its path or the option names; compiler messages then name lines of the converted file.
   std::string kernel_text = text, kernel_name = file;
@@ -305,8 +328,11 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
     try {
       src = extract_kernel(kernel_text, kernel_name);
       r.language = src.language;
-      plan = parse_launch_block(src);
-      block_problem = plan.problem;
+      from_wrapper = wants_wrapper_plan(src);
+      if (!from_wrapper) {
+        plan = parse_launch_block(src);
+        block_problem = plan.problem;
+      }
     } catch (const FormatError& e) {
       format_problem = e;
     }
@@ -352,6 +378,26 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
                   "the launch block",
                   0, "");
   }
+  if (from_wrapper) {
+    // The plan from the host wrapper, run in the Triton compiler's sandbox on shape-only tensors.
+    try {
+      WrapperPlan w = derive_wrapper_plan(src, kernel_name, out.problem,
+                                          wrapper_size_sets(opt, out.problem), num_sms, cfg);
+      plan = w.plan;
+      src.code += w.extra_source;  // kernrl's own kernels the plan launches (zero fills)
+      trace::WrapperPlan& rw = r.wrapper_plan.emplace();
+      rw.cls = w.cls;
+      rw.launch_block = w.launch_block;
+      rw.notes = w.notes;
+    } catch (const FormatError& e) {
+      return finish(Status::FormatError, e.what(), e.line, "");
+    } catch (const WrapperRunError& e) {
+      return finish(Status::CompileError, e.what(), 0, "");
+    } catch (const UsageError& e) {
+      out.usage_error = e.what();  // no Triton or no sandbox: the grading machine's problem
+      return finish(Status::InternalError, e.what(), 0, "");
+    }
+  }
   if (!plan.problem.empty() && !opt.problem.empty()) {
     std::optional<fs::path> named;
     try {
@@ -384,6 +430,7 @@ Prepared prepare(const std::string& file, const std::string* given_text, const G
   rc.arch = arch;
   rc.cached = c.cached;
   rc.nvrtc = c.nvrtc_version;
+  if (!c.cached && c.pch != "off" && !c.pch.empty()) rc.pch = c.pch;
   if (!c.ok()) {
     std::string msg = c.status == CompileResult::Timeout ? c.error : "NVRTC: " + c.error;
     return finish(Status::CompileError, msg, 0, c.log);
@@ -405,6 +452,31 @@ Prepared prepare_file(const std::string& file, const GradeOptions& opt, const Co
 Prepared prepare_source(const std::string& text, const std::string& label, const GradeOptions& opt,
                         const Config& cfg, const std::string& arch, int64_t num_sms) {
   return prepare(label, &text, opt, cfg, arch, num_sms);
+}
+
+void apply_autotune(TraceRecord& r, const std::map<std::string, std::vector<std::string>>& groups,
+                    const std::vector<AutotuneChoice>& choices) {
+  if (!r.compile || !r.compile->kernels) return;
+  json* kernels = &*r.compile->kernels;
+  for (const AutotuneChoice& ch : choices) {
+    if (!ch.group || !ch.config || !ch.times_ms) continue;
+    auto g = groups.find(*ch.group);
+    if (g == groups.end()) continue;
+    const json times = Codec<std::vector<std::optional<double>>>::encode(*ch.times_ms);
+    for (json& k : *kernels) {
+      if (!k.contains("autotune") ||
+          std::find(g->second.begin(), g->second.end(), k.value("key", "")) == g->second.end())
+        continue;
+      json& a = k["autotune"];
+      a["chosen"] = *ch.config;
+      a["timed"] = true;
+      a["times_ms"] = times;
+      for (const json& cand : a.value("candidates", json::array()))
+        if (cand.value("config", -1) == *ch.config && !cand.contains("error"))
+          for (const char* f : {"num_warps", "num_stages", "num_ctas", "shared", "constexprs"})
+            if (cand.contains(f)) k[f] = cand[f];
+    }
+  }
 }
 
 void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
@@ -429,6 +501,7 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
     if (answer->timing) r.timing = answer->timing;
     if (answer->launches && !answer->launches->empty()) r.launches = answer->launches;
     if (answer->watchdog) r.watchdog = answer->watchdog;
+    if (answer->autotune) apply_autotune(r, p.tune_groups, *answer->autotune);
   } else if (r.status_is(Status::Compiled) || !r.error) {
     r.not_run_reason = not_run_reason;
   } else {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -50,6 +51,8 @@ struct Prepared {
   // file, an unknown --problem): the record says why, and `eval` exits 2.
   std::string usage_error;
   RecordLimits limits;  // from the config: caps on the record's logs and messages
+  // Triton: each autotuning group and the keys of its kernels in the record's compile.kernels.
+  std::map<std::string, std::vector<std::string>> tune_groups;
 };
 
 // Which problem a file is for: the option, the launch block, then its path
@@ -73,6 +76,12 @@ RecordLimits record_limits(const Config& cfg);
 // A run seed from the command line: a decimal integer from 0 to 2^64-1. Throws UsageError naming
 // the option otherwise (no silent saturation, no sign wrap-around).
 uint64_t parse_seed(const std::string& text, const std::string& option = "--seed");
+
+// Completes compile.kernels[].autotune of `r` with the worker's choices: the config kept, `timed`
+// true and each config's time; the kernel's num_warps, num_stages, num_ctas, shared and constexprs
+// become the kept config's.
+void apply_autotune(TraceRecord& r, const std::map<std::string, std::vector<std::string>>& groups,
+                    const std::vector<AutotuneChoice>& choices);
 
 // Completes a record with the worker's answer (or marks it not run) and adds the derived fields;
 // the record's text is made valid UTF-8 and its logs and messages capped (bound_record).

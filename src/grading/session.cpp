@@ -6,6 +6,7 @@
 #include <future>
 #include <random>
 
+#include "core/draws.h"
 #include "core/hash.h"
 #include "core/paths.h"
 #include "extract/extract.h"
@@ -513,8 +514,8 @@ void GradingSession::gpu_loop(Gpu* g) {
       if (!req.sizes) req.baseline = baseline_for(g->worker->gpu(), p.problem, &base_source);
       // The reference kernel draws its own inputs (a seed derived from the submission's), so no
       // answer to the submission's inputs is computed, and left in memory, before it runs.
-      KernelBaseline kb = kernel_baseline_for(
-          g, p.problem, derive_seed(req.seed, "kernel-baseline"), &req, &base_source);
+      KernelBaseline kb =
+          kernel_baseline_for(g, p.problem, draws::reference_kernel(req.seed), &req, &base_source);
       EvalAnswer answer = g->worker->eval(req, opt_.cfg.run_timeout_s);
       auto end = Clock::now();
       if (trace::Timing* t = answer.timing.get(); t && t->kernel) {

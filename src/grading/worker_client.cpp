@@ -191,11 +191,10 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
 }
 
 bool WorkerClient::spare_ready(double timeout_s, bool glance) {
-  if (spares_.empty()) return false;
+  if (spares_running() == 0) return false;
   auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (auto& p : spares_) {
-    if (!p->io.running()) return false;
-    if (p->hello) continue;
+    if (!p->io.running() || p->hello) continue;  // an empty slot (before the first fault), or ready
     double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
     std::string error;
     if (!read_hello(*p, std::max(left, 0.0), &error, glance)) return false;

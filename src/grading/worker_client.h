@@ -67,8 +67,9 @@ class WorkerClient {
   // Which worker process answered the last request: 1 for the first started, then in start
   // order (spares included).
   int last_worker() const { return last_worker_; }
-  // Waits up to `timeout_s` for every spare's hello; true when all are ready to take over. A
-  // spare that did not say hello in time is killed, unless `glance` (a look that may come early).
+  // Waits up to `timeout_s` for the hello of every spare started; true when at least one runs and
+  // all that run are ready to take over. A spare that did not say hello in time is killed, unless
+  // `glance` (a look that may come early).
   bool spare_ready(double timeout_s, bool glance = false);
   // Spare workers running now (started, ready or not).
   int spares_running() const;

@@ -66,7 +66,10 @@ std::string uncomment(const std::string& line) {
 
 }  // namespace
 
-PythonBlock python_launch_block(const std::string& code) {
+namespace {
+
+// Every launch block of `code`. Throws FormatError for a docstring that is never closed.
+std::vector<PythonBlock> python_blocks(const std::string& code) {
   std::vector<std::string> lines = split_lines(code);
   std::vector<PythonBlock> found;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -111,6 +114,21 @@ PythonBlock python_launch_block(const std::string& code) {
       i = j - 1;
     }
   }
+  return found;
+}
+
+}  // namespace
+
+bool has_python_launch_block(const std::string& code) {
+  try {
+    return !python_blocks(code).empty();
+  } catch (const FormatError&) {
+    return true;  // a block that is never closed: the parser says so
+  }
+}
+
+PythonBlock python_launch_block(const std::string& code) {
+  std::vector<PythonBlock> found = python_blocks(code);
   if (found.empty()) {
     std::string why =
         "no kernrl launch block found: a Triton file needs a module docstring that starts with "
@@ -120,8 +138,9 @@ PythonBlock python_launch_block(const std::string& code) {
         code.find("def forward") != std::string::npos)
       why +=
           ". This file launches its kernels from a host wrapper (forward calls kernel[grid](...)): "
-          "kernrl never runs host code, so write the launches that forward makes as the launch "
-          "block";
+          "kernrl derives the launch plan from a ModelNew (or Model) class whose forward makes "
+          "the launches (docs/kernel-format.md, \"Host wrappers\"), else write them as the "
+          "launch block";
     throw FormatError(why);
   }
   if (found.size() > 1)

@@ -15,4 +15,7 @@ struct PythonBlock {
 // that is never closed).
 PythonBlock python_launch_block(const std::string& code);
 
+// Whether `code` has a launch block (or the start of one that is never closed).
+bool has_python_launch_block(const std::string& code);
+
 }  // namespace kernrl

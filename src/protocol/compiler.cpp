@@ -116,4 +116,53 @@ SandboxCheckAnswer SandboxCheckAnswer::from_json(const json& j) {
   return a;
 }
 
+json ServerJob::to_json() const {
+  return {{"id", id},
+          {"kind", kind == CheckSandbox ? "check_sandbox"
+                   : kind == Prepare    ? "prepare"
+                                        : "compile"},
+          {"include_dirs", include_dirs},
+          {"sandbox", sandbox},
+          {"timeout_s", timeout_s},
+          {"memory_limit_mb", memory_limit_mb},
+          {"max_output_bytes", max_output_bytes},
+          {"options", options},
+          {"pch_headers", pch_headers}};
+}
+
+ServerJob ServerJob::from_json(const json& j) {
+  ServerJob s;
+  s.id = j.at("id").get<uint64_t>();
+  std::string kind = j.value("kind", "compile");
+  if (kind != "compile" && kind != "check_sandbox" && kind != "prepare")
+    throw std::runtime_error("unknown job kind " + kind);
+  s.kind = kind == "compile" ? Compile : kind == "prepare" ? Prepare : CheckSandbox;
+  s.include_dirs = j.at("include_dirs").get<std::vector<std::string>>();
+  s.sandbox = j.value("sandbox", true);
+  s.timeout_s = j.at("timeout_s").get<double>();
+  s.memory_limit_mb = j.value("memory_limit_mb", 0L);
+  s.max_output_bytes = j.value("max_output_bytes", size_t{0});
+  s.options = j.value("options", std::vector<std::string>{});
+  s.pch_headers = j.value("pch_headers", std::vector<std::string>{});
+  return s;
+}
+
+json ServerReply::to_json() const {
+  return {{"id", id},         {"bytes", bytes},         {"exit_code", exit_code},
+          {"signal", signal}, {"timed_out", timed_out}, {"output_overflow", output_overflow},
+          {"pch", pch}};
+}
+
+ServerReply ServerReply::from_json(const json& j) {
+  ServerReply r;
+  r.id = j.at("id").get<uint64_t>();
+  r.bytes = j.at("bytes").get<size_t>();
+  r.exit_code = j.value("exit_code", -1);
+  r.signal = j.value("signal", 0);
+  r.timed_out = j.value("timed_out", false);
+  r.output_overflow = j.value("output_overflow", false);
+  r.pch = j.value("pch", "none");
+  return r;
+}
+
 }  // namespace kernrl

@@ -1,5 +1,6 @@
-// The messages between kernrl (the compile client, src/compile) and kernrl-nvrtc (src/nvrtc), one
-// child process per compile (docs/protocol.md). Both sides include this header; each message has
+// The messages between kernrl (the compile client, src/compile) and kernrl-nvrtc (src/nvrtc): one
+// child process per compile, or one fork server that forks a sandboxed child per compile
+// (docs/protocol.md). Both sides include this header; each message has
 // exactly one serializer (to_json) and one parser (from_json), and a round-trip test
 // (tests/unit/test_protocol_compiler.cpp).
 //
@@ -8,11 +9,17 @@
 //                            raw bytes of cubin (write_compile_output / read_compile_output)
 //   kernrl-nvrtc --version           VersionAnswer (one JSON line)
 //   kernrl-nvrtc --check-sandbox DIR...   SandboxCheckAnswer (one JSON line)
+//   kernrl-nvrtc --server    frames on stdin and stdout: kernrl writes a ServerJob line and then
+//                            the job's body as one line (a CompileRequest, or nothing for a
+//                            sandbox check); the server answers each job, in any order, with a
+//                            ServerReply line and then exactly `bytes` raw bytes: the child's
+//                            whole stdout (what the one-shot child would have printed)
 //
 // Depends on nlohmann/json only, so that kernrl-nvrtc links nothing else of kernrl's for it.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,7 +31,7 @@ namespace kernrl {
 // The version of the messages below, as docs/protocol.md describes them. It is not sent: kernrl
 // and kernrl-nvrtc come from one build and are installed together. Bump it (and the document)
 // whenever a message changes shape.
-constexpr int kCompilerProtocol = 1;
+constexpr int kCompilerProtocol = 2;
 
 struct CompileRequest {
   std::string source;                // the kernel file's text as NVRTC compiles it (with its #line)
@@ -88,6 +95,46 @@ struct SandboxCheckAnswer {
   std::optional<nlohmann::json> checks;
   nlohmann::json to_json() const;
   static SandboxCheckAnswer from_json(const nlohmann::json& j);
+};
+
+// One job for `kernrl-nvrtc --server`. Everything here is kernrl's own (its config, CUDA's include
+// tree, header names from the include list); the submission is only in the body line that follows,
+// which the server hands unread to a sandboxed child.
+struct ServerJob {
+  uint64_t id = 0;
+  // Compile: the body is a CompileRequest. CheckSandbox: the child runs --check-sandbox as a
+  // compile's child would be sandboxed (empty body). Prepare: no child; the server makes the PCH
+  // for `options` and `pch_headers` (or finds it made) and answers once it is ready or cannot be
+  // made (`pch`: "used", "failed", "full" or "none"; empty body, no bytes).
+  enum Kind { Compile, CheckSandbox, Prepare } kind = Compile;
+  std::vector<std::string> include_dirs;  // the sandbox's readable directories
+  bool sandbox = true;
+  double timeout_s = 30;        // the child is killed after this
+  long memory_limit_mb = 0;     // the child's address space (RLIMIT_AS); 0: unlimited
+  size_t max_output_bytes = 0;  // the child is killed once its stdout exceeds this; 0: no bound
+  // Compile: the request's NVRTC options and the headers a precompiled header may cover (the
+  // submission's leading #include <...> lines, compile/include_gate.h); empty: no PCH.
+  std::vector<std::string> options;
+  std::vector<std::string> pch_headers;
+  nlohmann::json to_json() const;
+  static ServerJob from_json(const nlohmann::json& j);  // throws like CompileRequest::from_json
+};
+
+// The server's word on one job, followed by `bytes` bytes of the child's stdout.
+struct ServerReply {
+  uint64_t id = 0;
+  size_t bytes = 0;
+  int exit_code = -1;            // when the child exited by itself
+  int signal = 0;                // the signal that ended it, if any
+  bool timed_out = false;        // killed at the job's deadline
+  bool output_overflow = false;  // killed for writing more than max_output_bytes
+  // The precompiled header: "used" (the compile was given one), "seen" (the first compile with
+  // these headers; one is made when they come again), "building" (one is being made for these
+  // headers; this compile ran without), "none" (no headers to cover, or PCHs are off),
+  // "failed" (NVRTC made none for these headers), "full" (the server holds its maximum of PCHs).
+  std::string pch = "none";
+  nlohmann::json to_json() const;
+  static ServerReply from_json(const nlohmann::json& j);
 };
 
 }  // namespace kernrl

@@ -24,6 +24,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -130,6 +131,28 @@ struct Codec<double> {
   }
   static nlohmann::json encode(double v) { return v; }
   static void escape(double&) {}
+};
+
+// An element that may be null inside an array or map (a time that was not taken): null reads as
+// no value and no value writes null.
+template <class V>
+struct Codec<std::optional<V>> {
+  static Decoded decode(const nlohmann::json& j, std::optional<V>& out) {
+    if (j.is_null()) {
+      out.reset();
+      return Decoded::Exact;
+    }
+    V v{};
+    Decoded d = Codec<V>::decode(j, v);
+    if (d != Decoded::No) out = std::move(v);
+    return d;
+  }
+  static nlohmann::json encode(const std::optional<V>& v) {
+    return v ? Codec<V>::encode(*v) : nlohmann::json(nullptr);
+  }
+  static void escape(std::optional<V>& v) {
+    if (v) Codec<V>::escape(*v);
+  }
 };
 
 // A status is one of protocol/status.h's names; any other string is kept as read (odd).
@@ -261,7 +284,10 @@ class Field {
     null_json_is_null();
   }
 
-  Field& operator=(std::nullptr_t) {
+  // Null. A template taking nullptr only: a literal 0 is a null pointer constant too, and
+  // `field = 0` must set the value 0 (through the converting constructor), not make it null.
+  template <class N, std::enable_if_t<std::is_same_v<N, std::nullptr_t>, int> = 0>
+  Field& operator=(N) {
     set_state(kNull);
     value_ = T{};
     return *this;

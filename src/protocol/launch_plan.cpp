@@ -24,6 +24,40 @@ Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms) {
   return v;
 }
 
+void LaunchSpec::choose(size_t c) {
+  const LaunchChoice& ch = autotune.at(c);
+  kernel = ch.kernel;
+  block = ch.block;
+  cluster = ch.cluster;
+  shared_bytes = ch.shared_bytes;
+  cooperative = ch.cooperative;
+  variants = ch.variants;
+}
+
+namespace {
+
+nlohmann::json variant_json(const LaunchVariant& v) {
+  return {{"sizes", v.sizes},
+          {"kernel", v.kernel},
+          {"block", v.block},
+          {"cluster", v.cluster},
+          {"shared_bytes", v.shared_bytes},
+          {"cooperative", v.cooperative}};
+}
+
+LaunchVariant variant_from(const nlohmann::json& v) {
+  LaunchVariant lv;
+  lv.sizes = v.at("sizes").get<Vars>();
+  lv.kernel = v.at("kernel").get<std::string>();
+  lv.block = v.at("block").get<std::vector<std::string>>();
+  lv.cluster = v.at("cluster").get<std::vector<std::string>>();
+  lv.shared_bytes = v.at("shared_bytes").get<std::string>();
+  lv.cooperative = v.at("cooperative").get<bool>();
+  return lv;
+}
+
+}  // namespace
+
 nlohmann::json LaunchPlan::to_json() const {
   nlohmann::json ls = nlohmann::json::array();
   for (const auto& l : launches) {
@@ -48,14 +82,24 @@ nlohmann::json LaunchPlan::to_json() const {
       ls.back()["num_stages"] = l.num_stages;
       ls.back()["num_ctas"] = l.num_ctas;
       nlohmann::json vs = nlohmann::json::array();
-      for (const auto& v : l.variants)
-        vs.push_back({{"sizes", v.sizes},
-                      {"kernel", v.kernel},
-                      {"block", v.block},
-                      {"cluster", v.cluster},
-                      {"shared_bytes", v.shared_bytes},
-                      {"cooperative", v.cooperative}});
+      for (const auto& v : l.variants) vs.push_back(variant_json(v));
       if (!vs.empty()) ls.back()["variants"] = vs;
+      nlohmann::json tune = nlohmann::json::array();
+      for (const auto& ch : l.autotune) {
+        nlohmann::json cvs = nlohmann::json::array();
+        for (const auto& v : ch.variants) cvs.push_back(variant_json(v));
+        tune.push_back({{"config", ch.config},
+                        {"kernel", ch.kernel},
+                        {"block", ch.block},
+                        {"cluster", ch.cluster},
+                        {"shared_bytes", ch.shared_bytes},
+                        {"cooperative", ch.cooperative},
+                        {"variants", cvs}});
+      }
+      if (!tune.empty()) {
+        ls.back()["autotune"] = tune;
+        ls.back()["tune_group"] = l.tune_group;
+      }
     }
   }
   nlohmann::json sc = nlohmann::json::array();
@@ -91,16 +135,21 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.num_stages = l.value("num_stages", "");
     s.num_ctas = l.value("num_ctas", "");
     if (l.contains("variants"))
-      for (const auto& v : l.at("variants")) {
-        LaunchVariant lv;
-        lv.sizes = v.at("sizes").get<Vars>();
-        lv.kernel = v.at("kernel").get<std::string>();
-        lv.block = v.at("block").get<std::vector<std::string>>();
-        lv.cluster = v.at("cluster").get<std::vector<std::string>>();
-        lv.shared_bytes = v.at("shared_bytes").get<std::string>();
-        lv.cooperative = v.at("cooperative").get<bool>();
-        s.variants.push_back(lv);
+      for (const auto& v : l.at("variants")) s.variants.push_back(variant_from(v));
+    if (l.contains("autotune")) {
+      for (const auto& c : l.at("autotune")) {
+        LaunchChoice ch;
+        ch.config = c.at("config").get<int>();
+        ch.kernel = c.at("kernel").get<std::string>();
+        ch.block = c.at("block").get<std::vector<std::string>>();
+        ch.cluster = c.at("cluster").get<std::vector<std::string>>();
+        ch.shared_bytes = c.at("shared_bytes").get<std::string>();
+        ch.cooperative = c.at("cooperative").get<bool>();
+        for (const auto& v : c.at("variants")) ch.variants.push_back(variant_from(v));
+        s.autotune.push_back(ch);
       }
+      s.tune_group = l.value("tune_group", "");
+    }
     p.launches.push_back(s);
   }
   for (const auto& s : j.at("scratch"))

@@ -30,6 +30,17 @@ struct LaunchVariant {
   bool cooperative = false;
 };
 
+// One `@triton.autotune` config of a Triton launch, as the worker may choose it: the fields of the
+// launch (and its variants per size set) when that config is launched.
+struct LaunchChoice {
+  int config = 0;  // the config's index in the kernel's @triton.autotune list
+  std::string kernel;
+  std::vector<std::string> block, cluster;
+  std::string shared_bytes = "0";
+  bool cooperative = false;
+  std::vector<LaunchVariant> variants;
+};
+
 struct LaunchSpec {
   std::string kernel;  // name or name expression
   std::vector<std::string> grid, block, cluster;
@@ -47,6 +58,15 @@ struct LaunchSpec {
   // Set by the Triton compile: the variant of each size set, when they differ (else the fields
   // above hold the one variant). The worker picks the one whose sizes match.
   std::vector<LaunchVariant> variants;
+  // Set by the Triton compile for an `@triton.autotune` kernel: every config that compiled
+  // (the first is the one the fields above hold), and the tuning group: the launches of one group
+  // (those of one compiled kernel at the bench size) are switched together. The worker times each
+  // choice at the bench size and keeps the fastest (docs/kernel-format.md, "Autotune").
+  std::vector<LaunchChoice> autotune;
+  std::string tune_group;
+
+  // The launch with choice `c` of `autotune` in its fields.
+  void choose(size_t c);
 };
 
 struct ScratchSpec {

@@ -47,20 +47,29 @@ struct Compile : RecordObject {
   Field<std::string> arch;
   Field<bool> cached;
   Field<std::string> nvrtc;
+  // A compile that ran in a child of the kernrl-nvrtc fork server: its precompiled header
+  // ("used", "seen", "building", "none", "failed", "full"; protocol/compiler.h, ServerReply::pch).
+  Field<std::string> pch;
   Field<std::string> log;  // warnings of a file that compiled
   Field<uint64_t> log_cut_bytes;
   Field<std::string> triton;  // Triton's version (Triton files)
   // Triton files: each compiled kernel {key, kernel, num_warps, num_stages, num_ctas, shared,
-  // constexprs, autotune?}; JSON passed through for the reader.
+  // constexprs, autotune?}; JSON passed through for the reader. `autotune` is completed from the
+  // worker's answer (apply_autotune, grading/prepare.h).
   Field<nlohmann::json> kernels;
+  // Triton files compiled afresh: where the compile's time went {wait_ms, import_ms, load_ms,
+  // compile_ms, compiles}.
+  Field<nlohmann::json> triton_timing;
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("ms", s.ms);
     v("arch", s.arch);
     v("cached", s.cached);
     v("nvrtc", s.nvrtc);
+    v("pch", s.pch);
     v("triton", s.triton);
     v("kernels", s.kernels);
+    v("triton_timing", s.triton_timing);
     v("log", s.log);
     v("log_cut_bytes", s.log_cut_bytes);
   }

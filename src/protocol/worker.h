@@ -24,7 +24,7 @@
 namespace kernrl {
 
 // Bumped whenever a message changes shape; kernrl refuses a worker of another version.
-constexpr int kWorkerProtocol = 5;
+constexpr int kWorkerProtocol = 6;
 
 // The GPU a worker drives, as its hello reports it (and records carry it as `device`).
 struct DeviceInfo {
@@ -90,6 +90,21 @@ nlohmann::json quit_request();
 // The "cmd" of a request line: "eval", "bench_device", "bench_reference", "quit".
 std::string request_command(const nlohmann::json& j);
 
+// The worker's choice among the @triton.autotune configs of one tuning group
+// (LaunchSpec::tune_group): the config kept and each config's median time at the bench size
+// (null: not tried, or it could not be launched).
+struct AutotuneChoice : RecordObject {
+  Field<std::string> group;
+  Field<int> config;
+  Field<std::vector<std::optional<double>>> times_ms;  // indexed by config
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("group", s.group, required);
+    v("config", s.config, required);
+    v("times_ms", s.times_ms, required);
+  }
+};
+
 // The worker's answer to an eval request. Its parts are the record's (protocol/parts.h): the
 // grader completes them and the record carries them as they are. Written and read through visit()
 // (read strictly: from_json throws ProtocolError naming a missing or mistyped key). A default
@@ -105,6 +120,8 @@ struct EvalAnswer : RecordObject {
   // worker's share of the record's `grader` object
   Field<std::vector<trace::Launch>> launches;  // the record's `launches`; absent when not gathered
   Field<trace::Watchdog> watchdog;             // absent when no run was armed
+  // Triton: the configs kept; absent when none was tuned
+  Field<std::vector<AutotuneChoice>> autotune;
   Field<bool> fatal = false;  // the CUDA context is unusable: the worker exits after this answer
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
@@ -115,6 +132,7 @@ struct EvalAnswer : RecordObject {
     v("phases_ms", s.phases_ms);
     v("launches", s.launches);
     v("watchdog", s.watchdog);
+    v("autotune", s.autotune);
     v("fatal", s.fatal);
   }
   bool status_is(Status st) const { return status && *status == st; }

@@ -44,6 +44,19 @@ struct Converted : RecordObject {
   }
 };
 
+// `wrapper_plan`: a Triton answer's launch plan derived from its host wrapper (no launch block).
+struct WrapperPlan : RecordObject {
+  Field<std::string> cls;           // "class": ModelNew or Model
+  Field<std::string> launch_block;  // the derived launch block (YAML)
+  Field<std::vector<std::string>> notes;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("class", s.cls);
+    v("launch_block", s.launch_block);
+    v("notes", s.notes);
+  }
+};
+
 // `problem_unknown`: why `problem` is null.
 struct ProblemUnknown : RecordObject {
   Field<std::string> reason;  // unknown_problem | not_named | unreadable
@@ -59,10 +72,10 @@ struct ProblemUnknown : RecordObject {
 
 // `baseline`: which baseline `speedup` is against, and the speedup over each baseline timed.
 struct Baseline : RecordObject {
-  Field<std::string> kind;                        // torch | kernel
+  Field<std::string> kind;  // torch | kernel
   // torch, and kernel and compile (torch.compile) where they were timed
   Field<std::map<std::string, double>> speedups;
-  Field<std::string> kernel_missing;              // wanted over the kernel, but it was not timed
+  Field<std::string> kernel_missing;  // wanted over the kernel, but it was not timed
   template <class Self, class V>
   static void visit(Self& s, V&& v) {
     v("kind", s.kind);
@@ -107,6 +120,7 @@ struct TraceRecord : RecordObject {
   Field<int> sample;
   Field<std::string> file;
   Field<trace::Converted> converted;
+  Field<trace::WrapperPlan> wrapper_plan;
   Field<std::string> problem;
   Field<trace::ProblemUnknown> problem_unknown;
   Field<int> level;
@@ -165,6 +179,7 @@ struct TraceRecord : RecordObject {
     v("sample", s.sample);
     v("file", s.file);
     v("converted", s.converted);
+    v("wrapper_plan", s.wrapper_plan);
     v("problem", s.problem);
     v("problem_unknown", s.problem_unknown);
     v("level", s.level);

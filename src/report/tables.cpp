@@ -149,9 +149,9 @@ Table level_scores_table(const json& a) {
   // The torch.compile baseline (a suite's baseline file): a column only where some level has it.
   bool compile = false;
   for (const auto& m : a.value("levels", json::array()))
-    compile = compile || m.value("geomean_speedup_over", json::object())
-                             .value("compile", json(nullptr))
-                             .is_number();
+    compile =
+        compile ||
+        m.value("geomean_speedup_over", json::object()).value("compile", json(nullptr)).is_number();
   if (compile) {
     t.head.insert(t.head.end() - 1, "over torch.compile");
     size_t i = 0;

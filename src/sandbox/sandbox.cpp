@@ -141,7 +141,8 @@ bool make_dirs(const std::string& path, std::string& error) {
 // root is an empty tmpfs holding only `dirs`, bound read-only at their own paths: a file outside
 // them does not exist for this process, rather than exists and cannot be read. False (with
 // *why) where the kernel or its policy refuses unprivileged user namespaces.
-bool private_root(const std::vector<std::string>& dirs, std::string& why) {
+bool private_root(const std::vector<std::string>& dirs, const std::vector<std::string>& rw_dirs,
+                  std::string& why) {
   uid_t uid = getuid();
   gid_t gid = getgid();
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
@@ -155,8 +156,10 @@ bool private_root(const std::vector<std::string>& dirs, std::string& why) {
     return false;
   }
   // The directories are held open first: the new root is mounted over /tmp, which may hold them.
+  std::vector<std::string> all = dirs;
+  all.insert(all.end(), rw_dirs.begin(), rw_dirs.end());
   std::vector<int> fds;
-  for (const auto& d : dirs) {
+  for (const auto& d : all) {
     if (d.empty() || d[0] != '/') {
       why = "the include directory " + d + " is not an absolute path";
       return false;
@@ -174,15 +177,16 @@ bool private_root(const std::vector<std::string>& dirs, std::string& why) {
     why = errno_text("mount");
     return false;
   }
-  for (size_t i = 0; i < dirs.size(); ++i) {
-    std::string target = root + dirs[i], source = "/proc/self/fd/" + std::to_string(fds[i]);
-    const std::string& d = dirs[i];
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::string target = root + all[i], source = "/proc/self/fd/" + std::to_string(fds[i]);
+    const std::string& d = all[i];
     if (!make_dirs(target, why)) return false;
     bool bound = mount(source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) == 0;
     close(fds[i]);
+    unsigned long ro = i < dirs.size() ? MS_RDONLY : 0;  // the scratch folders stay writable
     if (!bound ||
         mount(nullptr, target.c_str(), nullptr,
-              MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+              MS_BIND | MS_REMOUNT | ro | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
       why = errno_text(("bind " + d).c_str());
       return false;
     }
@@ -250,7 +254,7 @@ SandboxStatus enter(const SandboxProfile& profile, const std::vector<std::string
   // Triton's profile (an interpreter, its packages, a private temporary directory) has no root of
   // its own; the gap below says what that leaves.
   std::string no_namespace = "not asked for: this profile reads an interpreter's installation";
-  if (private_dirs) st.private_root = private_root(*private_dirs, no_namespace);
+  if (private_dirs) st.private_root = private_root(*private_dirs, profile.write_dirs, no_namespace);
   if (!apply_landlock(profile, st)) return st;
   if (!apply_seccomp(profile.allow_exec, st)) return st;
   st.ok = true;
@@ -269,9 +273,11 @@ SandboxStatus enter_sandbox(const SandboxProfile& profile) {
   return enter(profile, nullptr);
 }
 
-SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs) {
+SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs,
+                            const std::vector<std::string>& scratch_dirs) {
   SandboxProfile p;
   p.read_dirs = readable_dirs;
+  p.write_dirs = scratch_dirs;
   return enter(p, &readable_dirs);
 }
 

@@ -26,7 +26,11 @@ struct SandboxStatus {
 };
 
 // Restricts this process for good. Libraries it will need later must be loaded before the call.
-SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs);
+// `scratch_dirs` (the fork server's compiles: a folder of the compile's own, which NVRTC's front
+// end needs to map a precompiled header's memory) may also be written: files created, written and
+// removed beneath them, and nothing else; they are bound writable in the private root.
+SandboxStatus enter_sandbox(const std::vector<std::string>& readable_dirs,
+                            const std::vector<std::string>& scratch_dirs = {});
 
 // A wider profile, for kernrl-triton's Python (src/triton): what may be read, executed (files
 // only: Python itself, its loader, Triton's ptxas) and written (a private temporary directory);

@@ -68,7 +68,8 @@ HttpResponse v1_prompt(const Service& svc, const std::string& body) {
   }
   if (std::string why = check(j); !why.empty()) return failure(400, "VALIDATION_ERROR", why);
   std::string error;
-  const std::string suite = j.contains("suite") && j["suite"].is_string() ? j["suite"].get<std::string>() : "";
+  const std::string suite =
+      j.contains("suite") && j["suite"].is_string() ? j["suite"].get<std::string>() : "";
   const ProblemCatalog* cat = svc.problems(suite);
   if (!cat) return failure(404, "UNKNOWN_SUITE", svc.unknown_suite(suite));
   const ProblemInfo* p = cat->find_kernrl(j["problem"].get<std::string>(), &error);

@@ -24,11 +24,11 @@ using Clock = std::chrono::steady_clock;
 
 // One answer to grade.
 struct Job {
-  std::string source;   // the answer's text: a kernel file or a model's markdown answer
-  std::string label;    // the record's "file" field: a name only, never opened
-  std::string problem;  // a problem id kernrl has; empty: the launch block's `problem:`
+  std::string source;         // the answer's text: a kernel file or a model's markdown answer
+  std::string label;          // the record's "file" field: a name only, never opened
+  std::string problem;        // a problem id kernrl has; empty: the launch block's `problem:`
   std::string problems_root;  // the suite's problems folder `problem` is in; empty: the default
-  std::string run;      // the record's "run"
+  std::string run;            // the record's "run"
   std::optional<int> sample;
   uint64_t seed = 0;  // the trial seed
   // A job that has not started on a GPU by then is not graded (Outcome::Expired); one that has

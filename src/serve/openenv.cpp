@@ -443,9 +443,8 @@ void WsSession::reset(const json& data, const Reply& reply) {
   std::string language = data.contains("language") && data["language"].is_string()
                              ? data["language"].get<std::string>()
                              : "cuda";
-  std::string suite = data.contains("suite") && data["suite"].is_string()
-                          ? data["suite"].get<std::string>()
-                          : "";
+  std::string suite =
+      data.contains("suite") && data["suite"].is_string() ? data["suite"].get<std::string>() : "";
   const ProblemCatalog* suite_cat = svc_.problems(suite);
   if (!suite_cat)
     return reply(json_line(ws_error_message(ws_error::kExecution, svc_.unknown_suite(suite))),

@@ -65,7 +65,9 @@ Service::~Service() {
   wait_answered();
 }
 
-void Service::add_suite(SuiteCatalog suite) { suites_.push_back(std::move(suite)); }
+void Service::add_suite(SuiteCatalog suite) {
+  suites_.push_back(std::move(suite));
+}
 
 const ProblemCatalog* Service::problems(const std::string& suite) const {
   if (suite.empty()) return problems_.get();

@@ -5,6 +5,8 @@ Protocol (docs/protocol.md, "kernrl-triton"): with --discover it prints one JSON
 Triton it finds and exits. Otherwise it imports Triton, prints {"ready": true}, reads ONE request
 line (JSON) on stdin, compiles, prints one answer line and exits: a pool of these processes waits
 with Triton imported, so a compile does not pay for the import.
+A request with "mode": "wrapper_plan" runs the whole file instead, with a shape-only torch, to
+find the launches a host wrapper makes (wrapper_plan.py).
 
 The kernel file is filtered before it runs: only imports of triton/math, functions (with their
 triton decorators) and simple module-level constants are kept; any other top-level code (torch
@@ -16,6 +18,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 
 MAX_AUTOTUNE_CONFIGS = 16
@@ -26,6 +29,7 @@ TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
 ANSWER = sys.stdout  # where answers go; the kernel file's own output goes to stderr
 COMPILER = {}  # Triton's entry points, taken before the kernel file runs
 COMPILED = {}  # this request's compiled kernels, by everything that decides them
+TIMING = {"compile_ms": 0.0, "compiles": 0}  # this request's calls of triton.compile
 
 
 def out(obj):
@@ -74,32 +78,54 @@ def simple_value(node):
     return True
 
 
+def drop_annotations(fn):
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            a.annotation = None
+    fn.returns = None
+
+
+def kept_statement(st):
+    """Whether a top-level statement of the kernel file is compiled."""
+    if isinstance(st, ast.Import):
+        return all(a.name.split(".")[0] in ALLOWED_IMPORT_ROOTS for a in st.names)
+    if isinstance(st, ast.ImportFrom):
+        return (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
+    if isinstance(st, ast.FunctionDef):
+        keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
+        if keep and not st.decorator_list:
+            drop_annotations(st)  # a host function's `x: torch.Tensor` needs no torch here
+        return keep
+    if isinstance(st, (ast.Assign, ast.AnnAssign)):
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        return (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
+                and simple_value(st.value))
+    if isinstance(st, ast.Try):  # try: from triton.language.extra import libdevice / except ...
+        parts = st.body + st.orelse + st.finalbody + [x for h in st.handlers for x in h.body]
+        return (all(kept_statement(x) for x in parts) and
+                all(h.type is None or isinstance(h.type, (ast.Name, ast.Tuple, ast.Attribute))
+                    for h in st.handlers))
+    return False
+
+
 def filter_module(tree):
     """The statements of the kernel file that are compiled; the rest is dropped unexecuted."""
     kept, dropped = [], []
     for st in tree.body:
-        keep = False
-        if isinstance(st, ast.Import):
-            keep = all(a.name.split(".")[0] in ALLOWED_IMPORT_ROOTS for a in st.names)
-        elif isinstance(st, ast.ImportFrom):
-            keep = (st.module or "").split(".")[0] in ALLOWED_IMPORT_ROOTS and st.level == 0
-        elif isinstance(st, ast.FunctionDef):
-            keep = all(decorator_name(d) in TRITON_DECORATORS for d in st.decorator_list)
-        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            keep = (st.value is not None and all(isinstance(t, ast.Name) for t in targets)
-                    and simple_value(st.value))
-        (kept if keep else dropped).append(st)
+        (kept if kept_statement(st) else dropped).append(st)
     tree.body = kept
     return tree, [getattr(s, "lineno", 0) for s in dropped]
 
 
-def load_kernels(source, filename):
+def load_kernels(source, filename, whole=False):
+    """The kernel file's namespace: its kernels (or, with `whole`, all of it: a wrapper plan)."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         raise KernelFileError("Python syntax error: %s" % e.msg, e.lineno or 0)
-    tree, _ = filter_module(tree)
+    if not whole:
+        tree, _ = filter_module(tree)
     code = compile(tree, filename, "exec")
     # Triton's JIT reads a function's source through linecache: give it the file's text.
     import linecache
@@ -188,15 +214,11 @@ def compile_one(fn, name, args, constexprs, options, arch):
         return dict(COMPILED[ckey], compile_key=ckey)
     src = COMPILER["ASTSource"](fn, signature, constexprs=constants, attrs=attrs)
     target = COMPILER["GPUTarget"]("cuda", arch, 32)
+    t0 = time.monotonic()
     k = COMPILER["compile"](src, target=target, options=options)
-    md = k.metadata._asdict() if hasattr(k.metadata, "_asdict") else dict(k.metadata)
-    meta = {}
-    for key, v in md.items():
-        try:
-            json.dumps(v)
-            meta[key] = v
-        except TypeError:
-            meta[key] = str(v)
+    TIMING["compile_ms"] += (time.monotonic() - t0) * 1000
+    TIMING["compiles"] += 1
+    meta = json_metadata(k)
     ptx = k.asm.get("ptx", "")
     m = re.search(r"\.entry\s+(\w+)\s*\(([^)]*)\)", ptx)
     params = re.findall(r"\.param\s+\.(\w+)", m.group(2)) if m else []
@@ -209,6 +231,18 @@ def compile_one(fn, name, args, constexprs, options, arch):
         "runtime_params": runtime,
     }
     return dict(COMPILED[ckey], compile_key=ckey)
+
+
+def pinned_configs(configs, constexprs, name, line):
+    """The autotune configs that agree with the constexprs the launch gives: a value given pins it
+    (Triton refuses a launch that sets an autotuned value; a host wrapper's plan pins the config its
+    grid was derived for)."""
+    kept = [c for c in configs if all(constexprs.get(k, v) == v for k, v in c.kwargs.items())]
+    if not kept:
+        raise KernelFileError("kernel %s: no autotune config has the constexpr values the launch "
+                              "gives (%s)" % (name, ", ".join("%s=%r" % kv for kv in
+                                                               sorted(constexprs.items()))), line)
+    return kept
 
 
 def heuristic_values(heuristics, arg_values):
@@ -245,7 +279,8 @@ def compile_request(req, ns):
             if len(configs) > MAX_AUTOTUNE_CONFIGS:
                 raise KernelFileError("kernel %s has %d autotune configs; kernrl takes at most %d" %
                                       (name, len(configs), MAX_AUTOTUNE_CONFIGS), kreq.get("line", 0))
-        variants = []
+            configs = pinned_configs(configs, constexprs, name, kreq.get("line", 0))
+        variants, failed = [], []
         for cfg in configs:
             cx = dict(constexprs)
             opts = dict(base)
@@ -261,9 +296,23 @@ def compile_request(req, ns):
                 except Exception as e:
                     raise KernelFileError("a @triton.heuristics function of %s failed: %s: %s" %
                                           (name, type(e).__name__, e), kreq.get("line", 0))
-            v = compile_one(fn, name, kreq["args"], cx, opts, req["arch"])
+            try:
+                v = compile_one(fn, name, kreq["args"], cx, opts, req["arch"])
+            except Exception as e:
+                # An autotune config that does not compile is left out (Triton's autotuner
+                # skips a config that runs out of resources); the kernel fails only when none
+                # compiles.
+                if cfg is None or isinstance(e, KernelFileError):
+                    raise
+                failed.append(e)
+                variants.append({"error": ("%s: %s" % (type(e).__name__, e))[:500],
+                                 "compile_key": "failed-%d" % len(variants),
+                                 "config": {"constexprs": cx, "options": opts}})
+                continue
             v["config"] = {"constexprs": {k: cx[k] for k in cx}, "options": opts}
             variants.append(v)
+        if failed and len(failed) == len(variants):
+            raise failed[0]
         keys = [v.pop("compile_key") for v in variants]
         same = [i for i, r in enumerate(results) if r.get("compile_keys") == keys]
         if same:  # the same kernels as an earlier request (other values, same specialisation)
@@ -273,6 +322,47 @@ def compile_request(req, ns):
     for r in results:
         r.pop("compile_keys", None)
     return results
+
+
+def load_beside(name):
+    """A module installed beside this script, by its path: the sandbox lets Python read the file
+    but not list the folder, so the import system's search would not find it."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def json_metadata(compiled):
+    """A compiled kernel's metadata as JSON values (what JSON cannot hold as its string)."""
+    md = compiled.metadata
+    md = md._asdict() if hasattr(md, "_asdict") else dict(md)
+    meta = {}
+    for key, v in md.items():
+        try:
+            json.dumps(v)
+            meta[key] = v
+        except TypeError:
+            meta[key] = str(v)
+    return meta
+
+
+def load_wrapper_modules():
+    """wrapper_plan.py and its shape-only torch, loaded before any request (and any confinement
+    beyond the sandbox's) as Triton is."""
+    for name in ("shape_torch", "shape_nn", "wrapper_plan"):
+        if name not in sys.modules:
+            load_beside(name)
+    return sys.modules["wrapper_plan"]
+
+
+def wrapper_plan_answer(req):
+    """The launches of a host wrapper, found by running it on shape-only tensors."""
+    return load_wrapper_modules().derive(req, lambda src, fn: load_kernels(src, fn, whole=True),
+                                         COMPILER["JITFunction"], unwrap)
 
 
 def discover():
@@ -292,37 +382,60 @@ def discover():
     out(info)
 
 
+def import_triton():
+    """Imports Triton and takes its entry points (before any kernel file runs); the ready line."""
+    t0 = time.monotonic()
+    import triton  # noqa: F401  (the warm import)
+    import triton.compiler  # noqa: F401
+    import triton.language  # noqa: F401
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    COMPILER.update(compile=triton.compile, ASTSource=ASTSource, GPUTarget=GPUTarget,
+                    JITFunction=triton.runtime.JITFunction, version=triton.__version__)
+    try:  # before any kernel file runs and before a forked compile confines itself further
+        load_wrapper_modules()
+    except Exception:  # missing modules fail a wrapper request only, when it comes
+        pass
+    return {"ready": True, "triton": triton.__version__,
+            "import_ms": round((time.monotonic() - t0) * 1000, 1)}
+
+
+def answer(line):
+    """The answer to one request line."""
+    try:
+        t0 = time.monotonic()
+        req = json.loads(line)
+        if req.get("mode") == "wrapper_plan":  # launches from a host wrapper (wrapper_plan.py)
+            return wrapper_plan_answer(req)
+        ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
+        load_ms = (time.monotonic() - t0) * 1000
+        kernels = compile_request(req, ns)
+        return {"ok": True, "triton": COMPILER["version"], "kernels": kernels,
+                "timing": {"load_ms": round(load_ms, 1),
+                           "compile_ms": round(TIMING["compile_ms"], 1),
+                           "compiles": TIMING["compiles"]}}
+    except KernelFileError as e:
+        return {"ok": False, "error": str(e), "line": e.line}
+    except Exception as e:
+        msg = "%s: %s" % (type(e).__name__, e)
+        return {"ok": False, "error": msg[:4000], "line": error_line(e, "kernel.py"),
+                "log": traceback.format_exc()[-8000:]}
+
+
 def main():
     if "--discover" in sys.argv:
         discover()
         return 0
     try:
-        import triton  # noqa: F401  (the warm import)
-        import triton.compiler  # noqa: F401
-        import triton.language  # noqa: F401
+        ready = import_triton()
     except Exception as e:
         out({"ok": False, "error": "cannot import triton: %s: %s" % (type(e).__name__, e)})
         return 1
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    COMPILER.update(compile=triton.compile, ASTSource=ASTSource, GPUTarget=GPUTarget,
-                    JITFunction=triton.runtime.JITFunction)
-    out({"ready": True, "triton": triton.__version__})
+    out(ready)
     keep_stdout_for_answers()
     line = sys.stdin.readline()
-    if not line:
-        return 0
-    try:
-        req = json.loads(line)
-        ns = load_kernels(req["source"], req.get("filename", "kernel.py"))
-        kernels = compile_request(req, ns)
-        out({"ok": True, "triton": triton.__version__, "kernels": kernels})
-    except KernelFileError as e:
-        out({"ok": False, "error": str(e), "line": e.line})
-    except Exception as e:
-        msg = "%s: %s" % (type(e).__name__, e)
-        out({"ok": False, "error": msg[:4000], "line": error_line(e, "kernel.py"),
-             "log": traceback.format_exc()[-8000:]})
+    if line:
+        out(answer(line))
     return 0
 
 

@@ -1,15 +1,17 @@
 // kernrl-triton: runs kernrl's Triton helper (kernrl_triton.py) under the OS sandbox of
 // sandbox/sandbox.h. It is the only process where a Triton kernel file's Python ever runs.
 //
-//   kernrl-triton --setup JSON                 compile: the helper imports Triton, says ready,
-//                                              reads one request line and answers one line
+//   kernrl-triton --setup JSON                 compile: the script (the helper, or the compile
+//                                              server kernrl_triton_server.py with its
+//                                              `script_args`) imports Triton, says ready and
+//                                              answers request lines
 //   kernrl-triton --setup JSON --discover      one JSON line: the Triton it finds
 //   kernrl-triton --setup JSON --check-sandbox enters the sandbox and tries to escape it
 //
-// JSON (written by src/triton_compile/child.cpp): {"python", "script", "tmp", "read_dirs",
-// "read_files", "exec_files", "pythonpath", "ptxas"}. The launcher forks: the child enters the
-// sandbox (read-only: the Python installation, the triton package; execute: Python, its loader,
-// ptxas; write: only `tmp`; no sockets, no GPU device nodes) and executes Python with an
+// JSON (written by src/triton_compile/child.cpp): {"python", "script", "script_args", "tmp",
+// "read_dirs", "read_files", "exec_files", "pythonpath", "ptxas"}. The launcher forks: the child
+// enters the sandbox (read-only: the Python installation, the triton package; execute: Python, its
+// loader, ptxas; write: only `tmp`; no sockets, no GPU device nodes) and executes Python with an
 // environment of its own; the parent only waits and passes the exit status on. kernrl sets the
 // time, memory and output limits from outside.
 #include <fcntl.h>
@@ -31,6 +33,7 @@ namespace {
 
 struct Setup {
   std::string python, script, tmp, pythonpath, ptxas;
+  std::vector<std::string> script_args;  // passed to the script after its path
   kernrl::SandboxProfile profile;
 };
 
@@ -42,6 +45,7 @@ Setup read_setup(const std::string& text) {
   s.tmp = j.at("tmp").get<std::string>();
   s.pythonpath = j.value("pythonpath", "");
   s.ptxas = j.value("ptxas", "");
+  s.script_args = j.value("script_args", std::vector<std::string>{});
   s.profile.read_dirs = j.value("read_dirs", std::vector<std::string>{});
   s.profile.read_files = j.value("read_files", std::vector<std::string>{});
   s.profile.exec_files = j.value("exec_files", std::vector<std::string>{});
@@ -132,6 +136,7 @@ int check_sandbox(const Setup& s) {
   }
   std::vector<std::string> args = {s.python, "-B", "-s", s.script};
   if (discover) args.push_back("--discover");
+  if (!discover) args.insert(args.end(), s.script_args.begin(), s.script_args.end());
   std::vector<std::string> env = child_env(s);
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());

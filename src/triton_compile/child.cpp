@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "core/paths.h"
 #include "core/subprocess.h"
@@ -29,6 +30,18 @@ std::string launcher() {
 }
 std::string helper_script() {
   return helper_exe("kernrl_triton.py").string();
+}
+std::string server_script() {
+  return helper_exe("kernrl_triton_server.py").string();
+}
+
+// Compiles one server serves before it is replaced (whatever a compile left running ends with it).
+constexpr int kServerCompiles = 64;
+
+// How many of one file's Triton compiles (kernels, size sets, autotune configs) run at once: the
+// cores, at most 8.
+int compile_jobs() {
+  return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
 }
 
 // A fresh private directory for one child (removed when the child is done).
@@ -71,6 +84,11 @@ json base_setup(const Config& cfg, const std::string& python, const std::string&
   for (const char* f : {"/etc/ld.so.cache", "/dev/urandom"})
     if (fs::exists(f)) read_files.push_back(f);
   read_files.push_back(canonical_or_empty(helper_script()));
+  if (std::string server = canonical_or_empty(server_script()); !server.empty())
+    read_files.push_back(server);
+  for (const char* module : {"wrapper_plan.py", "shape_torch.py", "shape_nn.py"})
+    if (std::string c = canonical_or_empty(helper_exe(module).string()); !c.empty())
+      read_files.push_back(c);
   exec_files.push_back(canonical_or_empty(python));
   for (const char* loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"})
     if (std::string c = canonical_or_empty(loader); !c.empty()) exec_files.push_back(c);
@@ -131,62 +149,65 @@ std::string how_to_point() {
          "\"Triton kernels\")";
 }
 
-// A child that has started importing Triton and waits for one request.
-struct Warm {
+// A compile server (kernrl_triton_server.py in the sandbox): Triton imported and warmed up, a
+// forked process per compile, one compile at a time.
+struct Server {
   std::unique_ptr<LineProcess> proc = std::make_unique<LineProcess>();
   std::string tmp;
-  ~Warm() {
-    proc.reset();
+  bool ready = false;  // its ready line has been read
+  int compiles = 0;
+  ~Server() {
+    proc.reset();  // kills its process group: the server and whatever its compiles started
     std::error_code ec;
     if (!tmp.empty()) fs::remove_all(tmp, ec);
   }
 };
 
-std::unique_ptr<Warm> start_child(const Config& cfg, const TritonInstall& t) {
-  auto w = std::make_unique<Warm>();
-  w->tmp = private_dir();
+std::unique_ptr<Server> start_server(const Config& cfg, const TritonInstall& t, int arch) {
+  auto s = std::make_unique<Server>();
+  s->tmp = private_dir();
   json setup = t.setup;
-  setup["tmp"] = w->tmp;
-  w->proc->start({launcher(), "--setup", setup.dump()}, spawn_options(cfg, w->tmp));
-  return w;
+  setup["tmp"] = s->tmp;
+  setup["script"] = canonical_or_empty(server_script());
+  json profile = {{"read_dirs", t.setup["read_dirs"]},
+                  {"read_files", t.setup["read_files"]},
+                  {"exec_files", t.setup["exec_files"]}};
+  setup["script_args"] = {"--profile",          profile.dump(), "--arch",
+                          std::to_string(arch), "--jobs",       std::to_string(compile_jobs())};
+  s->proc->start({launcher(), "--setup", setup.dump()}, spawn_options(cfg, s->tmp));
+  return s;
 }
 
-// Children kept ready: as many as twice the compiles in flight (a batch keeps its compile threads
-// supplied, a single compile does not start a crowd), at most triton.pool.
+// Servers waiting for a compile: started as compiles need them, kept (at most triton.pool) for
+// the next ones.
 class Pool {
  public:
-  std::unique_ptr<Warm> take(const Config& cfg, const TritonInstall& t) {
-    std::unique_ptr<Warm> w;
+  std::unique_ptr<Server> take(const Config& cfg, const TritonInstall& t, int arch) {
     {
       std::lock_guard<std::mutex> l(mu_);
-      ++in_flight_;
-      if (!ready_.empty()) {
-        w = std::move(ready_.front());
-        ready_.pop_front();
+      if (!idle_.empty()) {
+        std::unique_ptr<Server> s = std::move(idle_.back());
+        idle_.pop_back();
+        return s;
       }
     }
-    if (!w) w = start_child(cfg, t);
-    refill(cfg, t);
-    return w;
+    return start_server(cfg, t, arch);
   }
-  void done() {
+  // A server whose compile ended as expected; one that has served kServerCompiles, or beyond
+  // triton.pool idle ones, is stopped.
+  void give_back(std::unique_ptr<Server> s, const Config& cfg) {
+    if (s->compiles >= kServerCompiles) return;
     std::lock_guard<std::mutex> l(mu_);
-    --in_flight_;
-  }
-  void refill(const Config& cfg, const TritonInstall& t) {
-    std::lock_guard<std::mutex> l(mu_);
-    int target = std::min(cfg.triton_pool, 2 * in_flight_);
-    while (static_cast<int>(ready_.size()) < target) ready_.push_back(start_child(cfg, t));
+    if (static_cast<int>(idle_.size()) < cfg.triton_pool) idle_.push_back(std::move(s));
   }
   void clear() {
     std::lock_guard<std::mutex> l(mu_);
-    ready_.clear();
+    idle_.clear();
   }
 
  private:
   std::mutex mu_;
-  std::deque<std::unique_ptr<Warm>> ready_;
-  int in_flight_ = 0;
+  std::vector<std::unique_ptr<Server>> idle_;
 };
 
 Pool& pool() {
@@ -196,6 +217,10 @@ Pool& pool() {
     return made;
   }();
   return *p;
+}
+
+std::string how_it_ended(int status) {
+  return status < 0 ? "signal " + std::to_string(-status) : "exit " + std::to_string(status);
 }
 
 }  // namespace
@@ -273,53 +298,79 @@ TritonChildResult run_triton(const json& request, const Config& cfg) {
   TritonChildResult r;
   const TritonInstall& t = triton_install(cfg);
   auto start = Clock::now();
-  std::unique_ptr<Warm> w = pool().take(cfg, t);
-  struct Done {
-    ~Done() { pool().done(); }
-  } done;
+  std::unique_ptr<Server> s = pool().take(cfg, t, request.value("arch", 90));
   auto left = [&] {
     return cfg.triton_timeout_s - std::chrono::duration<double>(Clock::now() - start).count();
   };
+  // The server is stopped (with whatever the compile started) and not used again.
   auto fail = [&](TritonChildResult::Outcome o, const std::string& why) {
-    bool timed_out = w->proc->timed_out();
-    w->proc->kill_and_reap();
+    bool timed_out = s->proc->timed_out();
+    s->proc->kill_and_reap();
     r.outcome = timed_out ? TritonChildResult::Timeout : o;
     r.error = timed_out ? "the Triton compile did not finish within " +
                               std::to_string(static_cast<int>(cfg.triton_timeout_s)) +
                               " s and was cancelled"
                         : why;
-    r.log = tail_of(w->tmp + "/stderr.log");
+    if (r.log.empty()) r.log = tail_of(s->tmp + "/stderr.log");
     return r;
   };
-  std::optional<std::string> ready = w->proc->read_line(left());
-  r.wait_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  if (!ready)
-    return fail(TritonChildResult::Crashed, "the Triton compiler ended before it was ready");
-  try {
-    json j = json::parse(*ready);
-    if (j.contains("sandbox_error"))
+  auto parse = [](const std::string& line) {
+    json j = json::parse(line, nullptr, false);
+    return j.is_object() ? j : json();
+  };
+  if (!s->ready) {
+    std::optional<std::string> ready = s->proc->read_line(left());
+    r.wait_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (!ready)
+      return fail(TritonChildResult::Crashed, "the Triton compiler ended before it was ready");
+    json j = parse(*ready);
+    if (j.contains("sandbox_error")) {
+      s->proc->kill_and_reap();
       throw SandboxError("the Triton compiler's sandbox cannot be set up: " +
                          j["sandbox_error"].get<std::string>());
+    }
     if (!j.value("ready", false))
       return fail(TritonChildResult::Crashed,
                   j.value("error", "the Triton compiler did not start"));
-  } catch (const json::exception&) {
-    return fail(TritonChildResult::Crashed, "the Triton compiler wrote something unexpected");
+    if (j.contains("import_ms") && j["import_ms"].is_number())
+      r.import_ms = j["import_ms"].get<double>();
+    if (j.contains("warm_up_ms") && j["warm_up_ms"].is_number())
+      r.warm_up_ms = j["warm_up_ms"].get<double>();
+    s->ready = true;
   }
-  if (!w->proc->send_line(request.dump()))
+  ++s->compiles;
+  if (!s->proc->send_line(request.dump()))
     return fail(TritonChildResult::Crashed, "the Triton compiler ended before the request");
-  std::optional<std::string> line = w->proc->read_line(std::max(0.0, left()));
+  std::optional<std::string> line = s->proc->read_line(std::max(0.0, left()));
   if (!line)
-    return fail(TritonChildResult::Crashed,
-                "the Triton compiler died without an answer (out of memory under the " +
-                    std::to_string(cfg.triton_memory_limit_mb) + " MB limit, or killed?)");
-  try {
-    r.answer = json::parse(*line);
-  } catch (const json::exception&) {
+    return fail(TritonChildResult::Crashed, "the Triton compile server died during a compile");
+  json first = parse(*line);
+  if (first.is_null())
     return fail(TritonChildResult::Crashed, "the Triton compiler's answer is not JSON");
+  if (first.value("done", false)) {  // the compile's process died without an answer
+    r.log = first.value("log", "");
+    r.outcome = TritonChildResult::Crashed;
+    r.error = "the Triton compiler died without an answer (" +
+              how_it_ended(first.value("status", 0)) + "; out of memory under the " +
+              std::to_string(cfg.triton_memory_limit_mb) + " MB limit, or killed?)";
+    pool().give_back(std::move(s), cfg);
+    return r;
   }
+  if (first.contains("sandbox_error")) {
+    s->proc->kill_and_reap();
+    throw SandboxError("the Triton compiler's sandbox cannot be set up: " +
+                       first["sandbox_error"].get<std::string>());
+  }
+  r.answer = std::move(first);
   r.outcome = TritonChildResult::Answered;
-  r.log = tail_of(w->tmp + "/stderr.log");
+  std::optional<std::string> trailer = s->proc->read_line(std::max(0.0, left()));
+  json done = trailer ? parse(*trailer) : json();
+  if (!done.value("done", false)) {  // the answer stands; the server is not trusted again
+    s->proc->kill_and_reap();
+    return r;
+  }
+  r.log = done.value("log", "");
+  pool().give_back(std::move(s), cfg);
   return r;
 }
 

@@ -1,6 +1,7 @@
 // The kernrl-triton child (src/triton): where the Python that has Triton is, what its sandbox
-// lets it read and execute, the checks that the sandbox holds, and a warm pool of children that
-// have imported Triton and wait for one request each (a compile does not pay for the import).
+// lets it read and execute, the checks that the sandbox holds, and a pool of compile servers that
+// have imported Triton and warmed it up and fork a fresh, further confined process per compile (a
+// compile pays neither for the import nor for Triton's first-compile set-up).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -38,13 +39,15 @@ void require_triton_sandbox(const Config& cfg);
 // The check's answer: {"ok", "checks", "error"}.
 nlohmann::json triton_sandbox_check(const Config& cfg);
 
-// One compile in a kernrl-triton child (from the warm pool when there is one).
+// One compile in a process forked by a compile server (from the pool when one is idle).
 struct TritonChildResult {
   enum Outcome { Answered, Timeout, Crashed } outcome = Crashed;
-  nlohmann::json answer;  // the helper's answer line when Answered
-  std::string error;      // Timeout and Crashed: one line
-  std::string log;        // the child's stderr (its tail)
-  double wait_ms = 0;     // of the compile's time, waiting for Triton's import to finish
+  nlohmann::json answer;   // the helper's answer line when Answered
+  std::string error;       // Timeout and Crashed: one line
+  std::string log;         // the child's stderr (its tail)
+  double wait_ms = 0;      // of the compile's time, waiting for Triton's import to finish
+  double import_ms = -1;   // the server's own import of Triton, when this compile started it
+  double warm_up_ms = -1;  // the server's warm-up compile, when this compile started it
 };
 TritonChildResult run_triton(const nlohmann::json& request, const Config& cfg);
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,20 @@ fs::path answer_path(const CompileCache& cache, const std::string& key) {
   return cache.folder(key) / (key + ".triton.json");
 }
 
+// The cache entry of variant `v` of kernel request `i`.
+std::string variant_key(const std::string& key, size_t i, size_t v) {
+  return key + "-" + std::to_string(i) + "-" + std::to_string(v);
+}
+
+// The record's description of a compiled kernel's configuration.
+json config_record(const TritonKernel& t) {
+  return {{"num_warps", t.metadata.value("num_warps", 4)},
+          {"num_stages", t.metadata.value("num_stages", 3)},
+          {"num_ctas", t.metadata.value("num_ctas", 1)},
+          {"shared", t.metadata.value("shared", 0)},
+          {"constexprs", t.config.value("constexprs", json::object())}};
+}
+
 std::vector<TritonKernel> kernels_from(const json& answer, const CompileCache& cache,
                                        const std::string& key, json* record) {
   std::vector<TritonKernel> out;
@@ -43,30 +58,49 @@ std::vector<TritonKernel> kernels_from(const json& answer, const CompileCache& c
       ++i;
       continue;
     }
+    // Every variant (autotune config) that compiled; the first is launched unless the worker's
+    // autotuning keeps another (docs/kernel-format.md, "Autotune and heuristics").
     const auto& variants = k.at("variants");
-    // Autotune configs are each compiled; the first is launched (see docs/kernel-format.md).
-    const json& v = variants.at(0);
-    auto hit = cache.find(key + "-" + std::to_string(i++));
-    if (!hit) throw std::runtime_error("cache entry is gone");
-    TritonKernel t;
-    t.key = k.at("key");
-    t.symbol = v.at("name");
-    t.cubin_path = hit->cubin_path;
-    t.metadata = v.at("metadata");
-    t.ptx_params = v.at("ptx_params").size();
-    t.runtime_params = v.at("runtime_params").size();
-    t.config = v.value("config", json::object());
-    json r = {{"key", t.key},
-              {"kernel", v.value("kernel", t.key.substr(0, t.key.find('#')))},
-              {"num_warps", t.metadata.value("num_warps", 4)},
-              {"num_stages", t.metadata.value("num_stages", 3)},
-              {"num_ctas", t.metadata.value("num_ctas", 1)},
-              {"shared", t.metadata.value("shared", 0)},
-              {"constexprs", t.config.value("constexprs", json::object())}};
-    if (variants.size() > 1)
-      r["autotune"] = {{"configs", variants.size()}, {"chosen", 0}, {"timed", false}};
+    std::string base = k.at("key");
+    std::vector<TritonKernel> compiled;
+    json candidates = json::array();
+    for (size_t c = 0; c < variants.size(); ++c) {
+      const json& v = variants[c];
+      if (v.contains("error")) {
+        candidates.push_back({{"config", c}, {"error", v.at("error")}});
+        continue;
+      }
+      auto hit = cache.find(variant_key(key, i, c));
+      if (!hit) throw std::runtime_error("cache entry is gone");
+      TritonKernel t;
+      t.key = compiled.empty() ? base : base + "@" + std::to_string(c + 1);
+      t.symbol = v.at("name");
+      t.cubin_path = hit->cubin_path;
+      t.metadata = v.at("metadata");
+      t.ptx_params = v.at("ptx_params").size();
+      t.runtime_params = v.at("runtime_params").size();
+      t.config = v.value("config", json::object());
+      t.autotune_config = static_cast<int>(c);
+      json cand = config_record(t);
+      cand["config"] = c;
+      cand["key"] = t.key;
+      candidates.push_back(cand);
+      compiled.push_back(t);
+    }
+    if (compiled.empty()) throw std::runtime_error("no variant of " + base + " compiled");
+    TritonKernel t = compiled.front();
+    json r = {{"key", t.key}, {"kernel", t.key.substr(0, t.key.find('#'))}};
+    r.update(config_record(t));
+    if (variants.size() > 1) {
+      t.configs = compiled;
+      r["autotune"] = {{"configs", variants.size()},
+                       {"chosen", t.autotune_config},
+                       {"timed", false},
+                       {"candidates", candidates}};
+    }
     record->push_back(r);
     out.push_back(t);
+    ++i;
   }
   return out;
 }
@@ -81,13 +115,12 @@ json store_answer(const json& answer, const CompileCache& cache, const std::stri
       ++i;
       continue;
     }
-    for (auto& v : k["variants"]) {
-      std::string cubin;
-      if (&v == &k["variants"][0]) {
-        cubin = base64_decode(v.at("cubin_b64").get<std::string>());
-        cache.store(key + "-" + std::to_string(i), cubin, "", 0,
-                    {{k.at("key").get<std::string>(), v.at("name").get<std::string>()}}, arch);
-      }
+    for (size_t c = 0; c < k["variants"].size(); ++c) {
+      json& v = k["variants"][c];
+      if (!v.contains("cubin_b64")) continue;  // an autotune config that did not compile
+      std::string cubin = base64_decode(v.at("cubin_b64").get<std::string>());
+      cache.store(variant_key(key, i, c), cubin, "", 0,
+                  {{k.at("key").get<std::string>(), v.at("name").get<std::string>()}}, arch);
       v.erase("cubin_b64");
     }
     ++i;
@@ -104,6 +137,32 @@ json store_answer(const json& answer, const CompileCache& cache, const std::stri
   fs::rename(tmp, p);
   cache.trim_if_due();
   return stripped;
+}
+
+// The plan the worker runs and the record's kernels, from a (stripped) answer; the tuning groups
+// of autotuned launches with the record keys of their kernels.
+void launch_from(const json& answer, const CompileCache& cache, const std::string& key,
+                 const LaunchPlan& plan, const TritonRequest& req, const ProblemSpec& problem,
+                 TritonCompileResult* res) {
+  std::vector<TritonKernel> kernels = kernels_from(answer, cache, key, &res->kernels);
+  res->launch = triton_launch_plan(plan, req, kernels, problem);
+  for (size_t li = 0; li < res->launch.plan.launches.size(); ++li) {
+    const std::string& group = res->launch.plan.launches[li].tune_group;
+    if (group.empty()) continue;
+    auto& keys = res->tune_groups[group];
+    for (size_t ki : req.launch_kernels.at(li))
+      if (std::find(keys.begin(), keys.end(), kernels.at(ki).key) == keys.end())
+        keys.push_back(kernels.at(ki).key);
+  }
+}
+
+json timing_of(const TritonChildResult& child) {
+  json t = child.answer.is_object() ? child.answer.value("timing", json::object()) : json::object();
+  if (!t.is_object()) t = json::object();
+  t["wait_ms"] = child.wait_ms;
+  if (child.import_ms >= 0) t["import_ms"] = child.import_ms;
+  if (child.warm_up_ms >= 0) t["warm_up_ms"] = child.warm_up_ms;
+  return t;
 }
 
 }  // namespace
@@ -137,22 +196,23 @@ TritonCompileResult compile_triton(const ExtractedSource& src, const std::string
 
   CompileCache cache(cfg.resolved_cache_dir(), static_cast<uintmax_t>(cfg.cache_max_mb) << 20);
   std::string key =
-      sha256_hex("kernrl-triton-v1\n" + install.version + "\n" + arch + "\n" + req.json.dump());
+      sha256_hex("kernrl-triton-v2\n" + install.version + "\n" + arch + "\n" + req.json.dump());
   json answer;
   std::ifstream cached(answer_path(cache, key), std::ios::binary);
   if (cached) {
     try {
       answer = json::parse(cached);
-      res.launch =
-          triton_launch_plan(plan, req, kernels_from(answer, cache, key, &res.kernels), problem);
+      launch_from(answer, cache, key, plan, req, problem, &res);
       c.status = CompileResult::Ok;
       c.cached = true;
       return finish();
     } catch (const std::exception&) {
       res.kernels = json::array();  // a damaged or trimmed entry is a miss
+      res.tune_groups.clear();
     }
   }
   TritonChildResult child = run_triton(req.json, cfg);
+  res.timing = timing_of(child);
   c.log = child.log;
   c.log_bytes = child.log.size();
   if (child.outcome != TritonChildResult::Answered) {
@@ -171,8 +231,7 @@ TritonCompileResult compile_triton(const ExtractedSource& src, const std::string
   }
   try {
     json stripped = store_answer(child.answer, cache, key, arch);
-    res.launch =
-        triton_launch_plan(plan, req, kernels_from(stripped, cache, key, &res.kernels), problem);
+    launch_from(stripped, cache, key, plan, req, problem, &res);
   } catch (const FormatError& e) {
     c.status = CompileResult::Error;
     c.error = e.what();

@@ -4,6 +4,7 @@
 // the worker runs (request.h).
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ struct TritonCompileResult {
   TritonLaunchable launch;  // when ok: the plan, kernel symbols and cubins
   std::string triton_version;
   nlohmann::json kernels = nlohmann::json::array();  // the record's compile.kernels
+  // Autotuned launches: each tuning group (LaunchSpec::tune_group) and the keys of its kernels in
+  // `kernels`, whose `autotune` the worker's choice completes.
+  std::map<std::string, std::vector<std::string>> tune_groups;
+  // Where a fresh compile's time went: {wait_ms, import_ms, load_ms, compile_ms, compiles};
+  // empty when the compile came from the cache.
+  nlohmann::json timing = nlohmann::json::object();
   int error_line = 0;         // the kernel file's line of a compile error, when known
   bool format_error = false;  // the file cannot be compiled as written (a format_error)
 };

@@ -1,5 +1,6 @@
 #include "triton_compile/request.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 
@@ -173,6 +174,60 @@ std::string programs(const std::vector<std::string>& grid) {
 
 }  // namespace
 
+namespace {
+
+// The launch's fields when `at[si]` is the kernel of size set si: one kernel for all, or a variant
+// per size set.
+LaunchChoice choice_of(const std::vector<const TritonKernel*>& at, const LaunchSpec& l,
+                       const TritonRequest& req, const ProblemSpec& p) {
+  LaunchChoice c;
+  c.config = at.back()->autotune_config;
+  std::set<std::string> keys;
+  for (const TritonKernel* k : at) keys.insert(k->key);
+  auto fill = [&c](const LaunchVariant& v) {
+    c.kernel = v.kernel;
+    c.block = v.block;
+    c.cluster = v.cluster;
+    c.shared_bytes = v.shared_bytes;
+    c.cooperative = v.cooperative;
+  };
+  if (keys.size() == 1) {
+    fill(variant_of(*at[0], l.grid));
+    return c;
+  }
+  for (size_t si = 0; si < at.size(); ++si) {
+    LaunchVariant v = variant_of(*at[si], l.grid);
+    for (const auto& n : p.size_names)
+      if (req.size_sets[si].count(n)) v.sizes[n] = req.size_sets[si].at(n);
+    c.variants.push_back(v);
+  }
+  fill(c.variants.back());  // the fields of the launch itself: the bench's variant
+  return c;
+}
+
+// The choices of an autotuned launch: each config compiled at the bench size that also compiled
+// at every other size set, with `ctas` CTAs per program.
+std::vector<LaunchChoice> autotune_choices(const std::vector<const TritonKernel*>& at,
+                                           const LaunchSpec& l, const TritonRequest& req,
+                                           const ProblemSpec& p, int64_t ctas) {
+  std::vector<LaunchChoice> out;
+  for (const TritonKernel& bench : at.back()->configs) {
+    std::vector<const TritonKernel*> with;
+    for (const TritonKernel* k : at) {
+      auto it = std::find_if(k->configs.begin(), k->configs.end(), [&](const TritonKernel& c) {
+        return c.autotune_config == bench.autotune_config;
+      });
+      // The grid is multiplied by the first kernel's num_ctas: a config with another is not tried.
+      if (it == k->configs.end() || meta_int(it->metadata, "num_ctas", 1) != ctas) break;
+      with.push_back(&*it);
+    }
+    if (with.size() == at.size()) out.push_back(choice_of(with, l, req, p));
+  }
+  return out;
+}
+
+}  // namespace
+
 TritonLaunchable triton_launch_plan(const LaunchPlan& plan, const TritonRequest& req,
                                     const std::vector<TritonKernel>& kernels,
                                     const ProblemSpec& p) {
@@ -181,18 +236,25 @@ TritonLaunchable triton_launch_plan(const LaunchPlan& plan, const TritonRequest&
   for (const auto& k : kernels) {
     out.lowered[k.key] = k.symbol;
     out.modules[k.key] = k.cubin_path;
+    for (const auto& c : k.configs) {
+      out.lowered[c.key] = c.symbol;
+      out.modules[c.key] = c.cubin_path;
+    }
   }
   for (size_t li = 0; li < plan.launches.size(); ++li) {
     LaunchSpec& l = out.plan.launches[li];
     const auto& per_set = req.launch_kernels.at(li);
-    // Requests the helper found to be the same kernel share a key: distinct kernels by key.
-    std::map<std::string, size_t> by_key;
-    for (size_t ki : per_set) by_key.emplace(kernels.at(ki).key, ki);
-    std::set<size_t> distinct;
-    for (const auto& [key, ki] : by_key) distinct.insert(ki);
+    std::vector<const TritonKernel*> at;
+    for (size_t ki : per_set) at.push_back(&kernels.at(ki));
+    // Every compiled kernel the launch may run (each size set's, each autotune config's), by key.
+    std::map<std::string, const TritonKernel*> distinct;
+    for (const TritonKernel* k : at) {
+      distinct.emplace(k->key, k);
+      for (const auto& c : k->configs) distinct.emplace(c.key, &c);
+    }
     // Hidden parameters: global scratch, then profile scratch (Triton 3.5+), as the compiled
     // kernel has them; one scratch buffer each, sized for the largest variant.
-    const TritonKernel& first = kernels.at(per_set.at(0));
+    const TritonKernel& first = *at.at(0);
     size_t hidden = first.ptx_params - std::min(first.ptx_params, first.runtime_params);
     if (first.runtime_params != l.args.size())
       throw FormatError("kernel " + l.kernel + " was compiled with " +
@@ -209,12 +271,11 @@ TritonLaunchable triton_launch_plan(const LaunchPlan& plan, const TritonRequest&
                                              {"profile_scratch_size", "profile_scratch"}};
     for (size_t h = 0; h < hidden; ++h) {
       std::string count;
-      for (size_t ki : distinct) {
-        const TritonKernel& k = kernels.at(ki);
-        if (k.ptx_params != first.ptx_params)
+      for (const auto& [key, k] : distinct) {
+        if (k->ptx_params != first.ptx_params)
           throw FormatError("the variants of " + l.kernel + " differ in their parameters", l.line);
-        int64_t bytes = meta_int(k.metadata, kScratchKeys[h][0], 0);
-        int64_t ctas = meta_int(k.metadata, "num_ctas", 1);
+        int64_t bytes = meta_int(k->metadata, kScratchKeys[h][0], 0);
+        int64_t ctas = meta_int(k->metadata, "num_ctas", 1);
         std::string e = bytes > 0 ? programs(l.grid) + " * " + std::to_string(bytes * ctas) : "1";
         count = count.empty() ? e : "max(" + count + ", " + e + ")";
       }
@@ -226,28 +287,20 @@ TritonLaunchable triton_launch_plan(const LaunchPlan& plan, const TritonRequest&
       out.plan.scratch.push_back(s);
       l.args.push_back({s.name, ArgKind::Scratch});
     }
-    if (distinct.size() == 1) {
-      LaunchVariant v = variant_of(kernels.at(per_set[0]), l.grid);
-      l.kernel = v.kernel;
-      l.block = v.block;
-      l.cluster = v.cluster;
-      l.shared_bytes = v.shared_bytes;
-      l.cooperative = v.cooperative;
-    } else {
-      for (size_t si = 0; si < per_set.size(); ++si) {
-        LaunchVariant v = variant_of(kernels.at(per_set[si]), l.grid);
-        for (const auto& n : p.size_names)
-          if (req.size_sets[si].count(n)) v.sizes[n] = req.size_sets[si].at(n);
-        l.variants.push_back(v);
-      }
-      // The fields of the launch itself: the bench's variant (the last size set).
-      LaunchVariant b = l.variants.back();
-      l.kernel = b.kernel;
-      l.block = b.block;
-      l.cluster = b.cluster;
-      l.shared_bytes = b.shared_bytes;
-      l.cooperative = b.cooperative;
+    std::vector<LaunchChoice> choices;
+    if (at.back()->configs.size() > 1)
+      choices = autotune_choices(at, l, req, p, meta_int(first.metadata, "num_ctas", 1));
+    LaunchChoice c = choices.empty() ? choice_of(at, l, req, p) : choices.front();
+    if (choices.size() > 1) {
+      l.autotune = choices;
+      l.tune_group = at.back()->key;
     }
+    l.kernel = c.kernel;
+    l.block = c.block;
+    l.cluster = c.cluster;
+    l.shared_bytes = c.shared_bytes;
+    l.cooperative = c.cooperative;
+    l.variants = c.variants;
     // num_ctas > 1: Triton launches grid x num_ctas blocks in clusters of num_ctas.
     int64_t ctas = meta_int(first.metadata, "num_ctas", 1);
     if (ctas > 1) l.grid[0] = "(" + l.grid[0] + ") * " + std::to_string(ctas);

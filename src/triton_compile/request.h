@@ -44,6 +44,10 @@ struct TritonKernel {
   size_t ptx_params = 0;      // parameters of the compiled kernel
   size_t runtime_params = 0;  // of them, the launch's arguments (the rest are hidden)
   nlohmann::json config;      // constexprs and options it was compiled with
+  int autotune_config = 0;    // its index among the kernel's @triton.autotune configs
+  // An @triton.autotune kernel: every config that compiled, in order (this one first; each with
+  // `configs` empty). Config N (1-based) other than the first is keyed `key@N`.
+  std::vector<TritonKernel> configs;
 };
 
 struct TritonLaunchable {

@@ -8,6 +8,9 @@
 #include <optional>
 #include <random>
 
+#include "core/draws.h"
+#include "worker/autotune.h"
+#include "worker/checks.h"
 #include "worker/compare.h"
 #include "worker/compare_gpu.h"
 #include "worker/cuda_check.h"
@@ -16,6 +19,7 @@
 #include "worker/launch_facts.h"
 #include "worker/phases.h"
 #include "worker/plan_run.h"
+#include "worker/scrub.h"
 #include "worker/timer.h"
 #include "worker/torchscript_reference.h"
 #include "worker/watchdog.h"
@@ -31,177 +35,11 @@ json sizes_json(const ProblemSpec& p, const Vars& v) {
   return o;
 }
 
-// Compares `outputs` with the reference's; *passed says whether all matched.
-json compare_with_reference(const ProblemSpec& p, const TensorMap& outputs, const TensorMap& want,
-                            const Config& cfg, bool* passed, bool full = true) {
-  auto ov = cfg.tolerance_overrides.find(p.id);
-  auto checks = compare_outputs(p, outputs, want,
-                                ov == cfg.tolerance_overrides.end() ? nullptr : &ov->second, full);
-  json outs = json::array();
-  *passed = true;
-  for (const auto& c : checks) {
-    outs.push_back(c.to_json());
-    *passed &= c.passed;
-  }
-  return outs;
-}
-
-std::string first_failure(const json& outs) {
-  for (const auto& o : outs)
-    if (!o["passed"].get<bool>())
-      return "output '" + o["name"].get<std::string>() + "': " + o["reason"].get<std::string>();
-  return "";
-}
-
-// The inputs whose bits differ between `before` and `after`: one comparison kernel per input, one
-// read-back for all.
-std::vector<std::string> modified_inputs(const TensorMap& before, const TensorMap& after) {
-  GpuTally& tally = GpuTally::get();
-  tally.clear();
-  std::vector<std::pair<std::string, int>> slots;
-  for (const auto& [n, t] : before) slots.emplace_back(n, tally.add_bits(t, after.at(n)));
-  tally.read();
-  std::vector<std::string> changed;
-  for (const auto& [n, slot] : slots) {
-    const torch::Tensor& t = before.at(n);
-    if (slot >= 0 ? tally.differs(slot) : !torch::equal(t.to(after.at(n).device()), after.at(n)))
-      changed.push_back(n);
-  }
-  return changed;
-}
-
-// One output's comparison queued on the GPU tally: the float pass rule (the kernel and rule of
-// compare_output) or bit equality. `got` and `want` are as compared (complex outputs as real
-// views).
-struct QueuedOutput {
-  const TensorSpec* spec;
-  Tolerance tol;
-  bool is_float;
-  torch::Tensor got, want;
-  int slot;
-
-  // After the tally's read(): does the output pass?
-  bool passes(const GpuTally& tally) const {
-    return is_float ? float_passes(tally.float_stats(slot, false), tol, got.numel())
-                    : !tally.differs(slot);
-  }
-  // After read(), for a comparison queued with `full`: the record's comparison.
-  OutputCheck check(const GpuTally& tally, const torch::Tensor& got_as_given,
-                    const torch::Tensor& want_as_given) const {
-    if (is_float)
-      return float_output_check(*spec, got, want, tol, tally.float_stats(slot, true), true);
-    if (tally.differs(slot)) return compare_output(*spec, got_as_given, want_as_given, tol);
-    OutputCheck oc;  // bit for bit equal: what compare_output says of it
-    oc.name = spec->name;
-    oc.compared = got.numel();
-    oc.passed = true;
-    return oc;
-  }
-};
-
-// Queues output `t`'s comparison; nothing when it cannot be decided this way (an output sized by a
-// count output, shapes that differ, tensors the kernels do not handle).
-std::optional<QueuedOutput> queue_output(GpuTally& tally, const ProblemSpec& p, const TensorSpec& t,
-                                         const torch::Tensor& got, const torch::Tensor& want,
-                                         const Config& cfg, bool full) {
-  if (!t.count.empty() || got.sizes() != want.sizes()) return std::nullopt;
-  auto ov = cfg.tolerance_overrides.find(p.id);
-  QueuedOutput q{&t,
-                 ov == cfg.tolerance_overrides.end() ? t.tolerance : ov->second,
-                 t.compare == "allclose" && t.dtype.is_float,
-                 got,
-                 want,
-                 -1};
-  if (got.is_complex()) {
-    q.got = torch::view_as_real(got);
-    q.want = torch::view_as_real(want);
-  }
-  q.slot = q.is_float ? tally.add_float(q.got, q.want, q.tol, full) : tally.add_bits(q.got, q.want);
-  if (q.slot < 0) return std::nullopt;
-  return q;
-}
-
-// Whether every output passes, decided from one read-back. False when an output fails or cannot be
-// decided this way: the caller then compares with compare_with_reference, whose verdict and words
-// are the record's.
-bool outputs_pass_quickly(const ProblemSpec& p, const TensorMap& got, const TensorMap& want,
-                          const Config& cfg) {
-  GpuTally& tally = GpuTally::get();
-  tally.clear();
-  std::vector<QueuedOutput> queued;
-  for (const auto& t : p.outputs) {
-    auto q = queue_output(tally, p, t, got.at(t.name), want.at(t.name), cfg, false);
-    if (!q) return false;
-    queued.push_back(*q);
-  }
-  tally.read();
-  for (const QueuedOutput& q : queued)
-    if (!q.passes(tally)) return false;
-  return true;
-}
-
-// The checks of one correctness trial: the first run's outputs against the reference (in full:
-// the record's comparisons), whether the second run's outputs pass, and which inputs differ from
-// their pristine copy. Where every output can be queued on the GPU tally, all of it is read back
-// at once; otherwise each part is compared on its own. Failures are described by compare_output
-// either way.
-struct TrialChecks {
-  json outputs;
-  bool first_passed = false;
-  std::vector<std::string> changed;
-  bool rerun_passed = false;
-  std::string rerun_why;  // the second run's first failure, in words
-};
-
-TrialChecks check_trial(const ProblemSpec& p, const TensorMap& first, const TensorMap& rerun,
-                        const TensorMap& want, const TensorMap& pristine, const TensorMap& inputs,
-                        const Config& cfg) {
-  TrialChecks c;
-  auto rerun_failure = [&] {
-    c.rerun_why =
-        first_failure(compare_with_reference(p, rerun, want, cfg, &c.rerun_passed, false));
-  };
-  GpuTally& tally = GpuTally::get();
-  tally.clear();
-  std::vector<std::pair<QueuedOutput, QueuedOutput>> queued;  // first run (full), second run
-  bool quick = true;
-  for (const auto& t : p.outputs) {
-    auto a = queue_output(tally, p, t, first.at(t.name), want.at(t.name), cfg, true);
-    auto b =
-        a ? queue_output(tally, p, t, rerun.at(t.name), want.at(t.name), cfg, false) : std::nullopt;
-    if (!a || !b) {
-      quick = false;
-      break;
-    }
-    queued.emplace_back(*a, *b);
-  }
-  std::vector<std::pair<std::string, int>> input_slots;
-  for (auto it = pristine.begin(); quick && it != pristine.end(); ++it) {
-    input_slots.emplace_back(it->first, tally.add_bits(it->second, inputs.at(it->first)));
-    quick = input_slots.back().second >= 0;
-  }
-  if (!quick) {
-    c.outputs = compare_with_reference(p, first, want, cfg, &c.first_passed);
-    c.changed = modified_inputs(pristine, inputs);
-    if (c.first_passed && c.changed.empty()) {
-      c.rerun_passed = outputs_pass_quickly(p, rerun, want, cfg);
-      if (!c.rerun_passed) rerun_failure();
-    }
-    return c;
-  }
-  tally.read();
-  c.outputs = json::array();
-  c.first_passed = c.rerun_passed = true;
-  for (const auto& [a, b] : queued) {
-    OutputCheck oc = a.check(tally, first.at(a.spec->name), want.at(a.spec->name));
-    c.outputs.push_back(oc.to_json());
-    c.first_passed &= oc.passed;
-    c.rerun_passed &= b.passes(tally);
-  }
-  for (const auto& [n, slot] : input_slots)
-    if (tally.differs(slot)) c.changed.push_back(n);
-  if (c.first_passed && c.changed.empty() && !c.rerun_passed) rerun_failure();
-  return c;
+// Overwrites every block the caching allocator holds free (worker/scrub.h): what earlier
+// references, baselines and evaluations left there, before the kernel runs again.
+void scrub() {
+  PhaseScope ph("scrub");
+  scrub_free_device_memory();
 }
 
 // A problem's spec, parsed once per worker and reused while its problem.yaml reads the same.
@@ -242,6 +80,7 @@ struct Evaluation {
   json trials = json::array();
   bool bench_ran = false;                 // the plan has run at the timed size without a fault
   std::vector<Buffers> timing_bufs = {};  // the timing loop's input sets, kept for the launch facts
+  LaunchPlan plan = {};  // the request's plan, with the autotuned configs kept (autotune.h)
 
   void fail(Status status, const std::string& msg, int line) {
     res.status = status;
@@ -270,8 +109,7 @@ struct Evaluation {
     if (cfg.plan_run_timeout_s <= cfg.plan_run_floor_s) return run_bound(std::nullopt, "", cfg);
     PhaseScope ph("bound_reference");
     try {
-      TensorMap in =
-          make_inputs(p, sizes, derive_seed(req.seed, "bound"), torch::Device(torch::kCUDA, 0));
+      TensorMap in = make_inputs(p, sizes, draws::bound(req.seed), torch::Device(torch::kCUDA, 0));
       auto t0 = std::chrono::steady_clock::now();
       run_reference(p, in, sizes);
       CU_CHECK(cuStreamSynchronize(nullptr));
@@ -298,7 +136,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   std::vector<Vars> order;
   int n_trials = std::max<int>(cfg.trials, static_cast<int>(size_sets.size()));
   for (int i = 0; i < n_trials; ++i) order.push_back(size_sets[i % size_sets.size()]);
-  std::mt19937_64 rng(derive_seed(req.seed, "order"));
+  std::mt19937_64 rng(draws::trial_order(req.seed));
   std::shuffle(order.begin(), order.end(), rng);
   bool all_passed = true;
   // Each trial: fresh inputs, the plan run twice on the same buffers (outputs poisoned before
@@ -308,9 +146,12 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   // work when it recognises a pointer, a flag or the data fails the second run, every time.
   torch::Device cuda(torch::kCUDA, 0);
   for (int t = 0; t < n_trials && all_passed; ++t) {
-    uint64_t seed = derive_seed(req.seed, "trial" + std::to_string(t));
-    Buffers b = make_buffers(p, req.plan, e.mod, order[t], e.dev, seed);
+    uint64_t seed = draws::trial(req.seed, t);
     e.arm(order[t]);
+    // What earlier trials and the deadline's reference run computed is gone before this trial's
+    // buffers are taken from the freed memory.
+    scrub();
+    Buffers b = make_buffers(p, e.plan, e.mod, order[t], e.dev, seed);
     TensorMap first;
     {
       PhaseScope ph("kernel");
@@ -319,6 +160,8 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
       for (const auto& [n, x] : b.outputs) first[n] = x.clone();
       poison_outputs(p, b, nullptr);
       run_plan_once(b);
+      check_guards(b, "in trial " + std::to_string(t + 1) + " of " + std::to_string(n_trials) +
+                          " " + sizes_json(p, order[t]).dump());
     }
     if (order[t] == e.bench) e.bench_ran = true;
     TensorMap pristine, want;
@@ -390,9 +233,11 @@ void time_kernel(Evaluation& e) {
   torch::Device cuda(torch::kCUDA, 0);
   int sets = std::max(1, cfg.input_sets);
   std::vector<Buffers>& bufs = e.timing_bufs;
+  // Nothing the trials' references left is readable during the timed runs, nor in the memory the
+  // timing sets are taken from.
+  scrub();
   for (int k = 0; k < sets; ++k)
-    bufs.push_back(make_buffers(p, req.plan, e.mod, bench, e.dev,
-                                derive_seed(req.seed, "timing" + std::to_string(k))));
+    bufs.push_back(make_buffers(p, e.plan, e.mod, bench, e.dev, draws::timing_set(req.seed, k)));
   std::vector<uint64_t> last_seed(sets, 0);
   std::vector<int> last_sample(sets, 0);
   // Per set: the key of its last draw's fingerprints and the fingerprints, input by input.
@@ -428,6 +273,7 @@ void time_kernel(Evaluation& e) {
     {
       PhaseScope ph("verify_inputs");
       check_kernel_result(CU_RESULT(cuStreamSynchronize(nullptr)).code, "during timing");
+      check_guards(bufs[k], "in timed run " + std::to_string(last_sample[k]));
       changed = changed_inputs(k);
     }
     {
@@ -472,7 +318,7 @@ void time_kernel(Evaluation& e) {
           return;
         }
         if (unchecked >= 0 && timed_failure.empty()) verify(unchecked);
-        last_seed[k] = derive_seed(req.seed, "sample" + std::to_string(sample));
+        last_seed[k] = draws::sample(req.seed, sample);
         last_sample[k] = ++sample;
         PhaseScope ph("fresh_inputs");
         refill_inputs(p, bench, last_seed[k], bufs[k].inputs);
@@ -489,8 +335,8 @@ void time_kernel(Evaluation& e) {
   if (timed_failure.empty()) {
     check_kernel_result(err, "during timing");
     if (unchecked >= 0) verify(unchecked);
-    // The last run could have rewritten the other sets' inputs, on which the baseline is timed
-    // next.
+    for (int k = 0; k < sets; ++k) check_guards(bufs[k], "during timing");
+    // The last run could have rewritten the other sets' inputs.
     for (int k = 0; k < sets && timed_failure.empty(); ++k) {
       if (k == unchecked || !last_seed[k]) continue;
       auto changed = changed_inputs(k);
@@ -512,11 +358,23 @@ void time_kernel(Evaluation& e) {
     timing.baseline = *req.baseline;
     timing.baseline_source = "reused";
   } else {
-    PhaseScope ph("baseline");
+    // On draws of its own, which no run of the kernel gets; what its runs leave in memory is
+    // overwritten before the kernel runs again.
     std::vector<TensorMap> sets_inputs;
-    for (auto& b : bufs) sets_inputs.push_back(b.inputs);
-    trace::Stats bt = time_reference(p, sets_inputs, bench, cfg, &flusher, &err);
+    {
+      PhaseScope ph("inputs");
+      for (int k = 0; k < sets; ++k) {
+        refill_inputs(p, bench, draws::baseline(req.seed, k), bufs[k].inputs);
+        sets_inputs.push_back(bufs[k].inputs);
+      }
+    }
+    trace::Stats bt;
+    {
+      PhaseScope ph("baseline");
+      bt = time_reference(p, sets_inputs, bench, cfg, &flusher, &err);
+    }
     check_kernel_result(err, "while timing the reference");
+    scrub();
     note_reference_ms(req.problem_dir, p, bench, *bt.median_ms);
     timing.baseline = std::move(bt);
     timing.baseline_source = "measured";
@@ -538,23 +396,23 @@ void add_launch_facts(Evaluation& e) {
     if (e.bench_ran) {
       // The timing loop's first input set when there is one, with a fresh draw; new buffers
       // otherwise.
-      uint64_t seed = derive_seed(e.req.seed, "launches");
+      uint64_t seed = draws::launches(e.req.seed);
       Buffers made;
-      if (e.timing_bufs.empty()) made = make_buffers(e.p, e.req.plan, e.mod, e.bench, e.dev, seed);
+      if (e.timing_bufs.empty()) made = make_buffers(e.p, e.plan, e.mod, e.bench, e.dev, seed);
       Buffers& b = e.timing_bufs.empty() ? made : e.timing_bufs.front();
       if (!e.timing_bufs.empty()) {
         PhaseScope ph("inputs");
         refill_inputs(e.p, e.bench, seed, b.inputs);
       }
       PhaseScope ph("launches");
-      std::vector<trace::Launch> facts = describe_launches(e.req.plan, b.launches);
+      std::vector<trace::Launch> facts = describe_launches(e.plan, b.launches);
       time_launches(e.p, b, e.dev, &facts);
       if (!facts.empty()) res.launches = std::move(facts);
+      check_guards(b, "in the run that measured each launch");
     } else {
       PhaseScope ph("launches");
       std::vector<trace::Launch> facts = describe_launches(
-          e.req.plan,
-          launches_without_buffers(e.req.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
+          e.plan, launches_without_buffers(e.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
       if (!facts.empty()) res.launches = std::move(facts);
     }
   } catch (const KernelFault& f) {
@@ -568,6 +426,20 @@ void add_launch_facts(Evaluation& e) {
     res.fatal = res.is_fatal() || !CU_RESULT(cuCtxSynchronize());
   } catch (const std::exception& err) {
     note(err.what());
+  }
+}
+
+// At the end of an evaluation: nothing its references and baselines computed is left readable to
+// the next evaluation in this worker. A failure here never changes the status; one that broke the
+// context makes the answer fatal, so the worker restarts.
+void scrub_after(EvalAnswer& res) {
+  try {
+    scrub();
+  } catch (const CudaError& err) {
+    std::fprintf(stderr, "kernrl-worker: could not overwrite freed memory: %s\n", err.what());
+    res.fatal = true;
+  } catch (const std::exception& err) {
+    std::fprintf(stderr, "kernrl-worker: could not overwrite freed memory: %s\n", err.what());
   }
 }
 
@@ -603,6 +475,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   size_sets.push_back(p.bench);
   if (req.sizes) size_sets = {*req.sizes};
   Evaluation e{req, dev, p, mod, req.sizes ? *req.sizes : p.bench, res};
+  e.plan = req.plan;
 
   auto finish = [&]() -> EvalAnswer {
     double attributed = 0;
@@ -623,6 +496,14 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       throw KernelFault{Status::LaunchError, err.what(), err.line, cu_error_is_sticky(err.code)};
     }
     loaded = true;
+    if (req.time) {
+      // Autotuned Triton kernels: each config timed at the bench size, the fastest kept; then
+      // the kept configs are checked and timed as any kernel.
+      e.arm(e.bench);
+      std::vector<AutotuneChoice> tuned =
+          autotune_plan(e.plan, p, mod, e.bench, dev, req.cfg, draws::autotune(req.seed));
+      if (!tuned.empty()) res.autotune = std::move(tuned);
+    }
     if (run_trials(e, size_sets) && req.time) time_kernel(e);
   } catch (const KernelFault& f) {
     e.fail(f.status, f.message, f.line);
@@ -654,6 +535,7 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       (res.status_is(Status::Correct) || res.status_is(Status::Incorrect) ||
        res.status_is(Status::LaunchError)))
     add_launch_facts(e);
+  if (!res.is_fatal()) scrub_after(res);
   return finish();
 }
 

@@ -32,13 +32,19 @@ struct Buffers {
   TensorMap inputs;
   TensorMap outputs;
   TensorMap scratch;
+  // Past the end of every output and scratch buffer (beyond the 512-byte block the buffer ends
+  // in), kGuardBytes set to kGuardByte: a kernel that writes past a buffer changes them.
+  TensorMap guards;
   PtrMap ptrs;
   std::vector<ReadyLaunch> launches;
 };
 
-// Inputs drawn from `seed` at `sizes` (phase "inputs"), outputs and scratch allocated and the
-// plan's launches prepared on them (phase "buffers"). A launch that cannot be prepared is a
-// KernelFault.
+constexpr int64_t kGuardBytes = 64 * 1024;
+constexpr int kGuardByte = 0x5A;
+
+// Inputs drawn from `seed` at `sizes` (phase "inputs"), outputs and scratch allocated, each with
+// its guard, and the plan's launches prepared on them (phase "buffers"). A launch that cannot be
+// prepared is a KernelFault.
 Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModule& mod,
                      const Vars& sizes, const DeviceInfo& dev, uint64_t seed);
 
@@ -51,5 +57,11 @@ void check_kernel_result(CUresult r, const std::string& what);
 
 // Runs the plan once; a failed launch or a fault during the run becomes a KernelFault.
 void run_plan_once(Buffers& b);
+
+// Whether the kernel wrote past the end of an output or scratch buffer (its guard changed since
+// make_buffers): a fatal KernelFault (runtime_error) naming the buffer, since what lies past a
+// buffer may be the grader's own memory, which a later kernel in this worker would meet. `when`
+// says which run ("in trial 2 of 5 {...}").
+void check_guards(const Buffers& b, const std::string& when);
 
 }  // namespace kernrl

@@ -3,12 +3,16 @@
 # launcher, its sandbox and the Python helper, with the stand-in `triton` package of
 # tests/triton/stand_in (the same surface the helper uses; it compiles nothing). Covers: the
 # sandbox check, --compile-only of a .py and a markdown answer (records with `language` and the
-# compiled kernels), the attacks of tests/triton/attacks (each its expected status, nothing
+# compiled kernels), an autotuned answer graded on the stand-in worker (tests/stand_in_worker.py:
+# the configs' times and the kept config in the record), the attacks of tests/triton/attacks (each its expected status, nothing
 # written outside), a missing Triton (a clear set-up error), and the Triton prompt.
 #   tests/cli/triton_test.sh KERNRL
 set -u
 KERNRL="$1"
 source "$(dirname "$0")/lib.sh"
+# A compile cache of this run alone: the first compiles below must be compiled, not found from an
+# earlier run.
+export KERNRL_CACHE="$TMP/cache"
 BIN="$(cd "$(dirname "$KERNRL")" && pwd)"
 PY=/usr/bin/python3
 STAND_IN="$ROOT/tests/triton/stand_in"
@@ -39,8 +43,26 @@ has "num_warps from the launch block" '"num_warps":8' "$TMP/out"
 check "the same again comes from the cache" 0 "$KERNRL" eval "$ANS/softmax.py" --compile-only --json --config "$TMP/triton.yaml"
 has "cached" '"cached":true' "$TMP/out"
 check "a markdown answer with autotune and heuristics" 0 "$KERNRL" eval "$ANS/autotune_gelu.md" --compile-only --json --config "$TMP/triton.yaml"
-has "autotune configs compiled" '"autotune":{"chosen":0,"configs":2' "$TMP/out"
+has "autotune configs compiled" '"configs":2' "$TMP/out"
+has "not timed without the GPU worker" '"timed":false' "$TMP/out"
 has "heuristic evaluated" '"EVEN":' "$TMP/out"
+has "where the compile's time went" '"triton_timing":{' "$TMP/out"
+# Its four compiles (two configs at two specialisations) run at once where there are cores for it.
+if [ "$(nproc)" -gt 1 ]; then has "compiles run at once" '"parallel":[2-8]' "$TMP/out"; fi
+
+# The autotune configs timed by the worker (the stand-in worker makes the last config the fastest):
+# the record says which config was kept and each config's time, and the kernel's settings are the
+# kept config's.
+SK="$(stand_in_kernrl)"
+ln -sf "$BIN/kernrl-triton" "$TMP/bin/kernrl-triton"
+ln -sf "$BIN/kernrl_triton.py" "$TMP/bin/kernrl_triton.py"
+ln -sf "$BIN/kernrl_triton_server.py" "$TMP/bin/kernrl_triton_server.py"
+check "eval an autotuned answer on the stand-in worker" 0 "$SK" eval "$ANS/autotune_gelu.md" --json --config "$TMP/triton.yaml"
+has "graded" '"status":"correct"' "$TMP/out"
+has "the worker's choice" '"chosen":1' "$TMP/out"
+has "timed by the worker" '"timed":true' "$TMP/out"
+has "each config's time" '"times_ms":\[1.0,0.5\]' "$TMP/out"
+has "the kept config's warps" '"kernel":"gelu_kernel","key":"gelu_kernel","num_ctas":1,"num_stages":3,"num_warps":8' "$TMP/out"
 
 # A kernel the launch block passes too few arguments: the helper names the parameters.
 sed 's/args: \[x, out, dim\]/args: [x, out]/' "$ANS/softmax.py" >"$TMP/too_few.py"

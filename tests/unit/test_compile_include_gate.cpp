@@ -2,6 +2,9 @@
 // however they are spelled; legitimate code passes.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "compile/include_gate.h"
 
 using namespace kernrl;
@@ -67,4 +70,28 @@ TEST_CASE("splices as NVRTC makes them; __has_include only in its plain form") {
   }
   CHECK(disallowed_include("#if __has_include(<cuda_fp8.h>)\n#include <cuda_fp8.h>\n#endif\n", 1)
             .empty());
+}
+
+TEST_CASE("a precompiled header covers the leading includes up to the last heavy one") {
+  CHECK(pch_headers("#include <cuda_runtime.h>\n#include <cub/block/block_reduce.cuh>\n"
+                    "#include <cfloat>\n__global__ void k() {}\n") ==
+        std::vector<std::string>{"cuda_runtime.h", "cub/block/block_reduce.cuh"});
+  // Comments and blank lines before and between them are nothing to the preprocessor.
+  CHECK(pch_headers("/* kernrl\nproblem: X\n*/\n\n// a note\n#  include <cooperative_groups.h>\n"
+                    "#include <cooperative_groups/reduce.h> // reduce\n") ==
+        std::vector<std::string>{"cooperative_groups.h", "cooperative_groups/reduce.h"});
+  // Only light headers: no PCH.
+  CHECK(pch_headers("#include <cuda_runtime.h>\n#include <cmath>\n").empty());
+  // Anything else before a header stops the run: what precedes it could change what it sees.
+  CHECK(pch_headers("#define CUB_STDERR\n#include <cub/cub.cuh>\n").empty());
+  CHECK(pch_headers("#include <cuda_fp16.h>\n#undef X\n#include <cub/cub.cuh>\n").empty());
+  CHECK(pch_headers("namespace a {}\n#include <cub/cub.cuh>\n").empty());
+  CHECK(pch_headers("#if 1\n#include <cub/cub.cuh>\n#endif\n").empty());
+  CHECK(pch_headers("#include <cub/cub.cuh>\n#define X 1\n#include <thrust/sort.h>\n") ==
+        std::vector<std::string>{"cub/cub.cuh"});
+  // Quoted names, odd names and trailing text are not covered.
+  CHECK(pch_headers("#include \"cub/cub.cuh\"\n").empty());
+  CHECK(pch_headers("#include <cub/../cub.cuh>\n").empty());
+  CHECK(pch_headers("#include <cub/cub.cuh> extra\n").empty());
+  CHECK(pch_headers("#include_next <cub/cub.cuh>\n").empty());
 }

@@ -470,10 +470,9 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, torch::Tens
       "output_size))\n        self.layers = nn.ModuleList([nn.ReLU(), "
       "nn.Sequential(nn.Linear(input_size, output_size))])\n        self.block = "
       "nn.Module()";
-  std::string py =
-      module(cuda, "run", "x",
-             "ext.run(x, self.features[0].weight, self.layers[1][0].bias, self.block.fc.bias)",
-             init);
+  std::string py = module(
+      cuda, "run", "x",
+      "ext.run(x, self.features[0].weight, self.layers[1][0].bias, self.block.fc.bias)", init);
   auto r = import_kernelbench(py, p);
   REQUIRE_MESSAGE(r.converted, r.reason);
   LaunchPlan plan = checked_plan(r, p);

@@ -105,7 +105,7 @@ TEST_CASE("bench requests and quit round-trip") {
 }
 
 // The answers of tests/fixtures/protocol/worker_answers.jsonl, built by type: the bytes a worker
-// of protocol 5 writes (kept byte for byte when the parts became the record's).
+// of protocol 6 writes (kept byte for byte when the parts became the record's).
 std::vector<std::string> typed_answers() {
   std::vector<std::string> out;
   EvalAnswer a;
@@ -147,16 +147,14 @@ std::vector<std::string> typed_answers() {
   k2.repeats = int64_t{1};
   k2.grid = std::vector<int64_t>{8, 1, 1};
   k2.block = std::vector<int64_t>{32, 1, 1};
-  // (A literal 0 assigned to a Field is a null pointer constant: it would make the field null.)
-  int64_t none = 0;  // not a constant
-  for (auto* f : {&k2.dynamic_shared_bytes, &k2.static_shared_bytes, &k2.local_bytes}) *f = none;
+  for (auto* f : {&k2.dynamic_shared_bytes, &k2.static_shared_bytes, &k2.local_bytes}) *f = 0;
   k2.registers = int64_t{32};
   k2.max_threads_per_block = int64_t{1024};
   trace::Launch k3;  // `repeat` gave no launch at these sizes
   k3.index = 3;
   k3.kernel = "k3";
-  k3.line = static_cast<int>(none);
-  k3.repeats = none;
+  k3.line = 0;
+  k3.repeats = 0;
   a.launches = std::vector<trace::Launch>{k1, k2, k3};
   RunBound bound;
   bound.seconds = 0.25;
@@ -187,6 +185,15 @@ std::vector<std::string> typed_answers() {
   be.error = "no reference";
   be.fatal = true;
   out.push_back(be.to_json().dump());
+
+  EvalAnswer tuned;  // a Triton answer with an autotuned group (protocol 6)
+  tuned.status = Status::Correct;
+  AutotuneChoice ch;
+  ch.group = "matmul";
+  ch.config = 2;
+  ch.times_ms = std::vector<std::optional<double>>{0.4, std::nullopt, 0.3};
+  tuned.autotune = std::vector<AutotuneChoice>{ch};
+  out.push_back(tuned.to_json().dump());
   return out;
 }
 
@@ -224,10 +231,46 @@ TEST_CASE("answers are written byte for byte as the protocol's fixtures, and rea
   CHECK(*fault.error->log == "log");
   CHECK(BenchAnswer::from_json(json::parse(want[3])).succeeded());
   CHECK_FALSE(BenchAnswer::from_json(json::parse(want[4])).succeeded());
+  EvalAnswer tuned = EvalAnswer::from_json(json::parse(want[5]));
+  REQUIRE(tuned.autotune);
+  REQUIRE(tuned.autotune->size() == 1);
+  const AutotuneChoice& ch = tuned.autotune->at(0);
+  CHECK(*ch.group == "matmul");
+  CHECK(*ch.config == 2);
+  REQUIRE(ch.times_ms->size() == 3);
+  CHECK_FALSE(ch.times_ms->at(1).has_value());
+  CHECK(*ch.times_ms->at(2) == 0.3);
+}
+
+TEST_CASE("autotune choices are read strictly (protocol 6)") {
+  CHECK(kWorkerProtocol == 6);
+  EvalAnswer none;
+  none.status = Status::Correct;
+  CHECK_FALSE(none.to_json().contains("autotune"));
+  CHECK(EvalAnswer::from_json(none.to_json()).autotune.absent());
+  json missing = {{"status", "correct"}, {"autotune", {{{"group", "g"}, {"times_ms", {1.0}}}}}};
+  CHECK_THROWS_WITH_AS(EvalAnswer::from_json(missing), doctest::Contains("autotune[0].config"),
+                       ProtocolError);
+  json mistyped = {{"status", "correct"},
+                   {"autotune", {{{"group", "g"}, {"config", 0}, {"times_ms", {"fast"}}}}}};
+  CHECK_THROWS_AS(EvalAnswer::from_json(mistyped), ProtocolError);
+}
+
+TEST_CASE("a literal 0 assigned to a field is the value 0, not null") {
+  Field<int64_t> n = int64_t{5};
+  n = 0;
+  REQUIRE(n.has_value());
+  CHECK(*n == 0);
+  Field<double> d;
+  d = 0;
+  CHECK(d.has_value());
+  CHECK(*d == 0.0);
+  d = nullptr;
+  CHECK(d.is_null());
 }
 
 TEST_CASE("the request's config carries the fault grace the worker arms (protocol 5)") {
-  CHECK(kWorkerProtocol == 5);
+  CHECK(kWorkerProtocol >= 5);
   Config cfg;
   cfg.fault_grace_s = 0.75;
   EvalRequest req;

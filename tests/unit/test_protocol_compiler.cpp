@@ -205,6 +205,43 @@ TEST_CASE("the version and sandbox-check answers round-trip") {
   CHECK_THROWS(SandboxCheckAnswer::from_json(json{{"error", "x"}}));
 }
 
+TEST_CASE("the fork server's job and reply frames round-trip with the documented keys") {
+  ServerJob job;
+  job.id = 7;
+  job.kind = ServerJob::Prepare;
+  job.include_dirs = {"/usr/local/cuda-13.0/include"};
+  job.timeout_s = 30;
+  job.memory_limit_mb = 8192;
+  job.max_output_bytes = 1 << 20;
+  job.options = {"-arch=sm_90a"};
+  job.pch_headers = {"cub/block/block_reduce.cuh"};
+  json j = job.to_json();
+  CHECK(j == json::parse(R"({"id": 7, "kind": "prepare",
+      "include_dirs": ["/usr/local/cuda-13.0/include"], "sandbox": true, "timeout_s": 30.0,
+      "memory_limit_mb": 8192, "max_output_bytes": 1048576, "options": ["-arch=sm_90a"],
+      "pch_headers": ["cub/block/block_reduce.cuh"]})"));
+  CHECK(ServerJob::from_json(j).to_json() == j);
+  for (const char* kind : {"compile", "check_sandbox"}) {
+    j["kind"] = kind;
+    CHECK(ServerJob::from_json(j).to_json()["kind"] == kind);
+  }
+  j["kind"] = "exec";
+  CHECK_THROWS(ServerJob::from_json(j));
+  CHECK_THROWS(ServerJob::from_json(json::parse(R"({"kind": "compile"})")));
+
+  ServerReply r;
+  r.id = 7;
+  r.bytes = 120;
+  r.signal = 9;
+  r.timed_out = true;
+  r.pch = "building";
+  json rj = r.to_json();
+  CHECK(rj == json::parse(R"({"id": 7, "bytes": 120, "exit_code": -1, "signal": 9,
+      "timed_out": true, "output_overflow": false, "pch": "building"})"));
+  CHECK(ServerReply::from_json(rj).to_json() == rj);
+  CHECK_THROWS(ServerReply::from_json(json::parse(R"({"id": 7})")));
+}
+
 TEST_CASE("docs/protocol.md describes this version of the compiler protocol") {
   std::ifstream in(std::string(KERNRL_SOURCE_DIR) + "/docs/protocol.md");
   REQUIRE(in);

@@ -389,9 +389,14 @@ TEST_CASE("the speedup over torch.compile: aggregated beside the one over PyTorc
   auto rec = [](const std::string& file, double torch_x, std::optional<double> compile_x) {
     json sp = {{"torch", torch_x}};
     if (compile_x) sp["compile"] = *compile_x;
-    return json{{"schema", "kernrl.trace.v1"}, {"run", "suite"},        {"file", file},
-                {"problem", "L2_1_Conv"},      {"level", 2},           {"status", "correct"},
-                {"speedup", torch_x},          {"baseline", {{"kind", "torch"}, {"speedups", sp}}}};
+    return json{{"schema", "kernrl.trace.v1"},
+                {"run", "suite"},
+                {"file", file},
+                {"problem", "L2_1_Conv"},
+                {"level", 2},
+                {"status", "correct"},
+                {"speedup", torch_x},
+                {"baseline", {{"kind", "torch"}, {"speedups", sp}}}};
   };
   ReportOptions opt;
   std::vector<json> recs = {rec("a", 2.0, 0.5), rec("b", 8.0, 2.0), rec("c", 1.0, std::nullopt)};

@@ -4,10 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <vector>
 
+#include "core/draws.h"
 #include "core/paths.h"
 #include "grading/session.h"
 #include "stand_in_worker.h"
@@ -152,4 +155,47 @@ TEST_CASE("a session grades on a worker: records of answers, crashes and the wor
   CHECK(stats[0]["evaluations"] == 4);
   CHECK(stats[0]["worker_restarts"] == 1);
   CHECK(stats[0]["spare_takeovers"] == 1);
+}
+
+TEST_CASE("the reference kernel is graded on draws of its own, never the submission's") {
+  // timing.kernel_baseline: always grades the problem's solution.cu before the first submission;
+  // its evaluation must not compute (and leave in memory) answers to the submission's inputs.
+  const fs::path log = fresh_test_dir("session-draws") / "requests.jsonl";
+  setenv("KERNRL_STANDIN_REQUESTS", log.c_str(), 1);
+  SessionOptions so;
+  so.gpus = {0};
+  so.compile_jobs = 1;
+  so.worker_exe = stand_in_worker();
+  so.cfg.kernel_baseline = "always";
+  std::vector<json> requests;
+  {
+    GradingSession session(so);
+    REQUIRE(session.no_gpu_reason().empty());
+    std::string text = solution_text();
+    // The submission's kernel under another name, so its request is told from the reference's.
+    for (size_t at; (at = text.find("softmax_rows")) != std::string::npos;)
+      text.replace(at, 12, "submitted_rows");
+    for (uint64_t seed : {7u, 8u}) {
+      Submission s;
+      s.file = "answer.cu";
+      s.source = text;
+      s.opt.seed = seed;
+      Outcome out = session.grade(s);
+      REQUIRE(out.kind == Outcome::Graded);
+      const json r = out.record.to_json();
+      CHECK(r["status"] == "correct");
+      CHECK(r["timing"]["kernel_baseline_source"] == (seed == 7 ? "measured" : "reused"));
+    }
+  }
+  unsetenv("KERNRL_STANDIN_REQUESTS");
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) requests.push_back(json::parse(line));
+  // The reference kernel once (reused for the second submission), then each submission.
+  REQUIRE(requests.size() == 3);
+  CHECK(requests[0]["kernels"] == json::array({"softmax_rows"}));
+  CHECK(requests[0]["seed"].get<uint64_t>() == draws::reference_kernel(7));
+  CHECK(requests[0]["seed"].get<uint64_t>() != 7);
+  CHECK(requests[1]["kernels"] == json::array({"submitted_rows"}));
+  CHECK(requests[1]["seed"] == 7);
+  CHECK(requests[2]["seed"] == 8);
 }

@@ -110,6 +110,9 @@ std::vector<std::string> pipeline_records() {
       r.compile->ms = 81.5;
       r.compile->cached = true;
       r.compile->nvrtc = "13.0";
+      // How this machine compiled (the fork server and its precompiled header, or a process of its
+      // own) is not part of the pipeline's records: a cached cubin carries none.
+      r.compile->pch.reset();
     }
     if (r.versions) {
       (*r.versions)["kernrl"] = "0.1.0";

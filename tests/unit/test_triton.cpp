@@ -8,6 +8,7 @@
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
+#include "grading/prepare.h"
 #include "parse/launch_block.h"
 #include "parse/python_block.h"
 #include "record/trace_record.h"
@@ -300,4 +301,89 @@ TEST_CASE("records carry the language") {
   json j = r.to_json();
   CHECK(j["language"] == "triton");
   CHECK(TraceRecord::from_json(j).language.get() != nullptr);
+}
+
+namespace {
+
+// An @triton.autotune kernel compiled with `warps` per config (config i keyed KEY@i+1 past the
+// first).
+TritonKernel autotuned(const std::string& key, const std::vector<int>& warps) {
+  std::vector<TritonKernel> configs;
+  for (size_t c = 0; c < warps.size(); ++c) {
+    TritonKernel v = compiled(key, warps[c], 1024 * static_cast<int>(c), 3, 0);
+    if (c) v.key = key + "@" + std::to_string(c + 1);
+    v.autotune_config = static_cast<int>(c);
+    configs.push_back(v);
+  }
+  TritonKernel k = configs.front();
+  k.configs = configs;
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("triton: an autotuned launch carries every config as a choice") {
+  LaunchPlan p = triton_plan(kSoftmax);
+  check_plan(p, softmax(), 132);
+  ExtractedSource src = extract_kernel(kSoftmax, "answer.py");
+  TritonRequest r = triton_request(src, "answer.py", p, softmax(), size_sets(softmax()), 132, 90);
+  TritonKernel tests = autotuned("softmax_kernel", {4, 8});
+  TritonKernel bench = autotuned("softmax_kernel#4", {4, 8});
+  TritonLaunchable l = triton_launch_plan(p, r, {tests, tests, tests, bench}, softmax());
+  const LaunchSpec& s = l.plan.launches[0];
+  REQUIRE(s.autotune.size() == 2);
+  CHECK(s.tune_group == "softmax_kernel#4");
+  // The first config is in the launch's fields until the worker chooses.
+  CHECK(s.kernel == "softmax_kernel#4");
+  CHECK(s.block == std::vector<std::string>{"128"});
+  CHECK(s.autotune[1].config == 1);
+  CHECK(s.autotune[1].kernel == "softmax_kernel#4@2");
+  REQUIRE(s.autotune[1].variants.size() == 4);
+  CHECK(s.autotune[1].variants[0].kernel == "softmax_kernel@2");
+  CHECK(s.autotune[1].variants[3].block == std::vector<std::string>{"256"});
+  CHECK(l.lowered.count("softmax_kernel@2"));
+  CHECK(l.modules.at("softmax_kernel#4@2") == "/cache/softmax_kernel#4.cubin");
+  // The worker's choice switches the launch's fields and its variants; the plan's JSON keeps both.
+  LaunchPlan q = LaunchPlan::from_json(l.plan.to_json());
+  REQUIRE(q.launches[0].autotune.size() == 2);
+  CHECK(q.launches[0].tune_group == "softmax_kernel#4");
+  q.launches[0].choose(1);
+  CHECK(q.launches[0].kernel == "softmax_kernel#4@2");
+  CHECK(q.launches[0].shared_bytes == "1024");
+  CHECK(q.launches[0].variants[1].kernel == "softmax_kernel@2");
+  // A config compiled at the bench size but not at the test sizes is not a choice.
+  TritonKernel partial = autotuned("softmax_kernel", {4});
+  TritonLaunchable one = triton_launch_plan(p, r, {partial, partial, partial, bench}, softmax());
+  CHECK(one.plan.launches[0].autotune.empty());
+  CHECK(one.plan.launches[0].tune_group.empty());
+}
+
+TEST_CASE("triton: the worker's autotune choice completes the record's kernels") {
+  TraceRecord r = TraceRecord::begin("a.py", "", std::nullopt, 0);
+  trace::Compile& c = r.compile.emplace();
+  json cand = json::array({{{"config", 0}, {"num_warps", 4}, {"constexprs", {{"BLOCK", 64}}}},
+                           {{"config", 1}, {"error", "out of resources"}},
+                           {{"config", 2}, {"num_warps", 8}, {"constexprs", {{"BLOCK", 128}}}}});
+  json tuned = {
+      {"key", "k"},
+      {"kernel", "k"},
+      {"num_warps", 4},
+      {"constexprs", {{"BLOCK", 64}}},
+      {"autotune", {{"configs", 3}, {"chosen", 0}, {"timed", false}, {"candidates", cand}}}};
+  json other = {{"key", "g"}, {"kernel", "g"}, {"num_warps", 4}};
+  c.kernels = json::array({tuned, other});
+  AutotuneChoice ch;
+  ch.group = "k";
+  ch.config = 2;
+  ch.times_ms = std::vector<std::optional<double>>{0.5, std::nullopt, 0.25};
+  AutotuneChoice round = read_message<AutotuneChoice>(write_object(ch), "autotune choice");
+  CHECK_FALSE(round.times_ms->at(1).has_value());
+  apply_autotune(r, {{"k", {"k"}}}, {round});
+  json j = r.to_json()["compile"]["kernels"];
+  CHECK(j[0]["autotune"]["chosen"] == 2);
+  CHECK(j[0]["autotune"]["timed"] == true);
+  CHECK(j[0]["autotune"]["times_ms"] == json::array({0.5, nullptr, 0.25}));
+  CHECK(j[0]["num_warps"] == 8);
+  CHECK(j[0]["constexprs"]["BLOCK"] == 128);
+  CHECK_FALSE(j[1].contains("autotune"));
 }

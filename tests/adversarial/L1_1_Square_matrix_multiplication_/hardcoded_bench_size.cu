@@ -1,4 +1,4 @@
-// expect: incorrect|runtime_error
+// expect: runtime_error
 // N hard-coded to the bench size (2048): reads and writes far out of bounds at the test sizes
 /* kernrl
 problem: L1_1_Square_matrix_multiplication_

@@ -1,4 +1,4 @@
-// expect: incorrect|runtime_error
+// expect: runtime_error
 // dim1 and dim2 hard-coded to the bench size (1024, 1024): reads and writes out of bounds at the test sizes
 /* kernrl
 problem: L1_47_Sum_reduction_over_a_dimension

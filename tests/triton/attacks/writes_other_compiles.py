@@ -1,0 +1,18 @@
+# expect: compile_error
+"""kernrl
+problem: L1_23_Softmax
+launches:
+  - kernel: k
+    grid: [batch_size]
+    args: [x, out, dim]
+"""
+import triton
+import triton.language as tl
+
+
+# Attack: the module plants a file in the folder above its working directory (where a compile server keeps
+# the folders of other compiles)
+@triton.heuristics({"BLOCK": lambda a: open("../planted.py", "w").write("x")})
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pass
