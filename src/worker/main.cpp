@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
       }
       BenchAnswer b;
       if (cmd == "bench_device") {
-        b.result = bench_device(dev, *BenchDeviceRequest::from_json(req).repeats);
+        b.result = bench_device(dev, BenchDeviceRequest::from_json(req).repeats.value_or(1));
         b.ok = true;
       } else if (cmd == "bench_reference") {
         b.result = bench_reference(BenchReferenceRequest::from_json(req), dev);

@@ -273,6 +273,15 @@ TEST_CASE("hellos and requests are written byte for byte as the protocol's fixtu
   CHECK(*BenchReferenceRequest::from_json(json::parse(want[5])).seed == 7);
 }
 
+TEST_CASE("a required key with a default must still be given") {
+  // `ok` defaults to false for the writer; a reader still refuses an answer without it.
+  CHECK_THROWS_WITH_AS(BenchAnswer::from_json(json{{"fatal", false}}),
+                       doctest::Contains("'ok' is missing"), ProtocolError);
+  CHECK_THROWS_WITH_AS(BenchAnswer::from_json(json{{"ok", nullptr}}),
+                       doctest::Contains("'ok' is null"), ProtocolError);
+  CHECK(BenchAnswer::from_json(json{{"ok", true}}).succeeded());
+}
+
 TEST_CASE("hellos and requests are read strictly") {
   // An old worker without a version is told apart.
   CHECK(Hello::from_json(json{{"hello", false}, {"error", "x"}}).protocol_version() == 0);
