@@ -35,7 +35,7 @@ struct Config {
   double plan_run_floor_s = 0.25;
   // Past a plan run's deadline the worker keeps watching the run for this long: a fault the GPU
   // reports meanwhile is a runtime_error, a run still going at the end a timeout (docs/grading.md).
-  double fault_grace_s = 0.25;
+  double fault_grace_s = 0.5;
   bool spare_worker = true;  // keep started spare workers per GPU (workers.spare)
   int spare_workers = 2;     // how many per GPU (workers.spares), while spare_worker is on
   // The spares a session keeps per GPU: spare_workers, or none with workers.spare off.

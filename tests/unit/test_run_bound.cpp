@@ -77,12 +77,12 @@ TEST_CASE("config: the watchdog's factor, floor and fault grace, and the spare w
   CHECK(Config().spare_worker);
   CHECK(Config().spares() == 2);
   Config many =
-      Config::from_yaml_text("timeouts:\n  fault_grace_s: 0.5\nworkers:\n  spares: 4\n", "t.yaml");
+      Config::from_yaml_text("timeouts:\n  fault_grace_s: 0.75\nworkers:\n  spares: 4\n", "t.yaml");
   CHECK(many.spares() == 4);
-  CHECK(many.fault_grace_s == 0.5);
+  CHECK(many.fault_grace_s == 0.75);
   Config many_round = Config::from_json(many.to_json());
   CHECK(many_round.spares() == 4);
-  CHECK(many_round.fault_grace_s == 0.5);
+  CHECK(many_round.fault_grace_s == 0.75);
   CHECK_THROWS_WITH_AS(Config::from_yaml_text("workers:\n  spares: 9\n", "t.yaml"),
                        doctest::Contains("workers.spares"), SpecError);
   CHECK_THROWS_WITH_AS(Config::from_yaml_text("workers:\n  spares: 0\n", "t.yaml"),
