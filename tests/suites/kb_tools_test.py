@@ -2,10 +2,13 @@
 """The GPU-side KernelBench tools' CPU parts: what scripts/kb_side_by_side.py and
 tools/suites/kb_baselines.py compute from their measurements (no GPU, no KernelBench checkout).
 
-1. kb_side_by_side: which generations are graded (levels 1-3, problems the suite converted), the
-   KernelBench evaluation batches (no two files with the same extension name in one process),
+1. kb_side_by_side: which generations are graded (levels 1-3, problems the suite converted),
    KernelBench's package loaded with stand-ins for the modules its eval does not use, and the
    Markdown result: the verdict agreement, the geometric-mean speedups, rows not graded by both.
+   kb_eval_pool on a stand-in KernelBench package of the same shape: every file built and
+   evaluated in a process of its own, several at a time, their GPU phases never at the same
+   time (the input draws outside them), a failed build recorded as KernelBench records it, a file
+   that holds the GPU too long killed as hung.
 2. kb_baselines: gpu_slug as kernrl's, the bench sizes read from problem.yaml, the table.
 """
 
@@ -19,6 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "tools" / "suites"))
 import kb_baselines  # noqa: E402
+import kb_eval_pool  # noqa: E402
 import kb_side_by_side as side  # noqa: E402
 
 failures = []
@@ -34,7 +38,7 @@ def kernel(name):
     return f'import torch\nfrom torch.utils.cpp_extension import load_inline\next = load_inline(name="{name}", cpp_sources="")\n'
 
 
-def test_collect_and_batches(tmp):
+def test_collect(tmp):
     suite = tmp / "suite"
     (suite / "problems" / "L1" / "23_Softmax").mkdir(parents=True)
     (suite / "suite.json").write_text(json.dumps({
@@ -56,13 +60,126 @@ def test_collect_and_batches(tmp):
           and "levels 1-3" in reasons.get("level_5_problem_1_sample_0_kernel.py", "")
           and "notes.py" not in reasons, f"collect: what is left out, and why: {reasons}")
     check(kb_root == tmp / "KernelBench-checkout", "collect: the KernelBench checkout the suite was built from")
-    jobs = [{"file": str(gens / n)} for n in ["level_1_problem_23_sample_0_kernel.py", "level_3_problem_1_sample_0_kernel.py",
-                                              "level_1_problem_23_sample_1_kernel.py"]]
-    b = side.batches(jobs)
-    check([len(x) for x in b] == [2, 1], f"batches: a repeated extension name starts a new process: {[len(x) for x in b]}")
-    (gens / "noname.py").write_text("ext = load_inline(name=f'{n}', cpp_sources='')\n")
-    b = side.batches([{"file": str(gens / "noname.py")}] + jobs[:2])
-    check([len(x) for x in b] == [1, 2], "batches: a file with no literal extension name runs alone")
+
+
+# A stand-in for KernelBench's package with the shape kb_eval_pool relies on: the eval module's
+# load_original_model_and_inputs, _process_input_tensor, run_and_check_correctness and
+# timing.get_timing_function, called by eval_kernel_against_ref. The "GPU phases" write their
+# start and end to a log; a file asking for HANG never ends its timing.
+FAKE_EVAL = """
+import os, time
+from pydantic import BaseModel
+from . import timing
+LOG = os.environ["FAKE_KB_LOG"]
+def note(what):
+    with open(LOG, "a") as f:
+        f.write(f"{os.getpid()} {what} {time.time():.6f}\\n")
+class KernelExecResult(BaseModel):
+    compiled: bool = False
+    correctness: bool = False
+    metadata: dict = {}
+    runtime: float = -1.0
+    ref_runtime: float = -1.0
+def build_compile_cache(src, verbose=False, build_dir=None):
+    if "BUILD_FAIL" in src:
+        return False, "", "error: expected ';'"
+    os.makedirs(build_dir, exist_ok=True)
+    return True, "", None
+def load_original_model_and_inputs(src, context):
+    exec(src, context)
+    return context["Model"], context["get_init_inputs"], context["get_inputs"]
+def _process_input_tensor(x, device, backend="cuda", precision=None):
+    note("copy")
+    return x
+def run_and_check_correctness(model, new, get_inputs, metadata, num_correct_trials, **kw):
+    ok = True
+    for t in range(num_correct_trials):
+        inputs = [_process_input_tensor(x, None) for x in get_inputs()]
+        note("gpu+")
+        time.sleep(0.02)
+        ok = ok and model(*inputs) == new(*inputs)
+        note("gpu-")
+    return KernelExecResult(compiled=True, correctness=ok, metadata=metadata)
+def eval_kernel_against_ref(original_model_src, custom_model_src, seed_num=42, num_correct_trials=1,
+                            num_perf_trials=10, measure_performance=False, timing_method="cuda_event",
+                            build_dir=None, device=None, **kw):
+    Model, get_init_inputs, get_inputs = load_original_model_and_inputs(original_model_src, {})
+    ctx = {}
+    exec(custom_model_src, ctx)
+    r = run_and_check_correctness(Model(), ctx["ModelNew"](), get_inputs, {}, num_correct_trials)
+    fn = timing.get_timing_function(timing_method)
+    r.runtime = fn(ctx["ModelNew"](), get_inputs())
+    r.ref_runtime = fn(Model(), get_inputs())
+    return r
+"""
+FAKE_TIMING = """
+import time
+def get_timing_function(method="cuda_event"):
+    def fn(model, inputs, **kw):
+        from .eval import note
+        note("gpu+")
+        time.sleep(3600 if getattr(model, "hang", False) else 0.05)
+        note("gpu-")
+        return model.ms
+    return fn
+"""
+REF = "class Model:\n    ms = 2.0\n    def __call__(self, x):\n        return x * 2\n" \
+      "def get_inputs():\n    import time\n    from kernelbench.eval import note\n    note('draw+')\n" \
+      "    time.sleep(0.05)\n    note('draw-')\n    return [3]\ndef get_init_inputs():\n    return []\n"
+
+
+def gen(body, ms=1.0, hang=False):
+    return f"class ModelNew:\n    ms = {ms}\n    hang = {hang}\n    def __call__(self, x):\n        return {body}\n"
+
+
+def test_pool(tmp):
+    import os
+
+    kb = tmp / "fakekb"
+    pkg = kb / "src" / "kernelbench"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "eval.py").write_text(FAKE_EVAL)
+    (pkg / "timing.py").write_text(FAKE_TIMING)
+    log = tmp / "fake.log"
+    os.environ["FAKE_KB_LOG"] = str(log)
+    (tmp / "ref.py").write_text(REF)
+    files = {"good_a": gen("x * 2", 0.5), "good_b": gen("x + x", 4.0), "wrong": gen("x * 3"),
+             "nobuild": "BUILD_FAIL\n" + gen("x * 2"), "hang": gen("x * 2", hang=True), "good_c": gen("2 * x", 1.0)}
+    items = []
+    for name, text in files.items():
+        (tmp / f"{name}.py").write_text(text)
+        items.append({"file": str(tmp / f"{name}.py"), "ref": str(tmp / "ref.py"), "name": name,
+                      "build_dir": str(tmp / "builds" / name)})
+    rows = {}
+    pool = kb_eval_pool.Pool(kb, tmp / "work", build_jobs=3, max_eval=4, gpu_total_gb=1000, host_gb=1000,
+                             on_row=lambda f, r: rows.__setitem__(pathlib.Path(f).stem, r), hold_max=5)
+    stats = pool.run(items)
+    check(sorted(rows) == sorted(files), f"pool: a row for every file: {sorted(rows)}")
+    check(all(rows[n].get("correct") for n in ("good_a", "good_b", "good_c")) and rows["wrong"].get("correct") is False,
+          f"pool: KernelBench's verdicts: {[(n, r.get('correct')) for n, r in rows.items()]}")
+    check(abs(rows["good_a"].get("ref_runtime_ms", 0) / rows["good_a"].get("runtime_ms", 1) - 4.0) < 1e-9,
+          f"pool: the timings as eval_kernel_against_ref returns them: {rows['good_a']}")
+    check(rows["nobuild"].get("compiled") is False and "expected" in rows["nobuild"].get("error", ""),
+          f"pool: a failed build is KernelBench's compile failure: {rows['nobuild']}")
+    check("hung" in rows["hang"].get("error", "") and rows["hang"].get("correct") is False,
+          f"pool: a file that holds the GPU too long is killed as hung: {rows['hang']}")
+    check(stats["built"] == 5, f"pool: 5 of 6 extensions built: {stats}")
+    # The GPU phases of different processes never overlap; the draws happen outside them.
+    events = [ln.split() for ln in log.read_text().splitlines()]
+    spans, opened = [], {}
+    for pid, what, t in events:
+        if what == "gpu+":
+            opened[pid] = float(t)
+        elif what == "gpu-":
+            spans.append((opened.pop(pid), float(t), pid))
+    spans.sort()
+    overlap = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] < a[1] and a[2] != b[2]]
+    pids = {p for _, _, p in spans}
+    check(len(pids) >= 4 and not overlap, f"pool: {len(pids)} processes, GPU phases one at a time ({len(overlap)} overlaps)")
+    draws = [float(t) for pid, what, t in events if what == "draw+"]
+    during = [t for t in draws if any(a < t < b for a, b, _ in spans)]
+    check(len(during) > 0, f"pool: inputs drawn while another process holds the GPU ({len(during)} of {len(draws)})")
 
 
 def test_standins(tmp):
@@ -74,7 +191,7 @@ def test_standins(tmp):
         "from pydantic import BaseModel\n"
         "class KernelExecResult(BaseModel):\n"
         "    compiled: bool = False\n    metadata: dict = {}\n    runtime: float = -1.0\n")
-    ev = side.kb_import(str(kb))
+    ev = kb_eval_pool.kb_import(str(kb))
     a, b = ev.KernelExecResult(compiled=True), ev.KernelExecResult()
     a.metadata["x"] = 1
     check(a.compiled is True and b.compiled is False and b.metadata == {} and b.runtime == -1.0,
@@ -84,7 +201,7 @@ def test_standins(tmp):
 def row(name, kb_correct, kernrl_status, kb_speedup=None, kernrl_speedup=None, compile_ms=None, kernel_ms=None):
     kb = {"compiled": True, "correct": kb_correct}
     if kb_speedup:
-        kb.update(runtime_us=100.0, ref_runtime_us=100.0 * kb_speedup)
+        kb.update(runtime_ms=1.0, ref_runtime_ms=1.0 * kb_speedup)
     kr = {"status": kernrl_status, "speedup": kernrl_speedup, "kernel_ms": kernel_ms}
     return {"name": name, "set": "t:g", "problem": "L1_1_X", "kb": kb, "kernrl": kr, "compile_ms": compile_ms}
 
@@ -95,8 +212,8 @@ def test_markdown():
             row("c", False, "incorrect"),
             row("d", True, "format_error"),
             {"name": "e", "set": "t:g", "problem": "L1_1_X", "kb": {"not_run": "time"}, "kernrl": {"status": "correct"}}]
-    s = {"tag": "t", "gpu": "G", "jobs": 4, "rows": rows, "skipped": [], "prebuild": None,
-         "wall_s": {"kernrl": 5, "kb_compile": 60, "kb_eval": 20}}
+    s = {"tag": "t", "gpu": "G", "jobs": 4, "max_eval": 3, "rows": rows, "skipped": [], "kb_build_s": [30, 40, 50],
+         "wall_s": {"kernrl": 5, "kb_build": 60, "kb_eval": 20}, "kb_file_s": 90, "kb_lock_wait_s": 30}
     md = side.markdown([s])
     check("Same correct/incorrect verdict: 3 of 4 (75.0%)" in md, "markdown: agreement over the rows both graded")
     g_kb, g_k = math.sqrt(2.0 * 0.5), math.sqrt(2.1 * 0.5)
@@ -106,7 +223,13 @@ def test_markdown():
     check("| d | t:g | L1_1_X | correct | format_error |" in md and "DIFFERENT" in md,
           "markdown: a difference is marked, with both sides' reasons")
     check("Not graded by both (1" in md and "- e (t:g)" in md, "markdown: a file KernelBench did not reach is listed apart")
-    check("Wall time: kernrl grade-dir 5 s; KernelBench 60 s" in md, "markdown: the wall times of both")
+    later = dict(s, tag="u", rows=[dict(rows[4], set="u:g", kb={"compiled": True, "correct": True}),
+                                   dict(rows[0], set="u:g", kb={"not_run": "time"})])
+    md2 = side.markdown([s, later])
+    check("Same correct/incorrect verdict: 4 of 5" in md2 and "| e | u:g |" in md2 and "| a | t:g |" in md2,
+          "markdown --combine: a file graded in a later run counts once, with the run that has both verdicts")
+    check("Wall time: kernrl grade-dir 5 s. KernelBench: its extensions built in 60 s (4 at a time; one build 40 s" in md
+          and "evaluations in 20 s (3 processes" in md and "would take 60 s" in md, f"markdown: the wall times of both: {md}")
 
 
 def test_baselines_tools(tmp):
@@ -130,7 +253,8 @@ def test_baselines_tools(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        test_collect_and_batches(tmp)
+        test_collect(tmp)
+        test_pool(tmp)
         test_standins(tmp)
         test_markdown()
         test_baselines_tools(tmp)
