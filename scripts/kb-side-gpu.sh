@@ -13,7 +13,8 @@
 #   KB_SIDE_DEADLINE / KB_SIDE_HARD: seconds after the start when no evaluation starts / everything
 #   stops (default 980 / 1060); KB_BUILD_JOBS (8), KB_MAX_EVAL (8): KernelBench builds and
 #   evaluations at a time. With time left after the side by side (KB_TOTAL, default 1090 s after
-#   the start), the suite's other level 1-3 problems are converted (KB_REST=0: not).
+#   the start), the level 1-3 problems no earlier measurement converted are converted into
+#   DIR/suite-rest (KB_REST_ONLY: other problems; KB_REST=0: none).
 # wait: waits until the run has finished or SECONDS have passed, then copies its results to OUT
 #   (side.json, side_by_side.md and the logs, as kb-*).
 set -uo pipefail
@@ -47,6 +48,14 @@ start)
 run)
   cd "$(dirname "$0")/.." || exit 1
   t0=$(cat "$WORK/start")
+  # As scripts/gpu-test.sh: the Debian packages of .device/ for kernrl's libraries, the CUDA Toolkit
+  # for KernelBench's load_inline builds.
+  if ls .device/*.deb >/dev/null 2>&1; then
+    mkdir -p /tmp/kernrl-deps
+    for d in .device/*.deb; do dpkg -x "$d" /tmp/kernrl-deps; done
+    export LD_LIBRARY_PATH="/tmp/kernrl-deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
   gens="${KB_GENS:-tests/import/generations tests/kernelbench/generations}"
   # shellcheck disable=SC2086
   python3 scripts/kb_side_by_side.py --kernrl "$WORK/build-gpu/kernrl" --suite "$WORK/suite" --kernelbench "$KB" \
@@ -55,7 +64,7 @@ run)
     >"$WORK/side-run.log" 2>&1 &
   side=$!
   log "kernrl build and the suite's conversion beside KernelBench's side (pid $side)"
-  (OUT="$WORK/gpu" BUILD_DIR="$WORK/build-gpu" BUILD_TARGETS="kernrl kernrl-worker kernrl-nvrtc kernrl_suite_refdump" \
+  (OUT="$WORK/gpu" BUILD_DIR="$WORK/build-gpu" BUILD_TARGETS="kernrl kernrl-worker kernrl-nvrtc" \
     scripts/gpu-test.sh build >"$WORK/build.log" 2>&1; log "kernrl build: $(tail -1 "$WORK/build.log")") &
   build=$!
   KB_ONLY=gens KB_GENS="$gens" KB_SUITE="$WORK/suite" KB_LEVELS=1,2,3 \
@@ -68,9 +77,12 @@ run)
   log "side by side finished after $(( $(date +%s) - t0 )) s"
   left=$(( t0 + ${KB_TOTAL:-1090} - $(date +%s) ))
   if [ "${KB_REST:-1}" = 1 ] && [ "$left" -gt 120 ]; then
+    # KB_REST_ONLY: the problems to convert (default: those no earlier measurement reached).
+    rest="${KB_REST_ONLY:-$(for n in $(seq 36 50); do echo "L3_$n"; done; echo L2_39 L2_41 L2_52 L2_66
+      for n in $(seq 67 100); do echo "L1_$n L2_$n"; done)}"
     log "the suite's other level 1-3 problems, for $(( left - 30 )) s"
     timeout $(( left - 30 )) python3 tools/suites/kernelbench_suite.py "$KB" "$WORK/suite-rest" --levels 1,2,3 \
-      --jobs "$(( $(nproc) - 2 ))" --timeout 240 >"$WORK/suite-rest.log" 2>&1
+      --only "$(echo "$rest" | tr -s ' \n' ',,')" --jobs "$(( $(nproc) - 2 ))" --timeout 240 >"$WORK/suite-rest.log" 2>&1
     log "rest: $(tail -1 "$WORK/suite-rest.log")"
   fi
   touch "$WORK/done"

@@ -18,8 +18,14 @@ for many files at once without changing what it computes or times:
   and KernelBench's timings are taken on an otherwise idle GPU, as in a serial run. kernrl's
   grade-dir, run beside it, holds the same lock (kb_side_by_side.py).
 
-A process that holds the lock for longer than `hold_max` seconds (a kernel that never ends) is
-killed and recorded as hung; KernelBench's own eval_from_generations gives a file 180 s.
+Memory: between its GPU phases a process keeps its inputs and the two outputs on the GPU and gives
+the rest of its cache back (torch.cuda.empty_cache) as it lets go of the lock; one process at a
+time needs more, in its GPU phase. A process is started while the sum of what the running ones
+keep, plus the largest of their phases' needs (or kernrl's, while it waits for or holds the lock),
+fits the GPU, and its draw fits the host's budget.
+
+A process that holds the lock for longer than `hold_max` seconds (180: KernelBench's own
+eval_from_generations gives a whole file 180 s) is killed and recorded as hung.
 """
 
 import contextlib
@@ -262,7 +268,7 @@ class Pool:
     room ahead of the evaluations not yet started."""
 
     def __init__(self, kb_root, work, build_jobs=8, max_eval=8, gpu_total_gb=None, host_gb=80.0,
-                 on_row=None, skip=None, stop_at=None, hard_at=None, hold_max=120.0, file_max=900.0):
+                 on_row=None, skip=None, stop_at=None, hard_at=None, hold_max=180.0, file_max=900.0):
         self.kb_root, self.work = str(kb_root), pathlib.Path(work)
         self.build_jobs, self.max_eval = build_jobs, max_eval
         total = gpu_gb() if gpu_total_gb is None else gpu_total_gb
