@@ -31,7 +31,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
-alive() { [ -e "$WORK/driver.pid" ] && kill -0 "$(cat "$WORK/driver.pid")" 2>/dev/null; }
+# A run is alive while its heartbeat is fresh (a process id would not do: a later command on the
+# same host may see other process ids).
+alive() { [ -e "$WORK/heartbeat" ] && [ $(( $(date +%s) - $(cat "$WORK/heartbeat" 2>/dev/null || echo 0) )) -lt 30 ]; }
 
 case "$cmd" in
 start)
@@ -41,13 +43,17 @@ start)
   # The run works from its own copy of the tree: the caller's may be replaced while it runs.
   tar --exclude=./build --exclude='./build-*' --exclude=./gpu-results --exclude=./.git -cf - . | tar -xf - -C "$WORK/tree"
   date +%s >"$WORK/start"
+  date +%s >"$WORK/heartbeat"
   (cd "$WORK/tree" && setsid nohup bash scripts/kb-side-gpu.sh run --kernelbench "$KB" --work "$WORK" \
-    ${PREV:+--previous "$PREV"} >"$WORK/driver.log" 2>&1 </dev/null & echo $! >"$WORK/driver.pid")
-  log "started (pid $(cat "$WORK/driver.pid")); log: $WORK/driver.log"
+    ${PREV:+--previous "$PREV"} >"$WORK/driver.log" 2>&1 </dev/null &)
+  log "started; log: $WORK/driver.log"
   ;;
 run)
   cd "$(dirname "$0")/.." || exit 1
   t0=$(cat "$WORK/start")
+  (while :; do date +%s >"$WORK/heartbeat"; sleep 5; done) &
+  beat=$!
+  trap 'kill "$beat" 2>/dev/null' EXIT
   # As scripts/gpu-test.sh: the Debian packages of .device/ for kernrl's libraries, the CUDA Toolkit
   # for KernelBench's load_inline builds.
   if ls .device/*.deb >/dev/null 2>&1; then

@@ -28,6 +28,7 @@ verdicts of an earlier run on the same GPU model instead of evaluating those fil
 """
 
 import argparse
+import collections
 import contextlib
 import fcntl
 import json
@@ -262,6 +263,7 @@ class Run:
                 continue
             pid = conv[key]["id"] if conv and key in conv else f"L{key[0]}_{key[1]}"
             rows.append({"file": str(x["orig"]), "name": x["orig"].name, "set": f"{self.a.tag}:{set_name(x['orig'])}",
+                         "gens": f"gens-{x['k']}",
                          "problem": pid, "kernrl": self.kr.get(str(x["copy"]), {}), "kb": self.kb.get(str(x["copy"]), {}),
                          "compile_ms": compile_ms.get(pid)})
         kb_rows = [r for r in self.kb.values() if "s" in r and not r.get("previous")]
@@ -355,7 +357,10 @@ def summary(sides, rows, walls):
     out = [f"Generations graded by both: {n} (sets: {', '.join(s['tag'] + ' ' + str(len(s['rows'])) for s in sides)}), "
            f"on {', '.join(gpus)}.", ""]
     if n:
-        out.append(f"- Same correct/incorrect verdict: {len(same)} of {n} ({100 * len(same) / n:.1f}%).")
+        out.append(f"- Same correct/incorrect verdict: {len(same)} of {n} ({100 * len(same) / n:.1f}%). Verdict pairs "
+                   "(KernelBench / kernrl): " + ", ".join(f"{kbv} / {st} {c}" for (kbv, st), c in sorted(
+                       collections.Counter((kb_verdict(r["kb"]), r["kernrl"]["status"]) for r in rows).items(),
+                       key=lambda x: -x[1])) + ".")
     if both:
         ratio = g_k / g_kb
         out.append(f"- Correct for both: {len(both)}. Geometric-mean speedup over PyTorch eager: KernelBench "
@@ -364,19 +369,42 @@ def summary(sides, rows, walls):
         if g_c:
             out.append(f"- kernrl's geometric-mean speedup over torch.compile (the suite's baseline file, "
                        f"kb_baselines.py) on the {n_c} of them whose problem has one: {g_c:.3f}x.")
-    builds = sorted(x for s in sides for x in s.get("kb_build_s", []))
-    out.append(f"- Wall time: kernrl grade-dir {walls['kernrl']:.0f} s. KernelBench: its extensions built in "
-               f"{walls['kb_build']:.0f} s ({sides[0]['jobs']} at a time"
-               + (f"; one build {builds[len(builds) // 2]:.0f} s, median, {builds[0]:.0f}-{builds[-1]:.0f} s"
-                  if builds else "") + f"), its evaluations in {walls['kb_eval']:.0f} s ({sides[0].get('max_eval', 1)} "
-               f"processes at a time, their GPU phases one at a time); one after another, its evaluations would "
-               f"take {sum(s.get('kb_file_s', 0) - s.get('kb_lock_wait_s', 0) for s in sides):.0f} s (the sum of "
-               f"each file's time less its waits for the GPU).")
+    out.append(wall_line(sides, merged_rows(sides), walls))
     return out
 
 
+def wall_line(sides, all_rows, walls):
+    """The wall times of both: kernrl's grade-dir, KernelBench's builds and evaluations (per
+    file, from the rows, and as wall-clock where the run finished)."""
+    kb = [r["kb"] for r in all_rows if valid_kb(r["kb"]) and not r["kb"].get("previous")]
+    builds = sorted(k["compile_s"] for k in kb if k.get("compile_s"))
+    evals = sorted(k["s"] - k.get("lock_wait_s", 0) for k in kb if k.get("s"))
+    n_k = sum(1 for r in all_rows if r["kernrl"].get("status"))
+    line = f"- Wall time: kernrl grade-dir {walls['kernrl']:.0f} s for {n_k} files. KernelBench: "
+    if builds:
+        line += (f"{len(builds)} extension builds of {sum(builds):.0f} s together (one {builds[len(builds) // 2]:.0f} s, median, "
+                 f"{builds[0]:.0f}-{builds[-1]:.0f} s; {sides[0]['jobs']} at a time")
+        line += f", {walls['kb_build']:.0f} s wall-clock)" if walls["kb_build"] else ")"
+    if evals:
+        line += (f"{'; ' if builds else ''}{len(evals)} evaluations of {sum(evals):.0f} s together, each less its "
+                 f"waits for the GPU (one {evals[len(evals) // 2]:.0f} s, median; {sides[0].get('max_eval', 1)} processes at a "
+                 f"time, their GPU phases one at a time")
+        line += f", {walls['kb_eval']:.0f} s wall-clock)" if walls["kb_eval"] else ")"
+    return line + "."
+
+
+def valid_kb(kb):
+    """A KernelBench verdict, unless its evaluation ran out of GPU memory (a host overcommitted,
+    not the kernel: not a verdict on the file)."""
+    return "correct" in kb and "out of memory" not in (kb.get("error") or "")
+
+
+def kb_verdict(kb):
+    return "correct" if kb.get("correct") else ("incorrect" if kb.get("compiled") else "no build")
+
+
 def graded(r):
-    return "correct" in r["kb"] and bool(r["kernrl"].get("status"))
+    return valid_kb(r["kb"]) and bool(r["kernrl"].get("status"))
 
 
 def merged_rows(sides):
@@ -401,7 +429,7 @@ def markdown(sides):
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         kb, kr = r["kb"], r["kernrl"]
-        kbv = "correct" if kb.get("correct") else ("incorrect" if kb.get("compiled") else "no build")
+        kbv = kb_verdict(kb)
         if kb.get("excessive_speedup"):
             kbv += " (excessive speedup)"
         kbs = f"{kb_speedup(kb):.3f}" if kb_speedup(kb) else ""
@@ -416,12 +444,49 @@ def markdown(sides):
                 "wrote no result):", ""]
         for r in not_run:
             kb = r["kb"]
-            kbs = kb.get("not_run") or ("correct" if kb.get("correct") else "incorrect" if "correct" in kb else "no result")
+            kbs = kb.get("not_run") or ("ran out of GPU memory" if "correct" in kb and not valid_kb(kb) else
+                                        "correct" if kb.get("correct") else "incorrect" if "correct" in kb else "no result")
             out.append(f"- {r['name']} ({r['set']}): KernelBench {kbs}; kernrl {r['kernrl'].get('status', 'no record')}")
     sk = [x for s in sides for x in s["skipped"]]
     if sk:
         out += ["", "Left out (not graded by either):", ""] + [f"- {pathlib.Path(f).name}: {why}" for f, why in sk]
     return "\n".join(out) + "\n"
+
+
+def kb_outputs(dirs):
+    """(generations folder copy, file name) -> KernelBench's row, from the evaluations' own
+    outputs (WORK/kb-eval/*.out of kb_eval_pool: the last KBROW line of each)."""
+    out = {}
+    for d in dirs:
+        for f in sorted(pathlib.Path(d).glob("*.out")):
+            lines = [ln[len(kb_eval_pool.ROW):] for ln in f.read_text(errors="replace").splitlines()
+                     if ln.startswith(kb_eval_pool.ROW)]
+            if lines:
+                r = json.loads(lines[-1])
+                out[(pathlib.Path(r["file"]).parent.name, pathlib.Path(r["file"]).name)] = r
+    return out
+
+
+def fill_kb(sides, outputs):
+    """Rows without a KernelBench verdict take the one of the evaluation's own output, where it
+    has one (a run whose side.json was written before its last evaluations ended). Returns the
+    files whose two verdicts differ."""
+    differ = []
+    for s in sides:
+        order = []  # older side.json: the generations folders in the order the run took them
+        for r in s["rows"]:
+            st = r["set"].split(":", 1)[-1]
+            if st not in order:
+                order.append(st)
+        for r in s["rows"]:
+            new = outputs.get((r.get("gens") or f"gens-{order.index(r['set'].split(':', 1)[-1])}", r["name"]))
+            if not new or not valid_kb(new):
+                continue
+            if not valid_kb(r["kb"]):
+                r["kb"] = dict(new, compile_s=r["kb"].get("compile_s"), from_output=True)
+            elif bool(new.get("correct")) != bool(r["kb"].get("correct")):
+                differ.append(r["name"])
+    return differ
 
 
 def main():
@@ -441,10 +506,19 @@ def main():
     ap.add_argument("--hard-deadline", type=float, default=0, help="seconds after which everything is stopped")
     ap.add_argument("--combine", nargs="+")
     ap.add_argument("--md")
+    ap.add_argument("--kb-outputs", nargs="+", help="with --combine: kb-eval folders whose outputs fill rows "
+                    "without a KernelBench verdict")
+    ap.add_argument("--json", help="with --combine: the combined rows as JSON")
     a = ap.parse_args()
     if a.combine:
         sides = [json.loads((pathlib.Path(d) if pathlib.Path(d).is_file() else pathlib.Path(d) / "side.json").read_text())
                  for d in a.combine]
+        if a.kb_outputs:
+            differ = fill_kb(sides, kb_outputs(a.kb_outputs))
+            print(f"KernelBench verdicts from the evaluations' outputs; {len(differ)} files with two different "
+                  f"verdicts: {differ}", file=sys.stderr)
+        if a.json:
+            pathlib.Path(a.json).write_text(json.dumps({"sides": sides}, indent=1) + "\n")
         text = markdown(sides)
         pathlib.Path(a.md).write_text(text) if a.md else sys.stdout.write(text)
         return 0

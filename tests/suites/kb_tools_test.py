@@ -124,8 +124,9 @@ def get_timing_function(method="cuda_event"):
     return fn
 """
 REF = "class Model:\n    ms = 2.0\n    def __call__(self, x):\n        return x * 2\n" \
-      "def get_inputs():\n    import time\n    from kernelbench.eval import note\n    note('draw+')\n" \
-      "    time.sleep(0.05)\n    note('draw-')\n    return [3]\ndef get_init_inputs():\n    return []\n"
+      "def get_inputs():\n    import os, sys, time\n    from kernelbench.eval import note\n" \
+      "    note('draw-held' if os.path.exists(sys.argv[-1]) else 'draw-free')\n" \
+      "    time.sleep(0.05)\n    return [3]\ndef get_init_inputs():\n    return []\n"
 
 
 def gen(body, ms=1.0, hang=False):
@@ -177,9 +178,27 @@ def test_pool(tmp):
     overlap = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] < a[1] and a[2] != b[2]]
     pids = {p for _, _, p in spans}
     check(len(pids) >= 4 and not overlap, f"pool: {len(pids)} processes, GPU phases one at a time ({len(overlap)} overlaps)")
-    draws = [float(t) for pid, what, t in events if what == "draw+"]
-    during = [t for t in draws if any(a < t < b for a, b, _ in spans)]
-    check(len(during) > 0, f"pool: inputs drawn while another process holds the GPU ({len(during)} of {len(draws)})")
+    draws = [what for _, what, _ in events if what.startswith("draw")]
+    check(draws and all(w == "draw-free" for w in draws),
+          f"pool: inputs drawn with the GPU lock let go, so that others may use the GPU meanwhile: {set(draws)}")
+
+
+def test_admission(tmp):
+    """The pool's GPU memory model: what running evaluations keep, plus the largest phase."""
+    gib = 2**30
+    res, peak, host = kb_eval_pool.memory(6 * gib, 6 * gib)  # a level-1 elementwise problem
+    check(abs(res - 19.5) < 1e-9 and abs(peak - 30.0) < 1e-9 and abs(host - 8.5) < 1e-9,
+          f"memory: inputs and both outputs kept, a new output and the comparison in a phase: {res, peak, host}")
+    check(kb_eval_pool.memory(None, None)[0] > 20, "memory: an unknown problem counts as a large one")
+    pool = kb_eval_pool.Pool(tmp, tmp / "adm", gpu_total_gb=100, host_gb=1000)  # 94 GB to give
+    fake = type("P", (), {"poll": lambda self: None})()
+    for k in range(3):
+        pool.running[k] = ({"res_gb": 20.0, "peak_gb": 30.0, "host_gb": 1.0}, fake, 0.0, tmp / "x")
+    pool.res_used = 60.0
+    check(pool._need(0.0, 0.0) == 90.0, f"admission: 3 x 20 GB kept + one 30 GB phase: {pool._need(0.0, 0.0)}")
+    check(pool._need(20.0, 30.0) > pool.gpu_budget, "admission: a fourth such evaluation does not fit")
+    pool.other_peak = 40.0
+    check(pool._need(0.0, 0.0) == 100.0, "admission: kernrl's share counts as the phase it holds the GPU for")
 
 
 def test_standins(tmp):
@@ -199,7 +218,7 @@ def test_standins(tmp):
 
 
 def row(name, kb_correct, kernrl_status, kb_speedup=None, kernrl_speedup=None, compile_ms=None, kernel_ms=None):
-    kb = {"compiled": True, "correct": kb_correct}
+    kb = {"compiled": True, "correct": kb_correct, "compile_s": 40.0, "s": 10.0, "lock_wait_s": 2.0}
     if kb_speedup:
         kb.update(runtime_ms=1.0, ref_runtime_ms=1.0 * kb_speedup)
     kr = {"status": kernrl_status, "speedup": kernrl_speedup, "kernel_ms": kernel_ms}
@@ -228,8 +247,14 @@ def test_markdown():
     md2 = side.markdown([s, later])
     check("Same correct/incorrect verdict: 4 of 5" in md2 and "| e | u:g |" in md2 and "| a | t:g |" in md2,
           "markdown --combine: a file graded in a later run counts once, with the run that has both verdicts")
-    check("Wall time: kernrl grade-dir 5 s. KernelBench: its extensions built in 60 s (4 at a time; one build 40 s" in md
-          and "evaluations in 20 s (3 processes" in md and "would take 60 s" in md, f"markdown: the wall times of both: {md}")
+    check("Wall time: kernrl grade-dir 5 s for 5 files. KernelBench: 4 extension builds of 160 s together (one 40 s, "
+          "median, 40-40 s; 4 at a time, 60 s wall-clock); 4 evaluations of 32 s together" in md
+          and "(one 8 s, median; 3 processes at a time, their GPU phases one at a time, 20 s wall-clock)" in md,
+          f"markdown: the wall times of both: {md}")
+    oom = dict(rows[0], kb={"compiled": True, "correct": False, "error": "CUDA out of memory. Tried to allocate 6 GiB"})
+    md3 = side.markdown([dict(s, rows=[oom] + rows[1:])])
+    check("Same correct/incorrect verdict: 2 of 3" in md3 and "- a (t:g): KernelBench ran out of GPU memory" in md3,
+          "markdown: an evaluation that ran out of GPU memory is no verdict")
 
 
 def test_baselines_tools(tmp):
@@ -255,6 +280,7 @@ def main():
         tmp = pathlib.Path(tmp)
         test_collect(tmp)
         test_pool(tmp)
+        test_admission(tmp)
         test_standins(tmp)
         test_markdown()
         test_baselines_tools(tmp)
