@@ -129,8 +129,8 @@ class Run:
         found, self.skipped_levels = gen_files(a.gens)
         self.kb_root = pathlib.Path(a.kernelbench)
         prev = json.loads(pathlib.Path(a.previous).read_text()) if a.previous else {"rows": []}
-        self.prev = {r["name"] + "@" + r["set"].split(":", 1)[-1]: r["kb"] for r in prev["rows"]
-                     if "correct" in r.get("kb", {})}
+        prev_rows = [r for s in prev.get("sides", [prev]) for r in s["rows"]]  # side.json or --combine's --json
+        self.prev = {r["name"] + "@" + r["set"].split(":", 1)[-1]: r["kb"] for r in prev_rows if valid_kb(r.get("kb", {}))}
         # Both sides grade copies of the same files (one folder per source folder).
         self.files = []
         for k, d in enumerate(a.gens):
