@@ -112,11 +112,11 @@ CommandRun add_bench_command(CLI::App& app) {
     BenchDeviceRequest dreq;
     dreq.repeats = o->repeats;
     BenchAnswer dans = worker.bench(dreq.to_json(), 600);
-    if (!dans.ok) {
-      std::cerr << "kernrl bench: device measurement failed: " << dans.error << "\n";
+    if (!dans.succeeded()) {
+      std::cerr << "kernrl bench: device measurement failed: " << dans.error.value_or("") << "\n";
       return kExitFail;
     }
-    const json& ceil = dans.result;
+    const json ceil = dans.result.value_or(json(nullptr));
     json doc = {{"device", dev},
                 {"versions", worker.versions_json()},
                 {"date", now_iso8601()},
@@ -147,11 +147,11 @@ CommandRun add_bench_command(CLI::App& app) {
       rreq.problem_dir = dir.string();
       rreq.cfg = cfg;
       BenchAnswer ans = worker.bench(rreq.to_json(), cfg.run_timeout_s);
-      if (!ans.ok) {
-        std::fprintf(stderr, "  %-48s FAILED: %s\n", p.id.c_str(), ans.error.c_str());
+      if (!ans.succeeded()) {
+        std::fprintf(stderr, "  %-48s FAILED: %s\n", p.id.c_str(), ans.error.value_or("").c_str());
         continue;
       }
-      const json& r = ans.result;
+      const json r = ans.result.value_or(json(nullptr));
       json bench = json::object();
       for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
       double ms = r["baseline"].value("median_ms", 0.0);

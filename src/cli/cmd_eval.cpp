@@ -7,10 +7,10 @@
 
 #include "cli/commands.h"
 #include "cli/summary.h"
+#include "core/safe_text.h"
 #include "grading/session.h"
 #include "import/kernelbench_import.h"
 #include "record/record.h"
-#include "record/safe_text.h"
 #include "record/trace_file.h"
 #include "serve/client.h"
 

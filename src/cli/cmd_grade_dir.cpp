@@ -10,10 +10,10 @@
 #include "cli/commands.h"
 #include "cli/grade_dir_output.h"
 #include "core/paths.h"
+#include "core/safe_text.h"
 #include "grading/run.h"
 #include "grading/session.h"
 #include "import/kernelbench_import.h"
-#include "record/safe_text.h"
 #include "report/report.h"
 
 namespace kernrl {

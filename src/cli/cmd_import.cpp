@@ -11,9 +11,9 @@
 #include "cli/commands.h"
 #include "core/paths.h"
 #include "core/problem.h"
+#include "core/safe_text.h"
 #include "extract/extract.h"
 #include "import/kernelbench_import.h"
-#include "record/safe_text.h"
 #include "record/trace_file.h"
 
 namespace kernrl {

@@ -12,7 +12,7 @@
 
 #include "core/errors.h"
 #include "core/files.h"
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;

@@ -7,8 +7,8 @@
 
 #include "cli/commands.h"
 #include "core/problem.h"
+#include "core/safe_text.h"
 #include "extract/extract.h"
-#include "record/safe_text.h"
 
 namespace kernrl {
 bool use_color() {

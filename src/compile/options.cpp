@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;

@@ -4,8 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/safe_text.h"
 #include "record/feedback.h"
-#include "record/safe_text.h"
 
 namespace kernrl {
 

@@ -5,13 +5,6 @@
 
 namespace kernrl {
 
-nlohmann::json RunBound::to_json() const {
-  nlohmann::json j = {{"bound_s", seconds}, {"basis", basis}, {"grace_s", grace_s}};
-  if (reference_ms) j["reference_ms"] = *reference_ms;
-  if (!sizes.is_null()) j["sizes"] = sizes;
-  return j;
-}
-
 std::string RunBound::why() const {
   std::ostringstream o;
   o.precision(4);

@@ -28,8 +28,7 @@ struct RunBound {
   double grace_s = 0;
   // How the bound was derived, in words (the message of a run it cuts).
   std::string why() const;
-  // The record's `watchdog` object (docs/trace-format.md).
-  nlohmann::json to_json() const;
+  // (The record's `watchdog` object is made of it by trace::watchdog_of, protocol/parts.h.)
 };
 
 // The bound for a run whose reference takes `reference_ms` (nullopt: unknown), under `cfg`.

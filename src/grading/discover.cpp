@@ -14,7 +14,7 @@
 
 #include "core/paths.h"
 #include "core/problem.h"
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;

@@ -459,20 +459,20 @@ void apply_autotune(TraceRecord& r, const std::map<std::string, std::vector<std:
   if (!r.compile || !r.compile->kernels) return;
   json* kernels = &*r.compile->kernels;
   for (const AutotuneChoice& ch : choices) {
-    auto g = groups.find(ch.group);
+    if (!ch.group || !ch.config || !ch.times_ms) continue;
+    auto g = groups.find(*ch.group);
     if (g == groups.end()) continue;
-    json times = json::array();
-    for (const auto& t : ch.times_ms) times.push_back(t ? json(*t) : json(nullptr));
+    const json times = Codec<std::vector<std::optional<double>>>::encode(*ch.times_ms);
     for (json& k : *kernels) {
       if (!k.contains("autotune") ||
           std::find(g->second.begin(), g->second.end(), k.value("key", "")) == g->second.end())
         continue;
       json& a = k["autotune"];
-      a["chosen"] = ch.config;
+      a["chosen"] = *ch.config;
       a["timed"] = true;
       a["times_ms"] = times;
       for (const json& cand : a.value("candidates", json::array()))
-        if (cand.value("config", -1) == ch.config && !cand.contains("error"))
+        if (cand.value("config", -1) == *ch.config && !cand.contains("error"))
           for (const char* f : {"num_warps", "num_stages", "num_ctas", "shared", "constexprs"})
             if (cand.contains(f)) k[f] = cand[f];
     }
@@ -491,25 +491,17 @@ void complete_record(Prepared& p, const EvalAnswer* answer, const json& device,
   r.device = device.is_object() ? Field<json>(device) : Field<json>(nullptr);
   if (answer) {
     r.ran = true;
+    // The answer's parts are the record's: carried over as they are.
     r.status = answer->status;
-    if (answer->error) {
-      const ErrorInfo& ai = *answer->error;
-      trace::Error& e = r.error.emplace();
-      e = trace::Error{};
-      e.category = ai.category;
-      e.message = ai.message;
-      if (ai.line) e.line = ai.line;
-      if (!ai.log.empty()) e.log = ai.log;
-    } else {
+    if (answer->error)
+      r.error = answer->error;
+    else
       r.error = nullptr;
-    }
-    // The worker's objects, read as a record's (what the reader does not know is kept).
-    if (!answer->correctness.is_null()) r.correctness.assign_json(answer->correctness);
-    if (!answer->timing.is_null()) r.timing.assign_json(answer->timing);
-    // The protocol's serializer of launch facts, read back as the record's launches.
-    if (!answer->launches.empty()) r.launches.assign_json(launches_to_json(answer->launches));
-    if (answer->watchdog.is_object()) r.watchdog.assign_json(answer->watchdog);
-    if (!answer->autotune.empty()) apply_autotune(r, p.tune_groups, answer->autotune);
+    if (answer->correctness) r.correctness = answer->correctness;
+    if (answer->timing) r.timing = answer->timing;
+    if (answer->launches && !answer->launches->empty()) r.launches = answer->launches;
+    if (answer->watchdog) r.watchdog = answer->watchdog;
+    if (answer->autotune) apply_autotune(r, p.tune_groups, *answer->autotune);
   } else if (r.status_is(Status::Compiled) || !r.error) {
     r.not_run_reason = not_run_reason;
   } else {

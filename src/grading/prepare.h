@@ -12,11 +12,11 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "core/problem.h"
+#include "core/safe_text.h"
 #include "grading/convert.h"
 #include "parse/launch_block.h"
 #include "protocol/worker.h"
 #include "record/reward.h"
-#include "record/safe_text.h"
 #include "record/trace_record.h"
 
 namespace kernrl {

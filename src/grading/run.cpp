@@ -8,8 +8,8 @@
 #include "core/errors.h"
 #include "core/files.h"
 #include "core/hash.h"
+#include "core/safe_text.h"
 #include "grading/session.h"
-#include "record/safe_text.h"
 #include "record/trace_file.h"
 #include "record/training.h"
 

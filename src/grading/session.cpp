@@ -328,8 +328,8 @@ const BaselineStore& GradingSession::store_for(const ProblemSpec& p) {
   return *store;
 }
 
-std::optional<json> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
-                                                 std::string* source) {
+std::optional<trace::Stats> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
+                                                         std::string* source) {
   json bench = json::object();
   for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
   std::string ref_sha;
@@ -341,7 +341,7 @@ std::optional<json> GradingSession::baseline_for(int gpu, const ProblemSpec& p,
   const BaselineStore& store = store_for(p);
   if (auto b = store.baseline(p.id, bench, ref_sha)) {
     *source = store.source();
-    return b;
+    return read_object<trace::Stats>(*b);
   }
   // Measured once per GPU per session, then reused.
   std::lock_guard<std::mutex> l(mu_);
@@ -375,18 +375,15 @@ GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const
   for (const auto& n : p.size_names) bench[n] = p.bench.at(n);
   const BaselineStore& store = store_for(p);
   if (auto t = store.kernel_baseline(p.id, bench, sha)) {
-    kb.timing = *t;
+    kb.timing = read_object<trace::Stats>(*t);
     kb.source = store.source();
     return kb;
   }
   const auto key = std::make_pair(g->worker->gpu(), p.dir.string());
-  auto known = [&](const json& entry) {
-    if (entry.contains("timing")) {
-      kb.timing = entry["timing"];
-      kb.source = "reused";
-    } else {
-      kb.error = entry.value("error", std::string("the reference kernel was not timed"));
-    }
+  auto known = [&](const KernelBaseline& entry) {
+    kb.timing = entry.timing;
+    kb.source = entry.timing ? "reused" : "";
+    kb.error = entry.error;
   };
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -411,13 +408,13 @@ GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const
     arch = arch_;
     sms = sms_;
   }
-  json entry;
+  KernelBaseline entry;
   try {
     Prepared kp = prepare_file(solution.string(), o, opt_.cfg, arch, sms);
     entry = grade_reference_kernel(g, p, kp, seed, req, torch_source, key);
   } catch (const std::exception& e) {
     // The grader's own failure on the reference kernel: the submission is graded all the same.
-    entry = {{"error", std::string("the reference kernel could not be graded: ") + e.what()}};
+    entry.error = std::string("the reference kernel could not be graded: ") + e.what();
   }
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -429,15 +426,13 @@ GradingSession::KernelBaseline GradingSession::kernel_baseline_for(Gpu* g, const
   return kb;
 }
 
-json GradingSession::grade_reference_kernel(Gpu* g, const ProblemSpec& p, const Prepared& kp,
-                                            uint64_t seed, EvalRequest* req,
-                                            std::string* torch_source,
-                                            const std::pair<int, std::string>& key) {
-  json entry;
+GradingSession::KernelBaseline GradingSession::grade_reference_kernel(
+    Gpu* g, const ProblemSpec& p, const Prepared& kp, uint64_t seed, EvalRequest* req,
+    std::string* torch_source, const std::pair<int, std::string>& key) {
+  KernelBaseline entry;
   if (kp.done) {
-    entry = {{"error", "the reference kernel did not compile (" +
-                           (kp.record.status_text().empty() ? "?" : kp.record.status_text()) +
-                           ")"}};
+    entry.error = "the reference kernel did not compile (" +
+                  (kp.record.status_text().empty() ? "?" : kp.record.status_text()) + ")";
   } else {
     EvalRequest kreq;
     kreq.problem_dir = p.dir.string();
@@ -449,20 +444,33 @@ json GradingSession::grade_reference_kernel(Gpu* g, const ProblemSpec& p, const 
     kreq.cfg = opt_.cfg;
     kreq.baseline = req->baseline;
     EvalAnswer a = g->worker->eval(kreq, opt_.cfg.run_timeout_s);
-    if (!req->baseline && a.timing.is_object() && a.timing.contains("baseline")) {
+    const trace::Timing* t = a.timing.get();
+    if (!req->baseline && t && t->baseline) {
       // The PyTorch baseline was measured on the way: the submission reuses it.
-      req->baseline = a.timing["baseline"];
+      req->baseline = *t->baseline;
       *torch_source = "reused";
       std::lock_guard<std::mutex> l(mu_);
-      measured_baselines_.emplace(key, a.timing["baseline"]);
+      measured_baselines_.emplace(key, *t->baseline);
     }
-    if (a.status == Status::Correct && a.timing.is_object() && a.timing.contains("kernel"))
-      entry = {{"timing", a.timing["kernel"]}};
+    if (a.status.value_or(Status::InternalError) == Status::Correct && t && t->kernel)
+      entry.timing = *t->kernel;
     else
-      entry = {{"error", std::string("the reference kernel graded ") + to_string(a.status) +
-                             (a.error ? ": " + a.error->message : std::string())}};
+      entry.error = std::string("the reference kernel graded ") + to_string(*a.status) +
+                    (a.error ? ": " + a.error->message.value_or("") : std::string());
   }
   return entry;
+}
+
+void GradingSession::KernelBaseline::complete(trace::Timing& t) const {
+  if (timing) {
+    t.kernel_baseline = *timing;
+    t.kernel_baseline_source = source;
+  }
+  if (wanted) {
+    t.speedup_baseline = "kernel";
+    if (!timing)
+      t.kernel_baseline_error = error.empty() ? "the reference kernel was not timed" : error;
+  }
 }
 
 void GradingSession::gpu_loop(Gpu* g) {
@@ -510,33 +518,24 @@ void GradingSession::gpu_loop(Gpu* g) {
           kernel_baseline_for(g, p.problem, draws::reference_kernel(req.seed), &req, &base_source);
       EvalAnswer answer = g->worker->eval(req, opt_.cfg.run_timeout_s);
       auto end = Clock::now();
-      if (answer.timing.is_object() && answer.timing.contains("kernel")) {
-        if (kb.timing) {
-          answer.timing["kernel_baseline"] = *kb.timing;
-          answer.timing["kernel_baseline_source"] = kb.source;
-        }
-        if (kb.wanted) {
-          answer.timing["speedup_baseline"] = "kernel";
-          if (!kb.timing)
-            answer.timing["kernel_baseline_error"] =
-                kb.error.empty() ? "the reference kernel was not timed" : kb.error;
-        }
-      }
-      if (!req.sizes && answer.timing.is_object() && answer.timing.contains("kernel")) {
-        // torch.compile's timing from the baseline file (a suite's baseline tool measured it).
-        json bench = json::object();
-        for (const auto& n : p.problem.size_names) bench[n] = p.problem.bench.at(n);
-        const BaselineStore& store = store_for(p.problem);
-        if (auto c = store.compile_baseline(p.problem.id, bench)) {
-          answer.timing["compile_baseline"] = *c;
-          answer.timing["compile_baseline_source"] = store.source();
+      if (trace::Timing* t = answer.timing.get(); t && t->kernel) {
+        kb.complete(*t);
+        if (!req.sizes) {
+          // torch.compile's timing from the baseline file (a suite's baseline tool measured it).
+          json bench = json::object();
+          for (const auto& n : p.problem.size_names) bench[n] = p.problem.bench.at(n);
+          const BaselineStore& store = store_for(p.problem);
+          if (auto c = store.compile_baseline(p.problem.id, bench)) {
+            t->compile_baseline = read_object<trace::Stats>(*c);
+            t->compile_baseline_source = store.source();
+          }
         }
       }
-      if (answer.timing.is_object() && answer.timing.contains("baseline")) {
-        if (req.baseline) answer.timing["baseline_source"] = base_source;
+      if (trace::Timing* t = answer.timing.get(); t && t->baseline) {
+        if (req.baseline) t->baseline_source = base_source;
         std::lock_guard<std::mutex> l(mu_);
         measured_baselines_.emplace(std::make_pair(g->worker->gpu(), p.problem.dir.string()),
-                                    answer.timing["baseline"]);
+                                    *t->baseline);
       }
       {
         std::lock_guard<std::mutex> l(mu_);
@@ -552,9 +551,9 @@ void GradingSession::gpu_loop(Gpu* g) {
         if (ws->spare) grader.worker_spare = true;
       }
       if (kb.measured_ms > 0) grader.kernel_baseline_ms = kb.measured_ms;
-      grader.phases = answer.phases_ms;
+      grader.phases = answer.phases_ms.value_or(std::map<std::string, double>{});
       if (opt_.profile &&
-          (answer.status == Status::Correct || answer.status == Status::Incorrect)) {
+          (answer.status_is(Status::Correct) || answer.status_is(Status::Incorrect))) {
         ProfileRequest pr;
         pr.eval = req;
         if (!pr.eval.sizes) pr.eval.sizes = p.problem.bench;  // the size the timings are for

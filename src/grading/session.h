@@ -115,22 +115,25 @@ class GradingSession {
   void compile_loop();
   void gpu_loop(Gpu* g);
   void finish(Job& job, Outcome out);
-  std::optional<nlohmann::json> baseline_for(int gpu, const ProblemSpec& p, std::string* source);
+  std::optional<trace::Stats> baseline_for(int gpu, const ProblemSpec& p, std::string* source);
   // The problem's reference kernel (solution.cu) as a second baseline (docs/grading.md).
   struct KernelBaseline {
-    std::optional<nlohmann::json> timing;  // its timing stats, when known
-    std::string source;                    // measured | reused | file:<path>
-    std::string error;                     // why there is none, when it was wanted
-    bool wanted = false;                   // the problem's speedups are over it
-    double measured_ms = 0;                // time spent timing it for this submission
+    std::optional<trace::Stats> timing;  // its timing stats, when known
+    std::string source;                  // measured | reused | file:<path>
+    std::string error;                   // why there is none, when it was wanted
+    bool wanted = false;                 // the problem's speedups are over it
+    double measured_ms = 0;              // time spent timing it for this submission
+    // The submission's `timing` completed with it: the kernel baseline and its source, and
+    // `speedup_baseline` (with the error when it is missing) where the problem wants it.
+    void complete(trace::Timing& t) const;
   };
   // From the baseline file, measured earlier on this GPU, or (when the problem's speedups are over
   // it, or timing.kernel_baseline is always) graded now through the same path as a submission. A
   // PyTorch baseline measured on the way goes into `req` (and `torch_source`) for reuse.
   KernelBaseline kernel_baseline_for(Gpu* g, const ProblemSpec& p, uint64_t seed, EvalRequest* req,
                                      std::string* torch_source);
-  // Runs the prepared reference kernel on `g`: {timing} when it graded correct, else {error}.
-  nlohmann::json grade_reference_kernel(Gpu* g, const ProblemSpec& p, const Prepared& kp,
+  // Runs the prepared reference kernel on `g`: its timing when it graded correct, else the error.
+  KernelBaseline grade_reference_kernel(Gpu* g, const ProblemSpec& p, const Prepared& kp,
                                         uint64_t seed, EvalRequest* req, std::string* torch_source,
                                         const std::pair<int, std::string>& key);
   Prepared prepare(const Submission& s, const std::string& arch, int64_t sms);
@@ -158,11 +161,11 @@ class GradingSession {
   bool stopping_ = false;
   bool cancelled_ = false;
   std::vector<std::thread> threads_;
-  std::map<std::pair<int, std::string>, nlohmann::json> measured_baselines_;
+  std::map<std::pair<int, std::string>, trace::Stats> measured_baselines_;
   GpuMonitor monitor_;
-  // (gpu, problem folder) -> {timing} or {error}: each reference kernel graded once per GPU per
+  // (gpu, problem folder) -> its timing or error: each reference kernel graded once per GPU per
   // session.
-  std::map<std::pair<int, std::string>, nlohmann::json> measured_kernel_baselines_;
+  std::map<std::pair<int, std::string>, KernelBaseline> measured_kernel_baselines_;
 };
 
 // GPUs visible to this process without touching CUDA: /dev/nvidiaN, narrowed by

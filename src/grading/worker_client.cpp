@@ -231,7 +231,7 @@ namespace {
 EvalAnswer failed(Status status, const std::string& message, const std::string& log = "") {
   EvalAnswer a;
   a.status = status;
-  a.error = ErrorInfo{status, message, 0, log};
+  a.error = trace::make_error(status, message, 0, log);
   return a;
 }
 
@@ -332,7 +332,7 @@ BenchAnswer WorkerClient::bench(const json& req, double timeout_s) {
   auto res = exchange(req, timeout_s, &failure);
   BenchAnswer b;
   if (!res) {
-    b.error = failure.error ? failure.error->message : "the GPU worker failed";
+    b.error = failure.error ? failure.error->message.value_or("") : "the GPU worker failed";
     return b;
   }
   try {

@@ -7,13 +7,6 @@ using nlohmann::json;
 
 namespace {
 
-Status parse_status(const json& j, const char* key) {
-  std::string name = j.at(key).get<std::string>();
-  auto s = status_from_string(name);
-  if (!s) throw std::runtime_error("unknown status '" + name + "'");
-  return *s;
-}
-
 void check_command(const json& j, const char* cmd) {
   if (request_command(j) != cmd)
     throw std::runtime_error(std::string("expected a '") + cmd + "' request");
@@ -80,11 +73,12 @@ Hello Hello::from_json(const json& j) {
 }
 
 json EvalRequest::to_json() const {
-  json j = {{"cmd", "eval"},          {"problem_dir", problem_dir},
-            {"cubin", cubin},         {"lowered", lowered},
-            {"plan", plan.to_json()}, {"sizes", sizes ? json(*sizes) : json(nullptr)},
-            {"seed", seed},           {"config", cfg.to_json()},
-            {"time", time},           {"baseline", baseline ? *baseline : json(nullptr)}};
+  json j = {
+      {"cmd", "eval"},          {"problem_dir", problem_dir},
+      {"cubin", cubin},         {"lowered", lowered},
+      {"plan", plan.to_json()}, {"sizes", sizes ? json(*sizes) : json(nullptr)},
+      {"seed", seed},           {"config", cfg.to_json()},
+      {"time", time},           {"baseline", baseline ? write_object(*baseline) : json(nullptr)}};
   if (!modules.empty()) j["modules"] = modules;
   return j;
 }
@@ -101,7 +95,8 @@ EvalRequest EvalRequest::from_json(const json& j) {
   r.seed = j.at("seed").get<uint64_t>();
   r.cfg = Config::from_json(j.at("config"));
   r.time = j.value("time", true);
-  if (j.contains("baseline") && !j["baseline"].is_null()) r.baseline = j["baseline"];
+  if (j.contains("baseline") && !j["baseline"].is_null())
+    r.baseline = read_message<trace::Stats>(j["baseline"], "eval request's baseline");
   return r;
 }
 
@@ -141,151 +136,20 @@ std::string request_command(const json& j) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-json ErrorInfo::to_json() const {
-  json e = {{"category", to_string(category)}, {"message", message}};
-  if (line) e["line"] = line;
-  if (!log.empty()) e["log"] = log;
-  return e;
-}
-
-ErrorInfo ErrorInfo::from_json(const json& j, Status fallback) {
-  ErrorInfo e;
-  auto cat = j.contains("category") && j["category"].is_string()
-                 ? status_from_string(j["category"].get<std::string>())
-                 : std::nullopt;
-  e.category = cat ? *cat : fallback;
-  e.message = j.value("message", "");
-  e.line = j.value("line", 0);
-  e.log = j.value("log", "");
-  return e;
-}
-
-json LaunchOccupancy::to_json() const {
-  return {{"active_blocks_per_sm", active_blocks_per_sm},
-          {"active_warps_per_sm", active_warps_per_sm},
-          {"max_warps_per_sm", max_warps_per_sm},
-          {"fraction", fraction},
-          {"limited_by", limited_by},
-          {"block_limits", block_limits}};
-}
-
-LaunchOccupancy LaunchOccupancy::from_json(const json& j) {
-  LaunchOccupancy o;
-  o.active_blocks_per_sm = j.at("active_blocks_per_sm").get<int>();
-  o.active_warps_per_sm = j.at("active_warps_per_sm").get<int>();
-  o.max_warps_per_sm = j.at("max_warps_per_sm").get<int>();
-  o.fraction = j.at("fraction").get<double>();
-  o.limited_by = j.value("limited_by", std::vector<std::string>{});
-  o.block_limits = j.value("block_limits", std::map<std::string, int>{});
-  return o;
-}
-
-json LaunchFacts::to_json() const {
-  json j = {{"index", index}, {"kernel", kernel}, {"line", line}, {"repeats", repeats}};
-  if (repeats <= 0) return j;
-  j["grid"] = grid;
-  j["block"] = block;
-  if (cluster[0]) j["cluster"] = cluster;
-  j["dynamic_shared_bytes"] = dynamic_shared_bytes;
-  j["static_shared_bytes"] = static_shared_bytes;
-  j["registers"] = registers;
-  j["local_bytes"] = local_bytes;
-  j["max_threads_per_block"] = max_threads_per_block;
-  if (occupancy) j["occupancy"] = occupancy->to_json();
-  if (ms) j["ms"] = *ms;
-  if (share) j["share"] = *share;
-  return j;
-}
-
-LaunchFacts LaunchFacts::from_json(const json& j) {
-  LaunchFacts f;
-  f.index = j.at("index").get<int>();
-  f.kernel = j.at("kernel").get<std::string>();
-  f.line = j.value("line", 0);
-  f.repeats = j.at("repeats").get<int64_t>();
-  if (f.repeats <= 0) return f;
-  f.grid = j.at("grid").get<std::array<unsigned, 3>>();
-  f.block = j.at("block").get<std::array<unsigned, 3>>();
-  if (j.contains("cluster")) f.cluster = j["cluster"].get<std::array<unsigned, 3>>();
-  f.dynamic_shared_bytes = j.at("dynamic_shared_bytes").get<int64_t>();
-  f.static_shared_bytes = j.at("static_shared_bytes").get<int>();
-  f.registers = j.at("registers").get<int>();
-  f.local_bytes = j.at("local_bytes").get<int>();
-  f.max_threads_per_block = j.at("max_threads_per_block").get<int>();
-  if (j.contains("occupancy")) f.occupancy = LaunchOccupancy::from_json(j["occupancy"]);
-  if (j.contains("ms") && j["ms"].is_number()) f.ms = j["ms"].get<double>();
-  if (j.contains("share") && j["share"].is_number()) f.share = j["share"].get<double>();
-  return f;
-}
-
-json launches_to_json(const std::vector<LaunchFacts>& launches) {
-  json a = json::array();
-  for (const auto& l : launches) a.push_back(l.to_json());
-  return a;
-}
-
-void to_json(json& j, const AutotuneChoice& c) {
-  j = c.to_json();
-}
-
-json AutotuneChoice::to_json() const {
-  json times = json::array();
-  for (const auto& t : times_ms) times.push_back(t ? json(*t) : json(nullptr));
-  return {{"group", group}, {"config", config}, {"times_ms", times}};
-}
-
-AutotuneChoice AutotuneChoice::from_json(const json& j) {
-  AutotuneChoice c;
-  c.group = j.at("group").get<std::string>();
-  c.config = j.at("config").get<int>();
-  for (const auto& t : j.at("times_ms"))
-    c.times_ms.push_back(t.is_number() ? std::optional<double>(t.get<double>()) : std::nullopt);
-  return c;
-}
-
 json EvalAnswer::to_json() const {
-  json j = {{"status", to_string(status)},
-            {"error", error ? error->to_json() : json(nullptr)},
-            {"fatal", fatal},
-            {"phases_ms", phases_ms}};
-  if (!correctness.is_null()) j["correctness"] = correctness;
-  if (!timing.is_null()) j["timing"] = timing;
-  if (!launches.empty()) j["launches"] = launches_to_json(launches);
-  if (!watchdog.is_null()) j["watchdog"] = watchdog;
-  if (!autotune.empty()) j["autotune"] = autotune;
-  return j;
+  return write_object(*this);
 }
 
 EvalAnswer EvalAnswer::from_json(const json& j) {
-  EvalAnswer a;
-  a.status = parse_status(j, "status");
-  if (j.contains("error") && j["error"].is_object())
-    a.error = ErrorInfo::from_json(j["error"], a.status);
-  if (j.contains("correctness")) a.correctness = j["correctness"];
-  if (j.contains("timing")) a.timing = j["timing"];
-  if (j.contains("phases_ms")) a.phases_ms = j["phases_ms"].get<std::map<std::string, double>>();
-  if (j.contains("launches"))
-    for (const auto& l : j["launches"]) a.launches.push_back(LaunchFacts::from_json(l));
-  if (j.contains("watchdog") && j["watchdog"].is_object()) a.watchdog = j["watchdog"];
-  if (j.contains("autotune") && j["autotune"].is_array())
-    for (const auto& t : j["autotune"]) a.autotune.push_back(AutotuneChoice::from_json(t));
-  a.fatal = j.value("fatal", false);
-  return a;
+  return read_message<EvalAnswer>(j, "eval answer");
 }
 
 json BenchAnswer::to_json() const {
-  json j = {{"ok", ok}, {"fatal", fatal}, {"result", result}};
-  if (!ok) j["error"] = error;
-  return j;
+  return write_object(*this);
 }
 
 BenchAnswer BenchAnswer::from_json(const json& j) {
-  BenchAnswer a;
-  a.ok = j.at("ok").get<bool>();
-  a.error = j.value("error", "");
-  a.result = j.value("result", json(nullptr));
-  a.fatal = j.value("fatal", false);
-  return a;
+  return read_message<BenchAnswer>(j, "bench answer");
 }
 
 }  // namespace kernrl

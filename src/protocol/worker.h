@@ -7,7 +7,6 @@
 //   worker -> kernrl   EvalAnswer (for eval) | BenchAnswer (for both bench requests)
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,7 +16,9 @@
 
 #include "core/config.h"
 #include "core/expr.h"
+#include "protocol/field.h"
 #include "protocol/launch_plan.h"
+#include "protocol/parts.h"
 #include "protocol/status.h"
 
 namespace kernrl {
@@ -65,7 +66,7 @@ struct EvalRequest {
   uint64_t seed = 0;
   Config cfg;
   bool time = true;
-  std::optional<nlohmann::json> baseline;  // reuse this baseline timing instead of measuring
+  std::optional<trace::Stats> baseline;  // reuse this baseline timing instead of measuring
   nlohmann::json to_json() const;
   static EvalRequest from_json(const nlohmann::json& j);
 };
@@ -89,90 +90,75 @@ nlohmann::json quit_request();
 // The "cmd" of a request line: "eval", "bench_device", "bench_reference", "quit".
 std::string request_command(const nlohmann::json& j);
 
-// A failed step, as records carry it in `error` (category = the status).
-struct ErrorInfo {
-  Status category = Status::InternalError;
-  std::string message;
-  int line = 0;     // line in the submitted file, 0 when none
-  std::string log;  // compiler log or worker output
-  nlohmann::json to_json() const;
-  static ErrorInfo from_json(const nlohmann::json& j, Status fallback);
-};
-
-// Theoretical occupancy of one launch: how many of its blocks one SM holds at once
-// (cuOccupancyMaxActiveBlocksPerMultiprocessor) and which resource stops it holding more.
-struct LaunchOccupancy {
-  int active_blocks_per_sm = 0;
-  int active_warps_per_sm = 0;
-  int max_warps_per_sm = 0;
-  double fraction = 0;  // active_warps_per_sm / max_warps_per_sm
-  // The resources whose limit equals active_blocks_per_sm: "registers", "shared_memory", "warps"
-  // (the block's size against the SM's warp slots), "blocks" (the SM's block slots); "other" when
-  // none does (a limit kernrl does not compute, such as barriers).
-  std::vector<std::string> limited_by;
-  std::map<std::string, int> block_limits;  // blocks per SM each resource allows (the four above)
-  nlohmann::json to_json() const;
-  static LaunchOccupancy from_json(const nlohmann::json& j);
-};
-
-// What the worker found about one launch of the plan at the timed size: the record's `launches`.
-struct LaunchFacts {
-  int index = 0;  // 1-based position in the launch block
-  std::string kernel;
-  int line = 0;         // the launch's line in the submitted file
-  int64_t repeats = 1;  // kernel launches of this entry at these sizes (`repeat`); 0: none
-  // The first repetition's configuration (every field below is absent when repeats is 0).
-  std::array<unsigned, 3> grid{{1, 1, 1}}, block{{1, 1, 1}};
-  std::array<unsigned, 3> cluster{{0, 0, 0}};  // {0,0,0}: no cluster
-  int64_t dynamic_shared_bytes = 0;
-  // cuFuncGetAttribute of the kernel.
-  int registers = 0;            // per thread
-  int local_bytes = 0;          // local memory per thread: register spills and local arrays
-  int static_shared_bytes = 0;  // per block
-  int max_threads_per_block = 0;
-  std::optional<LaunchOccupancy> occupancy;
-  // From one untimed run of the plan with events between its launches: this entry's time (all its
-  // repetitions) and its share of the plan's time. Absent when that run was not made.
-  std::optional<double> ms, share;
-  nlohmann::json to_json() const;
-  static LaunchFacts from_json(const nlohmann::json& j);
-};
-
-// The record's `launches` array.
-nlohmann::json launches_to_json(const std::vector<LaunchFacts>& launches);
-
 // The worker's choice among the @triton.autotune configs of one tuning group
 // (LaunchSpec::tune_group): the config kept and each config's median time at the bench size
 // (null: not tried, or it could not be launched).
-struct AutotuneChoice {
-  std::string group;
-  int config = 0;
-  std::vector<std::optional<double>> times_ms;  // indexed by config
-  nlohmann::json to_json() const;
-  static AutotuneChoice from_json(const nlohmann::json& j);
+struct AutotuneChoice : RecordObject {
+  Field<std::string> group;
+  Field<int> config;
+  Field<std::vector<std::optional<double>>> times_ms;  // indexed by config
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("group", s.group, required);
+    v("config", s.config, required);
+    v("times_ms", s.times_ms, required);
+  }
 };
-void to_json(nlohmann::json& j, const AutotuneChoice& c);
 
-struct EvalAnswer {
-  Status status = Status::InternalError;
-  std::optional<ErrorInfo> error;
-  nlohmann::json correctness;  // the record's `correctness` object (docs/trace-format.md) or null
-  nlohmann::json timing;       // the record's `timing` object or null
-  std::map<std::string, double> phases_ms;  // the worker's share of the record's `grader` object
-  std::vector<LaunchFacts> launches;        // the record's `launches`; empty when not gathered
-  nlohmann::json
-      watchdog;  // the record's `watchdog` (core/run_bound.h); null when no run was armed
-  std::vector<AutotuneChoice> autotune;  // Triton: the configs kept; empty when none was tuned
-  bool fatal = false;  // the CUDA context is unusable: the worker exits after this answer
+// The worker's answer to an eval request. Its parts are the record's (protocol/parts.h): the
+// grader completes them and the record carries them as they are. Written and read through visit()
+// (read strictly: from_json throws ProtocolError naming a missing or mistyped key). A default
+// member initializer is the wire default of a key a worker may leave out; the others are absent
+// until set, and written only when set.
+struct EvalAnswer : RecordObject {
+  Field<Status> status;
+  Field<trace::Error> error = nullptr;  // null when nothing went wrong
+  // The record's `correctness` (docs/trace-format.md): passed through as JSON.
+  Field<nlohmann::json> correctness;
+  Field<trace::Timing> timing;
+  Field<std::map<std::string, double>> phases_ms = std::map<std::string, double>{};  // the
+  // worker's share of the record's `grader` object
+  Field<std::vector<trace::Launch>> launches;  // the record's `launches`; absent when not gathered
+  Field<trace::Watchdog> watchdog;             // absent when no run was armed
+  // Triton: the configs kept; absent when none was tuned
+  Field<std::vector<AutotuneChoice>> autotune;
+  Field<bool> fatal = false;  // the CUDA context is unusable: the worker exits after this answer
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("status", s.status, required);
+    v("error", s.error);
+    v("correctness", s.correctness);
+    v("timing", s.timing);
+    v("phases_ms", s.phases_ms);
+    v("launches", s.launches);
+    v("watchdog", s.watchdog);
+    v("autotune", s.autotune);
+    v("fatal", s.fatal);
+  }
+  bool status_is(Status st) const { return status && *status == st; }
+  // (A Field<bool> tests whether it has a value, not the value: this reads the value.)
+  bool is_fatal() const { return fatal.value_or(false); }
   nlohmann::json to_json() const;
   static EvalAnswer from_json(const nlohmann::json& j);
 };
 
-struct BenchAnswer {
-  bool ok = false;
-  std::string error;
-  nlohmann::json result;  // bench_device: {"ceilings"}; bench_reference: {"problem","baseline"}
-  bool fatal = false;
+// The answer to either bench request.
+struct BenchAnswer : RecordObject {
+  Field<bool> ok = false;
+  Field<std::string> error;  // when !ok
+  // bench_device: {"device", "ceilings", "repeats"}; bench_reference: {"problem", "baseline"}
+  Field<nlohmann::json> result = nullptr;
+  Field<bool> fatal = false;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("ok", s.ok, required);
+    v("error", s.error);
+    v("result", s.result);
+    v("fatal", s.fatal);
+  }
+  // (A Field<bool> tests whether it has a value, not the value: these read the value.)
+  bool succeeded() const { return ok.value_or(false); }
+  bool is_fatal() const { return fatal.value_or(false); }
   nlohmann::json to_json() const;
   static BenchAnswer from_json(const nlohmann::json& j);
 };

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 
 namespace kernrl {
 namespace fs = std::filesystem;
@@ -68,7 +68,7 @@ std::string json_line(const json& j) {
   try {
     return j.dump(-1, ' ', false, json::error_handler_t::strict);
   } catch (const json::type_error&) {
-    // Invalid UTF-8 somewhere: the same escaping as every record field (record/safe_text.h).
+    // Invalid UTF-8 somewhere: the same escaping as every record field (core/safe_text.h).
     json copy = j;
     escape_invalid_utf8_in(copy);
     return copy.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -50,7 +50,7 @@ struct TraceProblem {
 std::vector<TraceRecord> read_trace(const std::string& path, std::vector<TraceProblem>* problems);
 
 // One line of JSON, always valid UTF-8: bytes of invalid UTF-8 in any string are written as `\xNN`
-// (record/safe_text.h). Never throws on odd bytes.
+// (core/safe_text.h). Never throws on odd bytes.
 std::string json_line(const nlohmann::json& j);
 
 }  // namespace kernrl

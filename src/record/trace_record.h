@@ -4,10 +4,10 @@
 // `report`, the KernelBench writer, `export`, `grade-dir --resume` and `serve` share.
 //
 // The reader never throws: a missing field is absent, a field of an unexpected type is kept as
-// read and reads as no value (record/field.h), and keys it does not know (fields of a later kernrl,
-// or added by hand) are kept in `extra`; to_json writes all of it back, so reading and writing a
-// record gives its text back byte for byte (tests/unit/test_trace_record.cpp). Keys are written in
-// nlohmann::json's order (sorted), numbers as nlohmann::json writes them.
+// read and reads as no value (protocol/field.h), and keys it does not know (fields of a later
+// kernrl, or added by hand) are kept in `extra`; to_json writes all of it back, so reading and
+// writing a record gives its text back byte for byte (tests/unit/test_trace_record.cpp). Keys are
+// written in nlohmann::json's order (sorted), numbers as nlohmann::json writes them.
 //
 // Adding a field: a member here, a line in visit() (its key), a row in docs/trace-format.md
 // (the unit test checks the two agree).
@@ -20,9 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "core/safe_text.h"
+#include "protocol/field.h"
+#include "protocol/parts.h"
 #include "protocol/status.h"
-#include "record/field.h"
-#include "record/safe_text.h"
 
 namespace kernrl {
 
@@ -69,108 +70,6 @@ struct ProblemUnknown : RecordObject {
   }
 };
 
-// `error`: what went wrong (category = the status).
-struct Error : RecordObject {
-  Field<Status> category;
-  Field<std::string> message;
-  Field<int> line;         // in the submitted file; absent when none
-  Field<std::string> log;  // the compiler's log, or the GPU worker's output
-  Field<uint64_t> message_cut_bytes, log_cut_bytes;  // bytes cut by the caps (bound_record)
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("category", s.category);
-    v("message", s.message);
-    v("line", s.line);
-    v("log", s.log);
-    v("message_cut_bytes", s.message_cut_bytes);
-    v("log_cut_bytes", s.log_cut_bytes);
-  }
-};
-
-// `compile`: NVRTC's part.
-struct Compile : RecordObject {
-  Field<double> ms;
-  Field<std::string> arch;
-  Field<bool> cached;
-  Field<std::string> nvrtc;
-  // A compile that ran in a child of the kernrl-nvrtc fork server: its precompiled header
-  // ("used", "seen", "building", "none", "failed", "full"; protocol/compiler.h, ServerReply::pch).
-  Field<std::string> pch;
-  Field<std::string> log;  // warnings of a file that compiled
-  Field<uint64_t> log_cut_bytes;
-  Field<std::string> triton;  // Triton's version (Triton files)
-  // Triton files: each compiled kernel {key, kernel, num_warps, num_stages, num_ctas, shared,
-  // constexprs, autotune?}; JSON passed through for the reader. `autotune` is completed from the
-  // worker's answer (apply_autotune, grading/prepare.h).
-  Field<nlohmann::json> kernels;
-  // Triton files compiled afresh: where the compile's time went {wait_ms, import_ms, load_ms,
-  // compile_ms, compiles}.
-  Field<nlohmann::json> triton_timing;
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("ms", s.ms);
-    v("arch", s.arch);
-    v("cached", s.cached);
-    v("nvrtc", s.nvrtc);
-    v("pch", s.pch);
-    v("triton", s.triton);
-    v("kernels", s.kernels);
-    v("triton_timing", s.triton_timing);
-    v("log", s.log);
-    v("log_cut_bytes", s.log_cut_bytes);
-  }
-};
-
-// The statistics of timed runs (the worker's, or a baseline file's).
-struct Stats : RecordObject {
-  Field<double> median_ms, mean_ms, std_ms, min_ms, max_ms, mad_ms;
-  Field<int> n;
-  Field<double> rel_stderr;
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("median_ms", s.median_ms);
-    v("mean_ms", s.mean_ms);
-    v("std_ms", s.std_ms);
-    v("min_ms", s.min_ms);
-    v("max_ms", s.max_ms);
-    v("mad_ms", s.mad_ms);
-    v("n", s.n);
-    v("rel_stderr", s.rel_stderr);
-  }
-};
-
-// `timing`: typed, although the worker writes it, because kernrl itself reads it in many places
-// (speedup, speed of light, the suspicious flag, the summary, feedback, KernelBench's runtime):
-// typed, a hand-edited `"median_ms": "fast"` reads as no time instead of throwing.
-struct Timing : RecordObject {
-  Field<std::map<std::string, int64_t>> sizes;
-  Field<Stats> kernel, baseline;       // baseline: the PyTorch reference's
-  Field<std::string> baseline_source;  // measured | reused | file:<path>
-  // The problem's reference kernel as a second baseline (docs/grading.md, section 7).
-  Field<Stats> kernel_baseline;
-  Field<std::string> kernel_baseline_source;
-  Field<std::string> speedup_baseline;       // "kernel": the problem's speedups are over it
-  Field<std::string> kernel_baseline_error;  // why it was not timed, when wanted
-  // The problem's PyTorch module under torch.compile, timed by a suite's baseline tool
-  // (tools/suites/kb_baselines.py) into the baseline file: a third baseline, never the one
-  // `speedup` is over (docs/grading.md, section 7).
-  Field<Stats> compile_baseline;
-  Field<std::string> compile_baseline_source;  // file:<path>
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("sizes", s.sizes);
-    v("kernel", s.kernel);
-    v("baseline", s.baseline);
-    v("baseline_source", s.baseline_source);
-    v("kernel_baseline", s.kernel_baseline);
-    v("kernel_baseline_source", s.kernel_baseline_source);
-    v("speedup_baseline", s.speedup_baseline);
-    v("kernel_baseline_error", s.kernel_baseline_error);
-    v("compile_baseline", s.compile_baseline);
-    v("compile_baseline_source", s.compile_baseline_source);
-  }
-};
-
 // `baseline`: which baseline `speedup` is against, and the speedup over each baseline timed.
 struct Baseline : RecordObject {
   Field<std::string> kind;  // torch | kernel
@@ -198,121 +97,6 @@ struct Throughput : RecordObject {
     v("unit", s.unit);
     v("units_per_s", s.units_per_s);
     v("natural", s.natural);
-  }
-};
-
-// A launch's theoretical occupancy of one SM (`launches[].occupancy`).
-struct Occupancy : RecordObject {
-  Field<int> active_blocks_per_sm, active_warps_per_sm, max_warps_per_sm;
-  Field<double> fraction;                      // active / max warps
-  Field<std::vector<std::string>> limited_by;  // registers | shared_memory | warps | blocks | other
-  Field<std::map<std::string, int>> block_limits;  // blocks per SM each resource allows
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("active_blocks_per_sm", s.active_blocks_per_sm);
-    v("active_warps_per_sm", s.active_warps_per_sm);
-    v("max_warps_per_sm", s.max_warps_per_sm);
-    v("fraction", s.fraction);
-    v("limited_by", s.limited_by);
-    v("block_limits", s.block_limits);
-  }
-};
-
-// One entry of `launches`: what one launch of the launch block is and costs at the timed size.
-// Typed (the worker writes it, as protocol/worker.h's LaunchFacts) because the feedback reads it.
-struct Launch : RecordObject {
-  Field<int> index;  // 1-based position in the launch block
-  Field<std::string> kernel;
-  Field<int> line;
-  Field<int64_t> repeats;                                    // 0: none ran, nothing below
-  Field<std::vector<int64_t>> grid, block, cluster;          // [x, y, z]
-  Field<int64_t> dynamic_shared_bytes, static_shared_bytes;  // per block
-  Field<int64_t> registers, local_bytes;                     // per thread
-  Field<int64_t> max_threads_per_block;
-  Field<Occupancy> occupancy;
-  Field<double> ms, share;  // one untimed run with events between the launches
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("index", s.index);
-    v("kernel", s.kernel);
-    v("line", s.line);
-    v("repeats", s.repeats);
-    v("grid", s.grid);
-    v("block", s.block);
-    v("cluster", s.cluster);
-    v("dynamic_shared_bytes", s.dynamic_shared_bytes);
-    v("static_shared_bytes", s.static_shared_bytes);
-    v("registers", s.registers);
-    v("local_bytes", s.local_bytes);
-    v("max_threads_per_block", s.max_threads_per_block);
-    v("occupancy", s.occupancy);
-    v("ms", s.ms);
-    v("share", s.share);
-  }
-};
-
-// `work`: the problem's work at the timed size.
-struct WorkUnits : RecordObject {
-  Field<std::string> unit;  // problem.yaml `throughput`
-  Field<int64_t> count;     // units of work at the timed size
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("unit", s.unit);
-    v("count", s.count);
-  }
-};
-struct Work : RecordObject {
-  Field<int64_t> flops, bytes;
-  Field<std::string> dtype_class;  // fp32 | fp16 | bf16 | int
-  Field<WorkUnits> units;          // where the problem has a unit of its own
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("flops", s.flops);
-    v("bytes", s.bytes);
-    v("dtype_class", s.dtype_class);
-    v("units", s.units);
-  }
-};
-
-// `watchdog`: the deadline of one run of the launch plan (core/run_bound.h): the largest armed
-// while grading, or the one that cut the run of a `timeout`.
-struct Watchdog : RecordObject {
-  Field<double> bound_s;
-  Field<std::string> basis;  // reference | baseline | ceiling
-  Field<double> reference_ms;
-  Field<nlohmann::json> sizes;
-  Field<double> grace_s;  // timeouts.fault_grace_s: how long past bound_s a fault was waited for
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("bound_s", s.bound_s);
-    v("basis", s.basis);
-    v("reference_ms", s.reference_ms);
-    v("sizes", s.sizes);
-    v("grace_s", s.grace_s);
-  }
-};
-
-// `grader`: where the grader's time went, in ms.
-struct Grader : RecordObject {
-  Field<double> prepare_ms, queue_ms, worker_ms, total_ms;
-  Field<std::map<std::string, double>> phases;        // the worker's phases that ran
-  Field<double> profile_ms;                           // --profile: Nsight Compute's run
-  Field<double> kernel_baseline_ms;                   // timing the problem's reference kernel
-  Field<double> worker_start_ms;                      // waiting for a freshly started worker
-  Field<std::map<std::string, double>> worker_start;  // that worker's start-up breakdown
-  Field<bool> worker_spare;  // that worker was a started spare that took over after a restart
-  template <class Self, class V>
-  static void visit(Self& s, V&& v) {
-    v("prepare_ms", s.prepare_ms);
-    v("queue_ms", s.queue_ms);
-    v("worker_start_ms", s.worker_start_ms);
-    v("worker_start", s.worker_start);
-    v("worker_spare", s.worker_spare);
-    v("worker_ms", s.worker_ms);
-    v("total_ms", s.total_ms);
-    v("phases", s.phases);
-    v("profile_ms", s.profile_ms);
-    v("kernel_baseline_ms", s.kernel_baseline_ms);
   }
 };
 

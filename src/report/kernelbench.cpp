@@ -15,7 +15,7 @@
 
 #include "core/errors.h"
 #include "core/files.h"
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 #include "record/trace_file.h"
 #include "report/report.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 
 namespace kernrl::svg {
 

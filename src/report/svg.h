@@ -13,7 +13,7 @@
 namespace kernrl::svg {
 
 // Text for HTML or SVG content and for double-quoted attribute values: & < > " ' as character
-// references, bytes that are not UTF-8 as `\xNN` (record/safe_text.h), other control characters
+// references, bytes that are not UTF-8 as `\xNN` (core/safe_text.h), other control characters
 // but tab and newline dropped.
 std::string escape(std::string_view s);
 

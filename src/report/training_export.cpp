@@ -1,7 +1,7 @@
 #include "report/training_export.h"
 
 #include "core/hash.h"
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 #include "report/report.h"
 #include "report/trajectories.h"
 

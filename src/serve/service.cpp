@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "core/hash.h"
+#include "core/safe_text.h"
 #include "grading/run.h"
-#include "record/safe_text.h"
 
 namespace kernrl::serve {
 using nlohmann::json;

@@ -39,7 +39,7 @@ std::optional<double> time_choice(LaunchPlan& plan, const ProblemSpec& p, const 
     return std::nullopt;
   }
   CUresult err = CUDA_SUCCESS;
-  TimingStats s = time_runs(
+  trace::Stats s = time_runs(
       [&](int) {
         const ReadyLaunch* failed = nullptr;
         return enqueue_launches(b.launches, nullptr, &failed);
@@ -49,7 +49,7 @@ std::optional<double> time_choice(LaunchPlan& plan, const ProblemSpec& p, const 
     if (cu_error_is_sticky(err)) check_kernel_result(err, what);
     return std::nullopt;  // the config cannot be launched (resources): Triton skips it too
   }
-  return s.median_ms;
+  return s.median_ms ? std::optional<double>(*s.median_ms) : std::nullopt;
 }
 
 }  // namespace
@@ -76,7 +76,8 @@ std::vector<AutotuneChoice> autotune_plan(LaunchPlan& plan, const ProblemSpec& p
     ch.group = g;
     int configs = 0;
     for (const auto& c : choices) configs = std::max(configs, c.config + 1);
-    ch.times_ms.assign(static_cast<size_t>(configs), std::nullopt);
+    std::vector<std::optional<double>>& times = ch.times_ms.emplace();
+    times.assign(static_cast<size_t>(configs), std::nullopt);
     size_t best = 0;
     double best_ms = std::numeric_limits<double>::infinity();
     for (size_t c = 0; c < choices.size(); ++c) {
@@ -84,7 +85,7 @@ std::vector<AutotuneChoice> autotune_plan(LaunchPlan& plan, const ProblemSpec& p
       std::optional<double> ms = time_choice(
           plan, p, mod, vars, b, tc, flusher,
           "while timing autotune config " + std::to_string(choices[c].config + 1) + " of " + g);
-      ch.times_ms[static_cast<size_t>(choices[c].config)] = ms;
+      times[static_cast<size_t>(choices[c].config)] = ms;
       if (ms && *ms < best_ms) {
         best_ms = *ms;
         best = c;

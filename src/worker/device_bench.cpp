@@ -30,7 +30,7 @@ double median_ms(F&& fn, int iters) {
     float ms = elapsed_ms(a, b);
     if (i >= 2) t.push_back(ms);
   }
-  return TimingStats::from_samples(t).median_ms;
+  return *trace::stats_of(t).median_ms;
 }
 
 // Device memory from cuMemAlloc, freed with its scope. Throws CudaError when it cannot be had.
@@ -185,9 +185,9 @@ json bench_reference(const BenchReferenceRequest& request, const DeviceInfo& dev
     inputs.push_back(make_inputs(p, p.bench, derive_seed(seed, "timing" + std::to_string(k)),
                                  torch::Device(torch::kCUDA, 0)));
   CUresult err = CUDA_SUCCESS;
-  TimingStats t = time_reference(p, inputs, p.bench, cfg, &L2Flusher::shared(dev.l2_bytes), &err);
+  trace::Stats t = time_reference(p, inputs, p.bench, cfg, &L2Flusher::shared(dev.l2_bytes), &err);
   if (err != CUDA_SUCCESS) throw std::runtime_error("timing the reference: " + cu_error_text(err));
-  return {{"problem", p.id}, {"baseline", t.to_json()}};
+  return {{"problem", p.id}, {"baseline", write_object(t)}};
 }
 
 }  // namespace kernrl

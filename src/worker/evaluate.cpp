@@ -84,7 +84,7 @@ struct Evaluation {
 
   void fail(Status status, const std::string& msg, int line) {
     res.status = status;
-    res.error = ErrorInfo{status, msg, line, ""};
+    res.error = trace::make_error(status, msg, line);
   }
 
   // Sets the watchdog's deadline for plan runs at `sizes` (core/run_bound.h) and keeps the
@@ -93,8 +93,8 @@ struct Evaluation {
     RunBound b = bound_at(sizes);
     b.sizes = sizes_json(p, sizes);
     Watchdog::set_bound(b);
-    if (res.watchdog.is_null() || b.seconds > res.watchdog.value("bound_s", 0.0))
-      res.watchdog = b.to_json();
+    if (!res.watchdog || b.seconds > res.watchdog->bound_s.value_or(0.0))
+      res.watchdog = trace::watchdog_of(b);
   }
 
   // The reference's time at `sizes`: as this worker measured it there, else from the baseline the
@@ -104,10 +104,8 @@ struct Evaluation {
     const Config& cfg = req.cfg;
     auto known = known_reference_ms().find(reference_key(req.problem_dir, p, sizes));
     if (known != known_reference_ms().end()) return run_bound(known->second, "reference", cfg);
-    if (req.baseline && req.baseline->is_object() && req.baseline->contains("median_ms") &&
-        (*req.baseline)["median_ms"].is_number())
-      return run_bound(scale_reference_ms(p, sizes, (*req.baseline)["median_ms"].get<double>()),
-                       "baseline", cfg);
+    if (req.baseline && req.baseline->median_ms)
+      return run_bound(scale_reference_ms(p, sizes, *req.baseline->median_ms), "baseline", cfg);
     if (cfg.plan_run_timeout_s <= cfg.plan_run_floor_s) return run_bound(std::nullopt, "", cfg);
     PhaseScope ph("bound_reference");
     try {
@@ -211,9 +209,9 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
              0);
     }
   }
-  e.res.correctness = {{"trials", e.trials},
-                       {"n_trials", n_trials},
-                       {"n_passed", static_cast<int>(e.trials.size()) - (all_passed ? 0 : 1)}};
+  e.res.correctness = json{{"trials", e.trials},
+                           {"n_trials", n_trials},
+                           {"n_passed", static_cast<int>(e.trials.size()) - (all_passed ? 0 : 1)}};
   return all_passed;
 }
 
@@ -297,7 +295,7 @@ void time_kernel(Evaluation& e) {
     else if (!passed)
       timed_failure = "the output of timed run " + std::to_string(last_sample[k]) +
                       " is wrong (the kernel gives different results when called repeatedly)";
-    if (!timed_failure.empty()) res.correctness["timed_check"] = outs;
+    if (!timed_failure.empty()) res.correctness.emplace()["timed_check"] = outs;
   };
   L2Flusher& flusher = L2Flusher::shared(e.dev.l2_bytes);
   CUresult err = CUDA_SUCCESS;
@@ -308,7 +306,7 @@ void time_kernel(Evaluation& e) {
            phases["fresh_inputs"];
   };
   double before_timing = verify_ms();
-  TimingStats kt = time_runs(
+  trace::Stats kt = time_runs(
       [&](int k) {
         if (!timed_failure.empty()) return CUDA_ERROR_NOT_PERMITTED;  // stop: already wrong
         const ReadyLaunch* failed = nullptr;
@@ -351,10 +349,14 @@ void time_kernel(Evaluation& e) {
     e.fail(Status::Incorrect, timed_failure, 0);
     return;
   }
-  json timing = {{"kernel", kt.to_json()}, {"sizes", sizes_json(p, bench)}};
+  trace::Timing timing;
+  timing.kernel = kt;
+  Vars named;  // the problem's sizes (the plan's own variables left out)
+  for (const auto& n : p.size_names) named[n] = bench.at(n);
+  timing.sizes = named;
   if (req.baseline) {
-    timing["baseline"] = *req.baseline;
-    timing["baseline_source"] = "reused";
+    timing.baseline = *req.baseline;
+    timing.baseline_source = "reused";
   } else {
     // On draws of its own, which no run of the kernel gets; what its runs leave in memory is
     // overwritten before the kernel runs again.
@@ -366,16 +368,16 @@ void time_kernel(Evaluation& e) {
         sets_inputs.push_back(bufs[k].inputs);
       }
     }
-    TimingStats bt;
+    trace::Stats bt;
     {
       PhaseScope ph("baseline");
       bt = time_reference(p, sets_inputs, bench, cfg, &flusher, &err);
     }
     check_kernel_result(err, "while timing the reference");
     scrub();
-    timing["baseline"] = bt.to_json();
-    timing["baseline_source"] = "measured";
-    note_reference_ms(req.problem_dir, p, bench, bt.median_ms);
+    note_reference_ms(req.problem_dir, p, bench, *bt.median_ms);
+    timing.baseline = std::move(bt);
+    timing.baseline_source = "measured";
   }
   res.timing = timing;
 }
@@ -403,23 +405,25 @@ void add_launch_facts(Evaluation& e) {
         refill_inputs(e.p, e.bench, seed, b.inputs);
       }
       PhaseScope ph("launches");
-      res.launches = describe_launches(e.plan, b.launches);
-      time_launches(e.p, b, e.dev, &res.launches);
+      std::vector<trace::Launch> facts = describe_launches(e.plan, b.launches);
+      time_launches(e.p, b, e.dev, &facts);
+      if (!facts.empty()) res.launches = std::move(facts);
       check_guards(b, "in the run that measured each launch");
     } else {
       PhaseScope ph("launches");
-      res.launches = describe_launches(
+      std::vector<trace::Launch> facts = describe_launches(
           e.plan, launches_without_buffers(e.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
+      if (!facts.empty()) res.launches = std::move(facts);
     }
   } catch (const KernelFault& f) {
     note(f.message);
-    res.fatal = res.fatal || f.fatal;
+    res.fatal = res.is_fatal() || f.fatal;
   } catch (const CudaError& err) {
     note(err.what());
-    res.fatal = res.fatal || err.sticky();
+    res.fatal = res.is_fatal() || err.sticky();
   } catch (const c10::Error& err) {
     note(std::string("torch: ") + err.what_without_backtrace());
-    res.fatal = res.fatal || !CU_RESULT(cuCtxSynchronize());
+    res.fatal = res.is_fatal() || !CU_RESULT(cuCtxSynchronize());
   } catch (const std::exception& err) {
     note(err.what());
   }
@@ -441,9 +445,9 @@ void scrub_after(EvalAnswer& res) {
 
 }  // namespace
 
-TimingStats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& inputs,
-                           const Vars& sizes, const Config& cfg, L2Flusher* flusher,
-                           CUresult* err) {
+trace::Stats time_reference(const ProblemSpec& p, const std::vector<TensorMap>& inputs,
+                            const Vars& sizes, const Config& cfg, L2Flusher* flusher,
+                            CUresult* err) {
   const ReferenceEntry* entry = reference_for(p);
   if (!entry) throw std::runtime_error("no reference is registered for " + p.id);
   auto scalars = p.scalar_values();
@@ -496,14 +500,15 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       // Autotuned Triton kernels: each config timed at the bench size, the fastest kept; then
       // the kept configs are checked and timed as any kernel.
       e.arm(e.bench);
-      res.autotune =
+      std::vector<AutotuneChoice> tuned =
           autotune_plan(e.plan, p, mod, e.bench, dev, req.cfg, draws::autotune(req.seed));
+      if (!tuned.empty()) res.autotune = std::move(tuned);
     }
     if (run_trials(e, size_sets) && req.time) time_kernel(e);
   } catch (const KernelFault& f) {
     e.fail(f.status, f.message, f.line);
     res.fatal = f.fatal;
-    if (res.correctness.is_null()) res.correctness = {{"trials", e.trials}};
+    if (!res.correctness) res.correctness = json{{"trials", e.trials}};
   } catch (const CudaError& err) {
     // One of the grader's own driver calls failed. A sticky error means the context is unusable:
     // once the kernel has run, the kernel broke it (a fault its own runs did not report) and the
@@ -517,20 +522,20 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
       e.fail(Status::InternalError, err.what(), 0);
     }
     res.fatal = err.sticky() || !CU_RESULT(cuCtxSynchronize());
-    if (res.correctness.is_null()) res.correctness = {{"trials", e.trials}};
+    if (!res.correctness) res.correctness = json{{"trials", e.trials}};
   } catch (const c10::Error& err) {
     // A torch call failing after the kernel ran means the context is broken: report and restart.
     CuResult r = CU_RESULT(cuCtxSynchronize());
     e.fail(Status::RuntimeError,
            !r ? r.text() : std::string("torch: ") + err.what_without_backtrace(), 0);
     res.fatal = true;
-    if (res.correctness.is_null()) res.correctness = {{"trials", e.trials}};
+    if (!res.correctness) res.correctness = json{{"trials", e.trials}};
   }
-  if (loaded && !res.fatal &&
-      (res.status == Status::Correct || res.status == Status::Incorrect ||
-       res.status == Status::LaunchError))
+  if (loaded && !res.is_fatal() &&
+      (res.status_is(Status::Correct) || res.status_is(Status::Incorrect) ||
+       res.status_is(Status::LaunchError)))
     add_launch_facts(e);
-  if (!res.fatal) scrub_after(res);
+  if (!res.is_fatal()) scrub_after(res);
   return finish();
 }
 

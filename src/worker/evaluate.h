@@ -18,11 +18,11 @@ namespace kernrl {
 
 // Times the problem's registered reference, called as a PyTorch user would call the module, on
 // each of `inputs` in turn with the grading protocol (L2 flush, warm-up, adaptive sampling).
-struct TimingStats;
 class L2Flusher;
-TimingStats time_reference(const ProblemSpec& p,
-                           const std::vector<std::map<std::string, at::Tensor>>& inputs,
-                           const Vars& sizes, const Config& cfg, L2Flusher* flusher, CUresult* err);
+trace::Stats time_reference(const ProblemSpec& p,
+                            const std::vector<std::map<std::string, at::Tensor>>& inputs,
+                            const Vars& sizes, const Config& cfg, L2Flusher* flusher,
+                            CUresult* err);
 
 // Grades one kernel. The answer's `fatal` says the CUDA context is no longer usable (the worker
 // must exit after answering); `phases_ms` where the time went.

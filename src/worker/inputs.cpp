@@ -56,8 +56,9 @@ torch::Tensor draw(const ProblemSpec& p, const TensorSpec& t, const Vars& sizes,
   }
   if (t.dtype.is_complex && !x.is_complex()) {
     // Real and imaginary parts drawn independently from the same distribution.
-    x = torch::complex(x, draw(p, TensorSpec{t.name, *dtype_from_name("float32"), t.shape, t.init},
-                               sizes, device));
+    TensorSpec real = t;
+    real.dtype = *dtype_from_name("float32");
+    x = torch::complex(x, draw(p, real, sizes, device));
   }
   return x.to(torch_dtype(t.dtype));
 }

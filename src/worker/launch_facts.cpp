@@ -49,7 +49,8 @@ int function_attribute(CUfunction f, CUfunction_attribute a) {
 
 // The driver's occupancy for the launch's block size and dynamic shared memory, and the limit of
 // each resource; none when the driver cannot tell (a block it would refuse to launch).
-std::optional<LaunchOccupancy> occupancy_of(const ReadyLaunch& l, const LaunchFacts& f) {
+std::optional<trace::Occupancy> occupancy_of(const ReadyLaunch& l, int registers,
+                                             int static_shared_bytes) {
   const SmResources& sm = sm_resources();
   int64_t threads = int64_t{l.block[0]} * l.block[1] * l.block[2];
   if (threads <= 0 || threads > INT_MAX || sm.warp_size <= 0) return std::nullopt;
@@ -60,56 +61,65 @@ std::optional<LaunchOccupancy> occupancy_of(const ReadyLaunch& l, const LaunchFa
     if (r.sticky()) r.check();
     return std::nullopt;
   }
-  LaunchOccupancy o;
+  trace::Occupancy o;
   int warps_per_block = static_cast<int>((threads + sm.warp_size - 1) / sm.warp_size);
+  int active_warps = active * warps_per_block;
+  int max_warps = sm.max_threads_per_sm / sm.warp_size;
   o.active_blocks_per_sm = active;
-  o.active_warps_per_sm = active * warps_per_block;
-  o.max_warps_per_sm = sm.max_threads_per_sm / sm.warp_size;
-  o.fraction = o.max_warps_per_sm > 0
-                   ? std::min(1.0, static_cast<double>(o.active_warps_per_sm) / o.max_warps_per_sm)
-                   : 0.0;
+  o.active_warps_per_sm = active_warps;
+  o.max_warps_per_sm = max_warps;
+  o.fraction = max_warps > 0 ? std::min(1.0, static_cast<double>(active_warps) / max_warps) : 0.0;
   BlockNeeds needs;
   needs.threads = static_cast<int>(threads);
-  needs.regs_per_thread = f.registers;
-  needs.static_shared = f.static_shared_bytes;
+  needs.regs_per_thread = registers;
+  needs.static_shared = static_shared_bytes;
   needs.dynamic_shared = l.shared_bytes;
-  o.block_limits = sm_block_limits(sm, needs);
-  o.limited_by = limiting_resources(o.block_limits, active);
+  std::map<std::string, int> limits = sm_block_limits(sm, needs);
+  o.limited_by = limiting_resources(limits, active);
+  o.block_limits = std::move(limits);
   return o;
+}
+
+// The configuration and resources of an entry's first launch (the part of its facts present only
+// when it launched at all).
+void describe_first_launch(const ReadyLaunch& first, trace::Launch& f) {
+  auto dims = [](const auto& xyz) {
+    return std::vector<int64_t>{int64_t{xyz[0]}, int64_t{xyz[1]}, int64_t{xyz[2]}};
+  };
+  f.grid = dims(first.grid);
+  f.block = dims(first.block);
+  if (first.cluster[0]) f.cluster = dims(first.cluster);  // none: no cluster
+  f.dynamic_shared_bytes = int64_t{first.shared_bytes};
+  int registers = function_attribute(first.fn, CU_FUNC_ATTRIBUTE_NUM_REGS);
+  int static_shared = function_attribute(first.fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  f.registers = int64_t{registers};
+  f.local_bytes = int64_t{function_attribute(first.fn, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)};
+  f.static_shared_bytes = int64_t{static_shared};
+  f.max_threads_per_block =
+      int64_t{function_attribute(first.fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)};
+  if (auto o = occupancy_of(first, registers, static_shared)) f.occupancy = std::move(*o);
 }
 
 }  // namespace
 
-std::vector<LaunchFacts> describe_launches(const LaunchPlan& plan,
-                                           const std::vector<ReadyLaunch>& launches) {
-  std::vector<LaunchFacts> out;
+std::vector<trace::Launch> describe_launches(const LaunchPlan& plan,
+                                             const std::vector<ReadyLaunch>& launches) {
+  std::vector<trace::Launch> out;
   for (size_t i = 0; i < plan.launches.size(); ++i) {
     const LaunchSpec& spec = plan.launches[i];
-    LaunchFacts f;
+    trace::Launch f;
     f.index = static_cast<int>(i + 1);
     f.kernel = spec.kernel;
     f.line = spec.line;
-    f.repeats = 0;
     const ReadyLaunch* first = nullptr;
+    int64_t repeats = 0;
     for (const auto& l : launches)
       if (l.plan_index == i) {
         if (!first) first = &l;
-        ++f.repeats;
+        ++repeats;
       }
-    if (first) {
-      for (int d = 0; d < 3; ++d) {
-        f.grid[d] = first->grid[d];
-        f.block[d] = first->block[d];
-        f.cluster[d] = first->cluster[d];
-      }
-      f.dynamic_shared_bytes = first->shared_bytes;
-      f.registers = function_attribute(first->fn, CU_FUNC_ATTRIBUTE_NUM_REGS);
-      f.local_bytes = function_attribute(first->fn, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
-      f.static_shared_bytes = function_attribute(first->fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-      f.max_threads_per_block =
-          function_attribute(first->fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-      f.occupancy = occupancy_of(*first, f);
-    }
+    f.repeats = repeats;
+    if (first) describe_first_launch(*first, f);
     out.push_back(std::move(f));
   }
   return out;
@@ -125,7 +135,7 @@ std::vector<ReadyLaunch> launches_without_buffers(const LaunchPlan& plan, const 
 }
 
 void time_launches(const ProblemSpec& p, Buffers& b, const DeviceInfo& dev,
-                   std::vector<LaunchFacts>* facts) {
+                   std::vector<trace::Launch>* facts) {
   if (b.launches.empty()) return;
   // One event before the plan and one after the last launch of each entry (its repetitions run
   // back to back), all created before anything is enqueued.
@@ -154,7 +164,7 @@ void time_launches(const ProblemSpec& p, Buffers& b, const DeviceInfo& dev,
     times.emplace_back(b.launches[ends[g]].plan_index, elapsed_ms(events[g], events[g + 1]));
   for (const auto& [index, ms] : times) {
     if (index >= facts->size() || !std::isfinite(ms)) continue;
-    LaunchFacts& f = (*facts)[index];
+    trace::Launch& f = (*facts)[index];
     f.ms = ms;
     if (total > 0) f.share = ms / total;
   }

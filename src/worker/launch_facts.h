@@ -14,8 +14,8 @@ namespace kernrl {
 // Per entry of the launch block: its configuration (the first repetition's), the kernel's
 // resources (cuFuncGetAttribute), its theoretical occupancy and the resources that limit it.
 // `launches` are the plan's ready launches at one size set. Throws CudaError when a query fails.
-std::vector<LaunchFacts> describe_launches(const LaunchPlan& plan,
-                                           const std::vector<ReadyLaunch>& launches);
+std::vector<trace::Launch> describe_launches(const LaunchPlan& plan,
+                                             const std::vector<ReadyLaunch>& launches);
 
 // The plan's launches at `vars` on null pointers: the configuration without buffers, for
 // describe_launches when the plan is not run. Throws LaunchError.
@@ -27,6 +27,6 @@ std::vector<ReadyLaunch> launches_without_buffers(const LaunchPlan& plan, const 
 // never one of the timing's samples. Throws KernelFault when the run fails, CudaError when an
 // event call does; `facts` is left unchanged then.
 void time_launches(const ProblemSpec& p, Buffers& b, const DeviceInfo& dev,
-                   std::vector<LaunchFacts>* facts);
+                   std::vector<trace::Launch>* facts);
 
 }  // namespace kernrl

@@ -194,10 +194,10 @@ int main(int argc, char** argv) {
   CUcontext ctx = nullptr;
   CU_CHECK(cuCtxGetCurrent(&ctx));
   Watchdog::start(
-      [](const std::string& what, const json& bound) {
+      [](const std::string& what, const trace::Watchdog& bound) {
         EvalAnswer a;
         a.status = Status::Timeout;
-        a.error = ErrorInfo{Status::Timeout, what, 0, ""};
+        a.error = trace::make_error(Status::Timeout, what);
         a.watchdog = bound;
         a.fatal = true;
         send(a.to_json());
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
       if (cmd == "eval") {
         EvalAnswer a = evaluate(EvalRequest::from_json(req), dev);
         send(a.to_json());
-        if (a.fatal) return 3;
+        if (a.is_fatal()) return 3;
         continue;
       }
       BenchAnswer b;
@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
       if (cmd == "eval") {
         EvalAnswer a;
         a.status = Status::InternalError;
-        a.error = ErrorInfo{Status::InternalError, e.what(), 0, ""};
+        a.error = trace::make_error(Status::InternalError, e.what());
         a.fatal = fatal;
         send(a.to_json());
       } else {

@@ -7,52 +7,6 @@
 
 namespace kernrl {
 
-nlohmann::json TimingStats::to_json() const {
-  return {{"median_ms", median_ms},
-          {"mean_ms", mean_ms},
-          {"std_ms", std_ms},
-          {"min_ms", min_ms},
-          {"max_ms", max_ms},
-          {"mad_ms", mad_ms},
-          {"n", n},
-          {"rel_stderr", rel_stderr}};
-}
-
-TimingStats TimingStats::from_json(const nlohmann::json& j) {
-  TimingStats s;
-  s.median_ms = j.at("median_ms");
-  s.mean_ms = j.at("mean_ms");
-  s.std_ms = j.at("std_ms");
-  s.min_ms = j.at("min_ms");
-  s.max_ms = j.at("max_ms");
-  s.n = j.at("n");
-  s.rel_stderr = j.value("rel_stderr", 0.0);
-  s.mad_ms = j.value("mad_ms", 0.0);
-  return s;
-}
-
-TimingStats TimingStats::from_samples(std::vector<double> ms) {
-  TimingStats s;
-  s.n = static_cast<int>(ms.size());
-  if (ms.empty()) return s;
-  std::sort(ms.begin(), ms.end());
-  s.min_ms = ms.front();
-  s.max_ms = ms.back();
-  s.median_ms =
-      ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-  s.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / s.n;
-  double var = 0;
-  for (double v : ms) var += (v - s.mean_ms) * (v - s.mean_ms);
-  s.std_ms = s.n > 1 ? std::sqrt(var / (s.n - 1)) : 0;
-  s.rel_stderr = s.mean_ms > 0 ? s.std_ms / std::sqrt(static_cast<double>(s.n)) / s.mean_ms : 0;
-  std::vector<double> dev;
-  for (double v : ms) dev.push_back(std::abs(v - s.median_ms));
-  std::sort(dev.begin(), dev.end());
-  s.mad_ms =
-      dev.size() % 2 ? dev[dev.size() / 2] : 0.5 * (dev[dev.size() / 2 - 1] + dev[dev.size() / 2]);
-  return s;
-}
-
 CuEvent::CuEvent() {
   CU_CHECK(cuEventCreate(&event_, CU_EVENT_DEFAULT));
 }
@@ -84,9 +38,9 @@ void L2Flusher::flush(CUstream stream) {
   if (buf_) CU_CHECK(cuMemsetD32Async(buf_, ++value_, bytes_ / 4, stream));
 }
 
-TimingStats time_runs(const std::function<CUresult(int)>& run,
-                      const std::function<void(int, bool)>& prepare, int sets, const Config& cfg,
-                      CUstream stream, L2Flusher* flusher, CUresult* err) {
+trace::Stats time_runs(const std::function<CUresult(int)>& run,
+                       const std::function<void(int, bool)>& prepare, int sets, const Config& cfg,
+                       CUstream stream, L2Flusher* flusher, CUresult* err) {
   *err = CUDA_SUCCESS;
   CuEvent start, stop;
   std::vector<double> samples;
@@ -115,13 +69,13 @@ TimingStats time_runs(const std::function<CUresult(int)>& run,
     int n = static_cast<int>(samples.size());
     if (n < cfg.min_samples || n % sets)
       continue;  // finish a round so every input set counts equally
-    TimingStats s = TimingStats::from_samples(samples);
+    trace::Stats s = trace::stats_of(samples);
     double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    if (s.rel_stderr < cfg.target_rel_stderr || timed_total_ms / 1000.0 > cfg.time_cap_s ||
+    if (*s.rel_stderr < cfg.target_rel_stderr || timed_total_ms / 1000.0 > cfg.time_cap_s ||
         wall_s > 3 * cfg.time_cap_s)
       break;
   }
-  return TimingStats::from_samples(samples);
+  return trace::stats_of(samples);
 }
 
 }  // namespace kernrl

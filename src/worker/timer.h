@@ -9,19 +9,10 @@
 #include <vector>
 
 #include "core/config.h"
+#include "protocol/parts.h"
 #include "worker/cuda_check.h"
 
 namespace kernrl {
-
-struct TimingStats {
-  double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0;
-  double mad_ms = 0;  // median absolute deviation: a spread one slow run cannot inflate
-  int n = 0;
-  double rel_stderr = 0;  // standard error of the mean / mean
-  nlohmann::json to_json() const;
-  static TimingStats from_samples(std::vector<double> ms);
-  static TimingStats from_json(const nlohmann::json& j);
-};
 
 // A CUDA event (CU_EVENT_DEFAULT), destroyed with its scope. Throws CudaError when it cannot be
 // created.
@@ -66,8 +57,9 @@ class L2Flusher {
 // between events, alternating k over `sets` input sets. Warm-up runs come first. A failing run (its
 // launch, or the event after it) stops everything and its CUresult is returned in *err; a failing
 // event call of the timing itself throws CudaError.
-TimingStats time_runs(const std::function<CUresult(int)>& run,
-                      const std::function<void(int, bool)>& prepare, int sets, const Config& cfg,
-                      CUstream stream, L2Flusher* flusher, CUresult* err);
+// The statistics are the record's (trace::Stats, trace::stats_of).
+trace::Stats time_runs(const std::function<CUresult(int)>& run,
+                       const std::function<void(int, bool)>& prepare, int sets, const Config& cfg,
+                       CUstream stream, L2Flusher* flusher, CUresult* err);
 
 }  // namespace kernrl

@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 struct State {
   std::mutex m;
   std::condition_variable cv;
-  std::function<void(const std::string&, const nlohmann::json&)> answer;
+  std::function<void(const std::string&, const trace::Watchdog&)> answer;
   std::function<bool()> settled;
   RunBound bound;
   bool armed = false;
@@ -74,7 +74,7 @@ void watch() {
     msg << s.what << " did not finish within " << s.bound.seconds << " s (" << s.bound.why()
         << "), nor report a fault in the " << s.bound.grace_s
         << " s after (timeouts.fault_grace_s); the kernel was stopped";
-    s.answer(msg.str(), s.bound.to_json());
+    s.answer(msg.str(), trace::watchdog_of(s.bound));
     std::fflush(nullptr);
     _exit(3);
   }
@@ -82,7 +82,7 @@ void watch() {
 
 }  // namespace
 
-void Watchdog::start(std::function<void(const std::string&, const nlohmann::json&)> answer,
+void Watchdog::start(std::function<void(const std::string&, const trace::Watchdog&)> answer,
                      std::function<bool()> settled) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.m);

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/run_bound.h"
+#include "protocol/parts.h"
 
 namespace kernrl {
 
@@ -27,7 +28,7 @@ class Watchdog {
   // `settled` says, on the watchdog's thread, whether the armed run has ended (finished or
   // faulted); it is asked only past the deadline, every millisecond of the grace.
   static void start(
-      std::function<void(const std::string& message, const nlohmann::json& bound)> answer,
+      std::function<void(const std::string& message, const trace::Watchdog& bound)> answer,
       std::function<bool()> settled);
   // The deadline of the runs that follow (seconds <= 0: none).
   static void set_bound(const RunBound& bound);

@@ -19,28 +19,28 @@ namespace kernrl_checks_L1 {
 
 using kernrl::TensorMap;
 
-TensorMap run_reference(const std::string& id, const TensorMap& tensors,
-                        const std::map<std::string, int64_t>& sizes,
-                        const std::map<std::string, double>& scalars = {}) {
+static TensorMap run_reference(const std::string& id, const TensorMap& tensors,
+                               const std::map<std::string, int64_t>& sizes,
+                               const std::map<std::string, double>& scalars = {}) {
   const kernrl::ReferenceEntry* entry = kernrl::find_reference(id);
   DOCTEST_REQUIRE_MESSAGE(entry != nullptr, "no reference registered for " << id);
   kernrl::RefContext ctx{tensors, sizes, scalars, torch::Device(torch::kCPU)};
   return entry->run(ctx);
 }
 
-torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed) {
+static torch::Tensor randn(std::vector<int64_t> shape, uint64_t seed) {
   torch::manual_seed(seed);
   return torch::randn(shape, torch::kFloat32);
 }
 
 // Max |a - b| over all elements, a and b compared in double.
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+static double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   DOCTEST_REQUIRE((a.sizes() == b.sizes()));
   return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
 }
 
 // Triple-loop matmul in double: (M, K) @ (K, N).
-torch::Tensor loop_matmul(const torch::Tensor& A, const torch::Tensor& B) {
+static torch::Tensor loop_matmul(const torch::Tensor& A, const torch::Tensor& B) {
   auto a = A.to(torch::kFloat64).contiguous(), b = B.to(torch::kFloat64).contiguous();
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   auto out = torch::zeros({M, N}, torch::kFloat64);
@@ -92,7 +92,8 @@ DOCTEST_TEST_CASE("L1_3 batched matmul matches a loop per batch entry") {
                            {{"batch_size", batch}, {"m", m}, {"k", k}, {"n", n}})
                  .at("out");
   DOCTEST_REQUIRE((out.sizes() == torch::IntArrayRef({batch, m, n})));
-  for (int64_t b = 0; b < batch; ++b) DOCTEST_CHECK(max_abs_diff(out[b], loop_matmul(A[b], B[b])) < 1e-5);
+  for (int64_t b = 0; b < batch; ++b)
+    DOCTEST_CHECK(max_abs_diff(out[b], loop_matmul(A[b], B[b])) < 1e-5);
 }
 
 DOCTEST_TEST_CASE("L1_4 matrix-vector product matches a loop") {
@@ -113,7 +114,8 @@ DOCTEST_TEST_CASE("L1_26 GELU matches the erf formula and published values") {
   auto px = xd.accessor<double, 2>();
   auto pe = expect.accessor<double, 2>();
   for (int64_t i = 0; i < 3; ++i)
-    for (int64_t j = 0; j < 50; ++j) pe[i][j] = 0.5 * px[i][j] * (1.0 + std::erf(px[i][j] / std::sqrt(2.0)));
+    for (int64_t j = 0; j < 50; ++j)
+      pe[i][j] = 0.5 * px[i][j] * (1.0 + std::erf(px[i][j] / std::sqrt(2.0)));
   DOCTEST_CHECK(max_abs_diff(out, expect) < 1e-6);
 
   // GELU(1) = Phi(1) = 0.841344746..., GELU(-1) = -(1 - Phi(1)), GELU(0) = 0, GELU(3) = 3 Phi(3).
@@ -172,7 +174,8 @@ DOCTEST_TEST_CASE("L1_40 LayerNorm matches a two-pass loop with affine weight an
     mean /= n;
     for (int64_t i = 0; i < n; ++i) var += (px[b][i] - mean) * (px[b][i] - mean);
     var /= n;  // biased
-    for (int64_t i = 0; i < n; ++i) pe[b][i] = (px[b][i] - mean) / std::sqrt(var + eps) * pw[i] + pb[i];
+    for (int64_t i = 0; i < n; ++i)
+      pe[b][i] = (px[b][i] - mean) / std::sqrt(var + eps) * pw[i] + pb[i];
   }
   DOCTEST_CHECK(max_abs_diff(out.reshape({B, n}), expect) < 1e-5);
 }
@@ -189,7 +192,8 @@ DOCTEST_TEST_CASE("L1_42 max pooling (k 2, s 2, p 1, dilation 3) matches a brute
                              {{"batch_size", N}, {"channels", C}, {"height", H}, {"width", W}},
                              {{"kernel_size", k}, {"stride", s}, {"padding", p}, {"dilation", d}})
                    .at("out");
-    const int64_t OH = (H + 2 * p - d * (k - 1) - 1) / s + 1, OW = (W + 2 * p - d * (k - 1) - 1) / s + 1;
+    const int64_t OH = (H + 2 * p - d * (k - 1) - 1) / s + 1,
+                  OW = (W + 2 * p - d * (k - 1) - 1) / s + 1;
     DOCTEST_REQUIRE((out.sizes() == torch::IntArrayRef({N, C, OH, OW})));
     auto px = x.accessor<float, 4>();
     auto po = out.accessor<float, 4>();
@@ -230,8 +234,12 @@ DOCTEST_TEST_CASE("L1_63 standard convolution matches a direct loop") {
   auto x = randn({N, C, H, W}, 21), w = randn({OC, C, K, K}, 22) * 0.2;
   auto out = run_reference("L1_63_conv_standard_2D__square_input__square_kernel",
                            {{"x", x}, {"weight", w}},
-                           {{"batch_size", N}, {"in_channels", C}, {"out_channels", OC},
-                            {"kernel_size", K}, {"height", H}, {"width", W}})
+                           {{"batch_size", N},
+                            {"in_channels", C},
+                            {"out_channels", OC},
+                            {"kernel_size", K},
+                            {"height", H},
+                            {"width", W}})
                  .at("out");
   const int64_t OH = H - K + 1, OW = W - K + 1;
   DOCTEST_REQUIRE((out.sizes() == torch::IntArrayRef({N, OC, OH, OW})));
@@ -255,11 +263,11 @@ DOCTEST_TEST_CASE("L1_63 standard convolution matches a direct loop") {
 DOCTEST_TEST_CASE("L1_82 depthwise convolution matches a direct loop") {
   const int64_t N = 2, C = 3, K = 3, H = 6, W = 8;
   auto x = randn({N, C, H, W}, 23), w = randn({C, 1, K, K}, 24) * 0.3;
-  auto out = run_reference("L1_82_conv_depthwise_2D_square_input_square_kernel",
-                           {{"x", x}, {"weight", w}},
-                           {{"batch_size", N}, {"in_channels", C}, {"kernel_size", K},
-                            {"height", H}, {"width", W}})
-                 .at("out");
+  auto out =
+      run_reference(
+          "L1_82_conv_depthwise_2D_square_input_square_kernel", {{"x", x}, {"weight", w}},
+          {{"batch_size", N}, {"in_channels", C}, {"kernel_size", K}, {"height", H}, {"width", W}})
+          .at("out");
   const int64_t OH = H - K + 1, OW = W - K + 1;
   DOCTEST_REQUIRE((out.sizes() == torch::IntArrayRef({N, C, OH, OW})));
   auto px = x.accessor<float, 4>();

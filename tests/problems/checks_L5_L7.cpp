@@ -3,8 +3,6 @@
 // from the problem's definition (in double precision), a direct DFT for the transforms, sorting for
 // the median, a stack-based BVH walk, and structural checks of the custom input generators.
 // torch first: its logging header defines CHECK too, and doctest's definition must win.
-#include "references/reference.h"
-
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +12,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "references/reference.h"
 
 namespace kernrl_checks_l5_l7 {
 
@@ -46,26 +46,27 @@ struct Case {
   }
 };
 
-std::vector<double> vec(const torch::Tensor& t) {
+static std::vector<double> vec(const torch::Tensor& t) {
   auto d = t.detach().to(torch::kFloat64).contiguous();
   return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
 }
 
-std::vector<int64_t> ivec(const torch::Tensor& t) {
+static std::vector<int64_t> ivec(const torch::Tensor& t) {
   auto d = t.detach().to(torch::kInt64).contiguous();
   return std::vector<int64_t>(d.data_ptr<int64_t>(), d.data_ptr<int64_t>() + d.numel());
 }
 
-std::vector<cd> cvec(const torch::Tensor& t) {
+static std::vector<cd> cvec(const torch::Tensor& t) {
   auto d = torch::view_as_real(t.detach().contiguous()).to(torch::kFloat64).contiguous();
   std::vector<cd> out(t.numel());
-  for (int64_t i = 0; i < t.numel(); ++i) out[i] = cd(d.data_ptr<double>()[2 * i], d.data_ptr<double>()[2 * i + 1]);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    out[i] = cd(d.data_ptr<double>()[2 * i], d.data_ptr<double>()[2 * i + 1]);
   return out;
 }
 
 // max |got - want| / (atol + rtol |want|) <= 1, element by element.
-void check_close(const std::vector<double>& got, const std::vector<double>& want, double atol, double rtol,
-                 const char* what) {
+static void check_close(const std::vector<double>& got, const std::vector<double>& want,
+                        double atol, double rtol, const char* what) {
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::isinf(want[i])) {
@@ -77,16 +78,22 @@ void check_close(const std::vector<double>& got, const std::vector<double>& want
   }
 }
 
-void check_close(const std::vector<cd>& got, const std::vector<cd>& want, double atol, const char* what) {
+static void check_close(const std::vector<cd>& got, const std::vector<cd>& want, double atol,
+                        const char* what) {
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i)
-    CHECK_MESSAGE(std::abs(got[i] - want[i]) <= atol, what << " [" << i << "]: " << got[i] << " vs " << want[i]);
+    CHECK_MESSAGE(std::abs(got[i] - want[i]) <= atol,
+                  what << " [" << i << "]: " << got[i] << " vs " << want[i]);
 }
 
-torch::Tensor randn(std::vector<int64_t> shape) { return torch::randn(shape, torch::kFloat32); }
-torch::Tensor rand(std::vector<int64_t> shape) { return torch::rand(shape, torch::kFloat32); }
+static torch::Tensor randn(std::vector<int64_t> shape) {
+  return torch::randn(shape, torch::kFloat32);
+}
+static torch::Tensor rand(std::vector<int64_t> shape) {
+  return torch::rand(shape, torch::kFloat32);
+}
 
-int reflect(int i, int n) {
+static int reflect(int i, int n) {
   if (i < 0) i = -i;
   if (i >= n) i = 2 * n - 2 - i;
   return i;
@@ -132,7 +139,8 @@ TEST_CASE("L5_2 Jacobi step: interior average, boundary copied") {
   std::vector<double> want(u);
   for (int i = 1; i < h - 1; ++i)
     for (int j = 1; j < w - 1; ++j)
-      want[i * w + j] = 0.25 * (u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] + u[i * w + j + 1]);
+      want[i * w + j] =
+          0.25 * (u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] + u[i * w + j + 1]);
   check_close(got, want, 1e-6, 1e-6, "u_new");
 }
 
@@ -166,7 +174,8 @@ TEST_CASE("L5_3 CSR generator structure and SpMV against the row loop") {
   check_close(got, want, 1e-4, 1e-5, "y");
 }
 
-TEST_CASE("L5_4 CG step against its definition; generator gives an SPD matrix and a consistent state") {
+TEST_CASE(
+    "L5_4 CG step against its definition; generator gives an SPD matrix and a consistent state") {
   const int n = 30;
   Case c;
   c.sizes = {{"matrix_size", n}};
@@ -253,7 +262,8 @@ TEST_CASE("L5_6 leapfrog wave step against the stencil loop") {
   std::vector<double> want(h * w, 0.0);
   for (int i = 1; i < h - 1; ++i)
     for (int j = 1; j < w - 1; ++j) {
-      double lap = u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] + u[i * w + j + 1] - 4 * u[i * w + j];
+      double lap = u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] + u[i * w + j + 1] -
+                   4 * u[i * w + j];
       want[i * w + j] = 2 * u[i * w + j] - up[i * w + j] + 0.01 * lap;
     }
   check_close(got, want, 1e-5, 1e-5, "u_next");
@@ -262,7 +272,9 @@ TEST_CASE("L5_6 leapfrog wave step against the stencil loop") {
 TEST_CASE("L5_7 Monte Carlo pi counts points inside the unit circle") {
   // 3 of 5 points inside (one exactly on the circle counts as inside).
   Case c;
-  c.tensors = {{"random_points", torch::tensor({0.1f, 0.2f, 0.9f, 0.9f, 1.0f, 0.0f, 0.5f, 0.5f, 1.2f, 0.1f}).view({5, 2})}};
+  c.tensors = {
+      {"random_points",
+       torch::tensor({0.1f, 0.2f, 0.9f, 0.9f, 1.0f, 0.0f, 0.5f, 0.5f, 1.2f, 0.1f}).view({5, 2})}};
   c.sizes = {{"num_samples", 5}};
   auto out = c.run("L5_7_MonteCarlo_Pi").at("out");
   CHECK(out.dim() == 0);
@@ -279,7 +291,8 @@ TEST_CASE("L5_7 Monte Carlo pi counts points inside the unit circle") {
 
 namespace kernrl_checks_l5_l7 {
 // The slab test in float32, as the problem states it.
-bool slab(const float* bmin, const float* bmax, const float* o, const float* inv, float& tn, float& tf) {
+static bool slab(const float* bmin, const float* bmax, const float* o, const float* inv, float& tn,
+                 float& tf) {
   tn = -INFINITY;
   tf = INFINITY;
   for (int a = 0; a < 3; ++a) {
@@ -329,15 +342,18 @@ TEST_CASE("L5_8 BVH: valid tree from the generator, reference equals a stack tra
       stack.pop_back();
       float tn, tf;
       if (!slab(mn + 3 * node, mx + 3 * node, ro, inv, tn, tf) || !(tn < closest)) continue;
-      if (lf[node]) closest = std::min(closest, std::max(tn, 0.0f));
+      if (lf[node])
+        closest = std::min(closest, std::max(tn, 0.0f));
       else {
         stack.push_back((int)left[node]);
         stack.push_back((int)right[node]);
       }
     }
     hits += std::isfinite(closest);
-    if (std::isinf(closest)) CHECK(std::isinf(got[r]));
-    else CHECK(got[r] == doctest::Approx(closest).epsilon(1e-6));
+    if (std::isinf(closest))
+      CHECK(std::isinf(got[r]));
+    else
+      CHECK(got[r] == doctest::Approx(closest).epsilon(1e-6));
   }
   CHECK(hits > rays / 10);
   CHECK(hits < rays);
@@ -401,7 +417,8 @@ TEST_CASE("L6_1 ray-sphere closest hits against the per-pair loop") {
       len += (p[k] - C[3 * bi + k]) * (p[k] - C[3 * bi + k]);
     }
     for (int k = 0; k < 3; ++k)
-      CHECK(nrm[3 * n + k] == doctest::Approx((p[k] - C[3 * bi + k]) / std::sqrt(len)).epsilon(1e-3).scale(1.0));
+      CHECK(nrm[3 * n + k] ==
+            doctest::Approx((p[k] - C[3 * bi + k]) / std::sqrt(len)).epsilon(1e-3).scale(1.0));
   }
   CHECK(hits > w * h / 8);
 }
@@ -437,7 +454,8 @@ TEST_CASE("L6_3 Gaussian blur against the 15 x 15 zero-padded loop") {
       for (int a = 0; a < 15; ++a)
         for (int b = 0; b < 15; ++b) {
           int ii = i + a - 7, jj = j + b - 7;
-          if (ii >= 0 && ii < h && jj >= 0 && jj < w) want[i * w + j] += g[a] * g[b] / (gs * gs) * img[ii * w + jj];
+          if (ii >= 0 && ii < h && jj >= 0 && jj < w)
+            want[i * w + j] += g[a] * g[b] / (gs * gs) * img[ii * w + jj];
         }
   check_close(vec(c.run("L6_3_GaussianBlur_2D").at("out")), want, 1e-6, 1e-5, "blur");
 }
@@ -473,7 +491,9 @@ TEST_CASE("L6_5 Sobel magnitude and angle against the 3 x 3 loop") {
   c.tensors = {{"image", torch::randint(0, 256, {h, w}, torch::kFloat32)}};
   c.sizes = {{"image_height", h}, {"image_width", w}};
   auto img = vec(c.tensors["image"]);
-  auto I = [&](int i, int j) { return (i < 0 || i >= h || j < 0 || j >= w) ? 0.0 : img[i * w + j]; };
+  auto I = [&](int i, int j) {
+    return (i < 0 || i >= h || j < 0 || j >= w) ? 0.0 : img[i * w + j];
+  };
   auto out = c.run("L6_5_Sobel_EdgeDetect");
   std::vector<double> mag(h * w), ang(h * w);
   for (int i = 0; i < h; ++i)
@@ -514,7 +534,8 @@ TEST_CASE("L6_6 erosion is the in-bounds 5 x 5 minimum") {
     for (int j = 0; j < w; ++j) {
       double m = INFINITY;
       for (int a = std::max(i - 2, 0); a <= std::min(i + 2, h - 1); ++a)
-        for (int b = std::max(j - 2, 0); b <= std::min(j + 2, w - 1); ++b) m = std::min(m, img[a * w + b]);
+        for (int b = std::max(j - 2, 0); b <= std::min(j + 2, w - 1); ++b)
+          m = std::min(m, img[a * w + b]);
       want[i * w + j] = m;
     }
   check_close(vec(c.run("L6_6_MorphologyErode").at("out")), want, 0, 0, "eroded");
@@ -532,17 +553,29 @@ TEST_CASE("L6_7 box filter is the zero-padded 11 x 11 sum / 121") {
   for (int i = 0; i < h; ++i)
     for (int j = 0; j < w; ++j)
       for (int a = std::max(i - 5, 0); a <= std::min(i + 5, h - 1); ++a)
-        for (int b = std::max(j - 5, 0); b <= std::min(j + 5, w - 1); ++b) want[i * w + j] += img[a * w + b] / 121.0;
+        for (int b = std::max(j - 5, 0); b <= std::min(j + 5, w - 1); ++b)
+          want[i * w + j] += img[a * w + b] / 121.0;
   check_close(vec(c.run("L6_7_BoxFilter").at("out")), want, 1e-6, 1e-5, "box");
 }
 
 TEST_CASE("L6_8 RGB to YUV: white, primaries and a random pixel") {
   Case c;
-  c.tensors = {{"rgb", torch::tensor({1.f, 1.f, 1.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f, 0.2f, 0.5f, 0.9f}).view({1, 4, 3})}};
+  c.tensors = {
+      {"rgb", torch::tensor({1.f, 1.f, 1.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f, 0.2f, 0.5f, 0.9f})
+                  .view({1, 4, 3})}};
   c.sizes = {{"image_height", 1}, {"image_width", 4}};
   auto got = vec(c.run("L6_8_ColorSpaceConvert_RGB_YUV").at("out"));
-  std::vector<double> want = {1.0,   0.0,    0.0,    0.299, -0.147, 0.615,  0.587, -0.289, -0.515,
-                              0.299 * 0.2 + 0.587 * 0.5 + 0.114 * 0.9, -0.147 * 0.2 - 0.289 * 0.5 + 0.436 * 0.9,
+  std::vector<double> want = {1.0,
+                              0.0,
+                              0.0,
+                              0.299,
+                              -0.147,
+                              0.615,
+                              0.587,
+                              -0.289,
+                              -0.515,
+                              0.299 * 0.2 + 0.587 * 0.5 + 0.114 * 0.9,
+                              -0.147 * 0.2 - 0.289 * 0.5 + 0.436 * 0.9,
                               0.615 * 0.2 - 0.515 * 0.5 - 0.100 * 0.9};
   check_close(got, want, 1e-6, 1e-6, "yuv");
 }
@@ -551,16 +584,17 @@ TEST_CASE("L6_8 RGB to YUV: white, primaries and a random pixel") {
 // Level 7
 
 namespace kernrl_checks_l5_l7 {
-std::vector<cd> dft(const std::vector<cd>& x, double sign = -1) {
+static std::vector<cd> dft(const std::vector<cd>& x, double sign = -1) {
   size_t n = x.size();
   std::vector<cd> out(n);
   for (size_t k = 0; k < n; ++k)
-    for (size_t j = 0; j < n; ++j) out[k] += x[j] * std::polar(1.0, sign * 2 * M_PI * (double)((j * k) % n) / n);
+    for (size_t j = 0; j < n; ++j)
+      out[k] += x[j] * std::polar(1.0, sign * 2 * M_PI * (double)((j * k) % n) / n);
   return out;
 }
 
 // 2-D DFT of a row-major h x w array by rows then columns.
-std::vector<cd> dft2(std::vector<cd> x, int h, int w, double sign = -1) {
+static std::vector<cd> dft2(std::vector<cd> x, int h, int w, double sign = -1) {
   for (int i = 0; i < h; ++i) {
     auto r = dft(std::vector<cd>(x.begin() + i * w, x.begin() + (i + 1) * w), sign);
     std::copy(r.begin(), r.end(), x.begin() + i * w);
@@ -622,7 +656,8 @@ TEST_CASE("L7_4 template cross-correlation against the loop") {
   const int h = 7, w = 9, th = 4, tw = 3;
   Case c;
   c.tensors = {{"image", randn({h, w})}, {"template", randn({1, 1, th, tw})}};
-  c.sizes = {{"image_height", h}, {"image_width", w}, {"template_height", th}, {"template_width", tw}};
+  c.sizes = {
+      {"image_height", h}, {"image_width", w}, {"template_height", th}, {"template_width", tw}};
   auto img = vec(c.tensors["image"]), t = vec(c.tensors["template"]);
   int ph = th / 2, pw = tw / 2, oh = h + 2 * ph - th + 1, ow = w + 2 * pw - tw + 1;
   std::vector<double> want(oh * ow, 0.0);
@@ -631,7 +666,8 @@ TEST_CASE("L7_4 template cross-correlation against the loop") {
       for (int a = 0; a < th; ++a)
         for (int b = 0; b < tw; ++b) {
           int r = i + a - ph, s = j + b - pw;
-          if (r >= 0 && r < h && s >= 0 && s < w) want[i * ow + j] += t[a * tw + b] * img[r * w + s];
+          if (r >= 0 && r < h && s >= 0 && s < w)
+            want[i * ow + j] += t[a * tw + b] * img[r * w + s];
         }
   auto out = c.run("L7_4_CrossCorrelation_2D").at("out");
   CHECK(out.size(0) == oh);
@@ -660,7 +696,8 @@ TEST_CASE("L7_5 median filter against sorting each reflected window; salt-and-pe
   big.sizes = {{"image_height", 200}, {"image_width", 200}};
   big.generate("L7_5_MedianFilter_2D", 76);
   auto v = vec(big.tensors["image"]);
-  double zeros = std::count(v.begin(), v.end(), 0.0) / 40000.0, ones = std::count(v.begin(), v.end(), 1.0) / 40000.0;
+  double zeros = std::count(v.begin(), v.end(), 0.0) / 40000.0,
+         ones = std::count(v.begin(), v.end(), 1.0) / 40000.0;
   CHECK(zeros == doctest::Approx(0.05).epsilon(0.3));
   CHECK(ones == doctest::Approx(0.05).epsilon(0.3));
 }
@@ -670,7 +707,11 @@ TEST_CASE("L7_6 bilinear resampling against the align_corners=False formula") {
   const int ch = 2, ih = 5, iw = 7, oh = 9, ow = 3;
   Case c;
   c.tensors = {{"image", rand({ch, ih, iw})}};
-  c.sizes = {{"channels", ch}, {"input_height", ih}, {"input_width", iw}, {"output_height", oh}, {"output_width", ow}};
+  c.sizes = {{"channels", ch},
+             {"input_height", ih},
+             {"input_width", iw},
+             {"output_height", oh},
+             {"output_width", ow}};
   auto img = vec(c.tensors["image"]);
   auto axis = [](int dst, int in, int out, int& i0, int& i1, double& l1) {
     double src = std::max((double)in / out * (dst + 0.5) - 0.5, 0.0);
@@ -687,8 +728,8 @@ TEST_CASE("L7_6 bilinear resampling against the align_corners=False formula") {
         axis(y, ih, oh, y0, y1, ly);
         axis(x, iw, ow, x0, x1, lx);
         auto I = [&](int r, int s) { return img[(q * ih + r) * iw + s]; };
-        want[(q * oh + y) * ow + x] =
-            (1 - ly) * ((1 - lx) * I(y0, x0) + lx * I(y0, x1)) + ly * ((1 - lx) * I(y1, x0) + lx * I(y1, x1));
+        want[(q * oh + y) * ow + x] = (1 - ly) * ((1 - lx) * I(y0, x0) + lx * I(y0, x1)) +
+                                      ly * ((1 - lx) * I(y1, x0) + lx * I(y1, x1));
       }
   check_close(vec(c.run("L7_6_Resample_Bilinear").at("out")), want, 1e-5, 1e-5, "resampled");
 }
@@ -704,7 +745,8 @@ TEST_CASE("L7_7 Wiener deconvolution against a direct-DFT evaluation in double")
   double sigma = ks / 6.0, psum = 0;
   std::vector<cd> P(h * w);
   for (int a = 0; a < ks; ++a)
-    for (int b = 0; b < ks; ++b) psum += std::exp(-((a - 7.0) * (a - 7.0) + (b - 7.0) * (b - 7.0)) / (2 * sigma * sigma));
+    for (int b = 0; b < ks; ++b)
+      psum += std::exp(-((a - 7.0) * (a - 7.0) + (b - 7.0) * (b - 7.0)) / (2 * sigma * sigma));
   for (int a = 0; a < ks; ++a)
     for (int b = 0; b < ks; ++b)  // rolled by (-8, -8)
       P[((a - 8 + h) % h) * w + (b - 8 + w) % w] +=
@@ -739,7 +781,8 @@ TEST_CASE("L7_8 STFT against windowed direct DFTs of reflect-padded frames") {
       for (int f = 0; f < bins; ++f)
         for (int k = 0; k < n_fft; ++k) {
           double win = 0.5 - 0.5 * std::cos(2 * M_PI * k / n_fft);
-          want[f * frames + t] += win * x[reflect(t * hop + k - pad, n)] * std::polar(1.0, -2 * M_PI * (double)((f * k) % n_fft) / n_fft);
+          want[f * frames + t] += win * x[reflect(t * hop + k - pad, n)] *
+                                  std::polar(1.0, -2 * M_PI * (double)((f * k) % n_fft) / n_fft);
         }
     check_close(cvec(out), want, 1e-5, "stft");
   }

@@ -58,7 +58,8 @@ std::string hex_of(const torch::Tensor& row) {
 
 std::vector<uint8_t> unhex(const std::string& h) {
   std::vector<uint8_t> v;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) v.push_back((uint8_t)std::stoi(h.substr(i, 2), nullptr, 16));
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    v.push_back((uint8_t)std::stoi(h.substr(i, 2), nullptr, 16));
   return v;
 }
 
@@ -85,8 +86,10 @@ TEST_CASE("L10_1/L10_2 SHA-256: FIPS 180-2 vectors") {
   CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  CHECK(sha256_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
-                   "mnopqrstnopqrstu") == "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  CHECK(sha256_hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnop"
+                   "qklmnopqrlmnopqrs"
+                   "mnopqrstnopqrstu") ==
+        "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
   // Rows of a batch are hashed independently.
   Run r;
   r.tensors = {{"messages", torch::cat({bytes_of("abc"), bytes_of("xyz"), bytes_of("abc")})}};
@@ -121,7 +124,8 @@ TEST_CASE("L10_3 Merkle root: brute-force tree of SHA-256 (checked above) node h
       level = next;
     }
     std::string want;
-    for (unsigned char ch : level[0]) want += "0123456789abcdef"[ch >> 4], want += "0123456789abcdef"[ch & 15];
+    for (unsigned char ch : level[0])
+      want += "0123456789abcdef"[ch >> 4], want += "0123456789abcdef"[ch & 15];
     CHECK(hex_of(roots[t]) == want);
   }
   // One leaf: the root is the leaf.
@@ -146,11 +150,16 @@ TEST_CASE("L10_4 AES-128: FIPS-197 Appendix B and C.1") {
 
 namespace {
 
-uint32_t rotl32(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
+uint32_t rotl32(uint32_t x, int n) {
+  return (x << n) | (x >> (32 - n));
+}
 
 // Scalar RFC 8439 block function.
-std::vector<uint8_t> chacha20_block(const std::vector<uint8_t>& key, uint32_t counter, const std::vector<uint8_t>& nonce) {
-  auto le = [](const uint8_t* p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; };
+std::vector<uint8_t> chacha20_block(const std::vector<uint8_t>& key, uint32_t counter,
+                                    const std::vector<uint8_t>& nonce) {
+  auto le = [](const uint8_t* p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  };
   uint32_t s[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
   for (int i = 0; i < 8; ++i) s[4 + i] = le(&key[4 * i]);
   s[12] = counter;
@@ -158,14 +167,24 @@ std::vector<uint8_t> chacha20_block(const std::vector<uint8_t>& key, uint32_t co
   uint32_t x[16];
   std::copy(s, s + 16, x);
   auto qr = [&](int a, int b, int c, int d) {
-    x[a] += x[b]; x[d] = rotl32(x[d] ^ x[a], 16);
-    x[c] += x[d]; x[b] = rotl32(x[b] ^ x[c], 12);
-    x[a] += x[b]; x[d] = rotl32(x[d] ^ x[a], 8);
-    x[c] += x[d]; x[b] = rotl32(x[b] ^ x[c], 7);
+    x[a] += x[b];
+    x[d] = rotl32(x[d] ^ x[a], 16);
+    x[c] += x[d];
+    x[b] = rotl32(x[b] ^ x[c], 12);
+    x[a] += x[b];
+    x[d] = rotl32(x[d] ^ x[a], 8);
+    x[c] += x[d];
+    x[b] = rotl32(x[b] ^ x[c], 7);
   };
   for (int i = 0; i < 10; ++i) {
-    qr(0, 4, 8, 12); qr(1, 5, 9, 13); qr(2, 6, 10, 14); qr(3, 7, 11, 15);
-    qr(0, 5, 10, 15); qr(1, 6, 11, 12); qr(2, 7, 8, 13); qr(3, 4, 9, 14);
+    qr(0, 4, 8, 12);
+    qr(1, 5, 9, 13);
+    qr(2, 6, 10, 14);
+    qr(3, 7, 11, 15);
+    qr(0, 5, 10, 15);
+    qr(1, 6, 11, 12);
+    qr(2, 7, 8, 13);
+    qr(3, 4, 9, 14);
   }
   std::vector<uint8_t> out(64);
   for (int i = 0; i < 16; ++i)
@@ -187,7 +206,8 @@ TEST_CASE("L10_5 ChaCha20: RFC 8439 section 2.3.2 and a scalar block function") 
   r.sizes = {{"num_blocks", (int64_t)counters.size()}};
   auto out = r("L10_5_ChaCha20").at("out");
   CHECK(hex_of(out[0]) ==
-        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4ed2826446079faa0914c2d705d98b02a2b5129cd1de164e"
+        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4ed2826446079faa0914c2d705d9"
+        "8b02a2b5129cd1de164e"
         "b9cbd083e8a2503c4e");
   for (size_t i = 0; i < counters.size(); ++i) {
     auto want = chacha20_block(key, (uint32_t)counters[i], nonce);
@@ -199,13 +219,19 @@ TEST_CASE("L10_6 PBKDF2-HMAC-SHA256: RFC 7914 section 11 and published vectors")
   auto dk = [](const std::string& pw, const std::string& salt, int64_t c) {
     Run r;
     r.tensors = {{"passwords", bytes_of(pw)}, {"salts", bytes_of(salt)}};
-    r.sizes = {{"batch", 1}, {"pw_len", (int64_t)pw.size()}, {"salt_len", (int64_t)salt.size()}, {"iterations", c}};
+    r.sizes = {{"batch", 1},
+               {"pw_len", (int64_t)pw.size()},
+               {"salt_len", (int64_t)salt.size()},
+               {"iterations", c}};
     return hex_of(r("L10_6_PBKDF2").at("out")[0]);
   };
   // RFC 7914: P = "passwd", S = "salt", c = 1, dkLen = 64; the first 32 bytes.
-  CHECK(dk("passwd", "salt", 1) == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc");
-  CHECK(dk("password", "salt", 1) == "120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b");
-  CHECK(dk("password", "salt", 2) == "ae4d0c95af6b46d32d0adff928f06dd02a303f8ef3c251dfd6e2d85a95474c43");
+  CHECK(dk("passwd", "salt", 1) ==
+        "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc");
+  CHECK(dk("password", "salt", 1) ==
+        "120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b");
+  CHECK(dk("password", "salt", 2) ==
+        "ae4d0c95af6b46d32d0adff928f06dd02a303f8ef3c251dfd6e2d85a95474c43");
 }
 
 TEST_CASE("L10_7 BLAKE3: official test vectors (input i % 251)") {
@@ -229,6 +255,9 @@ namespace {
 // 256-bit numbers as 4 x 64-bit limbs, least significant first; bit-serial modular arithmetic.
 using U256 = std::array<uint64_t, 4>;
 
+// GCC's 128-bit integer (an extension: __extension__ keeps -Wpedantic quiet about it).
+__extension__ typedef unsigned __int128 u128;
+
 bool geq(const U256& a, const U256& b) {
   for (int i = 3; i >= 0; --i)
     if (a[i] != b[i]) return a[i] > b[i];
@@ -236,9 +265,9 @@ bool geq(const U256& a, const U256& b) {
 }
 U256 sub(const U256& a, const U256& b) {
   U256 r;
-  unsigned __int128 borrow = 0;
+  u128 borrow = 0;
   for (int i = 0; i < 4; ++i) {
-    unsigned __int128 d = (unsigned __int128)a[i] - b[i] - borrow;
+    u128 d = (u128)a[i] - b[i] - borrow;
     r[i] = (uint64_t)d;
     borrow = (d >> 64) ? 1 : 0;
   }
@@ -247,9 +276,9 @@ U256 sub(const U256& a, const U256& b) {
 // (a + b) mod m for a, b < m.
 U256 addmod(const U256& a, const U256& b, const U256& m) {
   U256 r;
-  unsigned __int128 c = 0;
+  u128 c = 0;
   for (int i = 0; i < 4; ++i) {
-    unsigned __int128 s = (unsigned __int128)a[i] + b[i] + c;
+    u128 s = (u128)a[i] + b[i] + c;
     r[i] = (uint64_t)s;
     c = s >> 64;
   }
@@ -293,21 +322,26 @@ TEST_CASE("L10_8 modular exponentiation: Python pow vector and a bit-serial brut
   std::vector<U256> bs, es, ms;
   bs.push_back(from_hex("1234567890abcdef1234567890abcdef1234567890abcdef1234567890abcdef"));
   es.push_back(from_hex("fedcba0987654321fedcba0987654321fedcba0987654321fedcba0987654321"));
-  ms.push_back(from_hex("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff"));  // P-256 prime
+  ms.push_back(
+      from_hex("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff"));  // P-256 prime
   std::mt19937_64 rng(7);
   for (int i = 0; i < 3; ++i) {
-    U256 m = {rng(), rng(), rng(), rng() | (1ull << 63)}, b = {rng(), rng(), rng(), rng() >> 1}, e = {rng(), rng(), rng(), rng()};
+    U256 m = {rng(), rng(), rng(), rng() | (1ull << 63)}, b = {rng(), rng(), rng(), rng() >> 1},
+         e = {rng(), rng(), rng(), rng()};
     m[0] |= 1;
     if (i == 2) e = {5, 0, 0, 0};  // a short exponent
     ms.push_back(m), bs.push_back(b), es.push_back(e);
   }
   std::vector<torch::Tensor> B, E, M;
-  for (size_t i = 0; i < bs.size(); ++i) B.push_back(limbs(bs[i])), E.push_back(limbs(es[i])), M.push_back(limbs(ms[i]));
+  for (size_t i = 0; i < bs.size(); ++i)
+    B.push_back(limbs(bs[i])), E.push_back(limbs(es[i])), M.push_back(limbs(ms[i]));
   Run r;
-  r.tensors = {{"base", torch::stack(B)}, {"exponent", torch::stack(E)}, {"modulus", torch::stack(M)}};
+  r.tensors = {
+      {"base", torch::stack(B)}, {"exponent", torch::stack(E)}, {"modulus", torch::stack(M)}};
   r.sizes = {{"batch", (int64_t)bs.size()}};
   auto out = r("L10_8_ModularExponentiation").at("out");
-  CHECK(torch::equal(out[0], limbs(from_hex("6d6b39760654ac1ec81026099eb789d8bca988ab3c08970e7d1501ea6bd10c90"))));
+  CHECK(torch::equal(
+      out[0], limbs(from_hex("6d6b39760654ac1ec81026099eb789d8bca988ab3c08970e7d1501ea6bd10c90"))));
   for (size_t i = 0; i < bs.size(); ++i) {
     INFO("case ", i);
     CHECK(torch::equal(out[i], limbs(powmod(bs[i], es[i], ms[i]))));
@@ -380,7 +414,8 @@ TEST_CASE("L9 scans, reductions, sort, compaction, scatter, gather: brute force"
     r.tensors = {{"index", index}, {"src", src}};
     r.sizes = {{"n", m}, {"num_updates", k}};
     std::vector<float> want(m, 0.0f);
-    for (int64_t i = 0; i < k; ++i) want[index[i].item<int64_t>()] = src[i].item<float>();  // last write wins
+    for (int64_t i = 0; i < k; ++i)
+      want[index[i].item<int64_t>()] = src[i].item<float>();  // last write wins
     CHECK(torch::equal(r("L9_6_Scatter").at("out"), torch::tensor(want)));
     Run g;
     auto source = torch::randn({m});
@@ -441,10 +476,12 @@ TEST_CASE("L8_2 Lucas-Kanade: brute-force windows in double precision, zero-padd
     return 0.5 * ((double)a[y][x] + b[y][x]);
   };
   auto gx = [&](int64_t y, int64_t x) {
-    return (I(y - 1, x + 1) + 2 * I(y, x + 1) + I(y + 1, x + 1)) - (I(y - 1, x - 1) + 2 * I(y, x - 1) + I(y + 1, x - 1));
+    return (I(y - 1, x + 1) + 2 * I(y, x + 1) + I(y + 1, x + 1)) -
+           (I(y - 1, x - 1) + 2 * I(y, x - 1) + I(y + 1, x - 1));
   };
   auto gy = [&](int64_t y, int64_t x) {
-    return (I(y + 1, x - 1) + 2 * I(y + 1, x) + I(y + 1, x + 1)) - (I(y - 1, x - 1) + 2 * I(y - 1, x) + I(y - 1, x + 1));
+    return (I(y + 1, x - 1) + 2 * I(y + 1, x) + I(y + 1, x + 1)) -
+           (I(y - 1, x - 1) + 2 * I(y - 1, x) + I(y - 1, x + 1));
   };
   double worst = 0;
   for (int64_t y = 0; y < H; ++y)
@@ -459,8 +496,9 @@ TEST_CASE("L8_2 Lucas-Kanade: brute-force windows in double precision, zero-padd
       double det = sxx * syy - sxy * sxy;
       double u = std::abs(det) > 1e-6 ? (sxy * syt - syy * sxt) / det : 0;
       double v = std::abs(det) > 1e-6 ? (sxy * sxt - sxx * syt) / det : 0;
-      worst = std::max({worst, std::abs(u - res.at("u")[y][x].item<double>()) / (1e-4 + 1e-4 * std::abs(u)),
-                        std::abs(v - res.at("v")[y][x].item<double>()) / (1e-4 + 1e-4 * std::abs(v))});
+      worst = std::max(
+          {worst, std::abs(u - res.at("u")[y][x].item<double>()) / (1e-4 + 1e-4 * std::abs(u)),
+           std::abs(v - res.at("v")[y][x].item<double>()) / (1e-4 + 1e-4 * std::abs(v))});
     }
   CHECK(worst <= 1.0);
 }
@@ -470,7 +508,8 @@ namespace {
 // Bilinear sample of a [H, W] plane at (x, y), pixel centres at integers; border clamps the
 // coordinates, zeros drops out-of-frame taps.
 double bilinear(const float* p, int64_t H, int64_t W, double x, double y, bool border) {
-  if (border) x = std::min(std::max(x, 0.0), double(W - 1)), y = std::min(std::max(y, 0.0), double(H - 1));
+  if (border)
+    x = std::min(std::max(x, 0.0), double(W - 1)), y = std::min(std::max(y, 0.0), double(H - 1));
   int64_t x0 = (int64_t)std::floor(x), y0 = (int64_t)std::floor(y);
   double wx = x - x0, wy = y - y0, s = 0;
   for (int dy = 0; dy < 2; ++dy)
@@ -547,10 +586,12 @@ TEST_CASE("L8_3 / L8_4 / L8_5 warps: scalar bilinear formulas in pixel coordinat
     double worst = 0;
     for (int64_t y = 0; y < H; ++y)
       for (int64_t x = 0; x < W; ++x) {
-        double sx = iv[0][0] * x + iv[0][1] * y + iv[0][2], sy = iv[1][0] * x + iv[1][1] * y + iv[1][2];
+        double sx = iv[0][0] * x + iv[0][1] * y + iv[0][2],
+               sy = iv[1][0] * x + iv[1][1] * y + iv[1][2];
         double sw = iv[2][0] * x + iv[2][1] * y + iv[2][2];
-        worst = std::max(worst, std::abs(bilinear(frame[0].data_ptr<float>(), H, W, sx / sw, sy / sw, false) -
-                                         out[0][y][x].item<double>()));
+        worst = std::max(
+            worst, std::abs(bilinear(frame[0].data_ptr<float>(), H, W, sx / sw, sy / sw, false) -
+                            out[0][y][x].item<double>()));
       }
     CHECK(worst < 1e-4);
   }
@@ -571,11 +612,13 @@ TEST_CASE("L8_6 chroma upsampling: direct half-pixel bilinear formula") {
       // clamp to the last sample: replicate the far edge
       for (int c = 0; c < 2; ++c) {
         const float* p = (c == 0 ? u : v).data_ptr<float>();
-        int64_t x0 = (int64_t)sx, y0 = (int64_t)sy, x1 = std::min(x0 + 1, w - 1), y1 = std::min(y0 + 1, h - 1);
+        int64_t x0 = (int64_t)sx, y0 = (int64_t)sy, x1 = std::min(x0 + 1, w - 1),
+                y1 = std::min(y0 + 1, h - 1);
         double lx = sx - x0, ly = sy - y0;
         double want = (1 - ly) * ((1 - lx) * p[y0 * w + x0] + lx * p[y0 * w + x1]) +
                       ly * ((1 - lx) * p[y1 * w + x0] + lx * p[y1 * w + x1]);
-        worst = std::max(worst, std::abs(want - res.at(c == 0 ? "u_full" : "v_full")[Y][X].item<double>()));
+        worst = std::max(
+            worst, std::abs(want - res.at(c == 0 ? "u_full" : "v_full")[Y][X].item<double>()));
       }
     }
   CHECK(worst < 1e-5);
@@ -584,8 +627,10 @@ TEST_CASE("L8_6 chroma upsampling: direct half-pixel bilinear formula") {
 TEST_CASE("L8_7 deblocking: sequential scalar filter, as the original's loops") {
   const int64_t H = 27, W = 34;
   // Levels per 8x8 block a little apart, small noise: many edges pass the thresholds.
-  auto level = (torch::rand({1, 4, 5}) * 0.15f + 0.4f).repeat_interleave(8, 1).repeat_interleave(8, 2);
-  auto frame = (level.narrow(1, 0, H).narrow(2, 0, W) + (torch::rand({1, H, W}) - 0.5f) * 0.04f).contiguous();
+  auto level =
+      (torch::rand({1, 4, 5}) * 0.15f + 0.4f).repeat_interleave(8, 1).repeat_interleave(8, 2);
+  auto frame = (level.narrow(1, 0, H).narrow(2, 0, W) + (torch::rand({1, H, W}) - 0.5f) * 0.04f)
+                   .contiguous();
   Run r;
   r.tensors = {{"frame", frame}};
   r.sizes = {{"batch", 1}, {"height", H}, {"width", W}};
@@ -632,8 +677,8 @@ TEST_CASE("L8_7 deblocking: sequential scalar filter, as the original's loops") 
 TEST_CASE("L8_8 scene change: scalar statistics") {
   const int64_t B = 4, H = 7, W = 9;
   auto a = torch::rand({B, H, W}), b = torch::rand({B, H, W});
-  b[1] = a[1];              // identical pair
-  a[2][0][0] = 1.0f;        // v = 1 falls in the last bin
+  b[1] = a[1];                // identical pair
+  a[2][0][0] = 1.0f;          // v = 1 falls in the last bin
   b[3] = a[3] * 0.5f + 0.1f;  // similar histogram spread, large SAD
   Run r;
   r.tensors = {{"frame1", a}, {"frame2", b}};

@@ -166,20 +166,22 @@ TEST_CASE("complete_record: the worker's launch facts become the record's `launc
       {{"schema", kTraceSchema}, {"status", "compiled"}, {"error", nullptr}});
   EvalAnswer a;
   a.status = Status::Correct;
-  LaunchFacts l;
+  trace::Launch l;
   l.index = 1;
   l.kernel = "softmax_rows";
-  l.grid = {{4096, 1, 1}};
-  l.block = {{256, 1, 1}};
-  l.registers = 40;
+  l.line = 4;
+  l.repeats = int64_t{1};
+  l.grid = std::vector<int64_t>{4096, 1, 1};
+  l.block = std::vector<int64_t>{256, 1, 1};
+  l.registers = int64_t{40};
   l.ms = 0.25;
   l.share = 1.0;
-  a.launches = {l};
+  a.launches = std::vector<trace::Launch>{l};
   auto preset = load_reward_preset("kernrl");
   complete_record(p, &a, json(nullptr), json::object(), preset, json(nullptr), "");
   json rec = p.record.to_json();
   REQUIRE(rec["launches"].is_array());
-  CHECK(rec["launches"].dump() == launches_to_json(a.launches).dump());  // the same bytes
+  CHECK(rec["launches"].dump() == a.to_json()["launches"].dump());  // the same bytes
   CHECK(rec["launches"][0]["registers"] == 40);
   REQUIRE(p.record.launches);
   CHECK(p.record.launches->at(0).registers.value_or(0) == 40);  // read by type

@@ -2,12 +2,18 @@
 // list is complete and stable, and malformed messages are refused.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include "protocol/status.h"
 #include "protocol/worker.h"
 #include "record/record.h"
 
 using namespace kernrl;
 using nlohmann::json;
+
+namespace {
 
 TEST_CASE("every status round-trips through its name, and the names are the documented ones") {
   const char* names[] = {"correct",       "incorrect",     "compiled",
@@ -72,12 +78,14 @@ TEST_CASE("eval request round-trips") {
   r.sizes = Vars{{"batch_size", 4}, {"dim", 256}};
   r.seed = 18446744073709551615ULL;
   r.time = false;
-  r.baseline = json{{"median_ms", 1.5}};
+  r.baseline = read_object<trace::Stats>(json{{"median_ms", 1.5}, {"n", 10}});
   json j = r.to_json();
   CHECK(j["cmd"] == "eval");
   EvalRequest back = EvalRequest::from_json(json::parse(j.dump()));
   CHECK(back.to_json() == j);
   CHECK(back.seed == r.seed);
+  CHECK(*back.baseline->median_ms == 1.5);
+  CHECK(j["baseline"] == json{{"median_ms", 1.5}, {"n", 10}});
   CHECK(request_command(j) == "eval");
   // A request of another kind is refused rather than misread.
   CHECK_THROWS(EvalRequest::from_json(BenchDeviceRequest{}.to_json()));
@@ -96,62 +104,173 @@ TEST_CASE("bench requests and quit round-trip") {
   CHECK(request_command(json{{"cmd", 3}}).empty());
 }
 
-TEST_CASE("eval answers round-trip; unknown statuses are refused") {
-  EvalAnswer a;
-  a.status = Status::Incorrect;
-  a.error = ErrorInfo{Status::Incorrect, "trial 1 of 5: output 'y' differs", 0, ""};
-  a.correctness = {{"n_trials", 5}, {"n_passed", 0}};
-  a.phases_ms = {{"reference", 1.5}, {"kernel", 0.25}};
-  json j = a.to_json();
-  CHECK(j["error"]["category"] == "incorrect");
-  EvalAnswer back = EvalAnswer::from_json(json::parse(j.dump()));
-  CHECK(back.to_json() == j);
-  CHECK(back.status == Status::Incorrect);
-
-  EvalAnswer fault;
-  fault.status = Status::RuntimeError;
-  fault.error = ErrorInfo{Status::RuntimeError, "illegal address", 12, "log"};
-  fault.fatal = true;
-  EvalAnswer fb = EvalAnswer::from_json(fault.to_json());
-  CHECK(fb.fatal);
-  CHECK(fb.error->line == 12);
-  CHECK(fb.error->log == "log");
-  CHECK(fb.correctness.is_null());
-
-  CHECK_THROWS(EvalAnswer::from_json(json{{"status", "error"}}));
-  CHECK_THROWS(EvalAnswer::from_json(json::object()));
-}
-
-TEST_CASE("eval answers carry the autotune choices (protocol 6)") {
-  CHECK(kWorkerProtocol == 6);
+// The answers of tests/fixtures/protocol/worker_answers.jsonl, built by type: the bytes a worker
+// of protocol 6 writes (kept byte for byte when the parts became the record's).
+std::vector<std::string> typed_answers() {
+  std::vector<std::string> out;
   EvalAnswer a;
   a.status = Status::Correct;
-  a.autotune.push_back({"matmul", 2, {0.4, std::nullopt, 0.3}});
-  EvalAnswer b = EvalAnswer::from_json(a.to_json());
-  REQUIRE(b.autotune.size() == 1);
-  CHECK(b.autotune[0].group == "matmul");
-  CHECK(b.autotune[0].config == 2);
-  CHECK_FALSE(b.autotune[0].times_ms[1].has_value());
-  CHECK(*b.autotune[0].times_ms[2] == 0.3);
-  CHECK_FALSE(EvalAnswer::from_json(EvalAnswer{}.to_json()).autotune.size());
+  a.correctness = json{{"n_trials", 5}, {"n_passed", 5}, {"trials", json::array()}};
+  trace::Timing& t = a.timing.emplace();
+  t.kernel = trace::stats_of({0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5});
+  t.sizes = std::map<std::string, int64_t>{{"N", 4096}};
+  t.baseline = read_object<trace::Stats>(json{{"median_ms", 1}, {"n", 10}});  // a file's, as read
+  t.baseline_source = "reused";
+  a.phases_ms = std::map<std::string, double>{{"kernel", 1.5}, {"other", 0.25}};
+  trace::Launch k1;  // measured in full
+  k1.index = 1;
+  k1.kernel = "k<256>";
+  k1.line = 7;
+  k1.repeats = int64_t{4};
+  k1.grid = std::vector<int64_t>{132, 2, 1};
+  k1.block = std::vector<int64_t>{256, 1, 1};
+  k1.cluster = std::vector<int64_t>{2, 1, 1};
+  k1.dynamic_shared_bytes = int64_t{49152};
+  k1.static_shared_bytes = int64_t{1024};
+  k1.registers = int64_t{128};
+  k1.local_bytes = int64_t{96};
+  k1.max_threads_per_block = int64_t{512};
+  trace::Occupancy& o = k1.occupancy.emplace();
+  o.active_blocks_per_sm = 2;
+  o.active_warps_per_sm = 16;
+  o.max_warps_per_sm = 64;
+  o.fraction = 0.25;
+  o.limited_by = std::vector<std::string>{"registers"};
+  o.block_limits = std::map<std::string, int>{
+      {"registers", 2}, {"shared_memory", 4}, {"warps", 8}, {"blocks", 32}};
+  k1.ms = 0.8125;
+  k1.share = 0.8;
+  trace::Launch k2;  // static facts only: the plan was not run at the timed size
+  k2.index = 2;
+  k2.kernel = "k2";
+  k2.line = 12;
+  k2.repeats = int64_t{1};
+  k2.grid = std::vector<int64_t>{8, 1, 1};
+  k2.block = std::vector<int64_t>{32, 1, 1};
+  for (auto* f : {&k2.dynamic_shared_bytes, &k2.static_shared_bytes, &k2.local_bytes}) *f = 0;
+  k2.registers = int64_t{32};
+  k2.max_threads_per_block = int64_t{1024};
+  trace::Launch k3;  // `repeat` gave no launch at these sizes
+  k3.index = 3;
+  k3.kernel = "k3";
+  k3.line = 0;
+  k3.repeats = 0;
+  a.launches = std::vector<trace::Launch>{k1, k2, k3};
+  RunBound bound;
+  bound.seconds = 0.25;
+  bound.basis = "reference";
+  bound.reference_ms = 0.01;
+  bound.sizes = {{"N", 64}};
+  bound.grace_s = 0.25;
+  a.watchdog = trace::watchdog_of(bound);
+  out.push_back(a.to_json().dump());
+
+  EvalAnswer f;
+  f.status = Status::RuntimeError;
+  f.error = trace::make_error(Status::RuntimeError, "illegal address", 12, "log");
+  f.fatal = true;
+  f.correctness = json{{"trials", json::array()}};
+  out.push_back(f.to_json().dump());
+
+  EvalAnswer i;
+  i.status = Status::InternalError;
+  i.error = trace::make_error(Status::InternalError, "no reference");
+  out.push_back(i.to_json().dump());
+
+  BenchAnswer b;
+  b.ok = true;
+  b.result = json{{"problem", "L1_1_x"}, {"baseline", {{"median_ms", 2.0}}}};
+  out.push_back(b.to_json().dump());
+  BenchAnswer be;
+  be.error = "no reference";
+  be.fatal = true;
+  out.push_back(be.to_json().dump());
+
+  EvalAnswer tuned;  // a Triton answer with an autotuned group (protocol 6)
+  tuned.status = Status::Correct;
+  AutotuneChoice ch;
+  ch.group = "matmul";
+  ch.config = 2;
+  ch.times_ms = std::vector<std::optional<double>>{0.4, std::nullopt, 0.3};
+  tuned.autotune = std::vector<AutotuneChoice>{ch};
+  out.push_back(tuned.to_json().dump());
+  return out;
 }
 
-TEST_CASE("eval answers carry the watchdog's bound (protocol 4) and its fault grace (protocol 5)") {
-  CHECK(kWorkerProtocol >= 5);
-  EvalAnswer a;
-  a.status = Status::Timeout;
-  a.watchdog = {{"bound_s", 0.25},
-                {"basis", "reference"},
-                {"reference_ms", 0.01},
-                {"sizes", {{"N", 64}}},
-                {"grace_s", 0.25}};
-  EvalAnswer back = EvalAnswer::from_json(json::parse(a.to_json().dump()));
-  CHECK(back.watchdog == a.watchdog);
+std::vector<std::string> fixture_lines(const char* name) {
+  std::ifstream in(std::string(KERNRL_TEST_DIR) + "/fixtures/protocol/" + name);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+TEST_CASE("answers are written byte for byte as the protocol's fixtures, and read back whole") {
+  std::vector<std::string> want = fixture_lines("worker_answers.jsonl");
+  std::vector<std::string> got = typed_answers();
+  REQUIRE(want.size() == got.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    CAPTURE(k);
+    CHECK(got[k] == want[k]);
+    json j = json::parse(want[k]);
+    std::string again = j.contains("ok") ? BenchAnswer::from_json(j).to_json().dump()
+                                         : EvalAnswer::from_json(j).to_json().dump();
+    CHECK(again == want[k]);
+  }
+  EvalAnswer back = EvalAnswer::from_json(json::parse(want[0]));
+  REQUIRE(back.launches);
+  CHECK(back.launches->at(0).occupancy->block_limits->at("shared_memory") == 4);
+  CHECK(*back.launches->at(0).share == doctest::Approx(0.8));
+  CHECK_FALSE(back.launches->at(1).ms);
+  CHECK(*back.timing->kernel->median_ms == 0.5);
+  CHECK(*back.watchdog->bound_s == 0.25);
+  CHECK(*back.watchdog->grace_s == 0.25);
+  EvalAnswer fault = EvalAnswer::from_json(json::parse(want[1]));
+  CHECK(fault.is_fatal());
+  CHECK(*fault.error->line == 12);
+  CHECK(*fault.error->log == "log");
+  CHECK(BenchAnswer::from_json(json::parse(want[3])).succeeded());
+  CHECK_FALSE(BenchAnswer::from_json(json::parse(want[4])).succeeded());
+  EvalAnswer tuned = EvalAnswer::from_json(json::parse(want[5]));
+  REQUIRE(tuned.autotune);
+  REQUIRE(tuned.autotune->size() == 1);
+  const AutotuneChoice& ch = tuned.autotune->at(0);
+  CHECK(*ch.group == "matmul");
+  CHECK(*ch.config == 2);
+  REQUIRE(ch.times_ms->size() == 3);
+  CHECK_FALSE(ch.times_ms->at(1).has_value());
+  CHECK(*ch.times_ms->at(2) == 0.3);
+}
+
+TEST_CASE("autotune choices are read strictly (protocol 6)") {
+  CHECK(kWorkerProtocol == 6);
   EvalAnswer none;
   none.status = Status::Correct;
-  CHECK_FALSE(none.to_json().contains("watchdog"));
-  CHECK(EvalAnswer::from_json(none.to_json()).watchdog.is_null());
-  // The request's config carries the grace the worker arms (timeouts.fault_grace_s).
+  CHECK_FALSE(none.to_json().contains("autotune"));
+  CHECK(EvalAnswer::from_json(none.to_json()).autotune.absent());
+  json missing = {{"status", "correct"}, {"autotune", {{{"group", "g"}, {"times_ms", {1.0}}}}}};
+  CHECK_THROWS_WITH_AS(EvalAnswer::from_json(missing), doctest::Contains("autotune[0].config"),
+                       ProtocolError);
+  json mistyped = {{"status", "correct"},
+                   {"autotune", {{{"group", "g"}, {"config", 0}, {"times_ms", {"fast"}}}}}};
+  CHECK_THROWS_AS(EvalAnswer::from_json(mistyped), ProtocolError);
+}
+
+TEST_CASE("a literal 0 assigned to a field is the value 0, not null") {
+  Field<int64_t> n = int64_t{5};
+  n = 0;
+  REQUIRE(n.has_value());
+  CHECK(*n == 0);
+  Field<double> d;
+  d = 0;
+  CHECK(d.has_value());
+  CHECK(*d == 0.0);
+  d = nullptr;
+  CHECK(d.is_null());
+}
+
+TEST_CASE("the request's config carries the fault grace the worker arms (protocol 5)") {
+  CHECK(kWorkerProtocol >= 5);
   Config cfg;
   cfg.fault_grace_s = 0.75;
   EvalRequest req;
@@ -160,78 +279,75 @@ TEST_CASE("eval answers carry the watchdog's bound (protocol 4) and its fault gr
   CHECK(Config::from_json(req.to_json()["config"]).fault_grace_s == 0.75);
 }
 
-TEST_CASE("eval answers carry each launch's facts (protocol 3)") {
-  EvalAnswer a;
-  a.status = Status::Correct;
-  LaunchFacts k1;  // measured in full
-  k1.index = 1;
-  k1.kernel = "k_partial<256>";
-  k1.line = 7;
-  k1.repeats = 4;
-  k1.grid = {{132, 2, 1}};
-  k1.block = {{256, 1, 1}};
-  k1.cluster = {{2, 1, 1}};
-  k1.dynamic_shared_bytes = 49152;
-  k1.static_shared_bytes = 1024;
-  k1.registers = 128;
-  k1.local_bytes = 96;
-  k1.max_threads_per_block = 512;
-  LaunchOccupancy o;
-  o.active_blocks_per_sm = 2;
-  o.active_warps_per_sm = 16;
-  o.max_warps_per_sm = 64;
-  o.fraction = 0.25;
-  o.limited_by = {"registers"};
-  o.block_limits = {{"registers", 2}, {"shared_memory", 4}, {"warps", 8}, {"blocks", 32}};
-  k1.occupancy = o;
-  k1.ms = 0.8125;
-  k1.share = 0.8;
-  LaunchFacts k2;  // static facts only: the plan was not run at the timed size
-  k2.index = 2;
-  k2.kernel = "k_reduce";
-  k2.line = 12;
-  k2.registers = 32;
-  k2.max_threads_per_block = 1024;
-  LaunchFacts k3;  // `repeat` gave no launch at these sizes
-  k3.index = 3;
-  k3.kernel = "k_tail";
-  k3.repeats = 0;
-  a.launches = {k1, k2, k3};
-  json j = a.to_json();
-  REQUIRE(j["launches"].size() == 3);
-  CHECK(j["launches"][0]["grid"] == json::array({132, 2, 1}));
-  CHECK(j["launches"][0]["cluster"] == json::array({2, 1, 1}));
-  CHECK(j["launches"][0]["occupancy"]["limited_by"] == json::array({"registers"}));
-  CHECK(j["launches"][0]["ms"] == 0.8125);
-  CHECK_FALSE(j["launches"][1].contains("cluster"));
-  CHECK_FALSE(j["launches"][1].contains("occupancy"));
-  CHECK_FALSE(j["launches"][1].contains("ms"));
-  CHECK_FALSE(j["launches"][1].contains("share"));
-  CHECK(j["launches"][2] == json{{"index", 3}, {"kernel", "k_tail"}, {"line", 0}, {"repeats", 0}});
-  EvalAnswer back = EvalAnswer::from_json(json::parse(j.dump()));
-  CHECK(back.to_json() == j);
-  REQUIRE(back.launches.size() == 3);
-  CHECK(back.launches[0].occupancy->block_limits.at("shared_memory") == 4);
-  CHECK(*back.launches[0].share == doctest::Approx(0.8));
-  CHECK_FALSE(back.launches[1].ms.has_value());
-  CHECK(launches_to_json(back.launches) == j["launches"]);
-  // No facts: no key (answers of workers that gathered none, and every failure before a run).
-  CHECK_FALSE(EvalAnswer{}.to_json().contains("launches"));
-  CHECK(EvalAnswer::from_json(json{{"status", "correct"}}).launches.empty());
-  // A launch without its index or kernel is malformed.
-  json bad = j;
-  bad["launches"][0].erase("kernel");
-  CHECK_THROWS(EvalAnswer::from_json(bad));
+TEST_CASE("a worker may leave out the keys with wire defaults") {
+  EvalAnswer a = EvalAnswer::from_json(json{{"status", "correct"}});
+  CHECK(a.error.is_null());
+  CHECK_FALSE(a.is_fatal());
+  CHECK(a.phases_ms->empty());
+  CHECK(a.launches.absent());
+  CHECK(a.watchdog.absent());
+  CHECK(a.to_json() == json{{"status", "correct"},
+                            {"error", nullptr},
+                            {"fatal", false},
+                            {"phases_ms", json::object()}});
+  // No facts, no watchdog: no key.
+  EvalAnswer none;
+  none.status = Status::Correct;
+  CHECK_FALSE(none.to_json().contains("launches"));
+  CHECK_FALSE(none.to_json().contains("watchdog"));
+  BenchAnswer b = BenchAnswer::from_json(json{{"ok", false}});
+  CHECK(b.result.is_null());
+  CHECK(b.error.absent());
 }
 
-TEST_CASE("bench answers round-trip") {
-  BenchAnswer b;
-  b.ok = true;
-  b.result = {{"problem", "L1_23_Softmax"}, {"baseline", {{"median_ms", 2.0}}}};
-  CHECK(BenchAnswer::from_json(b.to_json()).to_json() == b.to_json());
-  BenchAnswer e;
-  e.error = "no reference";
-  BenchAnswer eb = BenchAnswer::from_json(e.to_json());
-  CHECK_FALSE(eb.ok);
-  CHECK(eb.error == "no reference");
+// The message of the ProtocolError reading `j` as an eval answer ("" when it reads).
+std::string refusal(const json& j) {
+  try {
+    EvalAnswer::from_json(j);
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  return "";
 }
+
+TEST_CASE("answers are read strictly: a missing required key or a wrong type names the key") {
+  json good = json::parse(fixture_lines("worker_answers.jsonl").at(0));
+  CHECK(refusal(good).empty());
+  CHECK(refusal(json::object()) == "eval answer: key 'status' is missing");
+  CHECK(refusal(json{{"status", nullptr}}) == "eval answer: key 'status' is null");
+  CHECK(refusal(json{{"status", "error"}}) ==
+        "eval answer: key 'status' has an unexpected value: \"error\"");
+  CHECK(refusal(json::array()) == "eval answer: not a JSON object");
+  json bad = good;
+  bad["launches"][0].erase("kernel");
+  CHECK(refusal(bad) == "eval answer: key 'launches[0].kernel' is missing");
+  bad = good;
+  bad["launches"][1]["grid"] = "8x1x1";
+  CHECK(refusal(bad) == "eval answer: key 'launches[1].grid' has an unexpected value: \"8x1x1\"");
+  bad = good;
+  bad["timing"]["kernel"]["median_ms"] = "fast";
+  CHECK(refusal(bad) ==
+        "eval answer: key 'timing.kernel.median_ms' has an unexpected value: "
+        "\"fast\"");
+  bad = good;
+  bad["launches"][0]["occupancy"].erase("fraction");
+  CHECK(refusal(bad) == "eval answer: key 'launches[0].occupancy.fraction' is missing");
+  bad = good;
+  bad["phases_ms"]["kernel"] = "x";
+  CHECK(refusal(bad).find("key 'phases_ms'") != std::string::npos);
+  bad = good;
+  bad["error"] = {{"message", "no category"}};
+  CHECK(refusal(bad) == "eval answer: key 'error.category' is missing");
+  bad = good;
+  bad["fatal"] = 1;
+  CHECK(refusal(bad) == "eval answer: key 'fatal' has an unexpected value: 1");
+  // Keys the answer does not know are kept, as the record keeps them.
+  json later = good;
+  later["timing"]["p99_ms"] = 0.6;
+  later["gpu_clock_mhz"] = 1980;
+  EvalAnswer kept = EvalAnswer::from_json(later);
+  CHECK(kept.to_json() == later);
+  CHECK_THROWS_AS(BenchAnswer::from_json(json{{"ok", "yes"}}), ProtocolError);
+}
+
+}  // namespace

@@ -86,8 +86,9 @@ TEST_CASE("run: seeds are given, resumed or fresh; records are stamped and resum
   CHECK(resumed.graded(a.string()));
   CHECK(resumed.graded((dir / "gen" / ".." / "gen" / "a.cu").string()));  // any spelling
   CHECK_FALSE(resumed.graded(b.string()));
-  std::vector<DiscoveredFile> all = {{a.string(), "a.cu", "L1_23_Softmax", 0},
-                                     {b.string(), "b.cu", "L2_1_Other", 1}};
+  std::vector<DiscoveredFile> all = {
+      {a.string(), "a.cu", "L1_23_Softmax", 0, std::nullopt, std::nullopt},
+      {b.string(), "b.cu", "L2_1_Other", 1, std::nullopt, std::nullopt}};
   size_t already = 0;
   auto todo = resumed.select(all, Selection{}, &already);
   REQUIRE(todo.size() == 1);

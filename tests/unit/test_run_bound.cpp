@@ -7,6 +7,7 @@
 
 #include "core/problem.h"
 #include "core/run_bound.h"
+#include "protocol/parts.h"
 
 using namespace kernrl;
 
@@ -39,7 +40,7 @@ TEST_CASE("run bound: the record's watchdog object and the words of a cut") {
   Config cfg;
   RunBound b = run_bound(20.0, "reference", cfg);
   b.sizes = {{"N", 4096}};
-  nlohmann::json j = b.to_json();
+  nlohmann::json j = write_object(trace::watchdog_of(b));
   CHECK(j["bound_s"] == doctest::Approx(2.0));
   CHECK(j["basis"] == "reference");
   CHECK(j["reference_ms"] == 20.0);

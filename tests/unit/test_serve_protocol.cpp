@@ -19,6 +19,13 @@ using nlohmann::json;
 
 namespace {
 
+Outcome outcome_of(Outcome::Kind kind, TraceRecord record = {}) {
+  Outcome o;
+  o.kind = kind;
+  o.record = std::move(record);
+  return o;
+}
+
 // A grader that answers with `make(job)`, at once or when the test releases it.
 class FakeGrader : public Grader {
  public:
@@ -43,7 +50,7 @@ class FakeGrader : public Grader {
     ++submitted;
     if (stopped) {
       l.unlock();
-      return done(Outcome{Outcome::Cancelled});
+      return done(outcome_of(Outcome::Cancelled));
     }
     if (hold) {
       held.emplace_back(std::move(job), std::move(done));
@@ -51,7 +58,7 @@ class FakeGrader : public Grader {
     }
     l.unlock();
     json rec = make(job);
-    done(Outcome{Outcome::Graded, TraceRecord::from_json(rec)});
+    done(outcome_of(Outcome::Graded, TraceRecord::from_json(rec)));
   }
   void release_all(Outcome::Kind kind = Outcome::Graded) {
     std::deque<std::pair<Job, Done>> h;
@@ -60,7 +67,7 @@ class FakeGrader : public Grader {
       h.swap(held);
     }
     for (auto& [job, done] : h)
-      done(Outcome{kind, TraceRecord::from_json(kind == Outcome::Graded ? make(job) : json())});
+      done(outcome_of(kind, TraceRecord::from_json(kind == Outcome::Graded ? make(job) : json())));
   }
   size_t queued() const override { return 0; }
   size_t running() const override { return 0; }

@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 #include "record/trace_file.h"
 #include "record/trace_record.h"
 #include "test_dirs.h"

@@ -375,9 +375,9 @@ TEST_CASE("triton: the worker's autotune choice completes the record's kernels")
   AutotuneChoice ch;
   ch.group = "k";
   ch.config = 2;
-  ch.times_ms = {0.5, std::nullopt, 0.25};
-  AutotuneChoice round = AutotuneChoice::from_json(ch.to_json());
-  CHECK_FALSE(round.times_ms[1].has_value());
+  ch.times_ms = std::vector<std::optional<double>>{0.5, std::nullopt, 0.25};
+  AutotuneChoice round = read_message<AutotuneChoice>(write_object(ch), "autotune choice");
+  CHECK_FALSE(round.times_ms->at(1).has_value());
   apply_autotune(r, {{"k", {"k"}}}, {round});
   json j = r.to_json()["compile"]["kernels"];
   CHECK(j[0]["autotune"]["chosen"] == 2);

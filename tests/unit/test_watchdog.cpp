@@ -63,9 +63,11 @@ RunBound bound(double seconds, double grace_s) {
 
 TEST_CASE("watchdog: a run that never ends is cut after its deadline and the fault grace") {
   ChildResult r = in_child([](int fd) {
-    Watchdog::start([fd](const std::string& message,
-                         const nlohmann::json& b) { put(fd, message + "\n" + b.dump()); },
-                    [] { return false; });  // the stream stays busy: a hang
+    Watchdog::start(
+        [fd](const std::string& message, const trace::Watchdog& b) {
+          put(fd, message + "\n" + write_object(b).dump());
+        },
+        [] { return false; });  // the stream stays busy: a hang
     Watchdog::set_bound(bound(0.01, 0.02));
     Watchdog::Scope run("a run of the launch plan");
     for (;;) pause();  // until the watchdog ends the process
@@ -80,7 +82,7 @@ TEST_CASE("watchdog: a run that never ends is cut after its deadline and the fau
 TEST_CASE("watchdog: a run that ends during the grace (a fault reported late) is not cut") {
   ChildResult r = in_child([](int fd) {
     static std::atomic<int> asked{0};
-    Watchdog::start([fd](const std::string&, const nlohmann::json&) { put(fd, "cut"); },
+    Watchdog::start([fd](const std::string&, const trace::Watchdog&) { put(fd, "cut"); },
                     [] { return ++asked >= 3; });  // the GPU reports the fault on the third look
     // A grace far longer than the test: a watchdog that cut at the deadline, or never looked
     // again during the grace, ends the child with status 3 and "cut".

@@ -59,8 +59,8 @@ TEST_CASE(
   EvalAnswer a = w.eval(request(2), 10);
   CHECK(a.status == Status::RuntimeError);
   REQUIRE(a.error);
-  CHECK(a.error->message.find("exited with code 1") != std::string::npos);
-  CHECK(a.error->log.find("stand-in: crashing now") != std::string::npos);
+  CHECK(a.error->message->find("exited with code 1") != std::string::npos);
+  CHECK(a.error->log->find("stand-in: crashing now") != std::string::npos);
   CHECK(w.restarts() == 1);
   auto first = w.take_start();
   REQUIRE(first);
@@ -78,12 +78,12 @@ TEST_CASE("worker client: a hang is a timeout; a fatal answer restarts the worke
   EvalAnswer a = w.eval(request(3), 1);
   CHECK(a.status == Status::Timeout);
   REQUIRE(a.error);
-  CHECK(a.error->message.find("did not finish within 1 s") != std::string::npos);
+  CHECK(a.error->message->find("did not finish within 1 s") != std::string::npos);
   CHECK(w.restarts() == 1);
   CHECK(w.take_start());
   EvalAnswer f = w.eval(request(4), 10);
   CHECK(f.status == Status::Correct);
-  CHECK(f.fatal);
+  CHECK(f.is_fatal());
   CHECK(w.restarts() == 2);
   CHECK(w.take_start());
   CHECK(w.eval(request(1), 10).status == Status::Correct);
@@ -119,8 +119,8 @@ TEST_CASE(
   // A crash: the spare (worker 2, its hello already read) takes the next kernel; a third starts.
   EvalAnswer crash = w.eval(request(2), 10);
   CHECK(crash.status == Status::RuntimeError);
-  CHECK(crash.error->message.find("exited with code 1") != std::string::npos);
-  CHECK(crash.error->log.find("stand-in: crashing now") != std::string::npos);
+  CHECK(crash.error->message->find("exited with code 1") != std::string::npos);
+  CHECK(crash.error->log->find("stand-in: crashing now") != std::string::npos);
   CHECK(w.restarts() == 1);
   CHECK(w.spare_takeovers() == 1);
   CHECK(w.starts() == 3);
@@ -147,7 +147,7 @@ TEST_CASE(
   // A fatal answer hands over the same way.
   REQUIRE(w.spare_ready(10));
   EvalAnswer fatal = w.eval(request(4), 10);
-  CHECK(fatal.fatal);
+  CHECK(fatal.is_fatal());
   CHECK(w.eval(request(1), 10).status == Status::Correct);
   CHECK(w.last_worker() == 4);
   CHECK(w.starts() == 5);

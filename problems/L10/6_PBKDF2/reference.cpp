@@ -39,7 +39,7 @@ inline std::vector<Tensor> compress_96(const std::vector<Tensor>& state, const s
 TensorMap reference(const RefContext& c) {
   const auto& pw = c.t("passwords");
   const auto& salt = c.t("salts");
-  int64_t B = pw.size(0), P = pw.size(1), S = salt.size(1);
+  int64_t B = pw.size(0), P = pw.size(1);
   int64_t iterations = c.size("iterations");
   TORCH_CHECK(P <= 64, "passwords longer than the 64-byte HMAC block are not supported");
   auto key = torch::zeros({B, 64}, pw.options().dtype(torch::kUInt8));

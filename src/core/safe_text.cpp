@@ -1,4 +1,4 @@
-#include "record/safe_text.h"
+#include "core/safe_text.h"
 
 #include <algorithm>
 

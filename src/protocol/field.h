@@ -1,12 +1,21 @@
-// The building blocks of the typed trace record (record/trace_record.h): a field that may be
-// absent, null or a value, and how each C++ type reads from and writes to JSON.
+// The building blocks of every typed JSON object kernrl's processes exchange or write: the trace
+// record (record/trace_record.h), its parts (protocol/parts.h) and the worker's messages
+// (protocol/worker.h). A field may be absent, null or a value; a Codec says how each C++ type
+// reads from and writes to JSON; an object type lists its fields once, in a static visit(), and
+// that one list is its reader, its writer and its escaper.
 //
+// Two ways of reading. The tolerant one (Codec::decode, what the record's reader uses):
 // A record read from a file must come back out byte for byte, whatever kernrl version or person
 // wrote it. So a field remembers what it read when its type cannot say it the same way: a value of
 // an unexpected type (`"level": "one"`) is kept as read (the field is then "odd": it reads as no
 // value), and a value its type reads with a loss of form (`"ms": 81` read as the double 81.0) is
 // written back as it was read while it keeps that value. Keys an object does not know are kept in
 // its `extra` object. Nothing here throws on odd input.
+//
+// The strict one (read_message, what both ends of the worker protocol use): the same decode, then
+// every field is checked, nested objects and arrays included: a value of the wrong type, or a key
+// visit() marks `required` that is missing or null, is a ProtocolError naming the key
+// (`launches[0].grid`). Keys no visit() names are kept, as in the tolerant reader.
 #pragma once
 
 #include <climits>
@@ -15,14 +24,15 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "core/safe_text.h"
 #include "protocol/status.h"
-#include "record/safe_text.h"
 
 namespace kernrl {
 
@@ -33,8 +43,12 @@ enum class Decoded {
   Lossy,  // the value is right but its JSON form differs (an integer read as a double)
 };
 
-// Base of the record's typed objects (`error`, `compile`, `timing`...): the keys the type does not
-// know, kept as they were read and written back beside the typed ones.
+// Base of the typed objects (the record, its parts, the worker's messages): the keys the type does
+// not know, kept as they were read and written back beside the typed ones.
+//
+// A derived type has a static visit(self, v) that calls v(key, field) for each of its fields, in
+// its order, or v(key, field, required) for a key its messages must carry (checked by strict
+// reads only; the tolerant reader reads every key as optional).
 struct RecordObject {
   // User-provided, so that no record type is an aggregate a JSON value could brace-initialise.
   RecordObject() {}
@@ -44,7 +58,7 @@ struct RecordObject {
 };
 
 // Reading and writing one C++ type: decode(json, out) -> Decoded, encode(value) -> json, and
-// escape(value): every string inside made valid UTF-8 (record/safe_text.h).
+// escape(value): every string inside made valid UTF-8 (core/safe_text.h).
 template <class T, class Enable = void>
 struct Codec;
 
@@ -117,6 +131,28 @@ struct Codec<double> {
   }
   static nlohmann::json encode(double v) { return v; }
   static void escape(double&) {}
+};
+
+// An element that may be null inside an array or map (a time that was not taken): null reads as
+// no value and no value writes null.
+template <class V>
+struct Codec<std::optional<V>> {
+  static Decoded decode(const nlohmann::json& j, std::optional<V>& out) {
+    if (j.is_null()) {
+      out.reset();
+      return Decoded::Exact;
+    }
+    V v{};
+    Decoded d = Codec<V>::decode(j, v);
+    if (d != Decoded::No) out = std::move(v);
+    return d;
+  }
+  static nlohmann::json encode(const std::optional<V>& v) {
+    return v ? Codec<V>::encode(*v) : nlohmann::json(nullptr);
+  }
+  static void escape(std::optional<V>& v) {
+    if (v) Codec<V>::escape(*v);
+  }
 };
 
 // A status is one of protocol/status.h's names; any other string is kept as read (odd).
@@ -248,7 +284,10 @@ class Field {
     null_json_is_null();
   }
 
-  Field& operator=(std::nullptr_t) {
+  // Null. A template taking nullptr only: a literal 0 is a null pointer constant too, and
+  // `field = 0` must set the value 0 (through the converting constructor), not make it null.
+  template <class N, std::enable_if_t<std::is_same_v<N, std::nullptr_t>, int> = 0>
+  Field& operator=(N) {
     set_state(kNull);
     value_ = T{};
     return *this;
@@ -267,6 +306,7 @@ class Field {
   T* operator->() { return &const_cast<T&>(checked()); }
   // The value, or null when there is none.
   const T* get() const { return has_value() ? &value_ : nullptr; }
+  T* get() { return has_value() ? &value_ : nullptr; }
   template <class U>
   T value_or(U&& otherwise) const {
     return has_value() ? value_ : static_cast<T>(std::forward<U>(otherwise));
@@ -349,7 +389,7 @@ class Field {
       if (value_.is_null()) state_ = kNull;
   }
   const T& checked() const {
-    if (!has_value()) throw std::logic_error("a trace record field without a value was read");
+    if (!has_value()) throw std::logic_error("a field without a value was read");
     return value_;
   }
   // True when the value is still the one read from raw_ (kept for its form).
@@ -369,26 +409,36 @@ class Field {
                         // form differs (written while the value is unchanged)
 };
 
+// A field equals a value when it has that value (absent, null and odd fields equal none).
+template <class T>
+bool operator==(const Field<T>& f, const std::common_type_t<T>& v) {
+  return f.has_value() && *f == v;
+}
+template <class T>
+bool operator!=(const Field<T>& f, const std::common_type_t<T>& v) {
+  return !(f == v);
+}
+
 // The keys a record object's type knows, in its visit() order.
 template <class T>
 const std::vector<std::string>& known_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k;
     T t;
-    T::visit(t, [&](const char* key, auto&) { k.emplace_back(key); });
+    T::visit(t, [&](const char* key, auto&, auto&&...) { k.emplace_back(key); });
     return k;
   }();
   return keys;
 }
 
-// A record object (derived from RecordObject, with a static visit(self, visitor) that calls
-// visitor(key, field) for each of its fields): an object whose known keys read as its fields and
-// whose other keys are kept in `extra`.
+// A typed object (derived from RecordObject, with its static visit()): an object whose known keys
+// read as its fields and whose other keys are kept in `extra`. Fields a default member initializer
+// gives a value (a message's wire defaults: `fatal` false) keep it when their key is missing.
 template <class T>
 struct Codec<T, std::enable_if_t<std::is_base_of_v<RecordObject, T>>> {
   static Decoded decode(const nlohmann::json& j, T& out) {
     if (!j.is_object()) return Decoded::No;
-    out = T{};  // every field absent
+    out = T{};  // every field absent, or its default
     // One pass over the object's keys: each known key to its field by position in visit().
     static const std::map<std::string, size_t, std::less<>> position = [] {
       std::map<std::string, size_t, std::less<>> m;
@@ -402,7 +452,7 @@ struct Codec<T, std::enable_if_t<std::is_base_of_v<RecordObject, T>>> {
         continue;
       }
       size_t i = 0;
-      T::visit(out, [&](const char*, auto& field) {
+      T::visit(out, [&](const char*, auto& field, auto&&...) {
         if (i++ == at->second) field.assign_json(it.value());
       });
     }
@@ -410,13 +460,90 @@ struct Codec<T, std::enable_if_t<std::is_base_of_v<RecordObject, T>>> {
   }
   static nlohmann::json encode(const T& v) {
     nlohmann::json j = v.extra.is_object() ? v.extra : nlohmann::json::object();
-    T::visit(v, [&](const char* key, const auto& field) { field.write(j, key); });
+    T::visit(v, [&](const char* key, const auto& field, auto&&...) { field.write(j, key); });
     return j;
   }
   static void escape(T& v) {
-    T::visit(v, [](const char*, auto& field) { field.escape_text(); });
+    T::visit(v, [](const char*, auto& field, auto&&...) { field.escape_text(); });
     escape_invalid_utf8_in(v.extra);
   }
 };
+
+// visit()'s mark of a key a message must carry: `v("status", s.status, required)`.
+struct Required {};
+constexpr Required required{};
+
+// A message that breaks its protocol: a missing required key, or a value of the wrong type.
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace strict {
+
+template <class T>
+void check_object(const T& obj, const std::string& path);
+
+template <class V>
+void check_value(const V& v, const std::string& path) {
+  if constexpr (std::is_base_of_v<RecordObject, V>) {
+    check_object(v, path);
+  } else if constexpr (IsVector<V>::value) {
+    for (size_t i = 0; i < v.size(); ++i) check_value(v[i], path + "[" + std::to_string(i) + "]");
+  } else if constexpr (IsStringMap<V>::value) {
+    for (const auto& [k, e] : v) check_value(e, path + "." + k);
+  }
+}
+
+// Every field of `obj`: none odd, every required one a value; nested objects alike.
+template <class T>
+void check_object(const T& obj, const std::string& path) {
+  T::visit(obj, [&](const char* key, const auto& field, auto&&... marks) {
+    constexpr bool is_required =
+        (std::is_same_v<std::decay_t<decltype(marks)>, Required> || ... || false);
+    const std::string at = path.empty() ? std::string(key) : path + "." + key;
+    if (field.odd())
+      throw ProtocolError("key '" + at + "' has an unexpected value: " +
+                          field.to_json()
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                              .substr(0, 200));
+    if (is_required && !field.has_value())
+      throw ProtocolError("key '" + at + (field.is_null() ? "' is null" : "' is missing"));
+    if (field.has_value()) check_value(*field, at);
+  });
+}
+
+}  // namespace strict
+
+// The strict reader of a message: `j` read as T (its visit()), then checked: throws ProtocolError
+// ("<what>: key 'launches[0].kernel' is missing") when a required key is missing or null or any
+// known key holds a value of the wrong type. Keys T does not know are kept in `extra`.
+template <class T>
+T read_message(const nlohmann::json& j, const char* what) {
+  if (!j.is_object()) throw ProtocolError(std::string(what) + ": not a JSON object");
+  T out;
+  Codec<T>::decode(j, out);
+  try {
+    strict::check_object(out, "");
+  } catch (const ProtocolError& e) {
+    throw ProtocolError(std::string(what) + ": " + e.what());
+  }
+  return out;
+}
+
+// The tolerant reader of one object (what the trace record's reader does): never throws; a value
+// that is no object gives T{}.
+template <class T>
+T read_object(const nlohmann::json& j) {
+  T out;
+  Codec<T>::decode(j, out);
+  return out;
+}
+
+// The writer of a message or part: its fields (and kept keys) as a JSON object.
+template <class T>
+nlohmann::json write_object(const T& v) {
+  return Codec<T>::encode(v);
+}
 
 }  // namespace kernrl
