@@ -75,22 +75,6 @@ def suite_index(suite):
     return conv, nc
 
 
-def collect(dirs, suite):
-    """The files of levels 1-3 whose problem the suite converted, with the suite's entry; the
-    others with the reason; the KernelBench checkout the suite was built from."""
-    conv, _ = suite_index(suite)
-    conv = conv or {}
-    files, skipped = [], []
-    found, skipped = gen_files(dirs)
-    for f, lv, num in found:
-        if (lv, num) in conv:
-            files.append((f, conv[(lv, num)]))
-        else:
-            skipped.append((str(f), f"L{lv}_{num} is not a converted problem of the suite"))
-    sj = json.loads((pathlib.Path(suite) / "suite.json").read_text())
-    return files, skipped, pathlib.Path(sj["source"])
-
-
 def set_name(f):
     """A generations folder's name in the results: its last two path components."""
     p = pathlib.Path(f).resolve().parent

@@ -44,22 +44,27 @@ def test_collect(tmp):
     (suite / "suite.json").write_text(json.dumps({
         "source": str(tmp / "KernelBench-checkout"),
         "converted": [{"id": "L1_23_Softmax", "file": "level1/23_Softmax.py"},
-                      {"id": "L3_1_MLP", "file": "level3/1_MLP.py"}]}))
+                      {"id": "L3_1_MLP", "file": "level3/1_MLP.py"}],
+        "not_converted": [{"level": 2, "number": 5, "file": "level2/5_X.py", "reason": "no TorchScript route"}]}))
     gens = tmp / "gens"
     gens.mkdir()
     for n, ext in [("level_1_problem_23_sample_0_kernel.py", "softmax"), ("level_1_problem_23_sample_1_kernel.py", "softmax"),
                    ("level_3_problem_1_sample_0_kernel.py", "mlp"), ("level_2_problem_5_sample_0_kernel.py", "x"),
                    ("level_5_problem_1_sample_0_kernel.py", "y"), ("notes.py", "z")]:
         (gens / n).write_text(kernel(ext))
-    files, skipped, kb_root = side.collect([str(gens)], str(suite))
-    names = sorted(f.name for f, _ in files)
+    found, skipped = side.gen_files([str(gens)])
+    names = sorted(f.name for f, _, _ in found)
     check(names == ["level_1_problem_23_sample_0_kernel.py", "level_1_problem_23_sample_1_kernel.py",
-                    "level_3_problem_1_sample_0_kernel.py"], f"collect: levels 1-3 on converted problems: {names}")
+                    "level_2_problem_5_sample_0_kernel.py", "level_3_problem_1_sample_0_kernel.py"],
+          f"gen_files: the generations of levels 1-3: {names}")
     reasons = {pathlib.Path(f).name: why for f, why in skipped}
-    check("not a converted problem" in reasons.get("level_2_problem_5_sample_0_kernel.py", "")
-          and "levels 1-3" in reasons.get("level_5_problem_1_sample_0_kernel.py", "")
-          and "notes.py" not in reasons, f"collect: what is left out, and why: {reasons}")
-    check(kb_root == tmp / "KernelBench-checkout", "collect: the KernelBench checkout the suite was built from")
+    check(list(reasons) == ["level_5_problem_1_sample_0_kernel.py"] and "levels 1-3" in reasons[list(reasons)[0]],
+          f"gen_files: another level is left out, with why; a file of another name is no generation: {reasons}")
+    conv, nc = side.suite_index(str(suite))
+    check(sorted(conv) == [(1, 23), (3, 1)] and nc == {(2, 5): "no TorchScript route"},
+          f"suite_index: the suite's converted problems and the others with their reasons: {sorted(conv)}, {nc}")
+    check(side.suite_index(str(tmp / "none")) == (None, {}), "suite_index: no suite.json yet (the suite is being built)")
+    check(side.set_name(gens / "x.py") == f"{tmp.name}/gens", "set_name: a generations folder by its last two names")
 
 
 # A stand-in for KernelBench's package with the shape kb_eval_pool relies on: the eval module's
