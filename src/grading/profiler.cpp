@@ -150,7 +150,7 @@ json profile_kernel(const ProfileRequest& req) {
                    ": put it on PATH or set KERNRL_NCU";
     return out;
   }
-  if (req.eval.lowered.empty()) {
+  if (!req.eval.lowered || req.eval.lowered->empty()) {
     out["error"] = "no kernel to profile";
     return out;
   }
@@ -161,10 +161,10 @@ json profile_kernel(const ProfileRequest& req) {
   }
   fs::path dir = tmpl;
   std::string names;
-  for (const auto& [name, symbol] : req.eval.lowered)
+  for (const auto& [name, symbol] : *req.eval.lowered)
     names += (names.empty() ? "" : "|") +
              std::regex_replace(symbol, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
-  size_t launches = req.eval.plan.launches.size();
+  size_t launches = req.eval.plan ? req.eval.plan->launches.size() : 0;
   std::vector<std::string> argv = {ncu,
                                    "--target-processes",
                                    "all",
@@ -210,9 +210,9 @@ json profile_kernel(const ProfileRequest& req) {
   }
   EvalRequest r = req.eval;
   r.time = false;
-  r.cfg.trials = 1;
-  r.cfg.plan_run_timeout_s = 0;  // the profiler replays every launch many times
-  r.baseline.reset();
+  r.cfg->trials = 1;
+  r.cfg->plan_run_timeout_s = 0;  // the profiler replays every launch many times
+  r.baseline = nullptr;
   p.send_line(r.to_json().dump());
   auto answer = p.read_line(req.timeout_s);
   p.send_line(quit_request().dump());

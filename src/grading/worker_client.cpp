@@ -142,16 +142,16 @@ bool WorkerClient::read_hello(Proc& p, double timeout_s, std::string* error, boo
   }
   try {
     Hello hello = Hello::from_json(json::parse(*line));
-    if (hello.protocol != kWorkerProtocol) {
-      *error = "the GPU worker speaks protocol " + std::to_string(hello.protocol) +
+    if (hello.protocol_version() != kWorkerProtocol) {
+      *error = "the GPU worker speaks protocol " + std::to_string(hello.protocol_version()) +
                " and kernrl protocol " + std::to_string(kWorkerProtocol) + " (worker built as " +
-               (hello.build_id.empty() ? "?" : hello.build_id) +
+               hello.build_id.value_or("?") +
                ", kernrl " KERNRL_VERSION "): install kernrl and kernrl-worker together";
       p.io.kill_and_reap();
       return false;
     }
-    if (!hello.ok) {
-      *error = hello.error;
+    if (!hello.ok()) {
+      *error = hello.error.value_or("no usable GPU");
       p.io.kill_and_reap();
       return false;
     }
@@ -182,7 +182,8 @@ bool WorkerClient::wait_ready(std::string* error, double timeout_s) {
     return false;
   }
   hello_ = *active_->hello;
-  unsent_start_ = Start{active_->hello_wait_ms, hello_.startup_ms, promoted_};
+  unsent_start_ = Start{active_->hello_wait_ms,
+                        hello_.startup_ms.value_or(std::map<std::string, double>{}), promoted_};
   if (restarts_ > 0) restart_wait_ms_ += active_->hello_wait_ms;
   ready_ = true;
   // The spares start once the active worker is up, so that the first start is not slowed.
@@ -221,7 +222,7 @@ std::string WorkerClient::log_tail() const {
 }
 
 json WorkerClient::device_json() const {
-  json d = hello_.device.to_json();
+  json d = device().to_json();
   d["gpu_index"] = gpu_;
   return d;
 }

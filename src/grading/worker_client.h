@@ -41,12 +41,15 @@ class WorkerClient {
   // Waits for the worker's hello. False (with *error) when there is no usable GPU, or the worker
   // speaks another protocol version.
   bool wait_ready(std::string* error, double timeout_s = 180);
-  const DeviceInfo& device() const { return hello_.device; }
+  // (Before the first hello: a device of no name.)
+  const DeviceInfo& device() const { return hello_.device ? *hello_.device : kNoDevice; }
   // The record's `device` object: the hello's device and the GPU index.
   nlohmann::json device_json() const;
   // The record's `versions` (torch, cuda, driver).
-  nlohmann::json versions_json() const { return hello_.versions; }
-  const std::string& uuid() const { return hello_.uuid; }
+  nlohmann::json versions_json() const {
+    return hello_.versions.value_or(std::map<std::string, std::string>{});
+  }
+  std::string uuid() const { return hello_.uuid.value_or(""); }
   // The CUDA_VISIBLE_DEVICES entry this worker runs with (its GPU, as the system names it).
   std::string device_entry() const;
   int gpu() const { return gpu_; }
@@ -124,6 +127,7 @@ class WorkerClient {
   bool promoted_ = false;  // the active worker started as a spare
   bool ready_ = false;
   Hello hello_;
+  static inline const DeviceInfo kNoDevice{};
   std::optional<Start> unsent_start_;  // the running worker's start, before its first request
   std::optional<Start> last_start_;    // the start of the worker the last request went to
   double last_request_ms_ = 0;

@@ -482,22 +482,26 @@ class ProtocolError : public std::runtime_error {
 namespace strict {
 
 template <class T>
-void check_object(const T& obj, const std::string& path);
+void check_object(const T& obj, const nlohmann::json& j, const std::string& path);
 
+// `v` as read from `j`.
 template <class V>
-void check_value(const V& v, const std::string& path) {
+void check_value(const V& v, const nlohmann::json& j, const std::string& path) {
   if constexpr (std::is_base_of_v<RecordObject, V>) {
-    check_object(v, path);
+    check_object(v, j, path);
   } else if constexpr (IsVector<V>::value) {
-    for (size_t i = 0; i < v.size(); ++i) check_value(v[i], path + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < v.size(); ++i)
+      check_value(v[i], j.at(i), path + "[" + std::to_string(i) + "]");
   } else if constexpr (IsStringMap<V>::value) {
-    for (const auto& [k, e] : v) check_value(e, path + "." + k);
+    for (const auto& [k, e] : v) check_value(e, j.at(k), path + "." + k);
   }
 }
 
-// Every field of `obj`: none odd, every required one a value; nested objects alike.
+// Every field of `obj`, read from the object `j`: none odd, every required one given a value by
+// `j` itself (a default member initializer does not stand in for a required key); nested objects
+// alike.
 template <class T>
-void check_object(const T& obj, const std::string& path) {
+void check_object(const T& obj, const nlohmann::json& j, const std::string& path) {
   T::visit(obj, [&](const char* key, const auto& field, auto&&... marks) {
     constexpr bool is_required =
         (std::is_same_v<std::decay_t<decltype(marks)>, Required> || ... || false);
@@ -507,9 +511,11 @@ void check_object(const T& obj, const std::string& path) {
                           field.to_json()
                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                               .substr(0, 200));
-    if (is_required && !field.has_value())
-      throw ProtocolError("key '" + at + (field.is_null() ? "' is null" : "' is missing"));
-    if (field.has_value()) check_value(*field, at);
+    auto it = j.find(key);
+    const bool given = it != j.end() && !it->is_null();
+    if (is_required && !given)
+      throw ProtocolError("key '" + at + (it != j.end() ? "' is null" : "' is missing"));
+    if (given && field.has_value()) check_value(*field, *it, at);
   });
 }
 
@@ -524,7 +530,7 @@ T read_message(const nlohmann::json& j, const char* what) {
   T out;
   Codec<T>::decode(j, out);
   try {
-    strict::check_object(out, "");
+    strict::check_object(out, j, "");
   } catch (const ProtocolError& e) {
     throw ProtocolError(std::string(what) + ": " + e.what());
   }

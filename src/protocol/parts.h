@@ -6,7 +6,7 @@
 // record's reader, strictly by the worker protocol's (the keys marked `required`).
 //
 // Adding a field to one of them: a member and a line in its visit() here, and its row in the
-// document of its object (docs/trace-format.md; tests/unit/test_trace_record.cpp checks they
+// document of its object (docs/trace-format.md; tests/unit/test_trace_schema.cpp checks they
 // agree). The worker and the record then carry it, the protocol's reader checks its type.
 #pragma once
 

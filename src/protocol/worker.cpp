@@ -44,87 +44,43 @@ DeviceInfo DeviceInfo::from_json(const json& j) {
 }
 
 json Hello::to_json() const {
-  if (!ok)
-    return {{"hello", false}, {"protocol", protocol}, {"build_id", build_id}, {"error", error}};
-  return {{"hello", true},
-          {"protocol", protocol},
-          {"build_id", build_id},
-          {"device", device.to_json()},
-          {"uuid", uuid},
-          {"versions", versions},
-          {"startup_ms", startup_ms}};
+  return write_object(*this);
 }
 
 Hello Hello::from_json(const json& j) {
-  Hello h;
-  h.ok = j.at("hello").get<bool>();
-  h.protocol = j.value("protocol", 0);
-  h.build_id = j.value("build_id", "");
-  if (!h.ok) {
-    h.error = j.value("error", "no GPU");
-    return h;
-  }
-  h.device = DeviceInfo::from_json(j.at("device"));
-  h.uuid = j.value("uuid", "");
-  h.versions = j.at("versions").get<std::map<std::string, std::string>>();
-  if (j.contains("startup_ms"))
-    h.startup_ms = j.at("startup_ms").get<std::map<std::string, double>>();
+  Hello h = read_message<Hello>(j, "hello");
+  if (h.ok())
+    for (const char* key : {"device", "versions"})
+      if (!j.contains(key) || j[key].is_null())
+        throw ProtocolError(std::string("hello: key '") + key + "' is missing");
   return h;
 }
 
 json EvalRequest::to_json() const {
-  json j = {
-      {"cmd", "eval"},          {"problem_dir", problem_dir},
-      {"cubin", cubin},         {"lowered", lowered},
-      {"plan", plan.to_json()}, {"sizes", sizes ? json(*sizes) : json(nullptr)},
-      {"seed", seed},           {"config", cfg.to_json()},
-      {"time", time},           {"baseline", baseline ? write_object(*baseline) : json(nullptr)}};
-  if (!modules.empty()) j["modules"] = modules;
-  return j;
+  return write_object(*this);
 }
 
 EvalRequest EvalRequest::from_json(const json& j) {
   check_command(j, "eval");
-  EvalRequest r;
-  r.problem_dir = j.at("problem_dir").get<std::string>();
-  r.cubin = j.at("cubin").get<std::string>();
-  r.lowered = j.at("lowered").get<std::map<std::string, std::string>>();
-  if (j.contains("modules")) r.modules = j.at("modules").get<std::map<std::string, std::string>>();
-  r.plan = LaunchPlan::from_json(j.at("plan"));
-  if (j.contains("sizes") && !j["sizes"].is_null()) r.sizes = j["sizes"].get<Vars>();
-  r.seed = j.at("seed").get<uint64_t>();
-  r.cfg = Config::from_json(j.at("config"));
-  r.time = j.value("time", true);
-  if (j.contains("baseline") && !j["baseline"].is_null())
-    r.baseline = read_message<trace::Stats>(j["baseline"], "eval request's baseline");
-  return r;
+  return read_message<EvalRequest>(j, "eval request");
 }
 
 json BenchDeviceRequest::to_json() const {
-  return {{"cmd", "bench_device"}, {"repeats", repeats}};
+  return write_object(*this);
 }
 
 BenchDeviceRequest BenchDeviceRequest::from_json(const json& j) {
   check_command(j, "bench_device");
-  BenchDeviceRequest r;
-  r.repeats = j.value("repeats", 1);
-  return r;
+  return read_message<BenchDeviceRequest>(j, "bench_device request");
 }
 
 json BenchReferenceRequest::to_json() const {
-  return {{"cmd", "bench_reference"},
-          {"problem_dir", problem_dir},
-          {"config", cfg.to_json()},
-          {"seed", seed}};
+  return write_object(*this);
 }
 
 BenchReferenceRequest BenchReferenceRequest::from_json(const json& j) {
   check_command(j, "bench_reference");
-  BenchReferenceRequest r;
-  r.problem_dir = j.at("problem_dir").get<std::string>();
-  r.cfg = Config::from_json(j.at("config"));
-  r.seed = j.value("seed", uint64_t{1});
-  return r;
+  return read_message<BenchReferenceRequest>(j, "bench_reference request");
 }
 
 json quit_request() {

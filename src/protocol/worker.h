@@ -1,6 +1,8 @@
 // The messages between kernrl (the grading library) and kernrl-worker, one JSON object per line
-// in each direction (docs/protocol.md). Torch- and CUDA-free, so both sides include it; each
-// message has exactly one serializer (to_json) and one parser (from_json), and a round-trip test.
+// in each direction (docs/protocol.md). Torch- and CUDA-free, so both sides include it. Every
+// message is a typed object (protocol/field.h): its visit() is its one serializer and its one
+// parser, which reads strictly (a missing required key or a value of the wrong type is a
+// ProtocolError naming the key); tests/fixtures/protocol/ holds the bytes each must write.
 //
 //   worker -> kernrl   Hello (once, at start-up)
 //   kernrl -> worker   EvalRequest | BenchDeviceRequest | BenchReferenceRequest | Quit
@@ -39,48 +41,118 @@ struct DeviceInfo {
   static DeviceInfo from_json(const nlohmann::json& j);
 };
 
-struct Hello {
-  bool ok = false;
-  std::string error;  // when !ok: why this worker has no usable GPU
-  int protocol = kWorkerProtocol;
-  std::string build_id;  // the kernrl version the worker was built as
-  DeviceInfo device;
-  std::string uuid;  // the GPU's UUID ("GPU-8c9f..."), for NVML; empty when unknown
-  std::map<std::string, std::string> versions;  // torch, cuda, driver
+// Values with a serializer of their own (the config in core/, the launch plan, the device) inside
+// a message: read through their from_json (a value it refuses is of the wrong type), written
+// through their to_json.
+template <class T>
+struct OwnSerializerCodec {
+  static Decoded decode(const nlohmann::json& j, T& out) {
+    try {
+      out = T::from_json(j);
+      return Decoded::Exact;
+    } catch (const std::exception&) {
+      return Decoded::No;
+    }
+  }
+  static nlohmann::json encode(const T& v) { return v.to_json(); }
+  static void escape(T&) {}
+};
+template <>
+struct Codec<Config> : OwnSerializerCodec<Config> {};
+template <>
+struct Codec<LaunchPlan> : OwnSerializerCodec<LaunchPlan> {};
+template <>
+struct Codec<DeviceInfo> : OwnSerializerCodec<DeviceInfo> {};
+
+// The worker's first line. A worker with a usable GPU sets `device`, `uuid`, `versions` and
+// `startup_ms`; one without sets `error`. A hello without `protocol` is an old worker's (0).
+struct Hello : RecordObject {
+  Field<bool> hello;
+  Field<int> protocol;
+  Field<std::string> build_id;  // the kernrl version the worker was built as
+  Field<std::string> error;     // when not ok: why this worker has no usable GPU
+  Field<DeviceInfo> device;
+  Field<std::string> uuid;  // the GPU's UUID ("GPU-8c9f..."), for NVML; empty when unknown
+  Field<std::map<std::string, std::string>> versions;  // torch, cuda, driver
   // Where the worker's start went, in ms: `exec` (process start to main: loading libtorch),
   // `cuda_init`, `context` (the GPU's primary context), `torch` (torch's CUDA state). Optional.
-  std::map<std::string, double> startup_ms;
+  Field<std::map<std::string, double>> startup_ms;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("hello", s.hello, required);
+    v("protocol", s.protocol);
+    v("build_id", s.build_id);
+    v("error", s.error);
+    v("device", s.device);
+    v("uuid", s.uuid);
+    v("versions", s.versions);
+    v("startup_ms", s.startup_ms);
+  }
+  bool ok() const { return hello.value_or(false); }
+  int protocol_version() const { return protocol.value_or(0); }
   nlohmann::json to_json() const;
+  // Strict; a hello that is ok must carry `device` and `versions`.
   static Hello from_json(const nlohmann::json& j);
 };
 
-struct EvalRequest {
-  std::string problem_dir;
-  std::string cubin;                           // path of the compiled kernel (the compile cache)
-  std::map<std::string, std::string> lowered;  // kernel name -> mangled name
+// Evaluate one compiled kernel file. The keys marked required have no default.
+struct EvalRequest : RecordObject {
+  Field<std::string> cmd = std::string("eval");
+  Field<std::string> problem_dir;
+  Field<std::string> cubin;                           // the compiled kernel (the compile cache)
+  Field<std::map<std::string, std::string>> lowered;  // kernel name -> mangled name
   // Triton: the kernel names of the plan each in a cubin of its own (kernel name -> cubin path);
-  // empty for a CUDA file, whose kernels are all in `cubin`.
-  std::map<std::string, std::string> modules;
-  LaunchPlan plan;
-  std::optional<Vars> sizes;  // --size overrides merged over bench: the only size set
-  uint64_t seed = 0;
-  Config cfg;
-  bool time = true;
-  std::optional<trace::Stats> baseline;  // reuse this baseline timing instead of measuring
+  // absent for a CUDA file, whose kernels are all in `cubin`.
+  Field<std::map<std::string, std::string>> modules;
+  Field<LaunchPlan> plan;
+  Field<Vars> sizes = nullptr;  // --size overrides merged over bench: the only size set
+  Field<uint64_t> seed;
+  Field<Config> cfg;
+  Field<bool> time = true;
+  Field<trace::Stats> baseline = nullptr;  // reuse this baseline timing instead of measuring
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("cmd", s.cmd, required);
+    v("problem_dir", s.problem_dir, required);
+    v("cubin", s.cubin, required);
+    v("lowered", s.lowered, required);
+    v("modules", s.modules);
+    v("plan", s.plan, required);
+    v("sizes", s.sizes);
+    v("seed", s.seed, required);
+    v("config", s.cfg, required);
+    v("time", s.time);
+    v("baseline", s.baseline);
+  }
   nlohmann::json to_json() const;
+  // Strict; throws as well for a request of another command.
   static EvalRequest from_json(const nlohmann::json& j);
 };
 
-struct BenchDeviceRequest {
-  int repeats = 1;
+struct BenchDeviceRequest : RecordObject {
+  Field<std::string> cmd = std::string("bench_device");
+  Field<int> repeats = 1;
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("cmd", s.cmd, required);
+    v("repeats", s.repeats);
+  }
   nlohmann::json to_json() const;
   static BenchDeviceRequest from_json(const nlohmann::json& j);
 };
 
-struct BenchReferenceRequest {
-  std::string problem_dir;
-  Config cfg;
-  uint64_t seed = 1;
+struct BenchReferenceRequest : RecordObject {
+  Field<std::string> cmd = std::string("bench_reference");
+  Field<std::string> problem_dir;
+  Field<Config> cfg;
+  Field<uint64_t> seed = uint64_t{1};
+  template <class Self, class V>
+  static void visit(Self& s, V&& v) {
+    v("cmd", s.cmd, required);
+    v("problem_dir", s.problem_dir, required);
+    v("config", s.cfg, required);
+    v("seed", s.seed);
+  }
   nlohmann::json to_json() const;
   static BenchReferenceRequest from_json(const nlohmann::json& j);
 };

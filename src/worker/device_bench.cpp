@@ -176,9 +176,9 @@ json bench_device(const DeviceInfo& dev, int repeats) {
 }
 
 json bench_reference(const BenchReferenceRequest& request, const DeviceInfo& dev) {
-  ProblemSpec p = load_problem(request.problem_dir);
-  const Config& cfg = request.cfg;
-  uint64_t seed = request.seed;
+  ProblemSpec p = load_problem(*request.problem_dir);
+  const Config& cfg = *request.cfg;
+  uint64_t seed = request.seed.value_or(uint64_t{1});
   if (!reference_for(p)) throw std::runtime_error("no reference is registered for " + p.id);
   std::vector<TensorMap> inputs;
   for (int k = 0; k < std::max(1, cfg.input_sets); ++k)

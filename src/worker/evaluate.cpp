@@ -101,21 +101,21 @@ struct Evaluation {
   // request carried (the timed size's), else measured now on a draw of its own (inputs no trial
   // uses: the answer it leaves on the device is for other inputs).
   RunBound bound_at(const Vars& sizes) {
-    const Config& cfg = req.cfg;
-    auto known = known_reference_ms().find(reference_key(req.problem_dir, p, sizes));
+    const Config& cfg = *req.cfg;
+    auto known = known_reference_ms().find(reference_key(*req.problem_dir, p, sizes));
     if (known != known_reference_ms().end()) return run_bound(known->second, "reference", cfg);
     if (req.baseline && req.baseline->median_ms)
       return run_bound(scale_reference_ms(p, sizes, *req.baseline->median_ms), "baseline", cfg);
     if (cfg.plan_run_timeout_s <= cfg.plan_run_floor_s) return run_bound(std::nullopt, "", cfg);
     PhaseScope ph("bound_reference");
     try {
-      TensorMap in = make_inputs(p, sizes, draws::bound(req.seed), torch::Device(torch::kCUDA, 0));
+      TensorMap in = make_inputs(p, sizes, draws::bound(*req.seed), torch::Device(torch::kCUDA, 0));
       auto t0 = std::chrono::steady_clock::now();
       run_reference(p, in, sizes);
       CU_CHECK(cuStreamSynchronize(nullptr));
       double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      note_reference_ms(req.problem_dir, p, sizes, ms);
+      note_reference_ms(*req.problem_dir, p, sizes, ms);
       return run_bound(ms, "reference", cfg);
     } catch (const std::exception& err) {
       // Not the kernel's doing (it has not run at these sizes yet): the ceiling, and the trial's
@@ -132,11 +132,11 @@ struct Evaluation {
 bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   const EvalRequest& req = e.req;
   const ProblemSpec& p = e.p;
-  const Config& cfg = req.cfg;
+  const Config& cfg = *req.cfg;
   std::vector<Vars> order;
   int n_trials = std::max<int>(cfg.trials, static_cast<int>(size_sets.size()));
   for (int i = 0; i < n_trials; ++i) order.push_back(size_sets[i % size_sets.size()]);
-  std::mt19937_64 rng(draws::trial_order(req.seed));
+  std::mt19937_64 rng(draws::trial_order(*req.seed));
   std::shuffle(order.begin(), order.end(), rng);
   bool all_passed = true;
   // Each trial: fresh inputs, the plan run twice on the same buffers (outputs poisoned before
@@ -146,7 +146,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
   // work when it recognises a pointer, a flag or the data fails the second run, every time.
   torch::Device cuda(torch::kCUDA, 0);
   for (int t = 0; t < n_trials && all_passed; ++t) {
-    uint64_t seed = draws::trial(req.seed, t);
+    uint64_t seed = draws::trial(*req.seed, t);
     e.arm(order[t]);
     // What earlier trials and the deadline's reference run computed is gone before this trial's
     // buffers are taken from the freed memory.
@@ -177,7 +177,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
       // comparison after them.
       CU_CHECK(cuStreamSynchronize(nullptr));
       note_reference_ms(
-          req.problem_dir, p, order[t],
+          *req.problem_dir, p, order[t],
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     PhaseScope ph("check");
@@ -226,7 +226,7 @@ bool run_trials(Evaluation& e, const std::vector<Vars>& size_sets) {
 void time_kernel(Evaluation& e) {
   const EvalRequest& req = e.req;
   const ProblemSpec& p = e.p;
-  const Config& cfg = req.cfg;
+  const Config& cfg = *req.cfg;
   const Vars& bench = e.bench;
   EvalAnswer& res = e.res;
   auto& phases = phase_totals();
@@ -237,7 +237,7 @@ void time_kernel(Evaluation& e) {
   // timing sets are taken from.
   scrub();
   for (int k = 0; k < sets; ++k)
-    bufs.push_back(make_buffers(p, e.plan, e.mod, bench, e.dev, draws::timing_set(req.seed, k)));
+    bufs.push_back(make_buffers(p, e.plan, e.mod, bench, e.dev, draws::timing_set(*req.seed, k)));
   std::vector<uint64_t> last_seed(sets, 0);
   std::vector<int> last_sample(sets, 0);
   // Per set: the key of its last draw's fingerprints and the fingerprints, input by input.
@@ -318,7 +318,7 @@ void time_kernel(Evaluation& e) {
           return;
         }
         if (unchecked >= 0 && timed_failure.empty()) verify(unchecked);
-        last_seed[k] = draws::sample(req.seed, sample);
+        last_seed[k] = draws::sample(*req.seed, sample);
         last_sample[k] = ++sample;
         PhaseScope ph("fresh_inputs");
         refill_inputs(p, bench, last_seed[k], bufs[k].inputs);
@@ -364,7 +364,7 @@ void time_kernel(Evaluation& e) {
     {
       PhaseScope ph("inputs");
       for (int k = 0; k < sets; ++k) {
-        refill_inputs(p, bench, draws::baseline(req.seed, k), bufs[k].inputs);
+        refill_inputs(p, bench, draws::baseline(*req.seed, k), bufs[k].inputs);
         sets_inputs.push_back(bufs[k].inputs);
       }
     }
@@ -375,7 +375,7 @@ void time_kernel(Evaluation& e) {
     }
     check_kernel_result(err, "while timing the reference");
     scrub();
-    note_reference_ms(req.problem_dir, p, bench, *bt.median_ms);
+    note_reference_ms(*req.problem_dir, p, bench, *bt.median_ms);
     timing.baseline = std::move(bt);
     timing.baseline_source = "measured";
   }
@@ -396,7 +396,7 @@ void add_launch_facts(Evaluation& e) {
     if (e.bench_ran) {
       // The timing loop's first input set when there is one, with a fresh draw; new buffers
       // otherwise.
-      uint64_t seed = draws::launches(e.req.seed);
+      uint64_t seed = draws::launches(*e.req.seed);
       Buffers made;
       if (e.timing_bufs.empty()) made = make_buffers(e.p, e.plan, e.mod, e.bench, e.dev, seed);
       Buffers& b = e.timing_bufs.empty() ? made : e.timing_bufs.front();
@@ -469,13 +469,13 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   auto eval_t0 = std::chrono::steady_clock::now();
   EvalAnswer res;
   res.status = Status::Correct;
-  const ProblemSpec& p = cached_problem(req.problem_dir);
+  const ProblemSpec& p = cached_problem(*req.problem_dir);
   GpuModule mod;
   std::vector<Vars> size_sets = p.tests;
   size_sets.push_back(p.bench);
   if (req.sizes) size_sets = {*req.sizes};
   Evaluation e{req, dev, p, mod, req.sizes ? *req.sizes : p.bench, res};
-  e.plan = req.plan;
+  e.plan = *req.plan;
 
   auto finish = [&]() -> EvalAnswer {
     double attributed = 0;
@@ -491,20 +491,21 @@ EvalAnswer evaluate(const EvalRequest& req, const DeviceInfo& dev) {
   try {
     try {
       PhaseScope ph("module_load");
-      mod.load(req.cubin, req.lowered, req.modules);
+      mod.load(*req.cubin, *req.lowered,
+               req.modules.value_or(std::map<std::string, std::string>{}));
     } catch (const LaunchError& err) {
       throw KernelFault{Status::LaunchError, err.what(), err.line, cu_error_is_sticky(err.code)};
     }
     loaded = true;
-    if (req.time) {
+    if (req.time.value_or(true)) {
       // Autotuned Triton kernels: each config timed at the bench size, the fastest kept; then
       // the kept configs are checked and timed as any kernel.
       e.arm(e.bench);
       std::vector<AutotuneChoice> tuned =
-          autotune_plan(e.plan, p, mod, e.bench, dev, req.cfg, draws::autotune(req.seed));
+          autotune_plan(e.plan, p, mod, e.bench, dev, *req.cfg, draws::autotune(*req.seed));
       if (!tuned.empty()) res.autotune = std::move(tuned);
     }
-    if (run_trials(e, size_sets) && req.time) time_kernel(e);
+    if (run_trials(e, size_sets) && req.time.value_or(true)) time_kernel(e);
   } catch (const KernelFault& f) {
     e.fail(f.status, f.message, f.line);
     res.fatal = f.fatal;

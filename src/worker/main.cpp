@@ -152,12 +152,15 @@ int main(int argc, char** argv) {
   g_protocol = fdopen(proto_fd, "w");
 
   Hello hello;
+  hello.protocol = kWorkerProtocol;
   hello.build_id = KERNRL_VERSION;
+  std::map<std::string, double> startup_ms;
   double exec_ms = ms_since_exec();
-  if (exec_ms >= 0) hello.startup_ms["exec"] = exec_ms;
-  std::string err;
-  if (!query_device(&hello.device, &hello.uuid, &err, &hello.startup_ms)) {
-    hello.ok = false;
+  if (exec_ms >= 0) startup_ms["exec"] = exec_ms;
+  DeviceInfo dev;
+  std::string uuid, err;
+  if (!query_device(&dev, &uuid, &err, &startup_ms)) {
+    hello.hello = false;
     hello.error = err;
     send(hello.to_json());
     return 0;
@@ -167,12 +170,12 @@ int main(int argc, char** argv) {
   at::globalContext().setAllowTF32CuBLAS(false);
   at::globalContext().setAllowTF32CuDNN(false);
   torch::zeros({1}, torch::Device(torch::kCUDA, 0));
-  hello.startup_ms["torch"] = ms_since(torch_start);
+  startup_ms["torch"] = ms_since(torch_start);
   set_float_stats_fn(float_stats_gpu);
   if (warm) {
     auto warm_start = Clock::now();
     warm_up();
-    hello.startup_ms["warm_up"] = ms_since(warm_start);
+    startup_ms["warm_up"] = ms_since(warm_start);
   }
   if (self_test) {
     std::string fails = self_test_float_stats();
@@ -183,12 +186,14 @@ int main(int argc, char** argv) {
 #ifdef CUDA_VERSION
   cuda_rt = CUDA_VERSION;
 #endif
-  const DeviceInfo& dev = hello.device;
-  hello.ok = true;
-  hello.versions = {
+  hello.hello = true;
+  hello.device = dev;
+  hello.uuid = uuid;
+  hello.versions = std::map<std::string, std::string>{
       {"torch", TORCH_VERSION},
       {"cuda", std::to_string(cuda_rt / 1000) + "." + std::to_string(cuda_rt % 1000 / 10)},
       {"driver", std::to_string(dev.driver / 1000) + "." + std::to_string(dev.driver % 1000 / 10)}};
+  hello.startup_ms = startup_ms;
   send(hello.to_json());
 
   CUcontext ctx = nullptr;
@@ -226,7 +231,7 @@ int main(int argc, char** argv) {
       }
       BenchAnswer b;
       if (cmd == "bench_device") {
-        b.result = bench_device(dev, BenchDeviceRequest::from_json(req).repeats);
+        b.result = bench_device(dev, BenchDeviceRequest::from_json(req).repeats.value_or(1));
         b.ok = true;
       } else if (cmd == "bench_reference") {
         b.result = bench_reference(BenchReferenceRequest::from_json(req), dev);

@@ -42,7 +42,7 @@ TEST_CASE("profiler: ncu's raw CSV page becomes one object per launch") {
 TEST_CASE("profiler: without ncu the record says why, and nothing runs") {
   ProfileRequest r;
   r.ncu = "/nonexistent/ncu";
-  r.eval.lowered = {{"k", "k"}};
+  r.eval.lowered = std::map<std::string, std::string>{{"k", "k"}};
   json p = profile_kernel(r);
   CHECK(p["tool"] == "ncu");
   REQUIRE(p.contains("error"));

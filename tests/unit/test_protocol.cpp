@@ -31,77 +31,68 @@ TEST_CASE("every status round-trips through its name, and the names are the docu
   CHECK_FALSE(status_from_string("").has_value());
 }
 
-TEST_CASE("hello round-trips, with and without a GPU") {
-  Hello h;
-  h.ok = true;
-  h.build_id = "9.9.9";
-  h.device.name = "NVIDIA H100 80GB HBM3";
-  h.device.cc_major = 9;
-  h.device.cc_minor = 0;
-  h.device.sms = 132;
-  h.device.l2_bytes = 52428800;
-  h.device.memory_bytes = 85045395456ULL;
-  h.device.driver = 13000;
-  h.uuid = "GPU-8c9f0a1b-2c3d-4e5f-6071-8293a4b5c6d7";
-  h.versions = {{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}};
-  h.startup_ms = {{"exec", 310.0}, {"cuda_init", 40.5}, {"context", 120.0}, {"torch", 30.25}};
-  json j = h.to_json();
-  CHECK(j["startup_ms"]["context"] == 120.0);
-  CHECK(j["uuid"] == h.uuid);
-  CHECK(j["protocol"] == kWorkerProtocol);
-  CHECK(j["device"]["arch"] == "sm_90a");
-  Hello back = Hello::from_json(json::parse(j.dump()));
-  CHECK(back.to_json() == j);
-  CHECK(back.device.arch() == "sm_90a");
+// The messages of tests/fixtures/protocol/worker_requests.jsonl, built by type: the bytes the
+// hand-written serializers of protocol 6 wrote (kept byte for byte when the messages became typed
+// objects).
+std::vector<std::string> typed_requests() {
+  std::vector<std::string> out;
+  Hello h;  // a worker with a GPU
+  h.hello = true;
+  h.protocol = kWorkerProtocol;
+  h.build_id = "2.0.0";
+  DeviceInfo& d = h.device.emplace();
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sms = 132;
+  d.l2_bytes = 52428800;
+  d.memory_bytes = 85000000000ULL;
+  d.driver = 13000;
+  h.uuid = "GPU-8c9f";
+  h.versions =
+      std::map<std::string, std::string>{{"torch", "2.11.0"}, {"cuda", "13.0"}, {"driver", "13.0"}};
+  h.startup_ms = std::map<std::string, double>{{"exec", 400.5}, {"cuda_init", 120.25}};
+  out.push_back(h.to_json().dump());
+  Hello n;  // one without
+  n.hello = false;
+  n.protocol = kWorkerProtocol;
+  n.build_id = "2.0.0";
+  n.error = "no CUDA device is visible";
+  out.push_back(n.to_json().dump());
 
-  Hello none;
-  none.ok = false;
-  none.error = "no CUDA device is visible";
-  Hello nb = Hello::from_json(none.to_json());
-  CHECK_FALSE(nb.ok);
-  CHECK(nb.error == none.error);
-  CHECK(nb.protocol == kWorkerProtocol);
-  // An old worker without a version is told apart.
-  CHECK(Hello::from_json(json{{"hello", false}, {"error", "x"}}).protocol == 0);
-  // The start-up breakdown is optional.
-  json old = j;
-  old.erase("startup_ms");
-  CHECK(Hello::from_json(old).startup_ms.empty());
-}
-
-TEST_CASE("eval request round-trips") {
-  EvalRequest r;
+  EvalRequest r;  // every key
   r.problem_dir = "/p/L1/23_Softmax";
   r.cubin = "/cache/ab.cubin";
-  r.lowered = {{"softmax", "_Z7softmaxPKfPfi"}};
-  r.plan.problem = "L1_23_Softmax";
+  r.lowered = std::map<std::string, std::string>{{"softmax", "_Z7softmaxPKfPfi"}};
+  r.modules = std::map<std::string, std::string>{{"softmax", "/cache/softmax.cubin"}};
+  LaunchPlan& plan = r.plan.emplace();
+  plan.problem = "L1_23_Softmax";
+  plan.line = 3;
   r.sizes = Vars{{"batch_size", 4}, {"dim", 256}};
   r.seed = 18446744073709551615ULL;
   r.time = false;
+  r.cfg.emplace().trials = 7;
   r.baseline = read_object<trace::Stats>(json{{"median_ms", 1.5}, {"n", 10}});
-  json j = r.to_json();
-  CHECK(j["cmd"] == "eval");
-  EvalRequest back = EvalRequest::from_json(json::parse(j.dump()));
-  CHECK(back.to_json() == j);
-  CHECK(back.seed == r.seed);
-  CHECK(*back.baseline->median_ms == 1.5);
-  CHECK(j["baseline"] == json{{"median_ms", 1.5}, {"n", 10}});
-  CHECK(request_command(j) == "eval");
-  // A request of another kind is refused rather than misread.
-  CHECK_THROWS(EvalRequest::from_json(BenchDeviceRequest{}.to_json()));
-}
+  out.push_back(r.to_json().dump());
+  EvalRequest plain;  // the defaults
+  plain.problem_dir = "/p/L1/1_x";
+  plain.cubin = "/cache/cd.cubin";
+  plain.lowered.emplace();
+  plain.plan.emplace();
+  plain.seed = uint64_t{1};
+  plain.cfg.emplace();
+  out.push_back(plain.to_json().dump());
 
-TEST_CASE("bench requests and quit round-trip") {
-  BenchDeviceRequest d;
-  d.repeats = 3;
-  CHECK(BenchDeviceRequest::from_json(d.to_json()).repeats == 3);
-  BenchReferenceRequest b;
-  b.problem_dir = "/p/L1/1_x";
-  b.seed = 7;
-  BenchReferenceRequest bb = BenchReferenceRequest::from_json(b.to_json());
-  CHECK(bb.to_json() == b.to_json());
-  CHECK(request_command(quit_request()) == "quit");
-  CHECK(request_command(json{{"cmd", 3}}).empty());
+  BenchDeviceRequest bd;
+  bd.repeats = 3;
+  out.push_back(bd.to_json().dump());
+  BenchReferenceRequest br;
+  br.problem_dir = "/p/L1/1_x";
+  br.cfg.emplace();
+  br.seed = uint64_t{7};
+  out.push_back(br.to_json().dump());
+  out.push_back(quit_request().dump());
+  return out;
 }
 
 // The answers of tests/fixtures/protocol/worker_answers.jsonl, built by type: the bytes a worker
@@ -242,6 +233,79 @@ TEST_CASE("answers are written byte for byte as the protocol's fixtures, and rea
   CHECK(*ch.times_ms->at(2) == 0.3);
 }
 
+TEST_CASE("hellos and requests are written byte for byte as the protocol's fixtures") {
+  std::vector<std::string> want = fixture_lines("worker_requests.jsonl");
+  std::vector<std::string> got = typed_requests();
+  REQUIRE(want.size() == got.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    CAPTURE(k);
+    CHECK(got[k] == want[k]);
+    json j = json::parse(want[k]);
+    std::string cmd = request_command(j);
+    std::string again = cmd == "eval"           ? EvalRequest::from_json(j).to_json().dump()
+                        : cmd == "bench_device" ? BenchDeviceRequest::from_json(j).to_json().dump()
+                        : cmd == "bench_reference"
+                            ? BenchReferenceRequest::from_json(j).to_json().dump()
+                        : cmd == "quit" ? quit_request().dump()
+                                        : Hello::from_json(j).to_json().dump();
+    CHECK(again == want[k]);
+  }
+  Hello h = Hello::from_json(json::parse(want[0]));
+  CHECK(h.ok());
+  CHECK(h.device->arch() == "sm_90a");
+  CHECK(h.device->sms == 132);
+  CHECK(h.startup_ms->at("exec") == 400.5);
+  Hello none = Hello::from_json(json::parse(want[1]));
+  CHECK_FALSE(none.ok());
+  CHECK(*none.error == "no CUDA device is visible");
+  EvalRequest r = EvalRequest::from_json(json::parse(want[2]));
+  CHECK(*r.seed == 18446744073709551615ULL);
+  CHECK(r.cfg->trials == 7);
+  CHECK(r.plan->line == 3);
+  CHECK(*r.baseline->median_ms == 1.5);
+  CHECK_FALSE(*r.time);
+  EvalRequest plain = EvalRequest::from_json(json::parse(want[3]));
+  CHECK(plain.sizes.is_null());
+  CHECK(plain.baseline.is_null());
+  CHECK(plain.modules.absent());
+  CHECK(*plain.time);
+  CHECK(*BenchDeviceRequest::from_json(json::parse(want[4])).repeats == 3);
+  CHECK(*BenchReferenceRequest::from_json(json::parse(want[5])).seed == 7);
+}
+
+TEST_CASE("a required key with a default must still be given") {
+  // `ok` defaults to false for the writer; a reader still refuses an answer without it.
+  CHECK_THROWS_WITH_AS(BenchAnswer::from_json(json{{"fatal", false}}),
+                       doctest::Contains("'ok' is missing"), ProtocolError);
+  CHECK_THROWS_WITH_AS(BenchAnswer::from_json(json{{"ok", nullptr}}),
+                       doctest::Contains("'ok' is null"), ProtocolError);
+  CHECK(BenchAnswer::from_json(json{{"ok", true}}).succeeded());
+}
+
+TEST_CASE("hellos and requests are read strictly") {
+  // An old worker without a version is told apart.
+  CHECK(Hello::from_json(json{{"hello", false}, {"error", "x"}}).protocol_version() == 0);
+  CHECK_THROWS_WITH_AS(Hello::from_json(json{{"protocol", 6}}), doctest::Contains("'hello'"),
+                       ProtocolError);
+  // A worker with a GPU must say which.
+  CHECK_THROWS_WITH_AS(Hello::from_json(json{{"hello", true}, {"protocol", 6}}),
+                       doctest::Contains("'device'"), ProtocolError);
+  json good = json::parse(fixture_lines("worker_requests.jsonl").at(3));
+  json no_seed = good;
+  no_seed.erase("seed");
+  CHECK_THROWS_WITH_AS(EvalRequest::from_json(no_seed), doctest::Contains("'seed' is missing"),
+                       ProtocolError);
+  json bad_plan = good;
+  bad_plan["plan"] = "launch everything";
+  CHECK_THROWS_WITH_AS(EvalRequest::from_json(bad_plan), doctest::Contains("'plan'"),
+                       ProtocolError);
+  // A request of another kind is refused rather than misread.
+  CHECK_THROWS(EvalRequest::from_json(BenchDeviceRequest{}.to_json()));
+  CHECK_THROWS(BenchReferenceRequest::from_json(good));
+  CHECK(BenchDeviceRequest::from_json(json{{"cmd", "bench_device"}}).repeats == 1);
+  CHECK(request_command(json{{"cmd", 3}}).empty());
+}
+
 TEST_CASE("autotune choices are read strictly (protocol 6)") {
   CHECK(kWorkerProtocol == 6);
   EvalAnswer none;
@@ -276,6 +340,7 @@ TEST_CASE("the request's config carries the fault grace the worker arms (protoco
   EvalRequest req;
   req.cfg = cfg;
   CHECK(req.to_json()["config"]["fault_grace_s"] == 0.75);
+  CHECK(EvalRequest{}.to_json().contains("config") == false);
   CHECK(Config::from_json(req.to_json()["config"]).fault_grace_s == 0.75);
 }
 
