@@ -225,7 +225,7 @@ if want kernelbench; then
     log "KERNELBENCH_DIR is not a KernelBench checkout: skipped"
   else
     KB_SUITE="${KB_SUITE:-/tmp/kernrl-kb-suite}"  # several GB of weights: not under $OUT
-    export KB_SUITE KB_GENS="${KB_GENS:-tests/import/generations}"
+    export KB_SUITE KB_GENS="${KB_GENS:-tests/import/generations tests/kernelbench/generations}"
     # The suite built, checked against KernelBench's own modules (the worker's TorchScript path,
     # on the GPU), its torch.compile baselines timed, and KB_GENS graded by KernelBench's eval
     # and by kernrl side by side (scripts/kb-gpu.sh; KB_* variables there).

@@ -12,9 +12,11 @@
 #   identity   tools/suites/kb_identity.py in KB_SHARDS (default 4) processes on the GPU
 #   baselines  tools/suites/kb_baselines.py: torch.compile and eager per problem (KB_BASELINES_ONLY:
 #              problem ids first; KB_BASELINES_DEADLINE seconds, default 120)
-#   side       scripts/kb_side_by_side.py over KB_GENS (folders of level_*_kernel.py files) in
-#              KB_SIDE_DIR (default /tmp/kernrl-kb-side; KB_SIDE_DEADLINE: seconds, then no more
-#              files); its side.json, side_by_side.md and log are copied to OUT as kb-*
+#   side       scripts/kb_side_by_side.py over KB_GENS (folders of level_*_kernel.py files; default
+#              tests/import/generations tests/kernelbench/generations) in KB_SIDE_DIR (default
+#              /tmp/kernrl-kb-side; KB_SIDE_DEADLINE: seconds, then no more files); its side.json,
+#              side_by_side.md and log are copied to OUT as kb-*. scripts/kb-side-gpu.sh runs it
+#              beside the kernrl build and the suite's conversion instead, in one go
 # KB_SUITE: the suite folder (default /tmp/kernrl-kb-suite; several GB of weights: not under OUT).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +42,7 @@ JOBS="$(nproc)"
 if want suite; then
   start=$(date +%s)
   if [ "${KB_ONLY:-}" = gens ]; then  # the problems of KB_GENS' generations
-    KB_ONLY=$(for d in ${KB_GENS:-tests/import/generations}; do ls "$d"; done |
+    KB_ONLY=$(for d in ${KB_GENS:-tests/import/generations tests/kernelbench/generations}; do ls "$d"; done |
       sed -nE 's/^level_([123])_problem_([0-9]+)_sample_.*\.py$/L\1_\2/p' | sort -u | paste -sd,)
   fi
   only=(); [ -n "${KB_ONLY:-}" ] && only=(--only "$KB_ONLY")
@@ -87,8 +89,9 @@ if want side; then
   start=$(date +%s)
   # shellcheck disable=SC2086
   SIDE="${KB_SIDE_DIR:-/tmp/kernrl-kb-side}"  # the builds and copies: not under $OUT
-  python3 scripts/kb_side_by_side.py --kernrl "$K" --suite "$SUITE" --kernelbench "$KB" --gens ${KB_GENS:-tests/import/generations} \
-    --out "$SIDE" --tag "${KB_TAG:-run}" --jobs "$JOBS" --deadline "${KB_SIDE_DEADLINE:-0}" 2>&1 | tail -8
+  python3 scripts/kb_side_by_side.py --kernrl "$K" --suite "$SUITE" --kernelbench "$KB" \
+    --gens ${KB_GENS:-tests/import/generations tests/kernelbench/generations} --out "$SIDE" --tag "${KB_TAG:-run}" \
+    --jobs "$(( JOBS / 2 ))" --deadline "${KB_SIDE_DEADLINE:-0}" 2>&1 | tail -8
   for f in side.json side_by_side.md side.log; do cp "$SIDE/$f" "$OUT/kb-$f" 2>/dev/null; done
   log "side by side in $(( $(date +%s) - start )) s"
 fi
