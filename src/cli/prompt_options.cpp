@@ -89,6 +89,10 @@ PromptText build_prompt(const ProblemSpec& p, const PromptCliOptions& o) {
   t.text = o.style == "kernelbench" ? kernelbench_prompt(p) : task_prompt(p, o.language);
   t.name = kTaskPromptName;
   t.version = kTaskPromptVersion;
+  if (o.style == "kernelbench") {
+    t.name = kKernelBenchPromptName;
+    t.version = kKernelBenchPromptVersion;
+  }
   if (o.style == "kernelbench" && o.language == "triton") {
     t.text = kernelbench_triton_prompt(p);
     t.name = kKernelBenchTritonPromptName;

@@ -86,6 +86,24 @@ const char* kTritonRules =
     "names and shapes of Model's (nn.Linear and other layers are fine for holding them), and "
     "define every @triton.jit kernel at the top level of the file.\n";
 
+const char* kCudaRules =
+    "How it is graded: the module is not run. kernrl reads it and converts it into a kernel file "
+    "(the CUDA kernels and the launches your C++ function makes), then runs only your kernels, on "
+    "the grader's own buffers, at every size set above. So forward may only call your "
+    "extension's functions with its inputs and the module's parameters (self.weight, "
+    "self.conv.weight) and attributes set from the constructor's arguments. The C++ function may "
+    "read sizes (x.size(i), x.numel()), compute integers from them, allocate the outputs and "
+    "scratch buffers (torch::empty, torch::empty_like, torch::zeros) and launch your __global__ "
+    "kernels with <<<grid, block, shared_bytes>>>; the same launches must suit every size set "
+    "(no branches that choose differently between them). Everything the module computes must be "
+    "done by your kernels: no PyTorch operations in forward (no torch.mm, F.conv2d, calling "
+    "self.linear or self.conv, x + y, x.sum()) or in the C++ function (no torch::matmul, "
+    "at::conv2d), no cuBLAS, cuDNN or other libraries, no .item(). "
+    "Return a tensor your kernels wrote; never write into an input. Kernel parameters are "
+    "pointers to whole tensors (data_ptr<float>(), no offsets into them) and int, int64_t, "
+    "float or double scalars. Parameters keep the names and shapes of Model's (nn.Linear and "
+    "other layers are fine for holding them).\n";
+
 // What both styles' prompts say of the problem: the architecture, its sizes and tensors, and the
 // line that introduces the example.
 std::string architecture_part(const ProblemSpec& p) {
@@ -118,11 +136,12 @@ std::string kernelbench_triton_prompt(const ProblemSpec& p) {
 std::string kernelbench_prompt(const ProblemSpec& p) {
   std::string s;
   s += "You write custom CUDA kernels to replace the PyTorch operators of the architecture below "
-       "and "
-       "make it faster. You may replace some operators and keep others, fuse several into one "
-       "kernel (a matmul with its activation), or change the algorithm (an online softmax).\n\n";
+       "and make it faster. You may fuse several operators into one kernel (a matmul with its "
+       "activation) or change the algorithm (an online softmax).\n\n";
   s += architecture_part(p);
   s += kExample;
+  s += "\n";
+  s += kCudaRules;
   s +=
       "\nRewrite the architecture named Model with custom CUDA kernels, compiled with load_inline, "
       "as a module named ModelNew that takes the same __init__ and forward arguments. Answer with "

@@ -161,4 +161,13 @@ check "show --prompt --style kernelbench --language triton" 0 "$KERNRL" show L1_
 has "asks for ModelNew" "ModelNew" "$TMP/out"
 has "Triton example" "@triton.jit" "$TMP/out"
 has "its name" '"prompt_name":"kernrl.kernelbench_triton.v1"' "$TMP/out"
+
+# The KernelBench-style CUDA prompt says how the module is graded, and asks for no more than the
+# converter grades: no PyTorch operators kept in forward or in the host function.
+check "show --prompt --style kernelbench" 0 "$KERNRL" show L1_26_GELU_ --prompt --style kernelbench --json
+has "asks for ModelNew" "ModelNew" "$TMP/out"
+has "says how it is graded" "How it is graded" "$TMP/out"
+has "no PyTorch operators kept" "no PyTorch operations in forward" "$TMP/out"
+has "its name" '"prompt_name":"kernrl.kernelbench.v2"' "$TMP/out"
+has "its version" '"prompt_version":2' "$TMP/out"
 exit $fail

@@ -88,7 +88,8 @@ def main():
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])
         check("ModelNew" in kb_prompt and "self.bn = nn.BatchNorm2d(out_channels)" in kb_prompt
-              and "conv.weight" in kb_prompt, "show --prompt --style kernelbench: the module, ModelNew, module paths")
+              and "conv.weight" in kb_prompt and "How it is graded" in kb_prompt,
+              "show --prompt --style kernelbench: the module, ModelNew, module paths, the grading rules")
         prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt"])
         check("conv.weight" in prompt and "launch" in prompt, "show --prompt: the kernel-file contract with the suite's names")
         # kernrl's reference path (C++, TorchScript) against KernelBench's (Python, eager), with
