@@ -162,6 +162,9 @@ class SpecReader {
         {"kaiming_uniform", {"fan_in"}}, {"bernoulli", {"p"}},         {"constant", {"value"}}};
     auto it = params.find(s.kind);
     if (it == params.end()) fail(kv.first, "unknown init '" + s.kind + "'");
+    if (!kv.second.IsMap())
+      fail(kv.second, "init " + s.kind + " takes a mapping of its parameters, e.g. {" + s.kind +
+                          ": {" + it->second.front() + ": ...}}");
     for (const auto& key : it->second) {
       auto v = kv.second[key];
       if (!v.IsDefined()) fail(kv.second, "init " + s.kind + " needs '" + key + "'");
@@ -325,7 +328,12 @@ class SpecReader {
 }  // namespace
 
 ProblemSpec parse_problem_yaml(const std::string& text, const std::string& name) {
-  return SpecReader(name, text).read();
+  try {
+    return SpecReader(name, text).read();
+  } catch (const YAML::Exception& e) {
+    // A node of one kind read as another that no check above caught: still the file's error.
+    throw SpecError(name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
 }
 
 std::string read_problem_yaml(const fs::path& dir) {

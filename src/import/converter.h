@@ -18,6 +18,10 @@
 
 namespace kernrl::kbimport {
 
+// Every buffer kernrl gives a kernel (inputs, parameters, outputs, scratch) starts at a multiple
+// of this many bytes.
+constexpr int64_t kBufferAlignment = 16;
+
 struct Val {
   enum Kind {
     Void,
@@ -58,6 +62,9 @@ struct Val {
   std::vector<Val> items;
   std::vector<std::string> path;  // &var.member[i]: the member/index path of `name`
   std::string why;
+  // Unknown: an integer known to be a multiple of this (a buffer's address: kernrl's buffers are
+  // 16-byte aligned), so that an alignment check on it can be decided; 0 when nothing is known.
+  int64_t multiple_of = 0;
   size_t first = 0, last = 0;  // lambda body tokens
   const std::vector<CTok>* toks = nullptr;
 };

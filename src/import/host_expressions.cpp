@@ -221,6 +221,12 @@ Val Interp::cast_to(Frame& fr, const std::string& type_text, const Val& v,
     fail_value(v, "a data pointer", what, fr);
   }
   std::string s = strip_std(base);
+  if (int_type(s) && v.kind == Val::Ptr && v.tensor >= 0) {
+    // A buffer's address as an integer: unknown, but a multiple of kernrl's buffer alignment.
+    Val a = make_unknown("the address of a buffer");
+    a.multiple_of = kBufferAlignment;
+    return a;
+  }
   if (int_type(s)) return to_int(v, what, fr);
   if (float_type(s)) return to_float(v, what, fr);
   if (s == "bool") {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <numeric>
 
 #include "core/expr.h"
 
@@ -197,6 +198,7 @@ void Interp::fail_value(const Val& v, const std::string& wanted, const std::stri
 
 Val Interp::arith(const std::string& op, const Val& a0, const Val& b0, const std::string& what,
                   Frame& fr) {
+  if (a0.multiple_of > 0 || b0.multiple_of > 0) return address_arith(op, a0, b0, what, fr);
   // Floating point: constants fold; sizes in floating point become a Ratio for ceil/floor.
   if (a0.kind == Val::Float || b0.kind == Val::Float || a0.floaty || b0.floaty ||
       a0.kind == Val::Ratio || b0.kind == Val::Ratio) {
@@ -274,6 +276,41 @@ Val Interp::arith(const std::string& op, const Val& a0, const Val& b0, const std
     fail("host_logic",
          "host logic in `" + fr.fn + "`: `" + what + "` uses a bitwise operator on sizes");
   return int_binop(op, a, b, what);
+}
+
+// Arithmetic on buffer addresses (`(uintptr_t)p % 16`, `((uintptr_t)a | (uintptr_t)b) & 15`):
+// kernrl's buffers are kBufferAlignment-aligned, so an alignment check on them is decided (and
+// noted); any other use of an address is host logic kernrl cannot compute.
+Val Interp::address_arith(const std::string& op, const Val& a, const Val& b,
+                          const std::string& what, Frame& fr) {
+  const Val& addr = a.multiple_of > 0 ? a : b;
+  const Val& other = a.multiple_of > 0 ? b : a;
+  Val r = make_unknown("the address of a buffer");
+  if (other.multiple_of > 0 && (op == "|" || op == "+" || op == "-")) {
+    r.multiple_of = std::gcd(addr.multiple_of, other.multiple_of);
+    return r;
+  }
+  const bool addr_left = a.multiple_of > 0;
+  if (addr_left && other.kind == Val::Int && other.k && *other.k > 0) {
+    const int64_t k = *other.k;
+    bool zero = false;
+    if (op == "%") zero = addr.multiple_of % k == 0;
+    if (op == "&") zero = (k & (k + 1)) == 0 && addr.multiple_of % (k + 1) == 0;
+    if (zero) {
+      std::string n = "`" + what + "` in `" + fr.fn + "` is 0: kernrl's buffers are " +
+                      std::to_string(kBufferAlignment) + "-byte aligned";
+      if (std::find(C.notes.begin(), C.notes.end(), n) == C.notes.end()) C.notes.push_back(n);
+      return make_int(0);
+    }
+    if (op == "*" || op == "+") {
+      r.multiple_of = op == "*" ? addr.multiple_of * k : std::gcd(addr.multiple_of, k);
+      return r;
+    }
+  }
+  fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                         "` computes with a buffer's address; kernrl can decide only whether "
+                         "it is aligned to a divisor of " +
+                         std::to_string(kBufferAlignment) + " bytes");
 }
 
 Val Interp::minmax(const std::string& which, const Val& a, const Val& b, const std::string& what,

@@ -104,6 +104,8 @@ class Interp {
                                Frame& fr);
 
   // ---------------------------------------------------------------- integer arithmetic
+  Val address_arith(const std::string& op, const Val& a, const Val& b, const std::string& what,
+                    Frame& fr);
   Val arith(const std::string& op, const Val& a0, const Val& b0, const std::string& what,
             Frame& fr);
   Val minmax(const std::string& which, const Val& a, const Val& b, const std::string& what,

@@ -325,6 +325,31 @@ void PySide::scan_module() {
     if (is_load_inline(v)) add_ext(name, v, v->line);
 }
 
+// `self.register_buffer("name", tensor[, persistent])`: `self.name` is a tensor of the module, as
+// an nn.Parameter is (the problem's tensor of that name).
+bool PySide::read_register_buffer(const std::vector<PyTok>& lt) {
+  if (lt.size() < 6 || !tok_is(lt[0], "self") || !tok_is(lt[1], ".") ||
+      !tok_is(lt[2], "register_buffer"))
+    return false;
+  PyExprP call;
+  try {
+    call = py_parse_expr(lt, 0, lt.size());
+  } catch (const ImportError&) {
+    return false;
+  }
+  if (call->kind != PyExpr::Call || call->kids.size() < 3 || call->kids[1]->kind != PyExpr::Str)
+    return false;
+  auto param = std::make_shared<PyExpr>();
+  param->kind = PyExpr::Call;
+  param->line = call->line;
+  auto callee = std::make_shared<PyExpr>();
+  callee->kind = PyExpr::Name;
+  callee->text = "nn.Parameter";
+  param->kids = {callee, call->kids[2]};
+  init_attrs_[call->kids[1]->text] = param;
+  return true;
+}
+
 void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* load_files) {
   const auto& t = lines_[header].toks;
   // def __init__(self, a, b=1, *args, **kwargs):
@@ -341,6 +366,7 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
   }
   for (size_t i = b.begin; i < b.end; ++i) {
     const auto& lt = lines_[i].toks;
+    if (read_register_buffer(lt)) continue;
     size_t eq = assign_at(lt);
     if (eq >= 3 && tok_is(lt[0], "self") && tok_is(lt[1], ".") && lt[2].kind == PyTok::Name) {
       PyExprP v;

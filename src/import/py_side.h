@@ -96,6 +96,7 @@ class PySide {
 
   void scan_module();
 
+  bool read_register_buffer(const std::vector<PyTok>& lt);
   void read_init(size_t header, const Block& b, bool* any_inline, bool* load_files);
 
   // ---------------------------------------------------------------- values

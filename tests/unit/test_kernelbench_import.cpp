@@ -491,3 +491,76 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, torch::Tens
   CHECK(w.reason.find("self.features.1.weight") != std::string::npos);
   CHECK(w.reason.find("features.0.weight") != std::string::npos);
 }
+
+TEST_CASE(
+    "import_kernelbench: an alignment check on buffer addresses is decided (16-byte buffers)") {
+  ProblemSpec p = problem("L1_26");
+  std::string cuda = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  const float* xp = x.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  if ((((uintptr_t)xp | (uintptr_t)yp) & 15) == 0 && (uintptr_t)xp % 8 == 0) {
+    k<<<(n + 255) / 256, 256>>>(xp, yp, n);
+  } else {
+    k<<<1, 1>>>(xp, yp, n);
+  }
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].block == std::vector<std::string>{"256"});
+  bool noted = false;
+  for (const auto& n : r.notes) noted = noted || n.find("16-byte aligned") != std::string::npos;
+  CHECK(noted);
+  // Any other use of an address is host logic kernrl cannot compute.
+  std::string other = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = (int)((uintptr_t)x.data_ptr<float>() % 64);
+  k<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  auto bad = import_kernelbench(module(other, "f", "x", "ext.f(x)"), p);
+  CHECK_FALSE(bad.converted);
+  CHECK(bad.category == "host_logic");
+  CHECK(bad.reason.find("buffer's address") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: a tensor registered with register_buffer is the problem's tensor") {
+  ProblemSpec p = problem("L2_73");
+  std::string cuda = R"(
+__global__ void k(const float* x, const float* m, const float* v, float* y, int n) {}
+torch::Tensor f(torch::Tensor x, torch::Tensor w, torch::Tensor m, torch::Tensor v) {
+  auto y = torch::empty({x.size(0), w.size(0), x.size(2) - w.size(2) + 1, x.size(3) - w.size(3) + 1},
+                        x.options());
+  int n = y.numel();
+  k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
+                              y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  std::string init =
+      "in_channels, out_channels, kernel_size, eps, scaling_factor:"
+      "self.conv_weight = nn.Parameter(torch.empty(out_channels, in_channels, kernel_size, "
+      "kernel_size))\n        self.register_buffer(\"bn_running_mean\", torch.zeros(out_channels))"
+      "\n        self.register_buffer('bn_running_var', torch.ones(out_channels), persistent=True)";
+  auto r = import_kernelbench(
+      module(cuda, "f", "x",
+             "ext.f(x, self.conv_weight, self.bn_running_mean, self.bn_running_var)", init),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  std::vector<std::string> args = arg_texts(plan.launches[0]);
+  REQUIRE(args.size() == 5);
+  CHECK(std::vector<std::string>(args.begin(), args.begin() + 4) ==
+        std::vector<std::string>{"x", "bn_running_mean", "bn_running_var", "out"});
+}

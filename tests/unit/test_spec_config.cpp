@@ -74,6 +74,10 @@ TEST_CASE("spec errors name the file and line") {
         std::string::npos);
   CHECK(err(replace(kGood, "{normal: {mean: 0, std: 1}}", "{gauss: {}}"))
             .find("unknown init 'gauss'") != std::string::npos);
+  // An init whose parameters are no mapping (found by fuzz_problem_yaml: it threw yaml-cpp's own
+  // exception, which nothing caught).
+  CHECK(err(replace(kGood, "{normal: {mean: 0, std: 1}}", "{normal: N * N}"))
+            .find("init normal takes a mapping of its parameters") != std::string::npos);
   CHECK(err(replace(kGood, "id: L1_99_Test", "id: L1_98_Test")).find("does not match its folder") !=
         std::string::npos);
   CHECK(err(replace(kGood, "name: idx", "name: x")).find("used twice") != std::string::npos);
