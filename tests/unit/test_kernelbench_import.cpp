@@ -564,3 +564,23 @@ torch::Tensor f(torch::Tensor x, torch::Tensor w, torch::Tensor m, torch::Tensor
   CHECK(std::vector<std::string>(args.begin(), args.begin() + 4) ==
         std::vector<std::string>{"x", "bn_running_mean", "bn_running_var", "out"});
 }
+
+TEST_CASE(
+    "import_kernelbench: a list built by its type, the empty shape of a 0-dimensional output") {
+  ProblemSpec p = problem("L1_95");
+  std::string cuda = R"(
+__global__ void k(const float* p, const int64_t* t, float* out, int n, int c) {}
+torch::Tensor f(torch::Tensor p, torch::Tensor t) {
+  auto out = torch::empty(std::vector<int64_t>{}, p.options());
+  k<<<1, 256>>>(p.data_ptr<float>(), t.data_ptr<int64_t>(), out.data_ptr<float>(), p.size(0),
+                p.size(1));
+  return out;
+}
+)";
+  auto r = import_kernelbench(
+      module(cuda, "f", "predictions, targets", "ext.f(predictions, targets)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(arg_texts(plan.launches[0]).at(2) == "out");
+}
