@@ -3,12 +3,16 @@
 # their own) and runs each for a fixed time on a copy of its committed corpus. Prints one line per
 # target (executions, result) and exits 1 if any target found a crash, a leak or a hang; the inputs
 # that did are left under the output directory (crash-*, leak-*, timeout-*, oom-*); without --out, a
-# temporary one, removed when nothing was found.
-#   scripts/fuzz.sh [--seconds N] [--target NAME]... [--build DIR] [--out DIR] [--build-only] [--no-build]
+# temporary one, removed when nothing was found. With --runs N (and --seed S) a target runs exactly
+# N inputs from seed S, so that a run is repeatable (the test suite's runs); --seconds still caps it.
+#   scripts/fuzz.sh [--seconds N] [--runs N] [--seed S] [--target NAME]... [--build DIR] [--out DIR]
+#                   [--build-only] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 SECS=60
+RUNS=""
+SEED=""
 BUILD="$ROOT/build-fuzz"
 OUTDIR=""
 TARGETS=()
@@ -18,12 +22,14 @@ ALL=(extract launch_block expr problem_yaml config trace)
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECS="$2"; shift ;;
+    --runs) RUNS="$2"; shift ;;
+    --seed) SEED="$2"; shift ;;
     --target) TARGETS+=("$2"); shift ;;
     --build) BUILD="$2"; shift ;;
     --out) OUTDIR="$2"; shift ;;
     --build-only) RUN_STEP=0 ;;
     --no-build) BUILD_STEP=0 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -55,8 +61,12 @@ for t in "${TARGETS[@]}"; do
   log="$work/fuzz.log"
   # New inputs go to the work corpus; the committed seeds are read, never written.
   set +e
+  extra=()
+  [ -n "$RUNS" ] && extra+=(-runs="$RUNS")
+  [ -n "$SEED" ] && extra+=(-seed="$SEED")
   "$BUILD/fuzz_$t" "$work/corpus" "$ROOT/tests/fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 \
-    -rss_limit_mb=2048 -max_len=20000 -print_final_stats=1 -artifact_prefix="$work/" >"$log" 2>&1
+    -rss_limit_mb=2048 -max_len=20000 -print_final_stats=1 -artifact_prefix="$work/" \
+    ${extra[@]+"${extra[@]}"} >"$log" 2>&1
   rc=$?
   set -e
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
