@@ -214,16 +214,8 @@ Val Interp::primary(Ex& x) {
   // shape std::vector<int64_t>{} of a 0-dimensional tensor.
   if (at(x, "{")) {
     const std::string ty = strip_std(name);
-    if (ty == "vector" || ty == "array" || ty == "initializer_list" ||
-        contains(ty, "IntArrayRef")) {
-      size_t c = close_of(x.T, x.i, x.end);
-      Val l;
-      l.kind = Val::List;
-      for (auto [a, b] : split_args(x.T, x.i + 1, c))
-        if (b > a) l.items.push_back(eval(x.fr, x.T, a, b));
-      x.i = c + 1;
-      return l;
-    }
+    if (ty == "vector" || ty == "array" || ty == "initializer_list" || contains(ty, "IntArrayRef"))
+      return primary(x);  // the braced list itself
   }
 
   if (name == "true" || name == "false") return make_bool(name == "true");

@@ -1,9 +1,23 @@
-// What the record tests share: whether a record holds only keys its types know.
+// What the record tests share: their fixtures, and whether a record holds only keys its types
+// know.
 #pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "record/trace_record.h"
 
 namespace kernrl {
+
+inline const std::filesystem::path kFixtures = std::filesystem::path(KERNRL_TEST_DIR) / "fixtures";
+
+// The whole of a file, as bytes.
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
 
 // True when no object of the record holds a key its type does not know.
 inline bool all_known(const TraceRecord& r) {

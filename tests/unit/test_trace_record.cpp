@@ -41,13 +41,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kFixtures = fs::path(KERNRL_TEST_DIR) / "fixtures";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
 std::vector<std::string> lines_of(const fs::path& p) {
   std::vector<std::string> out;
   std::istringstream in(slurp(p));

@@ -21,13 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kFixtures = fs::path(KERNRL_TEST_DIR) / "fixtures";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
 // The rows of docs/trace-format.md's field table: field -> the row's text.
 std::map<std::string, std::string> documented_fields() {
   std::map<std::string, std::string> rows;
