@@ -26,7 +26,7 @@ def note(what):
         with open(path, "a") as f:
             f.write(what + "\n")
 
-PROTOCOL = 6  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
+PROTOCOL = 7  # kWorkerProtocol (src/protocol/worker.h); a unit test checks they agree
 
 
 def stats(median):

@@ -184,17 +184,27 @@ class BlockReader {
         if (!is_identifier(s.name))
           fail(kv.first, "scratch name '" + printable(s.name) +
                              "' must be an identifier (letters, digits, _)");
-        if (!kv.second.IsMap() || !kv.second["dtype"] || !kv.second["count"])
-          fail(kv.first, "scratch '" + s.name + "' needs {dtype, count}");
+        if (!kv.second.IsMap() || !kv.second["dtype"] ||
+            (!kv.second["count"] == !kv.second["shape"]))
+          fail(kv.first, "scratch '" + s.name + "' needs {dtype, count} or {dtype, shape}");
         for (const auto& f : kv.second)
-          if (!f.first.IsScalar() || (f.first.Scalar() != "dtype" && f.first.Scalar() != "count"))
-            fail(f.first, "scratch '" + s.name + "' takes only dtype and count");
+          if (!f.first.IsScalar() || (f.first.Scalar() != "dtype" && f.first.Scalar() != "count" &&
+                                      f.first.Scalar() != "shape"))
+            fail(f.first, "scratch '" + s.name + "' takes only dtype and count (or shape)");
         auto dt = dtype_from_name(scalar(kv.second["dtype"], "dtype"));
         if (!dt)
           fail(kv.second["dtype"],
                "unknown dtype '" + printable(kv.second["dtype"].Scalar()) + "'");
         s.dtype = *dt;
-        s.count = scalar(kv.second["count"], "count");
+        if (kv.second["shape"]) {
+          s.shape = items(kv.second["shape"], "shape");
+          if (s.shape.empty() || s.shape.size() > 8)
+            fail(kv.second["shape"],
+                 "scratch '" + s.name + "': 'shape' must list 1 to 8 dimensions");
+          for (const auto& d : s.shape) s.count += (s.count.empty() ? "(" : " * (") + d + ")";
+        } else {
+          s.count = scalar(kv.second["count"], "count");
+        }
         plan.scratch.push_back(s);
       }
     }
@@ -248,7 +258,53 @@ class BlockReader {
     if (n["num_ctas"]) l.num_ctas = scalar(n["num_ctas"], "num_ctas");
   }
 
+  // A torch step: `{torch: OP, args: [...], out: NAME}` (docs/kernel-format.md, "PyTorch
+  // operators"). An argument is a name or an expression, or a list of integer expressions.
+  LaunchSpec torch_step(const YAML::Node& n) {
+    if (triton_) fail(n["torch"], "torch steps are for CUDA kernel files");
+    for (const auto& kv : n) {
+      std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (k != "torch" && k != "args" && k != "out")
+        fail(kv.first, "unknown key '" + printable(k) +
+                           "' of a torch step (the keys are torch, "
+                           "args, out)");
+    }
+    LaunchSpec l;
+    l.line = line_of(n);
+    l.torch = scalar(n["torch"], "torch");
+    if (!is_identifier(l.torch))
+      fail(n["torch"],
+           "torch '" + printable(l.torch) + "' must be an operator name such as linear");
+    if (!n["out"]) fail(n, "torch step " + l.torch + " is missing 'out'");
+    l.out = scalar(n["out"], "out");
+    if (auto a = n["args"]; a && !a.IsNull()) {
+      if (!a.IsSequence()) fail(a, "'args' of a torch step must be a list");
+      for (const auto& item : a) {
+        if (item.IsSequence()) {
+          std::string text;
+          for (const auto& d : item) text += (text.empty() ? "" : ", ") + scalar(d, "args");
+          l.args.push_back({text, ArgKind::IntList});
+          continue;
+        }
+        std::string t = scalar(item, "args");
+        if (is_non_finite_word(t))
+          fail(item, "argument '" + printable(t) +
+                         "' is not a finite number; float arguments must be finite");
+        if (is_float_literal(t)) {
+          std::string why = float_literal_problem(t);
+          if (!why.empty()) fail(item, "argument '" + t + "': " + why);
+        }
+        ArgKind k = t == "none" || t == "None" || t == "null" || t == "~" ? ArgKind::None
+                    : t == "true" || t == "false"                         ? ArgKind::Bool
+                                                                          : ArgKind::IntExpr;
+        l.args.push_back({t, k});
+      }
+    }
+    return l;
+  }
+
   LaunchSpec launch(const YAML::Node& n) {
+    if (n.IsMap() && n["torch"]) return torch_step(n);
     if (!n.IsMap())
       fail(n, triton_ ? "each launch must be a mapping with kernel, grid, args"
                       : "each launch must be a mapping with kernel, grid, block, args");
@@ -462,6 +518,67 @@ void check_triton_launch(const LaunchSpec& l, const Vars& vars, Eval& eval) {
 
 }  // namespace
 
+namespace {
+
+// A torch step's operator, out buffer and arguments (classified here) against the problem.
+void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::string>& scratch,
+                      const std::vector<Vars>& size_sets, int64_t num_sms) {
+  const std::string what = "torch step " + l.torch;
+  if (p.torchscript.empty())
+    throw FormatError(what +
+                          ": torch steps are allowed on problems of suites built from "
+                          "KernelBench (whose forward may call PyTorch), not on " +
+                          p.id + ", whose kernels must do all of the work",
+                      l.line);
+  if (std::string why = torch_step_op_problem(l.torch); !why.empty())
+    throw FormatError(what + ": " + why, l.line);
+  const TensorSpec* out_t = p.find_tensor(l.out);
+  bool out_is_output = false;
+  if (out_t)
+    for (const auto& o : p.outputs) out_is_output = out_is_output || o.name == l.out;
+  if (!out_is_output && !scratch.count(l.out))
+    throw FormatError(what + ": out '" + printable(l.out) +
+                          (out_t ? "' is an input; inputs must stay unchanged"
+                                 : "' is not an output or scratch buffer of this file"),
+                      l.line);
+  for (auto& a : l.args) {
+    if (a.kind == ArgKind::IntList || a.kind == ArgKind::None || a.kind == ArgKind::Bool) continue;
+    if (p.find_tensor(a.text))
+      a.kind = ArgKind::Tensor;
+    else if (scratch.count(a.text))
+      a.kind = ArgKind::Scratch;
+    else if (p.find_scalar(a.text))
+      a.kind = ArgKind::Scalar;
+    else if (is_float_literal(a.text))
+      a.kind = ArgKind::FloatLiteral;
+    else
+      a.kind = ArgKind::IntExpr;
+  }
+  for (const auto& sizes : size_sets) {
+    Vars vars = plan_vars(p, sizes, num_sms);
+    for (const auto& a : l.args) {
+      std::vector<std::string> exprs;
+      if (a.kind == ArgKind::IntExpr) exprs = {a.text};
+      if (a.kind == ArgKind::IntList) exprs = split_top_level(a.text);
+      for (const auto& e : exprs) {
+        try {
+          for (const auto& n : expr_names(e))
+            if (!vars.count(n))
+              throw FormatError("argument '" + a.text + "' of " + what + ": unknown name '" + n +
+                                    "' (not a tensor, scratch buffer, scalar or size of " + p.id +
+                                    ")",
+                                l.line);
+          eval_expr(e, vars);
+        } catch (const ExprError& err) {
+          throw FormatError("argument '" + a.text + "' of " + what + ": " + err.what(), l.line);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   std::set<std::string> scratch_names;
   for (const auto& s : plan.scratch) {
@@ -490,6 +607,10 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   };
   for (size_t li = 0; li < plan.launches.size(); ++li) {
     auto& l = plan.launches[li];
+    if (!l.torch.empty()) {
+      check_torch_step(l, p, scratch_names, size_sets, num_sms);
+      continue;
+    }
     const std::string launch_name = "launch " + std::to_string(li + 1) + " (" + l.kernel + ")";
     for (auto& a : l.args) {
       if (p.find_tensor(a.text))
@@ -607,6 +728,11 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       if (n < 0 || n > (int64_t{1} << 34))
         throw FormatError("scratch " + s.name + " has count " + std::to_string(n), s.line);
     }
+  if (!plan.launches.empty() && plan.kernel_names().empty())
+    throw FormatError(
+        "the launch block has torch steps only; a kernel file must launch at least "
+        "one of its own kernels",
+        plan.line);
   if (config_error) throw *config_error;
 }
 

@@ -7,8 +7,58 @@ namespace kernrl {
 std::vector<std::string> LaunchPlan::kernel_names() const {
   std::vector<std::string> names;
   for (const auto& l : launches)
-    if (std::find(names.begin(), names.end(), l.kernel) == names.end()) names.push_back(l.kernel);
+    if (l.torch.empty() && std::find(names.begin(), names.end(), l.kernel) == names.end())
+      names.push_back(l.kernel);
   return names;
+}
+
+bool LaunchPlan::has_torch_steps() const {
+  return std::any_of(launches.begin(), launches.end(),
+                     [](const LaunchSpec& l) { return !l.torch.empty(); });
+}
+
+const std::vector<TorchOp>& torch_step_ops() {
+  static const std::vector<TorchOp> t = {
+      {"linear", ""},
+      {"mm", ""},
+      {"bmm", ""},
+      {"matmul", ""},
+      {"addmm", ""},
+      {"baddbmm", ""},
+      {"conv1d", ""},
+      {"conv2d", ""},
+      {"conv3d", ""},
+      {"conv_transpose1d", ""},
+      {"conv_transpose2d", "input"},
+      {"conv_transpose3d", "input"},
+      {"max_pool1d", ""},
+      {"max_pool2d", ""},
+      {"max_pool3d", ""},
+      {"avg_pool1d", ""},
+      {"avg_pool2d", ""},
+      {"avg_pool3d", ""},
+      {"adaptive_avg_pool1d", ""},
+      {"adaptive_avg_pool2d", ""},
+      {"adaptive_avg_pool3d", ""},
+      {"layer_norm", ""},
+      {"group_norm", ""},
+      {"softmax", "int"},
+      {"log_softmax", "int"},
+      {"relu", ""},
+      {"gelu", ""},
+      {"sigmoid", ""},
+      {"tanh", ""},
+  };
+  return t;
+}
+
+std::string torch_step_op_problem(const std::string& op) {
+  std::string list;
+  for (const auto& o : torch_step_ops()) {
+    if (o.name == op) return "";
+    list += (list.empty() ? "" : ", ") + o.name;
+  }
+  return "'" + op + "' is not an operator a torch step may call (" + list + ")";
 }
 
 Vars plan_vars(const Vars& sizes, int64_t num_sms) {
@@ -74,6 +124,10 @@ nlohmann::json LaunchPlan::to_json() const {
                   {"repeat_var", l.repeat_var},
                   {"cooperative", l.cooperative},
                   {"line", l.line}});
+    if (!l.torch.empty()) {
+      ls.back()["torch"] = l.torch;
+      ls.back()["out"] = l.out;
+    }
     if (language == "triton") {
       nlohmann::json c = nlohmann::json::array();
       for (const auto& [k, v] : l.constexprs) c.push_back({k, v});
@@ -103,8 +157,10 @@ nlohmann::json LaunchPlan::to_json() const {
     }
   }
   nlohmann::json sc = nlohmann::json::array();
-  for (const auto& s : scratch)
+  for (const auto& s : scratch) {
     sc.push_back({{"name", s.name}, {"dtype", s.dtype.name}, {"count", s.count}, {"line", s.line}});
+    if (!s.shape.empty()) sc.back()["shape"] = s.shape;
+  }
   nlohmann::json out = {{"problem", problem}, {"launches", ls}, {"scratch", sc}, {"line", line}};
   if (language != "cuda") out["language"] = language;
   return out;
@@ -128,6 +184,8 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.repeat_var = l.at("repeat_var");
     s.cooperative = l.at("cooperative");
     s.line = l.at("line");
+    s.torch = l.value("torch", "");
+    s.out = l.value("out", "");
     if (l.contains("constexprs"))
       for (const auto& c : l.at("constexprs"))
         s.constexprs.emplace_back(c.at(0).get<std::string>(), c.at(1).get<std::string>());
@@ -152,9 +210,15 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     }
     p.launches.push_back(s);
   }
-  for (const auto& s : j.at("scratch"))
-    p.scratch.push_back(
-        {s.at("name"), *dtype_from_name(s.at("dtype")), s.at("count"), s.at("line")});
+  for (const auto& s : j.at("scratch")) {
+    ScratchSpec sp;
+    sp.name = s.at("name");
+    sp.dtype = *dtype_from_name(s.at("dtype"));
+    sp.count = s.at("count");
+    sp.line = s.at("line");
+    if (s.contains("shape")) sp.shape = s.at("shape").get<std::vector<std::string>>();
+    p.scratch.push_back(sp);
+  }
   return p;
 }
 

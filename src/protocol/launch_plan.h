@@ -13,7 +13,9 @@
 
 namespace kernrl {
 
-enum class ArgKind { Tensor, Scratch, Scalar, FloatLiteral, IntExpr };
+// IntList, Bool and None are arguments of torch steps only (an IntList's text is its items joined
+// by ", ").
+enum class ArgKind { Tensor, Scratch, Scalar, FloatLiteral, IntExpr, IntList, Bool, None };
 
 struct LaunchArg {
   std::string text;
@@ -42,7 +44,10 @@ struct LaunchChoice {
 };
 
 struct LaunchSpec {
-  std::string kernel;  // name or name expression
+  std::string kernel;  // name or name expression; empty for a torch step
+  // A torch step (docs/kernel-format.md, "PyTorch operators"): the ATen operator it calls (`torch`)
+  // and the output or scratch buffer its result goes to (`out`); its arguments are `args`.
+  std::string torch, out;
   std::vector<std::string> grid, block, cluster;
   std::string shared_bytes = "0";
   std::vector<LaunchArg> args;
@@ -72,7 +77,8 @@ struct LaunchSpec {
 struct ScratchSpec {
   std::string name;
   DType dtype;
-  std::string count;
+  std::string count;               // the element count (the product of `shape` when given)
+  std::vector<std::string> shape;  // optional dimensions (integer expressions)
   int line = 0;
 };
 
@@ -83,10 +89,20 @@ struct LaunchPlan {
   int line = 0;                   // line of `/* kernrl`
   std::string language = "cuda";  // "cuda" or "triton"
 
-  std::vector<std::string> kernel_names() const;  // distinct, in order
+  std::vector<std::string> kernel_names() const;  // distinct, in order (torch steps: none)
+  bool has_torch_steps() const;
   nlohmann::json to_json() const;
   static LaunchPlan from_json(const nlohmann::json& j);
 };
+
+// An ATen operator a torch step may call, and the overload of its functional form.
+struct TorchOp {
+  std::string name, overload;
+};
+// Every operator a torch step may call (docs/kernel-format.md, "PyTorch operators").
+const std::vector<TorchOp>& torch_step_ops();
+// Why `op` cannot be a torch step's operator (empty when it can).
+std::string torch_step_op_problem(const std::string& op);
 
 // Variables of expressions for one size set: sizes, num_sms and (when set) the repeat variable.
 Vars plan_vars(const Vars& sizes, int64_t num_sms);

@@ -26,7 +26,7 @@
 namespace kernrl {
 
 // Bumped whenever a message changes shape; kernrl refuses a worker of another version.
-constexpr int kWorkerProtocol = 6;
+constexpr int kWorkerProtocol = 7;
 
 // The GPU a worker drives, as its hello reports it (and records carry it as `device`).
 struct DeviceInfo {

@@ -48,6 +48,10 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
       } catch (const ExprError& e) {
         throw FormatError("argument '" + a.text + "': " + e.what(), line);
       }
+    case ArgKind::IntList:
+    case ArgKind::Bool:
+    case ArgKind::None:
+      break;  // torch steps only, which Triton plans do not have
   }
   throw FormatError("argument '" + a.text + "' names nothing of the problem", line);
 }

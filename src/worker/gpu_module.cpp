@@ -4,6 +4,8 @@
 #include <cstring>
 #include <set>
 
+#include "worker/torch_step.h"
+
 namespace kernrl {
 
 GpuModule::~GpuModule() {
@@ -100,6 +102,14 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
                                           const PtrMap& ptrs) {
   std::vector<ReadyLaunch> out;
   for (size_t index = 0; index < plan.launches.size(); ++index) {
+    if (!plan.launches[index].torch.empty()) {
+      ReadyLaunch l;  // make_buffers sets its TorchStep
+      l.kernel = "torch step " + plan.launches[index].torch;
+      l.line = plan.launches[index].line;
+      l.plan_index = index;
+      out.push_back(std::move(l));
+      continue;
+    }
     const LaunchSpec& spec = with_variant(plan.launches[index], base_vars);
     int64_t reps = eval_expr(spec.repeat_count, base_vars);
     for (int64_t rep = 0; rep < reps; ++rep) {
@@ -178,6 +188,13 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
             }
             break;
           }
+          case ArgKind::IntList:
+          case ArgKind::Bool:
+          case ArgKind::None:
+            throw LaunchError(where +
+                                  ": a list, true, false or none is an argument of torch "
+                                  "steps only",
+                              spec.line);
         }
       }
       for (auto& s : l.arg_storage) l.arg_ptrs.push_back(s.data());
@@ -196,7 +213,24 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
   return out;
 }
 
+std::string launch_failure_text(const ReadyLaunch* failed, CUresult r) {
+  if (failed && !failed->error.empty()) return failed->error;
+  return cu_error_text(r);
+}
+
 CUresult enqueue_launch(ReadyLaunch& l, CUstream stream) {
+  if (l.torch) {
+    // The operator runs on libtorch's current stream, which is the legacy default stream that
+    // the plan's kernels use (every launch of the worker passes stream 0).
+    try {
+      l.torch->run();
+      return CUDA_SUCCESS;
+    } catch (const TorchStepError& e) {
+      l.error = e.what();
+      CUresult q = cuStreamQuery(stream);
+      return cu_error_is_sticky(q) ? q : CUDA_ERROR_INVALID_VALUE;
+    }
+  }
   CUlaunchConfig cfg{};
   cfg.gridDimX = l.grid[0];
   cfg.gridDimY = l.grid[1];

@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,10 @@ class GpuModule {
   std::map<std::string, std::vector<size_t>> param_sizes_;
 };
 
-// One launch with every expression evaluated and every argument packed at its parameter width.
+class TorchStep;
+
+// One launch with every expression evaluated and every argument packed at its parameter width; or
+// a torch step (`torch` set by make_buffers, which has the tensors), which runs instead of `fn`.
 struct ReadyLaunch {
   CUfunction fn = nullptr;
   std::string kernel;
@@ -56,7 +60,12 @@ struct ReadyLaunch {
   bool cooperative = false;
   std::vector<std::vector<unsigned char>> arg_storage;
   std::vector<void*> arg_ptrs;
+  std::shared_ptr<TorchStep> torch;
+  std::string error;  // why the last enqueue failed, when more is known than the CUresult
 };
+
+// What a failed enqueue says: the launch's own error where it has one, else the driver's text.
+std::string launch_failure_text(const ReadyLaunch* failed, CUresult r);
 
 // Device pointers of the problem's tensors and the plan's scratch buffers, by name.
 using PtrMap = std::map<std::string, CUdeviceptr>;

@@ -109,7 +109,7 @@ std::vector<trace::Launch> describe_launches(const LaunchPlan& plan,
     const LaunchSpec& spec = plan.launches[i];
     trace::Launch f;
     f.index = static_cast<int>(i + 1);
-    f.kernel = spec.kernel;
+    f.kernel = spec.torch.empty() ? spec.kernel : "torch:" + spec.torch;
     f.line = spec.line;
     const ReadyLaunch* first = nullptr;
     int64_t repeats = 0;
@@ -119,7 +119,7 @@ std::vector<trace::Launch> describe_launches(const LaunchPlan& plan,
         ++repeats;
       }
     f.repeats = repeats;
-    if (first) describe_first_launch(*first, f);
+    if (first && first->fn) describe_first_launch(*first, f);  // a torch step has no CUfunction
     out.push_back(std::move(f));
   }
   return out;

@@ -1,10 +1,12 @@
 #include "worker/plan_run.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include "worker/inputs.h"
 #include "worker/phases.h"
+#include "worker/torch_step.h"
 #include "worker/watchdog.h"
 
 namespace kernrl {
@@ -53,6 +55,79 @@ torch::Tensor guarded(const std::vector<int64_t>& shape, const torch::TensorOpti
   return raw.narrow(0, 0, n).view(shape);
 }
 
+// The plan's torch step `spec` on the buffers of `b` (docs/kernel-format.md, "PyTorch
+// operators"); a step that does not fit its operator is the file's launch_error.
+std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const ProblemSpec& p,
+                                           const Vars& vars, const Buffers& b) {
+  const std::string where =
+      "torch step " + spec.torch + " (line " + std::to_string(spec.line) + ")";
+  auto tensor = [&](const std::string& n) -> torch::Tensor {
+    for (const auto* m : {&b.inputs, &b.outputs, &b.scratch})
+      if (auto it = m->find(n); it != m->end()) return it->second;
+    throw KernelFault{Status::LaunchError, where + ": no tensor '" + n + "'", spec.line, false};
+  };
+  std::vector<TorchStepArg> args;
+  for (const auto& a : spec.args) {
+    TorchStepArg v;
+    v.text = a.text;
+    switch (a.kind) {
+      case ArgKind::Tensor:
+      case ArgKind::Scratch:
+        v.kind = TorchStepArg::Tensor;
+        v.tensor = tensor(a.text);
+        break;
+      case ArgKind::Scalar: {
+        const ScalarSpec* s = p.find_scalar(a.text);
+        if (s && s->is_float()) {
+          v.kind = TorchStepArg::Float;
+          v.f = s->value;
+        } else {
+          v.kind = TorchStepArg::Int;
+          v.i = s ? static_cast<int64_t>(s->value) : eval_expr(a.text, vars);
+        }
+        break;
+      }
+      case ArgKind::FloatLiteral:
+        v.kind = TorchStepArg::Float;
+        v.f = std::strtod(a.text.c_str(), nullptr);
+        break;
+      case ArgKind::IntExpr:
+        v.kind = TorchStepArg::Int;
+        v.i = eval_expr(a.text, vars);
+        break;
+      case ArgKind::IntList: {
+        v.kind = TorchStepArg::IntList;
+        std::string item;
+        int depth = 0;  // commas inside cdiv(a, b) do not split
+        for (char c : a.text + ",") {
+          depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+          if (c != ',' || depth > 0) {
+            item += c;
+            continue;
+          }
+          v.list.push_back(eval_expr(item, vars));
+          item.clear();
+        }
+        break;
+      }
+      case ArgKind::Bool:
+        v.kind = TorchStepArg::Bool;
+        v.b = a.text == "true";
+        break;
+      case ArgKind::None:
+        v.kind = TorchStepArg::None;
+        break;
+    }
+    args.push_back(v);
+  }
+  bool flat = b.scratch.count(spec.out) > 0;
+  try {
+    return std::make_shared<TorchStep>(spec.torch, args, tensor(spec.out), flat, where);
+  } catch (const TorchStepError& e) {
+    throw KernelFault{Status::LaunchError, e.what(), spec.line, false};
+  }
+}
+
 }  // namespace
 
 Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModule& mod,
@@ -70,11 +145,13 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
                                 &b.guards["output '" + t.name + "'"]);
   Vars vars = plan_vars(p, sizes, dev.sms);
   for (const auto& s : plan.scratch) {
-    int64_t n = eval_expr(s.count, vars);
-    b.scratch[s.name] = guarded({std::max<int64_t>(n, 1)},
-                                torch::TensorOptions().dtype(torch_dtype(s.dtype)).device(cuda),
-                                &b.guards["scratch buffer '" + s.name + "'"])
-                            .zero_();
+    std::vector<int64_t> shape;
+    for (const auto& d : s.shape) shape.push_back(eval_expr(d, vars));
+    if (shape.empty()) shape = {std::max<int64_t>(eval_expr(s.count, vars), 1)};
+    b.scratch[s.name] =
+        guarded(shape, torch::TensorOptions().dtype(torch_dtype(s.dtype)).device(cuda),
+                &b.guards["scratch buffer '" + s.name + "'"])
+            .zero_();
   }
   for (const auto* m : {&b.inputs, &b.outputs, &b.scratch})
     for (const auto& [n, t] : *m) b.ptrs[n] = ptr_of(t);
@@ -83,6 +160,9 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   } catch (const LaunchError& e) {
     throw KernelFault{Status::LaunchError, e.what(), e.line, cu_error_is_sticky(e.code)};
   }
+  for (auto& l : b.launches)
+    if (!plan.launches[l.plan_index].torch.empty())
+      l.torch = make_torch_step(plan.launches[l.plan_index], p, vars, b);
   return b;
 }
 
@@ -91,10 +171,10 @@ void run_plan_once(Buffers& b) {
   CUresult r = enqueue_launches(b.launches, nullptr, &failed);
   if (r != CUDA_SUCCESS) {
     bool sticky = cu_error_is_sticky(r);
-    throw KernelFault{
-        sticky ? Status::RuntimeError : Status::LaunchError,
-        "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " + cu_error_text(r),
-        failed ? failed->line : 0, sticky};
+    throw KernelFault{sticky ? Status::RuntimeError : Status::LaunchError,
+                      "launching " + (failed ? failed->kernel : std::string("kernel")) + ": " +
+                          launch_failure_text(failed, r),
+                      failed ? failed->line : 0, sticky};
   }
   CuResult sync;
   {

@@ -303,3 +303,96 @@ TEST_CASE(
   plan_error("    grid: [batch_size / 0]\n    block: [256]\n", &config);
   CHECK_FALSE(config);
 }
+
+namespace {
+
+// L2_40 (x, weight, bias -> out) as a suite problem would be: torch steps are allowed where the
+// reference is TorchScript.
+ProblemSpec linear_problem(bool suite) {
+  ProblemSpec p =
+      load_problem(find_problem_dir(problems_dir(), "L2_40_Matmul_Scaling_ResidualAdd"));
+  if (suite) p.torchscript = "torchscript";
+  return p;
+}
+
+std::string torch_plan_error(const std::string& block, bool suite = true) {
+  try {
+    LaunchPlan plan = parse(block);
+    check_plan(plan, linear_problem(suite), 132);
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+#define CHECK_CONTAINS(text, part) CHECK_MESSAGE((text).find(part) != std::string::npos, text)
+
+const char* kLinearThenScale =
+    "launches:\n"
+    "  - torch: linear\n"
+    "    args: [x, weight, bias]\n"
+    "    out: y\n"
+    "  - kernel: scale_add\n"
+    "    grid: [cdiv(batch_size * out_features, 256)]\n"
+    "    block: [256]\n"
+    "    args: [y, out, batch_size * out_features]\n"
+    "scratch:\n"
+    "  y: {dtype: float32, shape: [batch_size, out_features]}\n";
+
+}  // namespace
+
+TEST_CASE("torch steps: an ATen operator of the list, its arguments and out buffer") {
+  LaunchPlan plan = parse(kLinearThenScale);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].torch == "linear");
+  CHECK(plan.launches[0].out == "y");
+  CHECK(plan.launches[0].kernel.empty());
+  CHECK(plan.kernel_names() == std::vector<std::string>{"scale_add"});
+  CHECK(plan.has_torch_steps());
+  REQUIRE(plan.scratch.size() == 1);
+  CHECK(plan.scratch[0].shape == std::vector<std::string>{"batch_size", "out_features"});
+  CHECK(plan.scratch[0].count == "(batch_size) * (out_features)");
+  check_plan(plan, linear_problem(true), 132);
+  CHECK(plan.launches[0].args[0].kind == ArgKind::Tensor);
+  CHECK(plan.launches[1].args[0].kind == ArgKind::Scratch);
+  // The plan travels to the worker as JSON and comes back the same.
+  LaunchPlan back = LaunchPlan::from_json(plan.to_json());
+  CHECK(back.launches[0].torch == "linear");
+  CHECK(back.launches[0].out == "y");
+  CHECK(back.scratch[0].shape == plan.scratch[0].shape);
+  CHECK(back.to_json() == plan.to_json());
+
+  // Lists of integers, none and booleans as arguments.
+  LaunchPlan conv = parse(
+      "launches:\n"
+      "  - {torch: conv2d, args: [x, weight, none, [1, cdiv(in_features, 64)], 0], out: y}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [y]}\n"
+      "scratch:\n  y: {dtype: float32, count: 4}\n");
+  const auto& a = conv.launches[0].args;
+  REQUIRE(a.size() == 5);
+  CHECK(a[2].kind == ArgKind::None);
+  CHECK(a[3].kind == ArgKind::IntList);
+  CHECK(a[3].text == "1, cdiv(in_features, 64)");
+}
+
+TEST_CASE("torch steps are refused where they cannot be graded as meant") {
+  // kernrl's own problems: the kernels do all of the work.
+  CHECK_CONTAINS(torch_plan_error(kLinearThenScale, false), "suites built from KernelBench");
+  // An operator outside the list, an input as out, an unknown out, unknown keys, torch steps only.
+  std::string block = kLinearThenScale;
+  CHECK_CONTAINS(torch_plan_error(std::string(block).replace(block.find("linear"), 6, "from_file")),
+                 "not an operator a torch step may call");
+  CHECK_CONTAINS(torch_plan_error(std::string(block).replace(block.find("out: y"), 6, "out: x")),
+                 "inputs must stay unchanged");
+  CHECK_CONTAINS(torch_plan_error(std::string(block).replace(block.find("out: y"), 6, "out: z")),
+                 "not an output or scratch buffer");
+  CHECK_CONTAINS(torch_plan_error("launches:\n  - {torch: linear, args: [x, weight], out: "
+                                  "out, grid: [1]}\n"),
+                 "unknown key 'grid' of a torch step");
+  CHECK_CONTAINS(
+      torch_plan_error("launches:\n  - {torch: linear, args: [x, weight, bias], out: out}\n"),
+      "torch steps only");
+  CHECK_CONTAINS(torch_plan_error("launches:\n  - {torch: linear, args: [x, weight, "
+                                  "nope], out: out}\n  - {kernel: k, grid: [1], block: [1]}\n"),
+                 "unknown name 'nope'");
+}

@@ -1,0 +1,111 @@
+// Torch steps (docs/kernel-format.md, "PyTorch operators") on the CPU with libtorch: arguments
+// converted to the operator's schema (defaults filled, an integer for a list), the result written
+// into the out buffer, and what cannot be run refused with the step named.
+#include <doctest/doctest.h>
+
+#include "worker/torch_step.h"
+
+using namespace kernrl;
+
+namespace {
+
+TorchStepArg tensor(const torch::Tensor& t, const std::string& name) {
+  TorchStepArg a;
+  a.kind = TorchStepArg::Tensor;
+  a.tensor = t;
+  a.text = name;
+  return a;
+}
+
+TorchStepArg integer(int64_t v) {
+  TorchStepArg a;
+  a.kind = TorchStepArg::Int;
+  a.i = v;
+  a.text = std::to_string(v);
+  return a;
+}
+
+TorchStepArg ints(std::vector<int64_t> v) {
+  TorchStepArg a;
+  a.kind = TorchStepArg::IntList;
+  a.list = std::move(v);
+  a.text = "[...]";
+  return a;
+}
+
+TorchStepArg none() {
+  TorchStepArg a;
+  a.kind = TorchStepArg::None;
+  a.text = "none";
+  return a;
+}
+
+std::string step_error(const std::string& op, std::vector<TorchStepArg> args, torch::Tensor out,
+                       bool flat = false) {
+  try {
+    TorchStep s(op, std::move(args), out, flat, "torch step " + op + " (line 3)");
+    s.run();
+  } catch (const TorchStepError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a torch step computes its operator into the out buffer") {
+  torch::manual_seed(1);
+  torch::Tensor x = torch::randn({5, 7}), w = torch::randn({3, 7}), b = torch::randn({3});
+  torch::Tensor out = torch::full({5, 3}, std::nan(""));
+  TorchStep linear("linear", {tensor(x, "x"), tensor(w, "weight"), tensor(b, "bias")}, out, false,
+                   "torch step linear (line 3)");
+  CHECK(linear.result_shape() == std::vector<int64_t>{5, 3});
+  linear.run();
+  CHECK(torch::allclose(out, torch::linear(x, w, b)));
+
+  // A flat scratch buffer of the same element count takes the result's shape; the bias may be
+  // none; a single integer stands for a list (stride 1 is [1, 1]); missing arguments take the
+  // schema's defaults (dilation, groups).
+  torch::Tensor img = torch::randn({2, 3, 9, 8}), k = torch::randn({4, 3, 3, 3});
+  torch::Tensor ref = torch::conv2d(img, k, {}, 2, 1);
+  torch::Tensor flat = torch::zeros({ref.numel()});
+  TorchStep conv("conv2d",
+                 {tensor(img, "x"), tensor(k, "conv.weight"), none(), integer(2), ints({1, 1})},
+                 flat, true, "torch step conv2d (line 4)");
+  conv.run();
+  CHECK(torch::allclose(flat.view(ref.sizes()), ref));
+
+  // Running again overwrites the buffer with the operator's result on the current inputs.
+  x.mul_(2);
+  linear.run();
+  CHECK(torch::allclose(out, torch::linear(x, w, b)));
+}
+
+TEST_CASE("a torch step that does not fit its operator is refused, the step named") {
+  torch::Tensor x = torch::randn({5, 7}), w = torch::randn({3, 7});
+  // The result's shape is not the out buffer's.
+  CHECK(step_error("linear", {tensor(x, "x"), tensor(w, "weight")}, torch::zeros({5, 4}))
+            .find("torch step linear (line 3): the result of aten::linear has shape [5, 3]; its "
+                  "out buffer has shape [5, 4]") != std::string::npos);
+  // Nor its dtype.
+  CHECK(step_error("linear", {tensor(x, "x"), tensor(w, "weight")},
+                   torch::zeros({5, 3}, torch::kFloat64))
+            .find("its out buffer is Double") != std::string::npos);
+  // An integer where the schema takes a tensor; too many arguments; a shape mismatch inside.
+  CHECK(step_error("linear", {tensor(x, "x"), integer(3)}, torch::zeros({5, 3}))
+            .find("argument '3' for parameter 'weight' (Tensor) needs a tensor") !=
+        std::string::npos);
+  CHECK(step_error("relu", {tensor(x, "x"), integer(1)}, torch::zeros({5, 7}))
+            .find("takes at most 1 arguments") != std::string::npos);
+  CHECK(step_error("mm", {tensor(x, "x"), tensor(w, "weight")}, torch::zeros({5, 3}))
+            .find("refused its arguments") != std::string::npos);
+  // A list of the wrong length for a fixed-size list parameter.
+  CHECK(step_error("conv2d",
+                   {tensor(torch::randn({1, 3, 5, 5}), "x"),
+                    tensor(torch::randn({2, 3, 3, 3}), "w"), none(), ints({1, 1, 1})},
+                   torch::zeros({1, 2, 3, 3}))
+            .find("needs 2 integers, not 3") != std::string::npos);
+  // Operators outside kernrl's list are never looked up.
+  CHECK(step_error("from_file", {}, torch::zeros({1}))
+            .find("not an operator a torch step may call") != std::string::npos);
+}
