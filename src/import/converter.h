@@ -102,6 +102,9 @@ struct LaunchOut {
   std::string repeat_count, repeat_var;
   bool fill = false;  // a fill kernel kernrl added
   int fills = -1;     // fill: the tensor
+  // A torch step (docs/kernel-format.md, "PyTorch operators"): the operator, its result's tensor.
+  std::string torch;
+  int out = -1;
 };
 
 // One load_inline module.

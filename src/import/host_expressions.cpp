@@ -108,6 +108,18 @@ Val Interp::ternary(Ex& x) {
   auto cond = truth(c);
   std::string what = snippet(x.T, from, else_end);
   note_decided(x.fr, cond, what);
+  if (!cond) {
+    // Integers on both sides: the choice as arithmetic on the condition's 0 or 1.
+    std::string ce = cond_expr(c);
+    if (!ce.empty()) {
+      Val a = eval(x.fr, x.T, q + 1, colon), b = eval(x.fr, x.T, colon + 1, else_end);
+      if (a.kind == Val::Int && b.kind == Val::Int) {
+        x.i = else_end;
+        x.lv_name.clear();
+        return select_int(ce, a, b);
+      }
+    }
+  }
   if (!cond)
     fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
                            "` picks a value by a condition that is not the same at every size "
@@ -256,6 +268,7 @@ Val Interp::unary(Ex& x) {
     if (auto b = truth(v)) return make_bool(!*b);
     if (v.kind == Val::Bool && !v.per_set.empty()) {
       for (auto& c : v.per_set) c = !c;
+      if (!v.e.empty()) v.e = "1 - (" + v.e + ")";
       return v;
     }
     fail("host_logic",

@@ -355,6 +355,7 @@ Val Interp::compare(const std::string& op, const Val& a, const Val& b, const std
   r.kind = Val::Bool;
   r.text = what;
   for (size_t s = 0; s < px->size(); ++s) r.per_set.push_back(cmp((*px)[s], (*py)[s]) ? 1 : 0);
+  r.e = compare_expr(op, int_text(x), int_text(y));
   return r;
 }
 
@@ -421,6 +422,9 @@ Val Interp::logic(const std::string& op, const Val& a, const Val& b, const std::
   for (size_t s = 0; s < x.size(); ++s)
     r.per_set.push_back(op == "&&" ? (x[s] && y[s]) : (x[s] || y[s]));
   if (a.k && b.k) return make_bool(op == "&&" ? (*a.k && *b.k) : (*a.k || *b.k));
+  std::string ea = cond_expr(a), eb = cond_expr(b);
+  if (!ea.empty() && !eb.empty())
+    r.e = op == "&&" ? "(" + ea + ") * (" + eb + ")" : "min((" + ea + ") + (" + eb + "), 1)";
   return r;
 }
 

@@ -151,6 +151,19 @@ class Interp {
   bool macro_is_check(const Converter::FnMacro& m, int depth = 0);
 
   size_t exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+  // host_branches.cpp: a condition that is not the same at every size set, as arithmetic.
+  // A condition's 0-or-1 integer expression over the sizes ("" when it has none).
+  static std::string cond_expr(const Val& v);
+  static std::string compare_expr(const std::string& op, const std::string& x,
+                                  const std::string& y);
+  // `cond ? a : b` for integers: b + (a - b) * cond.
+  static Val select_int(const std::string& cond, const Val& a, const Val& b);
+  // Runs both branches of an `if` on copies of the frame: each launch of the then-branch runs
+  // `cond` times, each of the else-branch 1 - cond times, and an integer variable the branches
+  // set differently takes select_int's value. False (nothing changed) when the branches do
+  // something else differently (allocate, return, set a non-integer).
+  bool exec_both_branches(Frame& fr, const std::string& cond, size_t then_begin, size_t then_end,
+                          size_t else_begin, size_t else_end);
 
   bool contains_launch(const std::vector<CTok>& T, size_t i, size_t end);
 

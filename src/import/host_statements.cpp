@@ -225,6 +225,15 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
     bool checks = only_checks(T, c + 1, then_end) &&
                   (else_begin == end || only_checks(T, else_begin, else_end));
     if (checks) return else_end;  // an input check or an error report: no effect on launches
+    Val cv;
+    try {
+      cv = eval(fr, T, j + 1, c);
+    } catch (const ImportError&) {
+    }
+    std::string ce = cond_expr(cv);
+    if (!ce.empty() &&
+        exec_both_branches(fr, ce, c + 1, then_end, else_begin < end ? else_begin : end, else_end))
+      return else_end;
     fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                            "` decides what runs, and is not the same at every size set of the "
                            "problem (the launch block cannot branch)");

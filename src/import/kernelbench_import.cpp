@@ -474,9 +474,17 @@ std::string Converter::run(const std::string& source_name) {
 
   // Scratch: every other allocation a launch uses.
   std::set<int> used;
-  for (const LaunchOut& L : launches)
+  std::set<int> shaped;  // tensors a torch step reads or writes: their scratch has a shape
+  for (const LaunchOut& L : launches) {
     for (size_t a = 0; a < L.args.size(); ++a)
       if (L.args[a].tensor >= 0 && !(L.fill && a == 0)) used.insert(L.args[a].tensor);
+    if (!L.torch.empty()) {
+      used.insert(L.out);
+      shaped.insert(L.out);
+      for (const auto& a : L.args)
+        if (a.tensor >= 0) shaped.insert(a.tensor);
+    }
+  }
   std::vector<bool> drop(launches.size(), false);
   std::vector<std::pair<std::string, int>> scratch;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -507,7 +515,7 @@ std::string Converter::run(const std::string& source_name) {
     if (drop[l]) continue;
     if (launches[l].fill)
       fills_kept.insert(tensors[static_cast<size_t>(launches[l].fills)].dtype);
-    else
+    else if (launches[l].torch.empty())
       ++kernels;
   }
   if (kernels == 0) fail("mismatch", "forward launches no CUDA kernel");
@@ -544,6 +552,14 @@ std::string Converter::run(const std::string& source_name) {
   for (size_t l = 0; l < launches.size(); ++l) {
     if (drop[l]) continue;
     const LaunchOut& L = launches[l];
+    if (!L.torch.empty()) {
+      std::vector<std::string> args;
+      for (const auto& a : L.args)
+        args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name : a.text);
+      o << "  - torch: " << L.torch << "\n    args: [" << join(args) << "]\n    out: "
+        << tensors[static_cast<size_t>(L.out)].name << "\n";
+      continue;
+    }
     o << "  - kernel: " << L.kernel << "\n";
     o << "    grid: [" << join(L.grid) << "]\n";
     o << "    block: [" << join(L.block) << "]\n";
@@ -554,11 +570,19 @@ std::string Converter::run(const std::string& source_name) {
     o << "    args: [" << join(args) << "]\n";
     if (!L.repeat_var.empty())
       o << "    repeat: {count: " << L.repeat_count << ", var: " << L.repeat_var << "}\n";
+    else if (!L.repeat_count.empty() && L.repeat_count != "1")
+      o << "    repeat: {count: " << L.repeat_count << "}\n";
   }
   if (!scratch.empty()) {
     o << "scratch:\n";
     for (const auto& [sname, idx] : scratch) {
       const TensorInfo& t = tensors[static_cast<size_t>(idx)];
+      if (shaped.count(idx)) {
+        std::vector<std::string> dims;
+        for (const Val& d : t.shape) dims.push_back(int_text(d));
+        o << "  " << sname << ": {dtype: " << t.dtype << ", shape: [" << join(dims) << "]}\n";
+        continue;
+      }
       o << "  " << sname << ": {dtype: " << t.dtype << ", count: " << numel_text(t.shape) << "}\n";
     }
   }

@@ -62,9 +62,9 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
     }
     case PyExpr::BinOp: {
-      if (e->text == "@") torch_op("@ (matmul)", py_text(e));
       Val a = eval(env, e->kids[0]);
       Val b = eval(env, e->kids[1]);
+      if (e->text == "@") return matmul(a, b, py_text(e));
       return binop(e->text, a, b, py_text(e));
     }
     case PyExpr::Unary: {
@@ -118,6 +118,11 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         return d;
       }
       if (e->text == "ndim") return make_int(static_cast<int64_t>(t.shape.size()));
+      if ((e->text == "T" || e->text == "mT") && t.shape.size() == 2) {
+        Val tr = obj;
+        tr.elem = tr.elem == "transposed" ? "" : "transposed";
+        return tr;
+      }
       Val m;
       m.kind = Val::Func;
       m.name = "Tensor." + e->text;
@@ -137,6 +142,11 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       std::string path = obj.name + "." + e->text;
       for (const auto& p : C.P.parameters)
         if (p.name == path) return problem_param(path, "self." + path);
+      // A constructor setting of a layer (`self.conv.stride`, `self.ln.eps`).
+      if (auto cfg = layer_config(obj)) {
+        auto c = cfg->find(e->text);
+        if (c != cfg->end()) return c->second;
+      }
       // A submodule of a submodule (`self.block.conv`, `self.features[0]`): a Layer by path.
       for (const auto& p : C.P.parameters)
         if (p.name.size() > path.size() && p.name.compare(0, path.size() + 1, path + ".") == 0) {
@@ -227,18 +237,19 @@ Val PySide::call(Env& env, const PyExprP& e) {
     }
     C.exts[static_cast<size_t>(f.ext)].used = true;
     host_calls.push_back(f.name);
-    for (Val& a : args)
+    for (Val& a : args) {
       if (a.kind == Val::Unknown)
         fail("host_logic", "forward passes " + a.why + " to `" + f.name + "`");
+      if (a.kind == Val::Tensor && a.elem == "transposed")
+        fail("torch_op_in_forward", "forward passes a transposed tensor (`.t()`, `.T`) to `" +
+                                        f.name + "`; kernrl passes each tensor as it is");
+    }
     Val r = C.call_host(f.ext, f.name, args, kwargs);
     return r;
   }
   if (f.kind == Val::Layer) {
     if (f.name == "self") fail("host_logic", "forward calls the model itself");
-    fail("torch_op_in_forward", "PyTorch module `self." + f.name + "` (nn." + f.elem +
-                                    ") left in forward (`" + text +
-                                    "`); kernrl grades CUDA kernels only, so forward may only "
-                                    "call the load_inline extension");
+    return layer_call(env, f, e);
   }
   if (f.kind == Val::Unknown) fail("host_logic", "forward calls " + f.why);
   if (f.kind != Val::Func) fail("host_logic", "host logic in forward: `" + text + "`");
@@ -267,6 +278,13 @@ Val PySide::call(Env& env, const PyExprP& e) {
     if (name == "float" && args.size() == 1) {
       if (args[0].kind == Val::Int && args[0].k) return make_float(static_cast<double>(*args[0].k));
       if (args[0].kind == Val::Float) return args[0];
+      // A size that has one value at every size set (a constant of the module kept as a size).
+      if (args[0].kind == Val::Int) {
+        auto p = C.per_set(args[0]);
+        if (p && !p->empty() &&
+            std::all_of(p->begin(), p->end(), [&](int64_t v) { return v == p->front(); }))
+          return make_float(static_cast<double>(p->front()));
+      }
     }
     if ((name == "math.ceil" || name == "math.floor") && args.size() == 1 &&
         args[0].kind == Val::Ratio) {
@@ -324,6 +342,7 @@ Val PySide::call(Env& env, const PyExprP& e) {
     }
     return C.alloc(shape, dtype, fill, text, "");
   }
+  if (auto v = torch_call(env, name, e)) return *v;
   if (starts_with(name, "torch.") || starts_with(name, "F.") || starts_with(name, "nn.") ||
       starts_with(name, "math.") || starts_with(name, "numpy.") || starts_with(name, "np."))
     torch_op(name, text);
@@ -337,10 +356,21 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   std::string text = py_text(e);
   std::vector<Val> args;
   for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
-  if (m == "contiguous" || m == "cuda" || m == "view" || m == "reshape" || m == "view_as" ||
-      m == "flatten" || m == "squeeze" || m == "unsqueeze" || m == "detach" || m == "clone" ||
-      m == "requires_grad_")
+  if (m == "contiguous" || m == "cuda" || m == "detach" || m == "clone" || m == "requires_grad_")
     return obj;
+  if (m == "view" || m == "reshape" || m == "view_as" || m == "flatten" || m == "squeeze" ||
+      m == "unsqueeze") {
+    // The same memory for a kernel; a torch step, which sees shapes, refuses it.
+    Val r = obj;
+    if (r.elem == "transposed") torch_op("Tensor." + m + " of a transposed tensor", text);
+    r.elem = "reshaped";
+    return r;
+  }
+  if (m == "t" && args.empty() && t.shape.size() == 2) {
+    Val tr = obj;
+    tr.elem = tr.elem == "transposed" ? "" : "transposed";
+    return tr;
+  }
   if (m == "to" || m == "type") {
     for (const auto& [k, v] : e->kwargs)
       if (k == "dtype") {

@@ -99,7 +99,7 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
       if (v->text == "True" || v->text == "False") return make_bool(v->text == "True");
       return Val{};
     case PyExpr::Name:
-      if (init_params_.count(v->text)) return from_problem_name(v->text);
+      if (init_params_.count(v->text)) return init_param_value(v->text);
       return module_value(v->text);
     case PyExpr::Call: {
       std::string d = resolve(py_dotted(v->kids[0]));
@@ -402,6 +402,19 @@ void PySide::name_alloc(const Val& v, const std::string& name) {
 }
 
 Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::string& text) {
+  // `self.conv.bias is not None`: a tensor is never None (Void is Python's None here).
+  if ((op == "is" || op == "is not") && (a.kind == Val::Void || b.kind == Val::Void) &&
+      (a.kind == Val::Tensor || b.kind == Val::Tensor || (a.kind == Val::Void && b.kind == Val::Void)))
+    return make_bool((a.kind == b.kind) == (op == "is"));
+  // `hs in (32, 64)`: membership of a known integer in a list of known integers.
+  if ((op == "in" || op == "not in") && a.kind == Val::Int && a.k && b.kind == Val::List) {
+    bool all_known = true, found = false;
+    for (const Val& v : b.items) {
+      if (v.kind != Val::Int || !v.k) all_known = false;
+      else if (*v.k == *a.k) found = true;
+    }
+    if (all_known) return make_bool(found == (op == "in"));
+  }
   if (a.kind == Val::Tensor || b.kind == Val::Tensor) torch_op(op, text);
   if (op == "+" || op == "-" || op == "*" || op == "//" || op == "%") {
     if (a.kind == Val::Int && b.kind == Val::Int)

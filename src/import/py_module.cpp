@@ -361,9 +361,28 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
     if (k.kind == PyTok::Op && (k.text == ")" || k.text == "]" || k.text == "}")) --d;
     if (d == 1 && k.kind == PyTok::Op && k.text == ",") in_default = false;
     if (d == 1 && k.kind == PyTok::Op && (k.text == "=" || k.text == ":")) in_default = true;
-    if (d == 1 && k.kind == PyTok::Name && !in_default && k.text != "self")
+    if (d == 1 && k.kind == PyTok::Name && !in_default && k.text != "self") {
       init_params_.insert(k.text);
+      init_signature_.push_back({k.text, {}});
+    } else if (d == 1 && in_default && !init_signature_.empty() &&
+               !(k.kind == PyTok::Op && k.text == "=")) {
+      // Tokens after `=` are the default (after `:` the annotation, dropped at its `=`).
+      init_signature_.back().second.push_back(k);
+    } else if (d == 1 && k.kind == PyTok::Op && k.text == "=" && !init_signature_.empty()) {
+      init_signature_.back().second.clear();
+      init_signature_.back().second.push_back(PyTok{PyTok::Op, "=", k.line, false, false});
+    } else if (d > 1 && in_default && !init_signature_.empty()) {
+      init_signature_.back().second.push_back(k);
+    }
   }
+  // Only what follows `=` is a default; a parameter with an annotation only has none.
+  for (auto& [name, toks] : init_signature_) {
+    if (!toks.empty() && toks[0].kind == PyTok::Op && toks[0].text == "=")
+      toks.erase(toks.begin());
+    else
+      toks.clear();
+  }
+  bind_init_args();
   for (size_t i = b.begin; i < b.end; ++i) {
     const auto& lt = lines_[i].toks;
     if (read_register_buffer(lt)) continue;

@@ -2,6 +2,7 @@
 // forward() run with values kernrl knows. Internal to the converter.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -63,6 +64,10 @@ class PySide {
   std::set<std::string> module_defs_;
   std::map<std::string, PyExprP> init_attrs_;  // self.X = expr in ModelNew.__init__
   std::set<std::string> init_params_;
+  // ModelNew.__init__'s parameters in order, each with its default's tokens (empty: none), and
+  // the value each takes when KernelBench builds ModelNew(*get_init_inputs()) (py_torch.cpp).
+  std::vector<std::pair<std::string, std::vector<PyTok>>> init_signature_;
+  std::map<std::string, Val> init_args_;
   std::set<std::string> class_defs_;         // methods of ModelNew
   std::map<std::string, int> ext_by_var_;    // "name" or "self.name" -> ext index
   std::map<std::string, int> param_tensor_;  // problem parameter -> tensor
@@ -116,11 +121,35 @@ class PySide {
 
   static Val number(const std::string& lit);
 
+
   // ---------------------------------------------------------------- forward
   struct Env {
     std::map<std::string, Val> locals;
     std::optional<Val> ret;
   };
+
+  // ---------------------------------------------------------------- PyTorch operators (py_torch.cpp)
+  // init_args_ from the reference's get_init_inputs() (in the problem's PyTorch text) and the
+  // defaults of ModelNew.__init__.
+  void bind_init_args();
+  // A constructor parameter's value: init_args_, else the problem's scalar or size of that name.
+  Val init_param_value(const std::string& name);
+  // A value of __init__ (a layer's constructor arguments): numbers, tuples, parameters, constants.
+  Val init_expr(const PyExprP& e);
+  // The constructor arguments of layer `self.<name>` by the class's parameter names, defaults
+  // filled in; nullopt for a class kernrl does not know.
+  std::optional<std::map<std::string, Val>> layer_config(const Val& layer);
+  // A PyTorch operator forward calls, as a torch step (nullopt: not one kernrl maps).
+  std::optional<Val> torch_call(Env& env, const std::string& name, const PyExprP& e);
+  Val layer_call(Env& env, const Val& layer, const PyExprP& e);
+  // conv1d/2d/3d on [input, weight, bias, stride, padding, dilation, groups] (stride, padding and
+  // dilation an integer or a list of `nd`).
+  Val conv_step(const std::string& op, size_t nd, std::vector<Val> a, const std::string& text);
+  Val matmul(const Val& a, const Val& b, const std::string& text);
+  // Appends a torch step of `op` on `args` whose result (a new buffer of `shape`) it returns.
+  Val torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
+                 const std::string& dtype, const std::string& text);
+  const TensorInfo& tensor_of(const Val& v, const std::string& text);
 
   Result run_forward();
 

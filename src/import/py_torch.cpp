@@ -1,0 +1,458 @@
+// The Python side (py_side.h): ModelNew's constructor arguments as KernelBench passes them, and
+// the PyTorch operators forward keeps beside its CUDA kernels, as torch steps of the launch block
+// (docs/kernel-format.md, "PyTorch operators"; allowed on suites built from KernelBench).
+#include <algorithm>
+
+#include "import/py_side.h"
+
+namespace kernrl::kbimport::py {
+
+namespace {
+
+// The reference's module-level constants and the items of get_init_inputs()'s list, from the
+// problem's PyTorch text.
+struct ReferenceInit {
+  std::map<std::string, PyExprP> constants;
+  std::vector<PyExprP> init_inputs;
+  bool found = false;
+};
+
+ReferenceInit read_reference_init(const std::string& torch_text) {
+  ReferenceInit r;
+  std::vector<PyLine> lines;
+  try {
+    lines = py_lines(torch_text);
+  } catch (const ImportError&) {
+    return r;
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto& t = lines[i].toks;
+    if (lines[i].indent != 0 || t.empty()) continue;
+    if (t.size() > 2 && t[0].kind == PyTok::Name && tok_is(t[1], "=")) {
+      try {
+        r.constants[t[0].text] = py_parse_expr(t, 2, t.size());
+      } catch (const ImportError&) {
+      }
+      continue;
+    }
+    if (t.size() > 1 && tok_is(t[0], "def") && t[1].text == "get_init_inputs") {
+      for (size_t j = i + 1; j < lines.size() && lines[j].indent > 0; ++j) {
+        const auto& b = lines[j].toks;
+        if (b.empty() || !tok_is(b[0], "return")) continue;
+        try {
+          PyExprP e = py_parse_expr(b, 1, b.size());
+          if (e->kind == PyExpr::List || e->kind == PyExpr::Tuple) {
+            r.init_inputs = e->kids;
+            r.found = true;
+          }
+        } catch (const ImportError&) {
+        }
+        break;
+      }
+    }
+  }
+  return r;
+}
+
+bool transposed(const Val& v) {
+  return v.kind == Val::Tensor && v.elem == "transposed";
+}
+
+}  // namespace
+
+void PySide::bind_init_args() {
+  ReferenceInit ref = read_reference_init(C.P.torch);
+  // A value of the reference's list: a size of the problem stays an expression (it shrinks at
+  // the test sizes), a constant of the reference module is its value.
+  std::function<Val(const PyExprP&, int)> ref_value = [&](const PyExprP& e, int depth) -> Val {
+    if (depth > 8) return make_unknown("a constant kernrl cannot follow");
+    switch (e->kind) {
+      case PyExpr::Num:
+        return number(e->text);
+      case PyExpr::Const:
+        if (e->text == "True" || e->text == "False") return make_bool(e->text == "True");
+        return make_unknown("None");
+      case PyExpr::Name: {
+        if (C.P.bench.count(e->text)) return make_int_expr(e->text);
+        if (const ScalarSpec* s = C.P.find_scalar(e->text))
+          return s->is_float() ? make_float(s->value, e->text)
+                               : make_int(static_cast<int64_t>(s->value));
+        auto it = ref.constants.find(e->text);
+        if (it != ref.constants.end()) return ref_value(it->second, depth + 1);
+        return make_unknown("`" + e->text + "` of the reference");
+      }
+      case PyExpr::Unary: {
+        Val v = ref_value(e->kids[0], depth + 1);
+        if (e->text == "-" && v.kind == Val::Float && v.f) return make_float(-*v.f);
+        if (e->text == "-" && v.kind == Val::Int) return int_binop("-", make_int(0), v, "-");
+        return make_unknown("`" + py_text(e) + "` of the reference");
+      }
+      case PyExpr::Tuple:
+      case PyExpr::List: {
+        Val l;
+        l.kind = Val::List;
+        for (const auto& k : e->kids) l.items.push_back(ref_value(k, depth + 1));
+        return l;
+      }
+      default:
+        return make_unknown("`" + py_text(e) + "` of the reference");
+    }
+  };
+  for (size_t i = 0; i < init_signature_.size(); ++i) {
+    const auto& [name, def] = init_signature_[i];
+    if (ref.found && i < ref.init_inputs.size()) {
+      Val v = ref_value(ref.init_inputs[i], 0);
+      if (v.kind != Val::Unknown) init_args_[name] = v;
+      continue;
+    }
+    if (def.empty()) continue;
+    try {
+      Val v = init_expr(py_parse_expr(def, 0, def.size()));
+      if (v.kind == Val::Int || v.kind == Val::Float || v.kind == Val::Bool || v.kind == Val::List)
+        init_args_[name] = v;
+    } catch (const ImportError&) {
+    }
+  }
+}
+
+Val PySide::init_param_value(const std::string& name) {
+  auto it = init_args_.find(name);
+  if (it != init_args_.end()) return it->second;
+  return from_problem_name(name);
+}
+
+Val PySide::init_expr(const PyExprP& e) {
+  switch (e->kind) {
+    case PyExpr::Num:
+      return number(e->text);
+    case PyExpr::Const:
+      if (e->text == "True" || e->text == "False") return make_bool(e->text == "True");
+      return Val{};
+    case PyExpr::Name:
+      if (init_params_.count(e->text)) return init_param_value(e->text);
+      return module_value(e->text);
+    case PyExpr::Unary: {
+      Val v = init_expr(e->kids[0]);
+      if (e->text == "-" && v.kind == Val::Float && v.f) return make_float(-*v.f);
+      if (e->text == "-" && v.kind == Val::Int) return int_binop("-", make_int(0), v, py_text(e));
+      return make_unknown("`" + py_text(e) + "`");
+    }
+    case PyExpr::BinOp: {
+      Val a = init_expr(e->kids[0]), b = init_expr(e->kids[1]);
+      if (a.kind == Val::Int && b.kind == Val::Int &&
+          (e->text == "+" || e->text == "-" || e->text == "*" || e->text == "//"))
+        return int_binop(e->text == "//" ? "/" : e->text, a, b, py_text(e));
+      return make_unknown("`" + py_text(e) + "`");
+    }
+    case PyExpr::Tuple:
+    case PyExpr::List: {
+      Val l;
+      l.kind = Val::List;
+      for (const auto& k : e->kids) l.items.push_back(init_expr(k));
+      return l;
+    }
+    case PyExpr::Attr:
+      if (e->kids[0]->kind == PyExpr::Name && e->kids[0]->text == "self") return self_attr(e->text);
+      return make_unknown("`" + py_text(e) + "`");
+    default:
+      return make_unknown("`" + py_text(e) + "`");
+  }
+}
+
+std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer) {
+  // Each class's constructor parameters and their defaults (torch.nn's).
+  static const std::map<std::string, std::vector<std::pair<std::string, std::string>>> classes = {
+      {"Linear", {{"in_features", ""}, {"out_features", ""}, {"bias", "True"}}},
+      {"Conv1d",
+       {{"in_channels", ""}, {"out_channels", ""}, {"kernel_size", ""}, {"stride", "1"},
+        {"padding", "0"}, {"dilation", "1"}, {"groups", "1"}, {"bias", "True"}}},
+      {"Conv2d",
+       {{"in_channels", ""}, {"out_channels", ""}, {"kernel_size", ""}, {"stride", "1"},
+        {"padding", "0"}, {"dilation", "1"}, {"groups", "1"}, {"bias", "True"}}},
+      {"Conv3d",
+       {{"in_channels", ""}, {"out_channels", ""}, {"kernel_size", ""}, {"stride", "1"},
+        {"padding", "0"}, {"dilation", "1"}, {"groups", "1"}, {"bias", "True"}}},
+      {"LayerNorm", {{"normalized_shape", ""}, {"eps", "1e-05"}, {"elementwise_affine", "True"}}},
+      {"BatchNorm1d",
+       {{"num_features", ""}, {"eps", "1e-05"}, {"momentum", "0.1"}, {"affine", "True"},
+        {"track_running_stats", "True"}}},
+      {"BatchNorm2d",
+       {{"num_features", ""}, {"eps", "1e-05"}, {"momentum", "0.1"}, {"affine", "True"},
+        {"track_running_stats", "True"}}},
+      {"GroupNorm", {{"num_groups", ""}, {"num_channels", ""}, {"eps", "1e-05"}}},
+      {"InstanceNorm2d", {{"num_features", ""}, {"eps", "1e-05"}}},
+      {"LeakyReLU", {{"negative_slope", "0.01"}}},
+      {"Hardtanh", {{"min_val", "-1.0"}, {"max_val", "1.0"}}},
+      {"ELU", {{"alpha", "1.0"}}},
+      {"CELU", {{"alpha", "1.0"}}},
+      {"Softplus", {{"beta", "1.0"}, {"threshold", "20.0"}}},
+      {"Threshold", {{"threshold", ""}, {"value", ""}}},
+      {"Softmax", {{"dim", ""}}},
+      {"LogSoftmax", {{"dim", ""}}},
+      {"Dropout", {{"p", "0.5"}}},
+  };
+  auto cls = classes.find(layer.elem);
+  auto ctor = init_attrs_.find(layer.name);
+  if (cls == classes.end() || ctor == init_attrs_.end() || ctor->second->kind != PyExpr::Call)
+    return std::nullopt;
+  const PyExprP& call = ctor->second;
+  std::map<std::string, Val> cfg;
+  const auto& params = cls->second;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& [pname, def] = params[i];
+    PyExprP given;
+    if (i + 1 < call->kids.size()) given = call->kids[i + 1];
+    for (const auto& [k, v] : call->kwargs)
+      if (k == pname) given = v;
+    if (given)
+      cfg[pname] = init_expr(given);
+    else if (def == "True")
+      cfg[pname] = make_bool(true);
+    else if (starts_with(def, "-"))
+      cfg[pname] = make_float(-*number(def.substr(1)).f, def);
+    else if (!def.empty())
+      cfg[pname] = number(def);
+  }
+  // KernelBench runs the modules in training mode, and kernrl's references do the same.
+  cfg["training"] = make_bool(true);
+  return cfg;
+}
+
+const TensorInfo& PySide::tensor_of(const Val& v, const std::string& text) {
+  if (v.kind != Val::Tensor)
+    fail("torch_op_in_forward", "`" + text + "`: an argument is not a tensor kernrl follows");
+  if (v.elem == "reshaped")
+    fail("torch_op_in_forward", "`" + text + "` takes a reshaped tensor (view, reshape, flatten, "
+                                             "squeeze or unsqueeze), which a torch step cannot");
+  return C.tensors[static_cast<size_t>(v.tensor)];
+}
+
+Val PySide::torch_step(const std::string& op, const std::vector<Val>& args,
+                       std::vector<Val> shape, const std::string& dtype,
+                       const std::string& text) {
+  LaunchOut L;
+  L.torch = op;
+  for (const Val& a : args) {
+    LaunchArgOut o;
+    if (a.kind == Val::Tensor) {
+      o.tensor = a.tensor;
+    } else if (a.kind == Val::Void) {
+      o.text = "none";
+    } else if (a.kind == Val::Int) {
+      o.text = int_text(a);
+    } else if (a.kind == Val::Float && a.f) {
+      o.text = float_literal(*a.f);
+    } else if (a.kind == Val::Bool && a.k) {
+      o.text = *a.k ? "true" : "false";
+    } else if (a.kind == Val::List) {
+      std::string items;
+      for (const Val& d : a.items) {
+        if (d.kind != Val::Int)
+          fail("torch_op_in_forward", "`" + text + "`: a list argument kernrl cannot compute");
+        items += (items.empty() ? "" : ", ") + int_text(d);
+      }
+      o.text = "[" + items + "]";
+    } else {
+      fail("torch_op_in_forward",
+           "`" + text + "`: an argument kernrl cannot compute" + (a.why.empty() ? "" : ": " + a.why));
+    }
+    L.args.push_back(o);
+  }
+  Val out = C.alloc(shape, dtype, "", text, "");
+  L.out = out.tensor;
+  C.launches.push_back(L);
+  return out;
+}
+
+Val PySide::matmul(const Val& a, const Val& b, const std::string& text) {
+  const TensorInfo& ta = tensor_of(a, text);
+  if (transposed(b)) {
+    // x @ W.t(): nn.Linear's product.
+    const TensorInfo& tb = C.tensors[static_cast<size_t>(b.tensor)];
+    if (tb.shape.size() != 2 || ta.shape.empty())
+      fail("torch_op_in_forward", "`" + text + "`: a product kernrl maps only as x @ W.t()");
+    std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
+    shape.push_back(tb.shape[0]);
+    Val w = b;
+    w.elem.clear();
+    return torch_step("linear", {a, w}, shape, ta.dtype, text);
+  }
+  const TensorInfo& tb = tensor_of(b, text);
+  if (ta.shape.size() == 2 && tb.shape.size() == 2)
+    return torch_step("mm", {a, b}, {ta.shape[0], tb.shape[1]}, ta.dtype, text);
+  if (ta.shape.size() >= 2 && tb.shape.size() == 2) {
+    std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
+    shape.push_back(tb.shape[1]);
+    return torch_step("matmul", {a, b}, shape, ta.dtype, text);
+  }
+  if (ta.shape.size() == 3 && tb.shape.size() == 3)
+    return torch_step("bmm", {a, b}, {ta.shape[0], ta.shape[1], tb.shape[2]}, ta.dtype, text);
+  fail("torch_op_in_forward", "`" + text + "`: a product of these shapes kernrl does not map");
+}
+
+namespace {
+
+// `v` as a list of `n` integers (an integer stands for n of it).
+Val int_list(const Val& v, size_t n, const std::string& text) {
+  Val l;
+  l.kind = Val::List;
+  if (v.kind == Val::Int) {
+    l.items.assign(n, v);
+    return l;
+  }
+  if (v.kind == Val::List && v.items.size() == n &&
+      std::all_of(v.items.begin(), v.items.end(), [](const Val& d) { return d.kind == Val::Int; }))
+    return v;
+  fail("torch_op_in_forward",
+       "`" + text + "`: a stride, padding or dilation kernrl cannot compute (a string padding "
+                    "such as 'same' is not mapped)");
+}
+
+// The output length of a convolution along one axis.
+Val conv_out(const Val& in, const Val& k, const Val& s, const Val& p, const Val& d,
+             const std::string& text) {
+  // (in + 2p - d(k - 1) - 1) / s + 1
+  Val span = int_binop("*", d, int_binop("-", k, make_int(1), text), text);
+  Val num = int_binop("-", int_binop("+", in, int_binop("*", make_int(2), p, text), text),
+                      int_binop("+", span, make_int(1), text), text);
+  return int_binop("+", int_binop("/", num, s, text), make_int(1), text);
+}
+
+}  // namespace
+
+std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const PyExprP& e) {
+  static const std::map<std::string, std::string> aliases = {
+      {"torch.mm", "mm"},
+      {"torch.matmul", "matmul"},
+      {"torch.bmm", "bmm"},
+      {"torch.addmm", "addmm"},
+      {"torch.nn.functional.linear", "linear"},
+      {"torch.nn.functional.conv1d", "conv1d"},
+      {"torch.nn.functional.conv2d", "conv2d"},
+      {"torch.nn.functional.conv3d", "conv3d"},
+      {"torch.conv1d", "conv1d"},
+      {"torch.conv2d", "conv2d"},
+      {"torch.conv3d", "conv3d"},
+      {"torch.relu", "relu"},
+      {"torch.nn.functional.relu", "relu"},
+      {"torch.sigmoid", "sigmoid"},
+      {"torch.tanh", "tanh"},
+      {"torch.nn.functional.gelu", "gelu"},
+  };
+  auto it = aliases.find(name);
+  if (it == aliases.end()) return std::nullopt;
+  const std::string& op = it->second;
+  std::string text = py_text(e);
+  std::vector<Val> args;
+  for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
+  auto kw = [&](const std::string& k) -> std::optional<Val> {
+    for (const auto& [n, v] : e->kwargs)
+      if (n == k) return eval(env, v);
+    return std::nullopt;
+  };
+  if (op == "mm" || op == "matmul" || op == "bmm") {
+    if (args.size() != 2 || !e->kwargs.empty())
+      fail("torch_op_in_forward", "`" + text + "`: kernrl maps it with two tensors only");
+    if (op == "bmm" && transposed(args[1]))
+      fail("torch_op_in_forward", "`" + text + "`: a transposed batch kernrl does not map");
+    return matmul(args[0], args[1], text);
+  }
+  if (op == "addmm") {
+    if (args.size() != 3 || !e->kwargs.empty() || !transposed(args[2]))
+      fail("torch_op_in_forward", "`" + text + "`: kernrl maps torch.addmm(bias, x, W.t()) only");
+    const TensorInfo& tx = tensor_of(args[1], text);
+    Val w = args[2];
+    w.elem.clear();
+    const TensorInfo& tw = C.tensors[static_cast<size_t>(w.tensor)];
+    tensor_of(args[0], text);
+    return torch_step("linear", {args[1], w, args[0]}, {tx.shape[0], tw.shape[0]}, tx.dtype, text);
+  }
+  if (op == "linear") {
+    if (args.size() < 2) fail("torch_op_in_forward", "`" + text + "`: linear without a weight");
+    Val bias = args.size() > 2 ? args[2] : kw("bias").value_or(Val{});
+    const TensorInfo& tx = tensor_of(args[0], text);
+    const TensorInfo& tw = tensor_of(args[1], text);
+    std::vector<Val> shape(tx.shape.begin(), tx.shape.end() - 1);
+    shape.push_back(tw.shape[0]);
+    std::vector<Val> a = {args[0], args[1]};
+    if (bias.kind != Val::Void) {
+      tensor_of(bias, text);
+      a.push_back(bias);
+    }
+    return torch_step("linear", a, shape, tx.dtype, text);
+  }
+  if (starts_with(op, "conv")) {
+    size_t nd = static_cast<size_t>(op[4] - '0');  // conv<N>d
+    static const char* names[] = {"input", "weight", "bias", "stride", "padding", "dilation",
+                                  "groups"};
+    std::vector<Val> a(7);
+    for (size_t i = 0; i < 7; ++i) {
+      if (i < args.size())
+        a[i] = args[i];
+      else if (auto v = kw(names[i]))
+        a[i] = *v;
+    }
+    if (a[3].kind == Val::Void) a[3] = make_int(1);
+    if (a[4].kind == Val::Void) a[4] = make_int(0);
+    if (a[5].kind == Val::Void) a[5] = make_int(1);
+    if (a[6].kind == Val::Void) a[6] = make_int(1);
+    return conv_step(op, nd, a, text);
+  }
+  // Elementwise: the shape of the input.
+  if (args.size() != 1 || !e->kwargs.empty())
+    fail("torch_op_in_forward", "`" + text + "`: kernrl maps it on one tensor only");
+  const TensorInfo& t = tensor_of(args[0], text);
+  return torch_step(op, {args[0]}, t.shape, t.dtype, text);
+}
+
+Val PySide::conv_step(const std::string& op, size_t nd, std::vector<Val> a,
+                      const std::string& text) {
+  const TensorInfo& tx = tensor_of(a[0], text);
+  const TensorInfo& tw = tensor_of(a[1], text);
+  if (a[2].kind != Val::Void) tensor_of(a[2], text);
+  if (tx.shape.size() != nd + 2 || tw.shape.size() != nd + 2)
+    fail("torch_op_in_forward", "`" + text + "`: tensors of these shapes kernrl does not map");
+  a[3] = int_list(a[3], nd, text);
+  a[4] = int_list(a[4], nd, text);
+  a[5] = int_list(a[5], nd, text);
+  if (a[6].kind != Val::Int)
+    fail("torch_op_in_forward", "`" + text + "`: groups kernrl cannot compute");
+  std::vector<Val> shape = {tx.shape[0], tw.shape[0]};
+  for (size_t i = 0; i < nd; ++i)
+    shape.push_back(conv_out(tx.shape[2 + i], tw.shape[2 + i], a[3].items[i], a[4].items[i],
+                             a[5].items[i], text));
+  return torch_step(op, a, shape, tx.dtype, text);
+}
+
+Val PySide::layer_call(Env& env, const Val& layer, const PyExprP& e) {
+  std::string text = py_text(e);
+  auto cfg = layer_config(layer);
+  if (!cfg || (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
+    fail("torch_op_in_forward", "PyTorch module `self." + layer.name + "` (nn." + layer.elem +
+                                    ") left in forward (`" + text +
+                                    "`); kernrl maps nn.Linear and nn.Conv1d/2d/3d modules only");
+  if (e->kids.size() != 2 || !e->kwargs.empty())
+    fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
+  Val x = eval(env, e->kids[1]);
+  Val w = problem_param(layer.name + ".weight", "self." + layer.name + ".weight");
+  Val bias;
+  auto b = cfg->find("bias");
+  if (b == cfg->end() || b->second.kind != Val::Bool || !b->second.k || *b->second.k)
+    bias = problem_param(layer.name + ".bias", "self." + layer.name + ".bias");
+  if (layer.elem == "Linear") {
+    const TensorInfo& tx = tensor_of(x, text);
+    const TensorInfo& tw = C.tensors[static_cast<size_t>(w.tensor)];
+    std::vector<Val> shape(tx.shape.begin(), tx.shape.end() - 1);
+    shape.push_back(tw.shape[0]);
+    std::vector<Val> a = {x, w};
+    if (bias.kind != Val::Void) a.push_back(bias);
+    return torch_step("linear", a, shape, tx.dtype, text);
+  }
+  size_t nd = static_cast<size_t>(layer.elem[4] - '0');  // Conv<N>d
+  std::string op = "conv" + std::to_string(nd) + "d";
+  return conv_step(op, nd, {x, w, bias, (*cfg)["stride"], (*cfg)["padding"], (*cfg)["dilation"],
+                            (*cfg)["groups"]},
+                   text);
+}
+
+}  // namespace kernrl::kbimport::py
