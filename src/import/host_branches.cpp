@@ -21,7 +21,7 @@ std::string Interp::compare_expr(const std::string& op, const std::string& x,
 }
 
 std::string Interp::cond_expr(const Val& v) {
-  if (v.kind == Val::Bool && !v.per_set.empty()) return v.e;
+  if (v.kind == Val::Bool && !v.k) return v.e;
   if ((v.kind == Val::Bool || v.kind == Val::Int) && v.k) return *v.k ? "1" : "0";
   if (v.kind == Val::Int && !v.e.empty()) return compare_expr("!=", v.e, "0");
   return "";
@@ -79,7 +79,7 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
         var.v = a;
         continue;
       }
-      if (a.kind != Val::Int || b.kind != Val::Int || !C.per_set(a) || !C.per_set(b)) {
+      if (a.kind != Val::Int || b.kind != Val::Int) {
         undo();
         return false;
       }

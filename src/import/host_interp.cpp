@@ -348,9 +348,19 @@ Val Interp::compare(const std::string& op, const Val& a, const Val& b, const std
   Val x = to_int(a, what, fr), y = to_int(b, what, fr);
   if (x.k && y.k) return make_bool(cmp(*x.k, *y.k));
   auto px = C.per_set(x), py = C.per_set(y);
-  if (!px || !py)
+  if (!px || !py) {
+    // Values that depend on the GPU (num_sms) or a repeat variable: only its arithmetic is known,
+    // which a branch can still use (host_branches.cpp).
+    if (x.kind == Val::Int && y.kind == Val::Int && !C.repeat_var_.size()) {
+      Val r;
+      r.kind = Val::Bool;
+      r.text = what;
+      r.e = compare_expr(op, int_text(x), int_text(y));
+      if (!r.e.empty()) return r;
+    }
     fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                            "` compares values that depend on the GPU or a loop");
+  }
   Val r;
   r.kind = Val::Bool;
   r.text = what;

@@ -142,11 +142,6 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       std::string path = obj.name + "." + e->text;
       for (const auto& p : C.P.parameters)
         if (p.name == path) return problem_param(path, "self." + path);
-      // A constructor setting of a layer (`self.conv.stride`, `self.ln.eps`).
-      if (auto cfg = layer_config(obj)) {
-        auto c = cfg->find(e->text);
-        if (c != cfg->end()) return c->second;
-      }
       // A submodule of a submodule (`self.block.conv`, `self.features[0]`): a Layer by path.
       for (const auto& p : C.P.parameters)
         if (p.name.size() > path.size() && p.name.compare(0, path.size() + 1, path + ".") == 0) {
@@ -160,7 +155,12 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       std::string full = path;
       std::replace(full.begin(), full.end(), '.', '_');
       for (const auto& p : C.P.parameters)
-        if (p.name == full) return problem_param(full, "self." + path);
+        if (p.name == full || p.name == e->text) return problem_param(p.name, "self." + path);
+      // A constructor setting of a layer (`self.conv.stride`, `self.ln.eps`).
+      if (auto cfg = layer_config(obj)) {
+        auto c = cfg->find(e->text);
+        if (c != cfg->end()) return c->second;
+      }
       return problem_param(e->text, "self." + path);
     }
     case Val::Func: {

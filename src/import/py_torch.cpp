@@ -74,9 +74,12 @@ void PySide::bind_init_args() {
         return make_unknown("None");
       case PyExpr::Name: {
         if (C.P.bench.count(e->text)) return make_int_expr(e->text);
-        if (const ScalarSpec* s = C.P.find_scalar(e->text))
-          return s->is_float() ? make_float(s->value, e->text)
-                               : make_int(static_cast<int64_t>(s->value));
+        if (const ScalarSpec* s = C.P.find_scalar(e->text)) {
+          Val v = s->is_float() ? make_float(s->value, e->text)
+                                : make_int(static_cast<int64_t>(s->value));
+          v.scalar = e->text;
+          return v;
+        }
         auto it = ref.constants.find(e->text);
         if (it != ref.constants.end()) return ref_value(it->second, depth + 1);
         return make_unknown("`" + e->text + "` of the reference");
@@ -265,6 +268,7 @@ Val PySide::torch_step(const std::string& op, const std::vector<Val>& args,
 }
 
 Val PySide::matmul(const Val& a, const Val& b, const std::string& text) {
+  if (C.P.torchscript.empty()) torch_op("@ (matmul)", text);  // kernrl's own problems
   const TensorInfo& ta = tensor_of(a, text);
   if (transposed(b)) {
     // x @ W.t(): nn.Linear's product.
@@ -341,6 +345,7 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
   };
   auto it = aliases.find(name);
   if (it == aliases.end()) return std::nullopt;
+  if (C.P.torchscript.empty()) torch_op(name, py_text(e));  // kernrl's own problems: kernels only
   const std::string& op = it->second;
   std::string text = py_text(e);
   std::vector<Val> args;
@@ -427,10 +432,15 @@ Val PySide::conv_step(const std::string& op, size_t nd, std::vector<Val> a,
 Val PySide::layer_call(Env& env, const Val& layer, const PyExprP& e) {
   std::string text = py_text(e);
   auto cfg = layer_config(layer);
-  if (!cfg || (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
-    fail("torch_op_in_forward", "PyTorch module `self." + layer.name + "` (nn." + layer.elem +
-                                    ") left in forward (`" + text +
-                                    "`); kernrl maps nn.Linear and nn.Conv1d/2d/3d modules only");
+  if (C.P.torchscript.empty() || !cfg ||
+      (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
+    fail("torch_op_in_forward",
+         "PyTorch module `self." + layer.name + "` (nn." + layer.elem + ") left in forward (`" +
+             text + "`); " +
+             (C.P.torchscript.empty()
+                  ? "kernrl grades CUDA kernels only, so forward may only call the load_inline "
+                    "extension"
+                  : "kernrl maps nn.Linear and nn.Conv1d/2d/3d modules only"));
   if (e->kids.size() != 2 || !e->kwargs.empty())
     fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
   Val x = eval(env, e->kids[1]);

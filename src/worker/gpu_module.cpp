@@ -227,7 +227,7 @@ CUresult enqueue_launch(ReadyLaunch& l, CUstream stream) {
       return CUDA_SUCCESS;
     } catch (const TorchStepError& e) {
       l.error = e.what();
-      CUresult q = cuStreamQuery(stream);
+      CUresult q = CU_RESULT(cuStreamQuery(stream)).code;
       return cu_error_is_sticky(q) ? q : CUDA_ERROR_INVALID_VALUE;
     }
   }

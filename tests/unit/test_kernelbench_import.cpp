@@ -221,10 +221,28 @@ TEST_CASE(
            "  else b<<<x.size(0), 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), d);\n  return "
            "y;\n}\n";
   };
+  // One that differs between them: each branch's launch runs 1 or 0 times.
   auto mixed = import_kernelbench(module(cuda("d <= 1024"), "f", "x", "ext.f(x)"), p);
-  CHECK_FALSE(mixed.converted);
-  CHECK(mixed.category == "host_logic");
-  CHECK(mixed.reason.find("if (d <= 1024)") != std::string::npos);
+  REQUIRE_MESSAGE(mixed.converted, mixed.reason);
+  LaunchPlan both = checked_plan(mixed, p);
+  REQUIRE(both.launches.size() == 2);
+  for (const auto& sizes : std::vector<Vars>{p.bench, p.tests[0], p.tests[1], p.tests[2]}) {
+    int64_t a = eval_expr(both.launches[0].repeat_count, plan_vars(p, sizes, 132));
+    int64_t b = eval_expr(both.launches[1].repeat_count, plan_vars(p, sizes, 132));
+    CHECK(a == (sizes.at("dim") <= 1024 ? 1 : 0));
+    CHECK(a + b == 1);
+  }
+  // A branch that returns, allocates or sets something other than an integer still cannot be.
+  auto early = import_kernelbench(
+      module("__global__ void a(const float* x, float* y, int n) {}\n"
+             "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  int d = "
+             "x.size(1);\n  if (d <= 1024) { a<<<1, 256>>>(x.data_ptr<float>(), "
+             "y.data_ptr<float>(), d); return y; }\n  auto z = torch::empty_like(x);\n  "
+             "a<<<2, 256>>>(x.data_ptr<float>(), z.data_ptr<float>(), d);\n  return z;\n}\n",
+             "f", "x", "ext.f(x)"),
+      p);
+  CHECK_FALSE(early.converted);
+  CHECK(early.reason.find("if (d <= 1024)") != std::string::npos);
   auto uniform = import_kernelbench(module(cuda("d > 0"), "f", "x", "ext.f(x)"), p);
   REQUIRE_MESSAGE(uniform.converted, uniform.reason);
   CHECK(checked_plan(uniform, p).launches.at(0).kernel == "a");
@@ -583,4 +601,145 @@ torch::Tensor f(torch::Tensor p, torch::Tensor t) {
   LaunchPlan plan = checked_plan(r, p);
   REQUIRE(plan.launches.size() == 1);
   CHECK(arg_texts(plan.launches[0]).at(2) == "out");
+}
+
+namespace {
+
+// A suite problem (reference TorchScript) of a linear layer then an elementwise epilogue, with the
+// reference's constructor list: Model(input_size, output_size, divisor).
+ProblemSpec suite_linear() {
+  return parse_problem_yaml(R"(id: L2_86_Matmul_Divide_GELU
+level: 2
+name: Matmul_Divide_GELU
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+  - {name: linear.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  class Model(torch.nn.Module):
+      def __init__(self, input_size, output_size, divisor):
+          super().__init__()
+          self.linear = torch.nn.Linear(input_size, output_size)
+          self.divisor = divisor
+      def forward(self, x):
+          return torch.nn.functional.gelu(self.linear(x) / self.divisor)
+  batch_size = 128
+  input_size = 512
+  output_size = 1024
+  divisor = 10.0
+  def get_inputs():
+      return [torch.rand(batch_size, input_size)]
+  def get_init_inputs():
+      return [input_size, output_size, divisor]
+)",
+                            "suite.yaml");
+}
+
+const char* kScaleGelu = R"(
+__global__ void scale_gelu(const float* y, float* out, float inv, long long n) {}
+torch::Tensor epilogue(torch::Tensor y, double divisor) {
+  auto out = torch::empty_like(y);
+  long long n = y.numel();
+  int blocks = (int)((n + 255) / 256);
+  if (blocks > 16) blocks = 16;
+  scale_gelu<<<blocks, 256>>>(y.data_ptr<float>(), out.data_ptr<float>(), (float)(1.0 / divisor), n);
+  return out;
+}
+)";
+
+std::string suite_module(const std::string& forward, const std::string& init) {
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n" +
+         std::string(kScaleGelu) +
+         "\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"epilogue\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, input_size, output_size, divisor):\n"
+         "        super().__init__()\n" +
+         init + "\n    def forward(self, x):\n" + forward + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: PyTorch operators kept in forward become torch steps") {
+  ProblemSpec p = suite_linear();
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n"
+      "        self.divisor = divisor";
+  // The same product written four ways: each is aten::linear on the suite's parameters.
+  for (const char* product :
+       {"torch.mm(x, self.linear.weight.t()) + 0", "self.linear(x)",
+        "F.linear(x, self.linear.weight, self.linear.bias)",
+        "torch.addmm(self.linear.bias, x, self.linear.weight.t())"}) {
+    std::string expr = product;
+    if (expr.size() > 4 && expr.substr(expr.size() - 4) == " + 0") {
+      // torch.mm then the bias in the kernel file's own terms is not this test's point: no bias.
+      expr = expr.substr(0, expr.size() - 4);
+    }
+    std::string py = suite_module("        y = " + expr +
+                                      "\n        return ext.epilogue(y, float(self.divisor))",
+                                  init);
+    auto r = import_kernelbench(py, p);
+    REQUIRE_MESSAGE(r.converted, product, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    const LaunchSpec& step = plan.launches[0];
+    CHECK(step.torch == "linear");
+    CHECK(step.args[0].text == "x");
+    CHECK(step.args[1].text == "linear.weight");
+    CHECK(step.args.size() == (std::string(product).find("torch.mm") == 0 ? 2u : 3u));
+    // Its result is a scratch buffer with the shape the epilogue kernel reads.
+    REQUIRE(plan.scratch.size() == 1);
+    CHECK(step.out == plan.scratch[0].name);
+    CHECK(plan.scratch[0].shape == std::vector<std::string>{"batch_size", "output_size"});
+    // The divisor is the reference's constant 10.0, passed as KernelBench passes it.
+    const LaunchSpec& k = plan.launches[1];
+    CHECK(k.kernel == "scale_gelu");
+    CHECK(k.args[2].text == "0.1");
+  }
+  // kernrl's own problems keep their rule: the kernels do all of the work.
+  ProblemSpec own = problem("L2_86_Matmul_Divide_GELU");
+  auto r = import_kernelbench(
+      suite_module("        return ext.epilogue(torch.mm(x, self.weight.t()), 1.0)",
+                   "        self.weight = nn.Parameter(torch.empty(output_size, input_size))"),
+      own);
+  if (r.converted) {
+    ExtractedSource src = extract_kernel(r.kernel_file, "converted.cu");
+    LaunchPlan plan = parse_launch_block(src);
+    CHECK_THROWS_WITH_AS(check_plan(plan, own, 132), doctest::Contains("suites built from KernelBench"),
+                         FormatError);
+  }
+}
+
+TEST_CASE("import_kernelbench: a branch on the sizes becomes arithmetic on its condition") {
+  ProblemSpec p = suite_linear();
+  std::string py = suite_module(
+      "        return ext.epilogue(self.linear(x), 2.0)",
+      "        self.linear = nn.Linear(input_size, output_size)");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  // `if (blocks > 16) blocks = 16;` holds at the bench size (512 blocks) and not at the test sizes
+  // (1 and 2 blocks): at every size set the grid is what the wrapper computes.
+  const LaunchSpec& k = plan.launches[1];
+  for (const auto& sizes : std::vector<Vars>{p.bench, p.tests[0], p.tests[1]}) {
+    int64_t n = sizes.at("batch_size") * sizes.at("output_size");
+    CHECK(eval_expr(k.grid[0], plan_vars(p, sizes, 132)) == std::min<int64_t>((n + 255) / 256, 16));
+  }
 }
