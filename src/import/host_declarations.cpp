@@ -45,10 +45,17 @@ size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
       else
         type_words.push_back("::");
       ++k;
-      // join "a::" with the following name
+      // join "a::" with the following name, and its template arguments (`std::vector<int64_t>`)
       if (k < e && T[k].kind == CTok::Ident) {
         type_words.back() += T[k].text;
         ++k;
+        if (k < e && is_punct(T[k], "<")) {
+          size_t c = c_match(T, k, e);
+          if (c < e) {
+            type_words.back() += c_text(T, k, c + 1);
+            k = c + 1;
+          }
+        }
       }
       continue;
     }
@@ -167,6 +174,13 @@ Val Interp::construct(Frame& fr, const std::vector<CTok>& T, const std::string& 
   for (auto [a, b] : args) vals.push_back(eval(fr, T, a, b));
   if (type == "dim3") return make_dim3(vals, what, fr);
   if (contains(type, "Guard") || contains(type, "guard")) return Val{};
+  if (contains(type, "vector") && !braces && vals.size() == 2 && vals[0].kind == Val::List &&
+      vals[0].elem == "list begin" && vals[1].elem == "list end" &&
+      vals[0].items.size() == vals[1].items.size()) {
+    Val l = vals[0];  // the range of a whole list: a copy of it
+    l.elem.clear();
+    return l;
+  }
   if (contains(type, "vector") || braces) {
     Val l;
     l.kind = Val::List;

@@ -11,7 +11,7 @@
 namespace kernrl::kbimport::host {
 
 Val Interp::eval(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
-  Ex x{fr, T, i, end, "", {}};
+  Ex x{fr, T, i, end, "", {}, "", {}};
   Val v = comma(x);
   if (x.i < end)
     fail("host_logic", "host logic in `" + fr.fn + "`: cannot follow `" + snippet(T, i, end) +

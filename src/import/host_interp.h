@@ -200,6 +200,10 @@ class Interp {
     // The lvalue just parsed: a variable and member/index path ("" name: none).
     std::string lv_name;
     std::vector<std::string> lv_path;
+    // The variable (and member path) a method is called on, for the methods that change it
+    // (`shape.push_back(n)`); empty when the object is not a variable.
+    std::string obj_name;
+    std::vector<std::string> obj_path;
   };
 
   Val eval(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);

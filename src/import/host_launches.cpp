@@ -226,13 +226,14 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
       } else {
         fail_value(v, "a tensor's data pointer", where, fr);
       }
-    } else if (int_type(ptype)) {
-      int bytes = c_type_bytes(ptype);
-      if (bytes != 4 && bytes != 8)
-        fail("unsupported_cuda", where + ": the parameter `" + p.type + " " + p.name + "` is " +
-                                     std::to_string(bytes) +
-                                     " bytes; kernrl passes integers as 4- or 8-byte values");
-      Val iv = to_int(v, where, fr);
+    } else if (int_type(ptype) || ptype == "bool") {
+      int bytes = ptype == "bool" ? 1 : c_type_bytes(ptype);
+      if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
+        fail("unsupported_cuda",
+             where + ": the parameter `" + p.type + " " + p.name + "` is " + std::to_string(bytes) +
+                 " bytes; kernrl passes integers as 1-, 2-, 4- or 8-byte values");
+      Val iv = v.kind == Val::Bool && v.k ? make_int(*v.k ? 1 : 0) : to_int(v, where, fr);
+      if (bytes < 4 && !iv.scalar.empty()) iv.scalar.clear();  // a scalar goes as 4 or 8 bytes
       out.text = !iv.scalar.empty() ? iv.scalar : int_text(iv);
     } else if (float_type(ptype)) {
       if (v.kind == Val::Float) {
@@ -248,10 +249,6 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
       } else {
         fail_value(v, "a number", where, fr);
       }
-    } else if (ptype == "bool") {
-      fail("unsupported_cuda",
-           where + ": the parameter `" + p.name +
-               "` is a bool (1 byte); kernrl passes integers as 4- or 8-byte values");
     } else {
       fail("unsupported_cuda",
            where + ": the parameter `" + p.type + " " + p.name +

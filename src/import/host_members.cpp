@@ -211,13 +211,22 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
   }
   if (v.kind == Val::List) {
     if (m == "size") return make_int(static_cast<int64_t>(v.items.size()));
-    if (m == "push_back" || m == "emplace_back") {
-      if (x.lv_name.empty()) {
-        // The object was a variable: look it up by the text before the dot.
-      }
-      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` builds a list on the host");
+    if ((m == "push_back" || m == "emplace_back") && args.size() == 1 && !x.obj_name.empty()) {
+      // A list variable grows by one item (`out_shape.push_back(x.size(d))`).
+      Val grown = v;
+      grown.items.push_back(eval(fr, x.T, args[0].first, args[0].second));
+      store(fr, x.obj_name, x.obj_path, grown, what);
+      return Val{};
     }
+    if (m == "push_back" || m == "emplace_back")
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` builds a list on the host");
     if (m == "data" || m == "vec") return v;
+    if ((m == "begin" || m == "end" || m == "cbegin" || m == "cend") && args.empty()) {
+      // An iterator over the list: `std::vector<int64_t> s(x.sizes().begin(), x.sizes().end())`.
+      Val it = v;
+      it.elem = m == "begin" || m == "cbegin" ? "list begin" : "list end";
+      return it;
+    }
   }
   if (v.kind == Val::Unknown) fail_value(v, "a value", what, fr);
   fail("host_logic", "host logic in `" + fr.fn + "`: cannot follow `" + what + "`");

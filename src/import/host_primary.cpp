@@ -42,6 +42,8 @@ Val Interp::postfix(Ex& x) {
         auto args = split_args(x.T, x.i + 1, c);
         if (args.size() == 1 && args[0].first == args[0].second) args.clear();
         x.i = c + 1;
+        x.obj_name = x.lv_name;
+        x.obj_path = x.lv_path;
         x.lv_name.clear();
         v = method(x, v, member, targs, args, what_of(x, from));
       } else {

@@ -556,8 +556,8 @@ std::string Converter::run(const std::string& source_name) {
       std::vector<std::string> args;
       for (const auto& a : L.args)
         args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name : a.text);
-      o << "  - torch: " << L.torch << "\n    args: [" << join(args) << "]\n    out: "
-        << tensors[static_cast<size_t>(L.out)].name << "\n";
+      o << "  - torch: " << L.torch << "\n    args: [" << join(args)
+        << "]\n    out: " << tensors[static_cast<size_t>(L.out)].name << "\n";
       continue;
     }
     o << "  - kernel: " << L.kernel << "\n";

@@ -404,14 +404,17 @@ void PySide::name_alloc(const Val& v, const std::string& name) {
 Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::string& text) {
   // `self.conv.bias is not None`: a tensor is never None (Void is Python's None here).
   if ((op == "is" || op == "is not") && (a.kind == Val::Void || b.kind == Val::Void) &&
-      (a.kind == Val::Tensor || b.kind == Val::Tensor || (a.kind == Val::Void && b.kind == Val::Void)))
+      (a.kind == Val::Tensor || b.kind == Val::Tensor ||
+       (a.kind == Val::Void && b.kind == Val::Void)))
     return make_bool((a.kind == b.kind) == (op == "is"));
   // `hs in (32, 64)`: membership of a known integer in a list of known integers.
   if ((op == "in" || op == "not in") && a.kind == Val::Int && a.k && b.kind == Val::List) {
     bool all_known = true, found = false;
     for (const Val& v : b.items) {
-      if (v.kind != Val::Int || !v.k) all_known = false;
-      else if (*v.k == *a.k) found = true;
+      if (v.kind != Val::Int || !v.k)
+        all_known = false;
+      else if (*v.k == *a.k)
+        found = true;
     }
     if (all_known) return make_bool(found == (op == "in"));
   }

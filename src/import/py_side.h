@@ -121,16 +121,15 @@ class PySide {
 
   static Val number(const std::string& lit);
 
-
   // ---------------------------------------------------------------- forward
   struct Env {
     std::map<std::string, Val> locals;
     std::optional<Val> ret;
   };
 
-  // ---------------------------------------------------------------- PyTorch operators (py_torch.cpp)
-  // init_args_ from the reference's get_init_inputs() (in the problem's PyTorch text) and the
-  // defaults of ModelNew.__init__.
+  // ---------------------------------------------------------------- PyTorch operators
+  // (py_torch.cpp) init_args_ from the reference's get_init_inputs() (in the problem's PyTorch
+  // text) and the defaults of ModelNew.__init__.
   void bind_init_args();
   // A constructor parameter's value: init_args_, else the problem's scalar or size of that name.
   Val init_param_value(const std::string& name);

@@ -105,6 +105,14 @@ void PySide::bind_init_args() {
     const auto& [name, def] = init_signature_[i];
     if (ref.found && i < ref.init_inputs.size()) {
       Val v = ref_value(ref.init_inputs[i], 0);
+      // A size with one value at every size set (`reduce_dim`, kept as a size by the suite) is
+      // that constant: a loop over it unrolls, a float() of it is a number.
+      if (v.kind == Val::Int && !v.k) {
+        auto p = C.per_set(v);
+        if (p && !p->empty() &&
+            std::all_of(p->begin(), p->end(), [&](int64_t x) { return x == p->front(); }))
+          v = make_int(p->front());
+      }
       if (v.kind != Val::Unknown) init_args_[name] = v;
       continue;
     }
@@ -167,20 +175,44 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
   static const std::map<std::string, std::vector<std::pair<std::string, std::string>>> classes = {
       {"Linear", {{"in_features", ""}, {"out_features", ""}, {"bias", "True"}}},
       {"Conv1d",
-       {{"in_channels", ""}, {"out_channels", ""}, {"kernel_size", ""}, {"stride", "1"},
-        {"padding", "0"}, {"dilation", "1"}, {"groups", "1"}, {"bias", "True"}}},
+       {{"in_channels", ""},
+        {"out_channels", ""},
+        {"kernel_size", ""},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"dilation", "1"},
+        {"groups", "1"},
+        {"bias", "True"}}},
       {"Conv2d",
-       {{"in_channels", ""}, {"out_channels", ""}, {"kernel_size", ""}, {"stride", "1"},
-        {"padding", "0"}, {"dilation", "1"}, {"groups", "1"}, {"bias", "True"}}},
+       {{"in_channels", ""},
+        {"out_channels", ""},
+        {"kernel_size", ""},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"dilation", "1"},
+        {"groups", "1"},
+        {"bias", "True"}}},
       {"Conv3d",
-       {{"in_channels", ""}, {"out_channels", ""}, {"kernel_size", ""}, {"stride", "1"},
-        {"padding", "0"}, {"dilation", "1"}, {"groups", "1"}, {"bias", "True"}}},
+       {{"in_channels", ""},
+        {"out_channels", ""},
+        {"kernel_size", ""},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"dilation", "1"},
+        {"groups", "1"},
+        {"bias", "True"}}},
       {"LayerNorm", {{"normalized_shape", ""}, {"eps", "1e-05"}, {"elementwise_affine", "True"}}},
       {"BatchNorm1d",
-       {{"num_features", ""}, {"eps", "1e-05"}, {"momentum", "0.1"}, {"affine", "True"},
+       {{"num_features", ""},
+        {"eps", "1e-05"},
+        {"momentum", "0.1"},
+        {"affine", "True"},
         {"track_running_stats", "True"}}},
       {"BatchNorm2d",
-       {{"num_features", ""}, {"eps", "1e-05"}, {"momentum", "0.1"}, {"affine", "True"},
+       {{"num_features", ""},
+        {"eps", "1e-05"},
+        {"momentum", "0.1"},
+        {"affine", "True"},
         {"track_running_stats", "True"}}},
       {"GroupNorm", {{"num_groups", ""}, {"num_channels", ""}, {"eps", "1e-05"}}},
       {"InstanceNorm2d", {{"num_features", ""}, {"eps", "1e-05"}}},
@@ -225,14 +257,14 @@ const TensorInfo& PySide::tensor_of(const Val& v, const std::string& text) {
   if (v.kind != Val::Tensor)
     fail("torch_op_in_forward", "`" + text + "`: an argument is not a tensor kernrl follows");
   if (v.elem == "reshaped")
-    fail("torch_op_in_forward", "`" + text + "` takes a reshaped tensor (view, reshape, flatten, "
-                                             "squeeze or unsqueeze), which a torch step cannot");
+    fail("torch_op_in_forward", "`" + text +
+                                    "` takes a reshaped tensor (view, reshape, flatten, "
+                                    "squeeze or unsqueeze), which a torch step cannot");
   return C.tensors[static_cast<size_t>(v.tensor)];
 }
 
-Val PySide::torch_step(const std::string& op, const std::vector<Val>& args,
-                       std::vector<Val> shape, const std::string& dtype,
-                       const std::string& text) {
+Val PySide::torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
+                       const std::string& dtype, const std::string& text) {
   LaunchOut L;
   L.torch = op;
   for (const Val& a : args) {
@@ -256,8 +288,8 @@ Val PySide::torch_step(const std::string& op, const std::vector<Val>& args,
       }
       o.text = "[" + items + "]";
     } else {
-      fail("torch_op_in_forward",
-           "`" + text + "`: an argument kernrl cannot compute" + (a.why.empty() ? "" : ": " + a.why));
+      fail("torch_op_in_forward", "`" + text + "`: an argument kernrl cannot compute" +
+                                      (a.why.empty() ? "" : ": " + a.why));
     }
     L.args.push_back(o);
   }
@@ -308,8 +340,9 @@ Val int_list(const Val& v, size_t n, const std::string& text) {
       std::all_of(v.items.begin(), v.items.end(), [](const Val& d) { return d.kind == Val::Int; }))
     return v;
   fail("torch_op_in_forward",
-       "`" + text + "`: a stride, padding or dilation kernrl cannot compute (a string padding "
-                    "such as 'same' is not mapped)");
+       "`" + text +
+           "`: a stride, padding or dilation kernrl cannot compute (a string padding "
+           "such as 'same' is not mapped)");
 }
 
 // The output length of a convolution along one axis.
@@ -388,8 +421,8 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
   }
   if (starts_with(op, "conv")) {
     size_t nd = static_cast<size_t>(op[4] - '0');  // conv<N>d
-    static const char* names[] = {"input", "weight", "bias", "stride", "padding", "dilation",
-                                  "groups"};
+    static const char* names[] = {"input",   "weight",   "bias",  "stride",
+                                  "padding", "dilation", "groups"};
     std::vector<Val> a(7);
     for (size_t i = 0; i < 7; ++i) {
       if (i < args.size())
@@ -460,9 +493,10 @@ Val PySide::layer_call(Env& env, const Val& layer, const PyExprP& e) {
   }
   size_t nd = static_cast<size_t>(layer.elem[4] - '0');  // Conv<N>d
   std::string op = "conv" + std::to_string(nd) + "d";
-  return conv_step(op, nd, {x, w, bias, (*cfg)["stride"], (*cfg)["padding"], (*cfg)["dilation"],
-                            (*cfg)["groups"]},
-                   text);
+  return conv_step(
+      op, nd,
+      {x, w, bias, (*cfg)["stride"], (*cfg)["padding"], (*cfg)["dilation"], (*cfg)["groups"]},
+      text);
 }
 
 }  // namespace kernrl::kbimport::py

@@ -181,10 +181,20 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
               l.arg_storage.push_back(bytes_of<int32_t>(static_cast<int32_t>(v)));
             } else if (w == 8) {
               l.arg_storage.push_back(bytes_of<int64_t>(v));
+            } else if (w == 1 || w == 2) {
+              // bool, char, int8_t, short: the value must fit the parameter (signed or not).
+              const int64_t lo = w == 1 ? -128 : -32768, hi = w == 1 ? 255 : 65535;
+              if (v < lo || v > hi)
+                throw LaunchError(where + " = " + std::to_string(v) + " does not fit a " +
+                                      std::to_string(w) + "-byte parameter",
+                                  spec.line);
+              l.arg_storage.push_back(w == 1 ? bytes_of<int8_t>(static_cast<int8_t>(v))
+                                             : bytes_of<int16_t>(static_cast<int16_t>(v)));
             } else {
-              throw LaunchError(
-                  where + ": an integer needs a 4- or 8-byte parameter, not " + std::to_string(w),
-                  spec.line);
+              throw LaunchError(where +
+                                    ": an integer needs a 1-, 2-, 4- or 8-byte parameter, not " +
+                                    std::to_string(w),
+                                spec.line);
             }
             break;
           }

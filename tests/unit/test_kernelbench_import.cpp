@@ -319,14 +319,6 @@ TEST_CASE("import_kernelbench: what cannot be converted says why") {
               "}\n",
               "f", "x", "ext.f(x)"),
        "mismatch", "elements at"},
-      {"bool parameter", "L1_26",
-       module(
-           "__global__ void k(const float* x, float* y, bool b) {}\ntorch::Tensor f(torch::Tensor "
-           "x) "
-           "{ auto y = torch::empty_like(x); k<<<1, 1>>>(x.data_ptr<float>(), y.data_ptr<float>(), "
-           "true); return y; }\n",
-           "f", "x", "ext.f(x)"),
-       "unsupported_cuda", "is a bool"},
       {"pointer offset", "L1_26",
        module("__global__ void k(const float* x, float* y) {}\ntorch::Tensor f(torch::Tensor x) { "
               "auto y = torch::empty_like(x); k<<<1, 1>>>(x.data_ptr<float>() + 4, "
@@ -682,18 +674,16 @@ TEST_CASE("import_kernelbench: PyTorch operators kept in forward become torch st
       "        self.linear = nn.Linear(input_size, output_size)\n"
       "        self.divisor = divisor";
   // The same product written four ways: each is aten::linear on the suite's parameters.
-  for (const char* product :
-       {"torch.mm(x, self.linear.weight.t()) + 0", "self.linear(x)",
-        "F.linear(x, self.linear.weight, self.linear.bias)",
-        "torch.addmm(self.linear.bias, x, self.linear.weight.t())"}) {
+  for (const char* product : {"torch.mm(x, self.linear.weight.t()) + 0", "self.linear(x)",
+                              "F.linear(x, self.linear.weight, self.linear.bias)",
+                              "torch.addmm(self.linear.bias, x, self.linear.weight.t())"}) {
     std::string expr = product;
     if (expr.size() > 4 && expr.substr(expr.size() - 4) == " + 0") {
       // torch.mm then the bias in the kernel file's own terms is not this test's point: no bias.
       expr = expr.substr(0, expr.size() - 4);
     }
-    std::string py = suite_module("        y = " + expr +
-                                      "\n        return ext.epilogue(y, float(self.divisor))",
-                                  init);
+    std::string py = suite_module(
+        "        y = " + expr + "\n        return ext.epilogue(y, float(self.divisor))", init);
     auto r = import_kernelbench(py, p);
     REQUIRE_MESSAGE(r.converted, product, ": ", r.reason);
     LaunchPlan plan = checked_plan(r, p);
@@ -721,16 +711,15 @@ TEST_CASE("import_kernelbench: PyTorch operators kept in forward become torch st
   if (r.converted) {
     ExtractedSource src = extract_kernel(r.kernel_file, "converted.cu");
     LaunchPlan plan = parse_launch_block(src);
-    CHECK_THROWS_WITH_AS(check_plan(plan, own, 132), doctest::Contains("suites built from KernelBench"),
-                         FormatError);
+    CHECK_THROWS_WITH_AS(check_plan(plan, own, 132),
+                         doctest::Contains("suites built from KernelBench"), FormatError);
   }
 }
 
 TEST_CASE("import_kernelbench: a branch on the sizes becomes arithmetic on its condition") {
   ProblemSpec p = suite_linear();
-  std::string py = suite_module(
-      "        return ext.epilogue(self.linear(x), 2.0)",
-      "        self.linear = nn.Linear(input_size, output_size)");
+  std::string py = suite_module("        return ext.epilogue(self.linear(x), 2.0)",
+                                "        self.linear = nn.Linear(input_size, output_size)");
   auto r = import_kernelbench(py, p);
   REQUIRE_MESSAGE(r.converted, r.reason);
   LaunchPlan plan = checked_plan(r, p);
@@ -741,5 +730,45 @@ TEST_CASE("import_kernelbench: a branch on the sizes becomes arithmetic on its c
   for (const auto& sizes : std::vector<Vars>{p.bench, p.tests[0], p.tests[1]}) {
     int64_t n = sizes.at("batch_size") * sizes.at("output_size");
     CHECK(eval_expr(k.grid[0], plan_vars(p, sizes, 132)) == std::min<int64_t>((n + 255) / 256, 16));
+  }
+}
+
+TEST_CASE("import_kernelbench: shape lists built on the host, bool parameters") {
+  // The reduced dimension is a constant of the problem (the same at every size set), so a loop
+  // over the dimensions unrolls; the output's shape is built with push_back, or copied from the
+  // input's and edited; a bool parameter is passed as one byte.
+  ProblemSpec p = problem("L1_47");
+  const char* pushed = R"(
+__global__ void k(const float* x, float* y, long long outer, long long r, long long inner, bool keep) {}
+torch::Tensor f(torch::Tensor x) {
+  int nd = x.dim();
+  long long outer = 1, inner = 1;
+  std::vector<int64_t> out_shape;
+  for (int d = 0; d < nd; ++d) {
+    if (d < 1) outer *= x.size(d);
+    if (d > 1) inner *= x.size(d);
+    out_shape.push_back(d == 1 ? 1 : x.size(d));
+  }
+  auto y = torch::empty(out_shape, x.options());
+  k<<<(outer * inner + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), outer, x.size(1), inner, true);
+  return y;
+}
+)";
+  const char* copied = R"(
+__global__ void k(const float* x, float* y, long long outer, long long r, long long inner, bool keep) {}
+torch::Tensor f(torch::Tensor x) {
+  std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
+  out_shape[1] = 1;
+  auto y = torch::empty(out_shape, x.options());
+  k<<<x.size(0) * x.size(2) / 256 + 1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.size(0), x.size(1), x.size(2), false);
+  return y;
+}
+)";
+  for (const char* cuda : {pushed, copied}) {
+    auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 1);
+    CHECK((arg_texts(plan.launches[0]).back() == "1" || arg_texts(plan.launches[0]).back() == "0"));
   }
 }
