@@ -87,6 +87,10 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       return l;
     }
     case PyExpr::Other:
+      // `a if c else b` with a condition kernrl knows: only the branch taken is evaluated.
+      if (e->text == "conditional expression" && e->kids.size() == 3) {
+        if (auto c = truth(eval(env, e->kids[1]))) return eval(env, e->kids[*c ? 0 : 2]);
+      }
       fail("host_logic", "host logic in forward: a " + e->text);
   }
   fail("host_logic", "host logic in forward: `" + py_text(e) + "`");

@@ -82,12 +82,13 @@ class Parser {
     PyExprP e = or_expr();
     if (at_name("if")) {
       ++i_;
-      or_expr();
+      PyExprP cond = or_expr();
       if (!at_name("else")) syntax(line(), "expected 'else'");
       ++i_;
-      expr();
+      PyExprP other = expr();
+      // kids: the value if true, the condition, the value if false.
       PyExprP o = make(PyExpr::Other, "conditional expression", l);
-      o->kids.push_back(e);
+      o->kids = {e, cond, other};
       return o;
     }
     return e;
