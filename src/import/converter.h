@@ -87,6 +87,7 @@ struct TensorInfo {
   int fill_launch = -1;    // index of the launch that fills it
   int line = 0;
   std::string origin;  // "torch::zeros(...)" for messages
+  int base = -1;       // a view (x.view(...) in forward): the tensor whose buffer it is
 };
 
 struct LaunchArgOut {
@@ -156,6 +157,14 @@ class Converter {
   Val alloc(const std::vector<Val>& shape, const std::string& dtype, const std::string& fill,
             const std::string& origin, const std::string& var);
   void add_fill(int tensor, const std::string& value);
+  // torch_steps.cpp (suites built from KernelBench; docs/kernel-format.md, "PyTorch
+  // operators"): a torch step of `op` on `args` appended to the launches, its result a new buffer
+  // of `shape` (returned). `category` names what refuses an argument it cannot write.
+  Val torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
+                 std::string dtype, const std::string& text, const std::string& category);
+  // a @ b as a torch step: linear when b is a transposed weight (b.t(), b.T), else mm, matmul or
+  // bmm by the shapes.
+  Val product(const Val& a, const Val& b, const std::string& text, const std::string& category);
   // Per size set values of an Int (nullopt when it depends on num_sms or a repeat variable).
   std::optional<std::vector<int64_t>> per_set(const Val& v) const;
   std::string size_expr(const std::string& shape_entry) const;

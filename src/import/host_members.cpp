@@ -74,6 +74,16 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
   if (v.kind == Val::Tensor) {
     TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
     auto a = [&](size_t k) { return eval(fr, x.T, args[k].first, args[k].second); };
+    // w.t() (a suite's weight for torch::matmul(x, w.t())): a mark the product reads; the
+    // tensor's memory is unchanged, so nothing else may use it.
+    if (!C.P.torchscript.empty() && t.shape.size() == 2 && m == "t" && args.empty()) {
+      Val r = v;
+      r.elem = r.elem == "transposed" ? "" : "transposed";
+      return r;
+    }
+    if (v.elem == "transposed" && m != "contiguous")
+      fail("library_call",
+           "`" + what + "` in `" + fr.fn + "` uses a transposed tensor other than in a product");
     if (m == "size" || m == "sizes" || m == "sym_size" || m == "sym_sizes") {
       if (args.empty()) return list_of(t.shape);
       return t

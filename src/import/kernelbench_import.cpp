@@ -418,6 +418,20 @@ std::string Converter::run(const std::string& source_name) {
 
   py::PySide py(*this, python_);
   Val ret = py.run().ret;
+  // Views (x.view(...) in forward) are their buffer's tensor in the launch block.
+  auto root = [&](int t) {
+    while (t >= 0 && tensors[static_cast<size_t>(t)].base >= 0)
+      t = tensors[static_cast<size_t>(t)].base;
+    return t;
+  };
+  for (LaunchOut& L : launches) {
+    for (auto& a : L.args) a.tensor = root(a.tensor);
+    L.out = root(L.out);
+    L.fills = root(L.fills);
+  }
+  if (ret.kind == Val::Tensor) ret.tensor = root(ret.tensor);
+  for (Val& v : ret.items)
+    if (v.kind == Val::Tensor) v.tensor = root(v.tensor);
 
   // Outputs: what forward returns, in the problem's order.
   std::vector<int> outs;

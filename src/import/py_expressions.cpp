@@ -364,11 +364,8 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     return obj;
   if (m == "view" || m == "reshape" || m == "view_as" || m == "flatten" || m == "squeeze" ||
       m == "unsqueeze") {
-    // The same memory for a kernel; a torch step, which sees shapes, refuses it.
-    Val r = obj;
-    if (r.elem == "transposed") torch_op("Tensor." + m + " of a transposed tensor", text);
-    r.elem = "reshaped";
-    return r;
+    if (obj.elem == "transposed") torch_op("Tensor." + m + " of a transposed tensor", text);
+    return reshaped(obj, m, args, e, text);
   }
   if (m == "t" && args.empty() && t.shape.size() == 2) {
     Val tr = obj;
@@ -431,6 +428,106 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   if (m == "item" || m == "cpu" || m == "tolist" || m == "numpy")
     fail("data_dependent_host", "forward reads a GPU result on the host (`" + text + "`)");
   torch_op("Tensor." + m, text);
+}
+
+Val PySide::reshaped(const Val& obj, const std::string& m, const std::vector<Val>& args,
+                     const PyExprP& e, const std::string& text) {
+  const std::vector<Val> old = C.tensors[static_cast<size_t>(obj.tensor)].shape;
+  const int64_t rank = static_cast<int64_t>(old.size());
+  auto cannot = [&]() -> Val {
+    fail("host_logic", "`" + text + "` in forward: a shape kernrl cannot compute");
+  };
+  auto dim_arg = [&](const Val& v, int64_t r) -> int64_t {
+    if (v.kind != Val::Int || !v.k) cannot();
+    int64_t d = *v.k < 0 ? *v.k + r : *v.k;
+    if (d < 0 || d >= r) cannot();
+    return d;
+  };
+  auto kwarg_val = [&](const char* k) -> std::optional<PyExprP> {
+    for (const auto& [n, v] : e->kwargs)
+      if (n == k) return v;
+    return std::nullopt;
+  };
+  Val numel = make_int(1);
+  for (const Val& d : old) numel = int_binop("*", numel, d, text);
+  std::vector<Val> shape;
+  if (m == "view" || m == "reshape") {
+    std::vector<Val> dims = args;
+    if (dims.size() == 1 && dims[0].kind == Val::List) dims = dims[0].items;
+    int infer = -1;
+    Val known = make_int(1);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i].kind != Val::Int) cannot();
+      if (dims[i].k && *dims[i].k == -1) {
+        if (infer >= 0) cannot();
+        infer = static_cast<int>(i);
+        continue;
+      }
+      known = int_binop("*", known, dims[i], text);
+    }
+    shape = dims;
+    if (infer >= 0) shape[static_cast<size_t>(infer)] = int_binop("/", numel, known, text);
+  } else if (m == "view_as") {
+    if (args.size() != 1 || args[0].kind != Val::Tensor) cannot();
+    shape = C.tensors[static_cast<size_t>(args[0].tensor)].shape;
+  } else if (m == "flatten") {
+    Val s = args.size() > 0 ? args[0] : make_int(0), f = args.size() > 1 ? args[1] : make_int(-1);
+    if (auto k = kwarg_val("start_dim")) s = eval_const(*k);
+    if (auto k = kwarg_val("end_dim")) f = eval_const(*k);
+    if (rank == 0) return obj;
+    int64_t a = dim_arg(s, rank), b = dim_arg(f, rank);
+    if (a > b) cannot();
+    // The dimensions before a, the product of a..b, those after b.
+    std::vector<Val> ordered(old.begin(), old.begin() + a);
+    Val prod = make_int(1);
+    for (int64_t i = a; i <= b; ++i) prod = int_binop("*", prod, old[static_cast<size_t>(i)], text);
+    ordered.push_back(prod);
+    ordered.insert(ordered.end(), old.begin() + b + 1, old.end());
+    shape = ordered;
+  } else if (m == "squeeze") {
+    if (args.empty()) {
+      for (const Val& d : old)
+        if (!(d.kind == Val::Int && d.k && *d.k == 1)) {
+          if (!d.k && C.per_set(d) &&
+              std::any_of(C.per_set(d)->begin(), C.per_set(d)->end(),
+                          [](int64_t v) { return v == 1; }))
+            cannot();  // 1 at some size sets only
+          shape.push_back(d);
+        }
+    } else {
+      int64_t d = dim_arg(args[0], rank);
+      shape = old;
+      const Val& v = old[static_cast<size_t>(d)];
+      if (v.kind == Val::Int && v.k && *v.k == 1)
+        shape.erase(shape.begin() + d);
+      else if (!v.k)
+        cannot();
+    }
+  } else {  // unsqueeze
+    if (args.size() != 1) cannot();
+    int64_t d = dim_arg(args[0], rank + 1);
+    shape = old;
+    shape.insert(shape.begin() + d, make_int(1));
+  }
+  // The same shape: the same tensor. Another: a view of its buffer with that shape.
+  bool same = shape.size() == old.size();
+  for (size_t i = 0; same && i < shape.size(); ++i) same = int_text(shape[i]) == int_text(old[i]);
+  if (same) return obj;
+  TensorInfo v = C.tensors[static_cast<size_t>(obj.tensor)];
+  int root = obj.tensor;
+  while (C.tensors[static_cast<size_t>(root)].base >= 0)
+    root = C.tensors[static_cast<size_t>(root)].base;
+  v.base = root;
+  v.shape = shape;
+  v.origin = text;
+  Val r = tensor_val(C.add_tensor(v));
+  r.elem = "reshaped";  // a torch step, which sees the buffer's own shape, refuses it
+  return r;
+}
+
+Val PySide::eval_const(const PyExprP& e) {
+  Env env;
+  return eval(env, e);
 }
 
 }  // namespace kernrl::kbimport::py

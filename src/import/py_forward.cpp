@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <sstream>
 
 #include "core/expr.h"
@@ -408,15 +409,19 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
        (a.kind == Val::Void && b.kind == Val::Void)))
     return make_bool((a.kind == b.kind) == (op == "is"));
   // `hs in (32, 64)`: membership of a known integer in a list of known integers.
-  if ((op == "in" || op == "not in") && a.kind == Val::Int && a.k && b.kind == Val::List) {
-    bool all_known = true, found = false;
-    for (const Val& v : b.items) {
-      if (v.kind != Val::Int || !v.k)
-        all_known = false;
-      else if (*v.k == *a.k)
-        found = true;
+  // At every size set when `a` is a size expression; decided when the answer is the same at all.
+  if ((op == "in" || op == "not in") && a.kind == Val::Int && b.kind == Val::List) {
+    bool all_known = std::all_of(b.items.begin(), b.items.end(),
+                                 [](const Val& v) { return v.kind == Val::Int && v.k; });
+    auto values =
+        a.k ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{*a.k}) : C.per_set(a);
+    if (all_known && values && !values->empty()) {
+      std::set<bool> answers;
+      for (int64_t x : *values)
+        answers.insert(std::any_of(b.items.begin(), b.items.end(),
+                                   [&](const Val& v) { return *v.k == x; }) == (op == "in"));
+      if (answers.size() == 1) return make_bool(*answers.begin());
     }
-    if (all_known) return make_bool(found == (op == "in"));
   }
   if (a.kind == Val::Tensor || b.kind == Val::Tensor) torch_op(op, text);
   if (op == "+" || op == "-" || op == "*" || op == "//" || op == "%") {

@@ -147,8 +147,13 @@ class PySide {
   Val matmul(const Val& a, const Val& b, const std::string& text);
   // Appends a torch step of `op` on `args` whose result (a new buffer of `shape`) it returns.
   Val torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
-                 const std::string& dtype, const std::string& text);
+                 std::string dtype, const std::string& text);
   const TensorInfo& tensor_of(const Val& v, const std::string& text);
+  // x.view/reshape/flatten/squeeze/unsqueeze/view_as(...): the tensor itself when the shape is
+  // unchanged, else a view (TensorInfo::base) of its buffer with the new shape.
+  Val reshaped(const Val& obj, const std::string& m, const std::vector<Val>& args, const PyExprP& e,
+               const std::string& text);
+  Val eval_const(const PyExprP& e);
 
   Result run_forward();
 

@@ -264,66 +264,16 @@ const TensorInfo& PySide::tensor_of(const Val& v, const std::string& text) {
 }
 
 Val PySide::torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
-                       const std::string& dtype, const std::string& text) {
-  LaunchOut L;
-  L.torch = op;
-  for (const Val& a : args) {
-    LaunchArgOut o;
-    if (a.kind == Val::Tensor) {
-      o.tensor = a.tensor;
-    } else if (a.kind == Val::Void) {
-      o.text = "none";
-    } else if (a.kind == Val::Int) {
-      o.text = int_text(a);
-    } else if (a.kind == Val::Float && a.f) {
-      o.text = float_literal(*a.f);
-    } else if (a.kind == Val::Bool && a.k) {
-      o.text = *a.k ? "true" : "false";
-    } else if (a.kind == Val::List) {
-      std::string items;
-      for (const Val& d : a.items) {
-        if (d.kind != Val::Int)
-          fail("torch_op_in_forward", "`" + text + "`: a list argument kernrl cannot compute");
-        items += (items.empty() ? "" : ", ") + int_text(d);
-      }
-      o.text = "[" + items + "]";
-    } else {
-      fail("torch_op_in_forward", "`" + text + "`: an argument kernrl cannot compute" +
-                                      (a.why.empty() ? "" : ": " + a.why));
-    }
-    L.args.push_back(o);
-  }
-  Val out = C.alloc(shape, dtype, "", text, "");
-  L.out = out.tensor;
-  C.launches.push_back(L);
-  return out;
+                       std::string dtype, const std::string& text) {
+  // dtype and shape by value: they may name a tensor of C.tensors, which the step's buffer grows.
+  return C.torch_step(op, args, std::move(shape), std::move(dtype), text, "torch_op_in_forward");
 }
 
 Val PySide::matmul(const Val& a, const Val& b, const std::string& text) {
   if (C.P.torchscript.empty()) torch_op("@ (matmul)", text);  // kernrl's own problems
-  const TensorInfo& ta = tensor_of(a, text);
-  if (transposed(b)) {
-    // x @ W.t(): nn.Linear's product.
-    const TensorInfo& tb = C.tensors[static_cast<size_t>(b.tensor)];
-    if (tb.shape.size() != 2 || ta.shape.empty())
-      fail("torch_op_in_forward", "`" + text + "`: a product kernrl maps only as x @ W.t()");
-    std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
-    shape.push_back(tb.shape[0]);
-    Val w = b;
-    w.elem.clear();
-    return torch_step("linear", {a, w}, shape, ta.dtype, text);
-  }
-  const TensorInfo& tb = tensor_of(b, text);
-  if (ta.shape.size() == 2 && tb.shape.size() == 2)
-    return torch_step("mm", {a, b}, {ta.shape[0], tb.shape[1]}, ta.dtype, text);
-  if (ta.shape.size() >= 2 && tb.shape.size() == 2) {
-    std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
-    shape.push_back(tb.shape[1]);
-    return torch_step("matmul", {a, b}, shape, ta.dtype, text);
-  }
-  if (ta.shape.size() == 3 && tb.shape.size() == 3)
-    return torch_step("bmm", {a, b}, {ta.shape[0], ta.shape[1], tb.shape[2]}, ta.dtype, text);
-  fail("torch_op_in_forward", "`" + text + "`: a product of these shapes kernrl does not map");
+  tensor_of(a, text);
+  if (!transposed(b)) tensor_of(b, text);
+  return C.product(a, b, text, "torch_op_in_forward");
 }
 
 namespace {

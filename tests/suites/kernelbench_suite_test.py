@@ -64,8 +64,16 @@ def main():
         run([a.kernrl, "suite", "add", "kernelbench", str(HERE / "kernelbench"), "--out", str(out), "--jobs", "1"])
         suite = json.loads((out / "suite.json").read_text())
         ids = sorted(c["id"] for c in suite["converted"])
-        check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd",
+        check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast",
+                      "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd", "L2_2_Scale_named_like_a_constant",
                       "L3_1_Small_MLP", "L3_3_Nested_blocks"], f"converted: {ids}")
+        # Test sizes where the module needs two constants equal: they shrink together.
+        hinge = (out / "problems" / "L1" / "3_Hinge_broadcast" / "problem.yaml").read_text()
+        check(hinge.count("test:") == 1 and "- {" in hinge, "a module that needs equal sizes gets test sizes")
+        # A constant named like a parameter is not a size; the parameter keeps its name.
+        scaled = (out / "problems" / "L2" / "2_Scale_named_like_a_constant" / "problem.yaml").read_text()
+        check('"name": "scaling_factor"' in scaled and '"scaling_factor": 2' not in scaled,
+              "a parameter named like a module constant")
         bad = suite["not_converted"]
         check(len(bad) == 1 and bad[0]["file"] == "level3/2_Returns_a_string.py"
               and "returns a str" in bad[0]["reason"], f"not converted, with the reason: {bad}")

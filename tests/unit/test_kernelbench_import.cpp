@@ -772,3 +772,76 @@ torch::Tensor f(torch::Tensor x) {
     CHECK((arg_texts(plan.launches[0]).back() == "1" || arg_texts(plan.launches[0]).back() == "0"));
   }
 }
+
+TEST_CASE("import_kernelbench: a view in forward gives the wrapper the view's shape") {
+  // As LeNet's x.view(-1, 16 * 5 * 5) before a linear kernel: the wrapper's x.size(i) are the
+  // view's, and the kernel reads the buffer the view is of.
+  ProblemSpec p = problem("L1_23");  // x: [batch_size, dim]
+  const char* cuda = R"(
+__global__ void k(const float* x, float* y, int rows, int cols) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty({x.size(0) * x.size(1)}, x.options());
+  k<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.size(0), x.size(1));
+  return y;
+}
+)";
+  for (const char* fwd :
+       {"ext.f(x.view(-1, 1)).view_as(x)", "ext.f(x.reshape(x.numel(), 1))",
+        "ext.f(x.unsqueeze(2).flatten(0, 1).view(-1, 1))", "ext.f(x.flatten().unsqueeze(1))"}) {
+    auto r = import_kernelbench(module(cuda, "f", "x", fwd), p);
+    REQUIRE_MESSAGE(r.converted, fwd, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 1);
+    auto args = arg_texts(plan.launches[0]);
+    CHECK(args[0] == "x");
+    CHECK(args[1] == "out");
+    for (const auto& sizes : std::vector<Vars>{p.bench, p.tests[0], p.tests[2]}) {
+      CHECK(eval_expr(args[2], plan_vars(p, sizes, 132)) ==
+            sizes.at("batch_size") * sizes.at("dim"));
+      CHECK(eval_expr(args[3], plan_vars(p, sizes, 132)) == 1);
+    }
+  }
+  // A view to a shape kernrl cannot compute is refused, not guessed.
+  auto bad = import_kernelbench(module(cuda, "f", "x", "ext.f(x.view(-1, -1))"), p);
+  CHECK_FALSE(bad.converted);
+  CHECK(bad.reason.find("a shape kernrl cannot compute") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: torch::matmul in the wrapper is a torch step on a suite") {
+  ProblemSpec p = suite_linear();
+  const char* cuda = R"(
+__global__ void bias_gelu(const float* y, const float* b, float* out, long long n, int cols) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
+  auto y = torch::matmul(x, w.t());
+  auto out = torch::empty_like(y);
+  bias_gelu<<<(y.numel() + 255) / 256, 256>>>(y.data_ptr<float>(), b.data_ptr<float>(),
+                                             out.data_ptr<float>(), y.numel(), y.size(1));
+  return out;
+}
+)";
+  std::string py = module(cuda, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
+                          "input_size, output_size, divisor: self.linear = nn.Linear(input_size, "
+                          "output_size)");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].torch == "linear");
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "linear.weight"});
+  CHECK(arg_texts(plan.launches[1]).at(4) == "output_size");
+  // The transposed weight's own memory never reaches a kernel.
+  const char* misuse = R"(
+__global__ void k(const float* w, float* out) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  k<<<1, 1>>>(w.t().data_ptr<float>(), out.data_ptr<float>());
+  return out;
+}
+)";
+  auto bad = import_kernelbench(
+      module(misuse, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
+             "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)"),
+      p);
+  CHECK_FALSE(bad.converted);
+  CHECK(bad.reason.find("transposed tensor") != std::string::npos);
+}

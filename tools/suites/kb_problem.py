@@ -85,9 +85,18 @@ def _tensor(name, dtype, shape, init):
 
 
 def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
-    shapes = kb_sizes.Shapes([{**src.sizes, **s.sizes} for s in sets])
     bench = sets[0]
     names = input_names(bench.model, len(bench.inputs))
+    # A module constant that one value at every size set and a tensor share a name
+    # (`scaling_factor = 2` beside `self.scaling_factor = nn.Parameter(...)`): the constant is not
+    # a size; the tensor keeps the name (dimensions of that value are written as numbers).
+    all_sets = [{**src.sizes, **s.sizes} for s in sets]
+    tensor_names = set(names) | set(_weight_names(bench.model))
+    for n in list(all_sets[0]):
+        if n in tensor_names and len({s.get(n) for s in all_sets}) == 1:
+            for s in all_sets:
+                s.pop(n, None)
+    shapes = kb_sizes.Shapes(all_sets)
     inputs = []
     for k, (x, init) in enumerate(bench.inputs):
         nm = names[k]

@@ -74,11 +74,23 @@ def check_elements(tensors, what, limit=MAX_TEST_ELEMENTS):
         raise TooBig(f"{what}: {n} elements")
 
 
+def _tied(bench, shrunk):
+    """`shrunk` with the constants of equal bench value given one test value (the first's): for
+    a module that needs them equal (HingeLoss broadcasts a [batch] tensor over [batch, dim])."""
+    first = {}
+    for k in shrunk:
+        first.setdefault(bench[k], k)
+    return {k: shrunk[first[bench[k]]] for k in shrunk}
+
+
 def _try_variants(bench, shrunk, try_set, seen, errors):
     """`shrunk` whole, else with one constant at a time back at its bench value, else one
-    constant alone shrunk."""
+    constant alone shrunk, else with the constants of equal bench value tied."""
     variants = [shrunk] + [{k: v for k, v in shrunk.items() if k != keep} for keep in shrunk]
     variants += [{k: shrunk[k]} for k in shrunk]  # one constant alone (a batch size, say)
+    tied = _tied(bench, shrunk)
+    if tied != shrunk:
+        variants.append(tied)
     too_big = None
     for v in variants:
         if not v or tuple(sorted({**bench, **v}.items())) in seen:

@@ -1,0 +1,74 @@
+// The converter's torch steps, shared by its Python side (forward's operators) and its C++ side
+// (torch::matmul in a host wrapper): docs/kernel-format.md, "PyTorch operators".
+#include "import/converter.h"
+
+namespace kernrl::kbimport {
+
+Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
+                          std::vector<Val> shape, std::string dtype, const std::string& text,
+                          const std::string& category) {
+  LaunchOut L;
+  L.torch = op;
+  for (const Val& a : args) {
+    LaunchArgOut o;
+    if (a.kind == Val::Tensor) {
+      o.tensor = a.tensor;
+    } else if (a.kind == Val::Void) {
+      o.text = "none";
+    } else if (a.kind == Val::Int) {
+      o.text = int_text(a);
+    } else if (a.kind == Val::Float && a.f) {
+      o.text = float_literal(*a.f);
+    } else if (a.kind == Val::Bool && a.k) {
+      o.text = *a.k ? "true" : "false";
+    } else if (a.kind == Val::List) {
+      std::string items;
+      for (const Val& d : a.items) {
+        if (d.kind != Val::Int)
+          fail(category, "`" + text + "`: a list argument kernrl cannot compute");
+        items += (items.empty() ? "" : ", ") + int_text(d);
+      }
+      o.text = "[" + items + "]";
+    } else {
+      fail(category, "`" + text + "`: an argument kernrl cannot compute" +
+                         (a.why.empty() ? "" : ": " + a.why));
+    }
+    L.args.push_back(o);
+  }
+  Val out = alloc(shape, dtype, "", text, "");
+  L.out = out.tensor;
+  launches.push_back(L);
+  return out;
+}
+
+Val Converter::product(const Val& a, const Val& b, const std::string& text,
+                       const std::string& category) {
+  if (a.kind != Val::Tensor || b.kind != Val::Tensor)
+    fail(category, "`" + text + "`: a product of values that are not tensors kernrl follows");
+  const TensorInfo ta = tensors[static_cast<size_t>(a.tensor)];
+  if (b.elem == "transposed") {
+    // x @ W.t(): nn.Linear's product.
+    const TensorInfo tb = tensors[static_cast<size_t>(b.tensor)];
+    if (tb.shape.size() != 2 || ta.shape.empty())
+      fail(category, "`" + text + "`: a product kernrl maps only as x @ W.t()");
+    std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
+    shape.push_back(tb.shape[0]);
+    Val w = b;
+    w.elem.clear();
+    return torch_step("linear", {a, w}, shape, ta.dtype, text, category);
+  }
+  const TensorInfo tb = tensors[static_cast<size_t>(b.tensor)];
+  if (ta.shape.size() == 2 && tb.shape.size() == 2)
+    return torch_step("mm", {a, b}, {ta.shape[0], tb.shape[1]}, ta.dtype, text, category);
+  if (ta.shape.size() >= 2 && tb.shape.size() == 2) {
+    std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
+    shape.push_back(tb.shape[1]);
+    return torch_step("matmul", {a, b}, shape, ta.dtype, text, category);
+  }
+  if (ta.shape.size() == 3 && tb.shape.size() == 3)
+    return torch_step("bmm", {a, b}, {ta.shape[0], ta.shape[1], tb.shape[2]}, ta.dtype, text,
+                      category);
+  fail(category, "`" + text + "`: a product of these shapes kernrl does not map");
+}
+
+}  // namespace kernrl::kbimport
