@@ -4,6 +4,7 @@
 // integer it sets takes the value of the branch that ran.
 #include <algorithm>
 
+#include "core/expr.h"
 #include "import/host_interp.h"
 
 namespace kernrl::kbimport::host {
@@ -41,6 +42,26 @@ bool same_value(const Val& a, const Val& b) {
          a.dtype == b.dtype && a.name == b.name && a.elem == b.elem && a.path == b.path &&
          a.per_set == b.per_set && a.items.size() == b.items.size() &&
          std::equal(a.items.begin(), a.items.end(), b.items.begin(), same_value);
+}
+
+// Whether `e` evaluates at every size set (num_sms as on an H100, a repeat variable at 0): a
+// branch's value where that branch does not run must still evaluate (no division by zero), since
+// the launch block evaluates every expression at every size set.
+bool evaluates(const std::string& e, const ProblemSpec& p, const std::vector<Vars>& sets,
+               const std::string& repeat_var) {
+  for (const Vars& s : sets) {
+    Vars v = s;  // as the launch block sees them: the sizes, num_sms, integer scalars
+    v["num_sms"] = 132;
+    for (const auto& sc : p.scalars)
+      if (!sc.is_float() && !v.count(sc.name)) v[sc.name] = static_cast<int64_t>(sc.value);
+    if (!repeat_var.empty()) v[repeat_var] = 0;
+    try {
+      eval_expr(e, v);
+    } catch (const ExprError&) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -84,6 +105,10 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
         return false;
       }
       var.v = select_int(cond, a, b);
+      if (!var.v.k && !evaluates(var.v.e, C.P, C.size_sets, C.repeat_var_)) {
+        undo();
+        return false;
+      }
     }
   // Launches: the then-branch's run `cond` times, the else-branch's `1 - cond` times.
   auto times = [](LaunchOut& L, const std::string& c) {
@@ -91,11 +116,27 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
     L.repeat_count = L.repeat_count.empty() ? c : "(" + L.repeat_count + ") * (" + c + ")";
     return true;
   };
-  for (size_t l = launches0; l < C.launches.size(); ++l)
-    if (!times(C.launches[l], l < then_launches ? cond : "1 - (" + cond + ")")) {
+  for (size_t l = launches0; l < C.launches.size(); ++l) {
+    LaunchOut& L = C.launches[l];
+    if (!times(L, l < then_launches ? cond : "1 - (" + cond + ")")) {
       undo();
       return false;
     }
+    std::vector<std::string> exprs = L.grid;
+    exprs.insert(exprs.end(), L.block.begin(), L.block.end());
+    exprs.push_back(L.shared);
+    exprs.push_back(L.repeat_count);
+    for (const auto& a : L.args)  // integer arguments (not a scalar's name, not a float literal)
+      if (a.tensor < 0 && !a.text.empty() && !C.P.find_scalar(a.text) &&
+          a.text.find('.') == std::string::npos)
+        exprs.push_back(a.text);
+    const std::string& rv = L.repeat_var.empty() ? C.repeat_var_ : L.repeat_var;
+    for (const auto& e : exprs)
+      if (!e.empty() && !evaluates(e, C.P, C.size_sets, rv)) {
+        undo();
+        return false;
+      }
+  }
   return true;
 }
 

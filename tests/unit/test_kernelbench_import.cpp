@@ -243,6 +243,17 @@ TEST_CASE(
       p);
   CHECK_FALSE(early.converted);
   CHECK(early.reason.find("if (d <= 1024)") != std::string::npos);
+  // A value the branch computes that does not evaluate where the branch does not run (a division
+  // by zero at dim = 256): the launch block could not hold it, so the file is not converted.
+  auto div = import_kernelbench(
+      module("__global__ void a(const float* x, float* y, int n) {}\n"
+             "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  int d = "
+             "x.size(1);\n  int per = 1;\n  if (d > 256) per = d / (d - 256);\n  "
+             "a<<<per, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), d);\n  return y;\n}\n",
+             "f", "x", "ext.f(x)"),
+      p);
+  CHECK_FALSE(div.converted);
+  CHECK(div.reason.find("if (d > 256)") != std::string::npos);
   auto uniform = import_kernelbench(module(cuda("d > 0"), "f", "x", "ext.f(x)"), p);
   REQUIRE_MESSAGE(uniform.converted, uniform.reason);
   CHECK(checked_plan(uniform, p).launches.at(0).kernel == "a");
