@@ -220,6 +220,14 @@ if want import; then
 fi
 
 if want kernelbench; then
+  log "torch steps: the test suite's small MLP, its linear layers as torch steps (expect correct)"
+  TS=/tmp/kernrl-torch-steps-suite; rm -rf "$TS"
+  "$K" suite add kernelbench tests/suites/kernelbench --out "$TS" --only L3_1 >"$OUT/torch-steps.log" 2>&1
+  "$K" eval tests/suites/torch_steps/L3_1_Small_MLP.cu --suite "$TS" --json 2>>"$OUT/torch-steps.log" |
+    tee "$OUT/torch-steps.jsonl" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline() or "{}")
+print("torch steps: %s (speedup %s)" % (r.get("status", "no record"), r.get("speedup")))'
   log "KernelBench suite: built with this host's torch, checked against KernelBench's own modules"
   if [ -z "${KERNELBENCH_DIR:-}" ] || [ ! -d "${KERNELBENCH_DIR:-}/KernelBench" ]; then
     log "KERNELBENCH_DIR is not a KernelBench checkout: skipped"

@@ -92,6 +92,23 @@ def main():
                             "--size", "batch_size=3"], capture_output=True, text=True, check=False)
         check(r.returncode == 2 and "runs only at its own sizes" in r.stderr and "bench (" in r.stderr
               and "test0 (" in r.stderr, f"eval --size on a suite problem: exit 2 naming the size sets: {r.returncode} {r.stderr}")
+        # Torch steps: a hand-written kernel file whose linear layers are torch steps parses,
+        # checks against the suite problem at every size set and compiles; on kernrl's own
+        # problems the same steps are a format_error.
+        steps = HERE / "torch_steps" / "L3_1_Small_MLP.cu"
+        r = subprocess.run([a.kernrl, "eval", str(steps), "--suite", str(out), "--compile-only"],
+                           capture_output=True, text=True, check=False)
+        check(r.returncode == 0, f"a kernel file with torch steps on a suite problem: {r.returncode} {r.stdout} {r.stderr}")
+        own = pathlib.Path(tmp) / "own.cu"
+        own.write_text("/* kernrl\nproblem: L2_40_Matmul_Scaling_ResidualAdd\nlaunches:\n"
+                       "  - {torch: linear, args: [x, weight, bias], out: y}\n"
+                       "  - {kernel: k, grid: [1], block: [1], args: [y, out]}\n"
+                       "scratch:\n  y: {dtype: float32, shape: [batch_size, out_features]}\n*/\n"
+                       "extern \"C\" __global__ void k(const float* y, float* out) {}\n")
+        r = subprocess.run([a.kernrl, "eval", str(own), "--compile-only"],
+                           capture_output=True, text=True, check=False)
+        check(r.returncode != 0 and "suites built from KernelBench" in r.stdout + r.stderr,
+              f"torch steps on kernrl's own problems: {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}")
         yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])
