@@ -44,11 +44,8 @@ bool same_value(const Val& a, const Val& b) {
          std::equal(a.items.begin(), a.items.end(), b.items.begin(), same_value);
 }
 
-// Whether `e` evaluates at every size set (num_sms as on an H100, a repeat variable at 0): a
-// branch's value where that branch does not run must still evaluate (no division by zero), since
-// the launch block evaluates every expression at every size set.
-bool evaluates(const std::string& e, const ProblemSpec& p, const std::vector<Vars>& sets,
-               const std::string& repeat_var) {
+bool evaluates_at(const std::string& e, const ProblemSpec& p, const std::vector<Vars>& sets,
+                  const std::string& repeat_var) {
   for (const Vars& s : sets) {
     Vars v = s;  // as the launch block sees them: the sizes, num_sms, integer scalars
     v["num_sms"] = 132;
@@ -66,21 +63,56 @@ bool evaluates(const std::string& e, const ProblemSpec& p, const std::vector<Var
 
 }  // namespace
 
+bool Interp::evaluates(const std::string& e) const {
+  return evaluates_at(e, C.P, C.size_sets, C.repeat_var_);
+}
+
 bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_begin,
                                 size_t then_end, size_t else_begin, size_t else_end) {
   const size_t launches0 = C.launches.size(), tensors0 = C.tensors.size();
   const std::vector<std::string> notes0 = C.notes;
+  // The frames this one is nested in (a lambda's: an AT_DISPATCH body sees its function's
+  // variables): a branch that changes one of them is not followed, and their values are put back.
+  std::vector<std::pair<Frame*, std::vector<std::map<std::string, Var>>>> outer;
+  for (Frame* p = fr.parent; p; p = p->parent) outer.emplace_back(p, p->scopes);
+  auto outer_changed = [&] {
+    bool changed = false;
+    for (auto& [p, saved] : outer) {
+      if (p->scopes.size() != saved.size()) {
+        changed = true;
+      } else {
+        for (size_t s = 0; s < saved.size() && !changed; ++s) {
+          if (p->scopes[s].size() != saved[s].size()) changed = true;
+          for (const auto& [name, var] : saved[s]) {
+            auto it = p->scopes[s].find(name);
+            if (it == p->scopes[s].end() || !same_value(it->second.v, var.v)) changed = true;
+          }
+        }
+      }
+      p->scopes = saved;
+    }
+    return changed;
+  };
   auto undo = [&] {
     C.launches.resize(launches0);
     C.tensors.resize(tensors0);
     C.notes = notes0;
+    outer_changed();
   };
   Frame then_fr = fr, else_fr = fr;
   size_t then_launches = 0;
   try {
     exec_body(then_fr, then_begin, then_end);
     then_launches = C.launches.size();
+    if (outer_changed()) {
+      undo();
+      return false;
+    }
     if (else_begin < else_end) exec_body(else_fr, else_begin, else_end);
+    if (outer_changed()) {
+      undo();
+      return false;
+    }
   } catch (const ImportError&) {
     undo();
     return false;
@@ -105,7 +137,7 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
         return false;
       }
       var.v = select_int(cond, a, b);
-      if (!var.v.k && !evaluates(var.v.e, C.P, C.size_sets, C.repeat_var_)) {
+      if (!var.v.k && !evaluates(var.v.e)) {
         undo();
         return false;
       }
@@ -132,7 +164,7 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
         exprs.push_back(a.text);
     const std::string& rv = L.repeat_var.empty() ? C.repeat_var_ : L.repeat_var;
     for (const auto& e : exprs)
-      if (!e.empty() && !evaluates(e, C.P, C.size_sets, rv)) {
+      if (!e.empty() && !evaluates_at(e, C.P, C.size_sets, rv)) {
         undo();
         return false;
       }

@@ -181,6 +181,18 @@ Val Interp::construct(Frame& fr, const std::vector<CTok>& T, const std::string& 
     l.elem.clear();
     return l;
   }
+  if (contains(type, "vector") && !braces) {
+    // std::vector<T> v(n) / v(n, value) / v(other): a list kernrl knows only from known values.
+    if (vals.size() == 1 && vals[0].kind == Val::List) return vals[0];
+    if ((vals.size() == 1 || vals.size() == 2) && vals[0].kind == Val::Int && vals[0].k &&
+        *vals[0].k >= 0 && *vals[0].k <= 64) {
+      Val l;
+      l.kind = Val::List;
+      l.items.assign(static_cast<size_t>(*vals[0].k), vals.size() == 2 ? vals[1] : make_int(0));
+      return l;
+    }
+    return make_unknown("a `" + type + "` built on the host (`" + what + "`)");
+  }
   if (contains(type, "vector") || braces) {
     Val l;
     l.kind = Val::List;

@@ -114,9 +114,12 @@ Val Interp::ternary(Ex& x) {
     if (!ce.empty()) {
       Val a = eval(x.fr, x.T, q + 1, colon), b = eval(x.fr, x.T, colon + 1, else_end);
       if (a.kind == Val::Int && b.kind == Val::Int) {
-        x.i = else_end;
-        x.lv_name.clear();
-        return select_int(ce, a, b);
+        Val r = select_int(ce, a, b);
+        if (r.k || evaluates(r.e)) {
+          x.i = else_end;
+          x.lv_name.clear();
+          return r;
+        }
       }
     }
   }

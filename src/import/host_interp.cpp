@@ -341,9 +341,19 @@ Val Interp::compare(const std::string& op, const Val& a, const Val& b, const std
     return make_bool(cmp(a.dtype, b.dtype));
   }
   if (a.kind == Val::Ptr && b.kind == Val::Ptr) return make_bool(cmp(a.tensor, b.tensor));
-  if (a.kind == Val::Float || b.kind == Val::Float) {
+  if (a.kind == Val::Float || b.kind == Val::Float || a.kind == Val::Ratio ||
+      b.kind == Val::Ratio) {
     Val x = to_float(a, what, fr), y = to_float(b, what, fr);
     if (x.f && y.f) return make_bool(cmp(*x.f, *y.f));
+    // An integer that depends on the sizes against a whole-number float (`n > 0.0`) compares as
+    // integers; anything else would be truncated.
+    auto whole = [](const Val& v) {
+      return v.kind == Val::Float && v.f && std::floor(*v.f) == *v.f;
+    };
+    bool int_vs_whole = (a.kind == Val::Int && whole(b)) || (whole(a) && b.kind == Val::Int);
+    if (!int_vs_whole)
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                             "` compares a floating-point value that depends on the sizes");
   }
   Val x = to_int(a, what, fr), y = to_int(b, what, fr);
   if (x.k && y.k) return make_bool(cmp(*x.k, *y.k));

@@ -156,6 +156,10 @@ class Interp {
   static std::string cond_expr(const Val& v);
   static std::string compare_expr(const std::string& op, const std::string& x,
                                   const std::string& y);
+  // Whether integer expression `e` evaluates at every size set (num_sms as on an H100, a repeat
+  // variable at 0): a branch's value where that branch does not run must still evaluate (no
+  // division by zero), since the launch block evaluates every expression at every size set.
+  bool evaluates(const std::string& e) const;
   // `cond ? a : b` for integers: b + (a - b) * cond.
   static Val select_int(const std::string& cond, const Val& a, const Val& b);
   // Runs both branches of an `if` on copies of the frame: each launch of the then-branch runs

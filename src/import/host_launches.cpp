@@ -235,6 +235,9 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
       Val iv = v.kind == Val::Bool && v.k ? make_int(*v.k ? 1 : 0) : to_int(v, where, fr);
       if (bytes < 4 && !iv.scalar.empty()) iv.scalar.clear();  // a scalar goes as 4 or 8 bytes
       out.text = !iv.scalar.empty() ? iv.scalar : int_text(iv);
+      if (ptype == "bool")  // C++ converts any nonzero value to true (1)
+        out.text =
+            iv.k ? (*iv.k != 0 ? "1" : "0") : "min(max(" + out.text + ", -(" + out.text + ")), 1)";
     } else if (float_type(ptype)) {
       if (v.kind == Val::Float) {
         out.text = !v.scalar.empty() ? v.scalar : (!v.text.empty() ? v.text : float_literal(*v.f));

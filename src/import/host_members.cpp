@@ -125,10 +125,13 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     if (m == "contiguous" || m == "cuda" || m == "view" || m == "reshape" || m == "view_as" ||
         m == "flatten" || m == "squeeze" || m == "unsqueeze" || m == "detach" ||
         m == "clone_if_needed") {
-      if (m == "view" || m == "reshape") {
-        // A view of the same data: numel must stay the same, which the shape check at the end
-        // covers for outputs.
-        return v;
+      if (m != "contiguous" && m != "cuda" && m != "detach" && m != "clone_if_needed" &&
+          !C.P.torchscript.empty()) {
+        // A view of the same data, whose shape the wrapper does not follow: a torch step, which
+        // sees shapes, refuses it (Converter::torch_step).
+        Val r = v;
+        r.elem = "reshaped";
+        return r;
       }
       return v;
     }

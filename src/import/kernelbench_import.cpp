@@ -418,6 +418,10 @@ std::string Converter::run(const std::string& source_name) {
 
   py::PySide py(*this, python_);
   Val ret = py.run().ret;
+  // A transposed tensor (y.t()) returned as an output has no memory of its own in that layout.
+  for (const Val& v : ret.kind == Val::List ? ret.items : std::vector<Val>{ret})
+    if (v.kind == Val::Tensor && v.elem == "transposed")
+      fail("torch_op_in_forward", "forward returns a transposed tensor (`.t()`, `.T`)");
   // Views (x.view(...) in forward) are their buffer's tensor in the launch block.
   auto root = [&](int t) {
     while (t >= 0 && tensors[static_cast<size_t>(t)].base >= 0)

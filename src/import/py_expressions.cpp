@@ -104,6 +104,8 @@ Val PySide::attr(Env& env, const PyExprP& e) {
   switch (obj.kind) {
     case Val::Tensor: {
       const TensorInfo& t = C.tensors[static_cast<size_t>(obj.tensor)];
+      if (obj.elem == "transposed" && e->text != "T" && e->text != "mT")
+        torch_op("Tensor." + e->text + " of a transposed tensor", py_text(e));
       if (e->text == "shape") {
         Val l;
         l.kind = Val::List;
@@ -356,7 +358,10 @@ Val PySide::call(Env& env, const PyExprP& e) {
 }
 
 Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const PyExprP& e) {
-  const TensorInfo& t = C.tensors[static_cast<size_t>(obj.tensor)];
+  const TensorInfo t = C.tensors[static_cast<size_t>(obj.tensor)];  // a copy: C.tensors may grow
+  // A transposed tensor (w.t(), w.T) is only the weight of a product: it has no memory of its own.
+  if (obj.elem == "transposed" && m != "contiguous" && m != "t")
+    torch_op("Tensor." + m + " of a transposed tensor", py_text(e));
   std::string text = py_text(e);
   std::vector<Val> args;
   for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
@@ -488,9 +493,9 @@ Val PySide::reshaped(const Val& obj, const std::string& m, const std::vector<Val
     if (args.empty()) {
       for (const Val& d : old)
         if (!(d.kind == Val::Int && d.k && *d.k == 1)) {
-          if (!d.k && C.per_set(d) &&
-              std::any_of(C.per_set(d)->begin(), C.per_set(d)->end(),
-                          [](int64_t v) { return v == 1; }))
+          auto values = d.k ? std::nullopt : C.per_set(d);
+          if (values &&
+              std::any_of(values->begin(), values->end(), [](int64_t v) { return v == 1; }))
             cannot();  // 1 at some size sets only
           shape.push_back(d);
         }

@@ -81,6 +81,19 @@ void PySide::bind_init_args() {
           return v;
         }
         auto it = ref.constants.find(e->text);
+        // A tuple constant (`input_shape = (4096,)`): the suite's sizes `input_shape_0`, ... where
+        // it has them (they shrink at the test sizes), else the values as written.
+        if (it != ref.constants.end() &&
+            (it->second->kind == PyExpr::Tuple || it->second->kind == PyExpr::List)) {
+          Val l;
+          l.kind = Val::List;
+          for (size_t k = 0; k < it->second->kids.size(); ++k) {
+            std::string sz = e->text + "_" + std::to_string(k);
+            l.items.push_back(C.P.bench.count(sz) ? make_int_expr(sz)
+                                                  : ref_value(it->second->kids[k], depth + 1));
+          }
+          return l;
+        }
         if (it != ref.constants.end()) return ref_value(it->second, depth + 1);
         return make_unknown("`" + e->text + "` of the reference");
       }
@@ -260,6 +273,9 @@ const TensorInfo& PySide::tensor_of(const Val& v, const std::string& text) {
     fail("torch_op_in_forward", "`" + text +
                                     "` takes a reshaped tensor (view, reshape, flatten, "
                                     "squeeze or unsqueeze), which a torch step cannot");
+  if (v.elem == "transposed")
+    fail("torch_op_in_forward",
+         "`" + text + "` takes a transposed tensor other than as the weight of x @ W.t()");
   return C.tensors[static_cast<size_t>(v.tensor)];
 }
 
@@ -426,6 +442,13 @@ Val PySide::layer_call(Env& env, const Val& layer, const PyExprP& e) {
                   : "kernrl maps nn.Linear and nn.Conv1d/2d/3d modules only"));
   if (e->kids.size() != 2 || !e->kwargs.empty())
     fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
+  // Settings kernrl's step does not carry: only their defaults are mapped.
+  if (auto ctor = init_attrs_.find(layer.name); ctor != init_attrs_.end())
+    for (const auto& [k, v] : ctor->second->kwargs)
+      if ((k == "padding_mode" && !(v->kind == PyExpr::Str && v->text == "zeros")) ||
+          k == "device" || k == "dtype")
+        fail("torch_op_in_forward", "`self." + layer.name + "` is built with `" + k +
+                                        "`, which kernrl does not map (`" + text + "`)");
   Val x = eval(env, e->kids[1]);
   Val w = problem_param(layer.name + ".weight", "self." + layer.name + ".weight");
   Val bias;

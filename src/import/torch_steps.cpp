@@ -7,11 +7,20 @@ namespace kernrl::kbimport {
 Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
                           std::vector<Val> shape, std::string dtype, const std::string& text,
                           const std::string& category) {
+  if (!repeat_var_.empty())
+    fail(category, "`" + text +
+                       "` inside a loop whose length depends on the sizes: a torch step "
+                       "is not repeated");
   LaunchOut L;
   L.torch = op;
   for (const Val& a : args) {
     LaunchArgOut o;
     if (a.kind == Val::Tensor) {
+      // A transposed weight goes only into a product (which clears the mark); a C++ view keeps
+      // its buffer's shape: neither is what the operator would see.
+      if (!a.elem.empty())
+        fail(category, "`" + text + "`: a " + a.elem +
+                           " tensor as an argument of a PyTorch operator kernrl does not map");
       o.tensor = a.tensor;
     } else if (a.kind == Val::Void) {
       o.text = "none";
@@ -45,6 +54,10 @@ Val Converter::product(const Val& a, const Val& b, const std::string& text,
                        const std::string& category) {
   if (a.kind != Val::Tensor || b.kind != Val::Tensor)
     fail(category, "`" + text + "`: a product of values that are not tensors kernrl follows");
+  if (!a.elem.empty() || (!b.elem.empty() && b.elem != "transposed"))
+    fail(category, "`" + text +
+                       "`: a product of a transposed or reshaped tensor kernrl does not "
+                       "map (only x @ W.t())");
   const TensorInfo ta = tensors[static_cast<size_t>(a.tensor)];
   if (b.elem == "transposed") {
     // x @ W.t(): nn.Linear's product.

@@ -724,6 +724,13 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   }
   for (const auto& s : plan.scratch)
     for (const auto& sizes : size_sets) {
+      for (const auto& d : s.shape) {
+        int64_t v = check_expr(d, plan_vars(p, sizes, num_sms), s.line, "scratch " + s.name);
+        if (v < 0)
+          throw FormatError("scratch " + s.name + " has dimension " + d + " = " +
+                                std::to_string(v) + " at " + size_set_text(p, sizes, ""),
+                            s.line);
+      }
       int64_t n = check_expr(s.count, plan_vars(p, sizes, num_sms), s.line, "scratch " + s.name);
       if (n < 0 || n > (int64_t{1} << 34))
         throw FormatError("scratch " + s.name + " has count " + std::to_string(n), s.line);

@@ -150,7 +150,11 @@ void time_launches(const ProblemSpec& p, Buffers& b, const DeviceInfo& dev,
   size_t next = 0;
   for (size_t k = 0; k < b.launches.size(); ++k) {
     ReadyLaunch& l = b.launches[k];
-    check_kernel_result(enqueue_launch(l, nullptr), "launching " + l.kernel);
+    CUresult r = enqueue_launch(l, nullptr);
+    if (r != CUDA_SUCCESS && !l.error.empty() && !cu_error_is_sticky(r))
+      throw KernelFault{Status::LaunchError, "launching " + l.kernel + ": " + l.error, l.line,
+                        false};
+    check_kernel_result(r, "launching " + l.kernel);
     if (k == ends[next]) {
       ++next;
       CU_CHECK(cuEventRecord(events[next].get(), nullptr));

@@ -120,7 +120,9 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
     }
     args.push_back(v);
   }
-  bool flat = b.scratch.count(spec.out) > 0;
+  // Outputs and scratch buffers are contiguous: the result may land in one of the same element
+  // count seen in the result's shape (`return self.fc(h).squeeze(1)`).
+  const bool flat = true;
   try {
     return std::make_shared<TorchStep>(spec.torch, args, tensor(spec.out), flat, where);
   } catch (const TorchStepError& e) {

@@ -75,6 +75,14 @@ TEST_CASE("a torch step computes its operator into the out buffer") {
   conv.run();
   CHECK(torch::allclose(flat.view(ref.sizes()), ref));
 
+  // An output of the same element count takes the result's shape too ([5, 1] into [5]).
+  torch::Tensor w1 = torch::randn({1, 7});
+  torch::Tensor col = torch::zeros({5});
+  TorchStep narrow("linear", {tensor(x, "x"), tensor(w1, "w")}, col, true,
+                   "torch step linear (line 5)");
+  narrow.run();
+  CHECK(torch::allclose(col, torch::linear(x, w1).view({5})));
+
   // Running again overwrites the buffer with the operator's result on the current inputs.
   x.mul_(2);
   linear.run();

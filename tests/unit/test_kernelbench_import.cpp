@@ -856,3 +856,56 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
   CHECK_FALSE(bad.converted);
   CHECK(bad.reason.find("transposed tensor") != std::string::npos);
 }
+
+TEST_CASE("import_kernelbench: what a size-dependent branch or a transposed weight cannot become") {
+  ProblemSpec p = problem("L1_23");  // dim: 16384 (bench), 256, 1000, 4099
+  auto wrapper = [](const std::string& body) {
+    return "__global__ void a(const float* x, float* y, int n) {}\n"
+           "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  int d = "
+           "x.size(1);\n" +
+           body + "\n  return y;\n}\n";
+  };
+  // A branch inside an AT_DISPATCH lambda that sets a variable of the enclosing function.
+  auto lambda = import_kernelbench(
+      module(wrapper("  int threads = 256;\n  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), \"f\", "
+                     "[&] {\n    if (d > 1024) threads = 512;\n    a<<<1, threads>>>("
+                     "x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), d);\n  });"),
+             "f", "x", "ext.f(x)"),
+      p);
+  if (lambda.converted) {  // then the block size must be the branch's at every size set
+    LaunchPlan plan = checked_plan(lambda, p);
+    for (const auto& sizes : std::vector<Vars>{p.bench, p.tests[0], p.tests[1], p.tests[2]})
+      CHECK(eval_expr(plan.launches[0].block[0], plan_vars(p, sizes, 132)) ==
+            (sizes.at("dim") > 1024 ? 512 : 256));
+  } else {
+    CHECK(lambda.reason.find("if (d > 1024)") != std::string::npos);
+  }
+  // std::vector<int64_t>(n, value), and a float compared with a size as a whole number.
+  auto vec = import_kernelbench(
+      module(wrapper("  std::vector<int64_t> s(2, 1);\n  s[1] = d;\n  if (d > 0.0) a<<<s[0], "
+                     "256>>>(x.data_ptr<float>(), y.data_ptr<float>(), s[1]);"),
+             "f", "x", "ext.f(x)"),
+      p);
+  REQUIRE_MESSAGE(vec.converted, vec.reason);
+  CHECK(arg_texts(checked_plan(vec, p).launches[0]).back() == "dim");
+  // A float that depends on the sizes is not compared as a truncated integer.
+  auto frac = import_kernelbench(
+      module(wrapper("  if ((float)d / 512 > 1.5) a<<<1, 256>>>(x.data_ptr<float>(), "
+                     "y.data_ptr<float>(), d);"),
+             "f", "x", "ext.f(x)"),
+      p);
+  CHECK_FALSE(frac.converted);
+  CHECK(frac.reason.find("(float)d / 512 > 1.5") != std::string::npos);
+
+  // A transposed weight only as the weight of x @ W.t(): not as F.linear's weight, not returned.
+  ProblemSpec s = suite_linear();
+  const std::string init = "        self.linear = nn.Linear(input_size, output_size)";
+  for (const char* forward :
+       {"        return ext.epilogue(F.linear(x, self.linear.weight.t()), 1.0)",
+        "        return self.linear.weight.t()",
+        "        return ext.epilogue(torch.mm(self.linear.weight.t(), x), 1.0)"}) {
+    auto r = import_kernelbench(suite_module(forward, init), s);
+    CHECK_FALSE_MESSAGE(r.converted, forward);
+    CHECK_MESSAGE(r.reason.find("transposed") != std::string::npos, forward, ": ", r.reason);
+  }
+}

@@ -395,4 +395,9 @@ TEST_CASE("torch steps are refused where they cannot be graded as meant") {
   CHECK_CONTAINS(torch_plan_error("launches:\n  - {torch: linear, args: [x, weight, "
                                   "nope], out: out}\n  - {kernel: k, grid: [1], block: [1]}\n"),
                  "unknown name 'nope'");
+  // Each dimension of a scratch shape is checked, not only their product.
+  CHECK_CONTAINS(torch_plan_error("launches:\n  - {torch: linear, args: [x, weight], out: y}\n"
+                                  "  - {kernel: k, grid: [1], block: [1], args: [y]}\nscratch:\n"
+                                  "  y: {dtype: float32, shape: [0 - batch_size, 0 - 1]}\n"),
+                 "has dimension 0 - batch_size");
 }
