@@ -182,4 +182,28 @@ std::vector<std::string> expr_names(const std::string& text) {
   return names;
 }
 
+std::vector<std::string> split_top_level(const std::string& s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (char c : s) {
+    if (c == '(' || c == '<')
+      ++depth;
+    else if ((c == ')' || c == '>') && depth > 0)
+      --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  for (auto& o : out) {
+    size_t b = o.find_first_not_of(" \t\n"), e = o.find_last_not_of(" \t\n");
+    o = b == std::string::npos ? "" : o.substr(b, e - b + 1);
+  }
+  return out;
+}
+
 }  // namespace kernrl

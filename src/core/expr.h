@@ -28,4 +28,8 @@ int64_t eval_expr(const std::string& text, const Vars& vars);
 // The identifiers `text` refers to (function names excluded); throws ExprError on bad syntax.
 std::vector<std::string> expr_names(const std::string& text);
 
+// Splits `a, f(b, c), d` at its top-level commas (not inside parentheses or angle brackets), each
+// item trimmed: the items of a launch block's list written as one value.
+std::vector<std::string> split_top_level(const std::string& s);
+
 }  // namespace kernrl

@@ -165,6 +165,10 @@ class Converter {
   // a @ b as a torch step: linear when b is a transposed weight (b.t(), b.T), else mm, matmul or
   // bmm by the shapes.
   Val product(const Val& a, const Val& b, const std::string& text, const std::string& category);
+  // linear(x, w[, bias]) as a torch step: the result is x's shape with its last dimension w's
+  // first.
+  Val linear(const Val& x, const Val& w, const Val& bias, const std::string& text,
+             const std::string& category);
   // Per size set values of an Int (nullopt when it depends on num_sms or a repeat variable).
   std::optional<std::vector<int64_t>> per_set(const Val& v) const;
   std::string size_expr(const std::string& shape_entry) const;

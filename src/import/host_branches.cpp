@@ -6,6 +6,7 @@
 
 #include "core/expr.h"
 #include "import/host_interp.h"
+#include "protocol/launch_plan.h"
 
 namespace kernrl::kbimport::host {
 
@@ -47,10 +48,7 @@ bool same_value(const Val& a, const Val& b) {
 bool evaluates_at(const std::string& e, const ProblemSpec& p, const std::vector<Vars>& sets,
                   const std::string& repeat_var) {
   for (const Vars& s : sets) {
-    Vars v = s;  // as the launch block sees them: the sizes, num_sms, integer scalars
-    v["num_sms"] = 132;
-    for (const auto& sc : p.scalars)
-      if (!sc.is_float() && !v.count(sc.name)) v[sc.name] = static_cast<int64_t>(sc.value);
+    Vars v = plan_vars(p, s, 132);  // as the launch block sees them
     if (!repeat_var.empty()) v[repeat_var] = 0;
     try {
       eval_expr(e, v);

@@ -417,22 +417,8 @@ Val Interp::builtin(Ex& x, const std::string& name,
     const std::string op = name.substr(name.rfind("::") + 2);
     if ((op == "matmul" || op == "mm" || op == "bmm") && args.size() == 2)
       return C.product(a(0), a(1), what, "library_call");
-    if (op == "linear" && (args.size() == 2 || args.size() == 3)) {
-      std::vector<Val> in = {a(0), a(1)};
-      if (args.size() == 3) in.push_back(a(2));
-      for (const Val& t : in)
-        if (t.kind != Val::Tensor)
-          fail("library_call", "`" + what + "` in `" + fr.fn +
-                                   "`: linear of values that are not "
-                                   "tensors kernrl follows");
-      const TensorInfo tx = C.tensors[static_cast<size_t>(in[0].tensor)];
-      const TensorInfo tw = C.tensors[static_cast<size_t>(in[1].tensor)];
-      if (tx.shape.empty() || tw.shape.size() != 2)
-        fail("library_call", "`" + what + "` in `" + fr.fn + "`: linear of these shapes");
-      std::vector<Val> shape(tx.shape.begin(), tx.shape.end() - 1);
-      shape.push_back(tw.shape[0]);
-      return C.torch_step("linear", in, shape, tx.dtype, what, "library_call");
-    }
+    if (op == "linear" && (args.size() == 2 || args.size() == 3))
+      return C.linear(a(0), a(1), args.size() == 3 ? a(2) : Val{}, what, "library_call");
   }
   if (starts_with(name, "torch::") || starts_with(name, "at::") || starts_with(name, "c10::") ||
       starts_with(name, "F::"))

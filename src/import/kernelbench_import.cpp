@@ -570,10 +570,10 @@ std::string Converter::run(const std::string& source_name) {
   for (size_t l = 0; l < launches.size(); ++l) {
     if (drop[l]) continue;
     const LaunchOut& L = launches[l];
+    std::vector<std::string> args;
+    for (const auto& a : L.args)
+      args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name : a.text);
     if (!L.torch.empty()) {
-      std::vector<std::string> args;
-      for (const auto& a : L.args)
-        args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name : a.text);
       o << "  - torch: " << L.torch << "\n    args: [" << join(args)
         << "]\n    out: " << tensors[static_cast<size_t>(L.out)].name << "\n";
       continue;
@@ -582,9 +582,6 @@ std::string Converter::run(const std::string& source_name) {
     o << "    grid: [" << join(L.grid) << "]\n";
     o << "    block: [" << join(L.block) << "]\n";
     if (L.shared != "0") o << "    shared_bytes: " << L.shared << "\n";
-    std::vector<std::string> args;
-    for (const auto& a : L.args)
-      args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name : a.text);
     o << "    args: [" << join(args) << "]\n";
     if (!L.repeat_var.empty())
       o << "    repeat: {count: " << L.repeat_count << ", var: " << L.repeat_var << "}\n";

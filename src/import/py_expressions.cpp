@@ -370,7 +370,7 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   if (m == "view" || m == "reshape" || m == "view_as" || m == "flatten" || m == "squeeze" ||
       m == "unsqueeze") {
     if (obj.elem == "transposed") torch_op("Tensor." + m + " of a transposed tensor", text);
-    return reshaped(obj, m, args, e, text);
+    return reshaped(env, obj, m, args, e, text);
   }
   if (m == "t" && args.empty() && t.shape.size() == 2) {
     Val tr = obj;
@@ -435,7 +435,7 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   torch_op("Tensor." + m, text);
 }
 
-Val PySide::reshaped(const Val& obj, const std::string& m, const std::vector<Val>& args,
+Val PySide::reshaped(Env& env, const Val& obj, const std::string& m, const std::vector<Val>& args,
                      const PyExprP& e, const std::string& text) {
   const std::vector<Val> old = C.tensors[static_cast<size_t>(obj.tensor)].shape;
   const int64_t rank = static_cast<int64_t>(old.size());
@@ -477,8 +477,8 @@ Val PySide::reshaped(const Val& obj, const std::string& m, const std::vector<Val
     shape = C.tensors[static_cast<size_t>(args[0].tensor)].shape;
   } else if (m == "flatten") {
     Val s = args.size() > 0 ? args[0] : make_int(0), f = args.size() > 1 ? args[1] : make_int(-1);
-    if (auto k = kwarg_val("start_dim")) s = eval_const(*k);
-    if (auto k = kwarg_val("end_dim")) f = eval_const(*k);
+    if (auto k = kwarg_val("start_dim")) s = eval(env, *k);
+    if (auto k = kwarg_val("end_dim")) f = eval(env, *k);
     if (rank == 0) return obj;
     int64_t a = dim_arg(s, rank), b = dim_arg(f, rank);
     if (a > b) cannot();
@@ -528,11 +528,6 @@ Val PySide::reshaped(const Val& obj, const std::string& m, const std::vector<Val
   Val r = tensor_val(C.add_tensor(v));
   r.elem = "reshaped";  // a torch step, which sees the buffer's own shape, refuses it
   return r;
-}
-
-Val PySide::eval_const(const PyExprP& e) {
-  Env env;
-  return eval(env, e);
 }
 
 }  // namespace kernrl::kbimport::py

@@ -151,9 +151,8 @@ class PySide {
   const TensorInfo& tensor_of(const Val& v, const std::string& text);
   // x.view/reshape/flatten/squeeze/unsqueeze/view_as(...): the tensor itself when the shape is
   // unchanged, else a view (TensorInfo::base) of its buffer with the new shape.
-  Val reshaped(const Val& obj, const std::string& m, const std::vector<Val>& args, const PyExprP& e,
-               const std::string& text);
-  Val eval_const(const PyExprP& e);
+  Val reshaped(Env& env, const Val& obj, const std::string& m, const std::vector<Val>& args,
+               const PyExprP& e, const std::string& text);
 
   Result run_forward();
 

@@ -364,26 +364,18 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
   if (op == "addmm") {
     if (args.size() != 3 || !e->kwargs.empty() || !transposed(args[2]))
       fail("torch_op_in_forward", "`" + text + "`: kernrl maps torch.addmm(bias, x, W.t()) only");
-    const TensorInfo& tx = tensor_of(args[1], text);
+    tensor_of(args[1], text);
+    tensor_of(args[0], text);
     Val w = args[2];
     w.elem.clear();
-    const TensorInfo& tw = C.tensors[static_cast<size_t>(w.tensor)];
-    tensor_of(args[0], text);
-    return torch_step("linear", {args[1], w, args[0]}, {tx.shape[0], tw.shape[0]}, tx.dtype, text);
+    return C.linear(args[1], w, args[0], text, "torch_op_in_forward");
   }
   if (op == "linear") {
     if (args.size() < 2) fail("torch_op_in_forward", "`" + text + "`: linear without a weight");
     Val bias = args.size() > 2 ? args[2] : kw("bias").value_or(Val{});
-    const TensorInfo& tx = tensor_of(args[0], text);
-    const TensorInfo& tw = tensor_of(args[1], text);
-    std::vector<Val> shape(tx.shape.begin(), tx.shape.end() - 1);
-    shape.push_back(tw.shape[0]);
-    std::vector<Val> a = {args[0], args[1]};
-    if (bias.kind != Val::Void) {
-      tensor_of(bias, text);
-      a.push_back(bias);
-    }
-    return torch_step("linear", a, shape, tx.dtype, text);
+    for (const Val& t : {args[0], args[1]}) tensor_of(t, text);
+    if (bias.kind != Val::Void) tensor_of(bias, text);
+    return C.linear(args[0], args[1], bias, text, "torch_op_in_forward");
   }
   if (starts_with(op, "conv")) {
     size_t nd = static_cast<size_t>(op[4] - '0');  // conv<N>d
@@ -456,13 +448,8 @@ Val PySide::layer_call(Env& env, const Val& layer, const PyExprP& e) {
   if (b == cfg->end() || b->second.kind != Val::Bool || !b->second.k || *b->second.k)
     bias = problem_param(layer.name + ".bias", "self." + layer.name + ".bias");
   if (layer.elem == "Linear") {
-    const TensorInfo& tx = tensor_of(x, text);
-    const TensorInfo& tw = C.tensors[static_cast<size_t>(w.tensor)];
-    std::vector<Val> shape(tx.shape.begin(), tx.shape.end() - 1);
-    shape.push_back(tw.shape[0]);
-    std::vector<Val> a = {x, w};
-    if (bias.kind != Val::Void) a.push_back(bias);
-    return torch_step("linear", a, shape, tx.dtype, text);
+    tensor_of(x, text);
+    return C.linear(x, w, bias, text, "torch_op_in_forward");
   }
   size_t nd = static_cast<size_t>(layer.elem[4] - '0');  // Conv<N>d
   std::string op = "conv" + std::to_string(nd) + "d";

@@ -59,16 +59,10 @@ Val Converter::product(const Val& a, const Val& b, const std::string& text,
                        "`: a product of a transposed or reshaped tensor kernrl does not "
                        "map (only x @ W.t())");
   const TensorInfo ta = tensors[static_cast<size_t>(a.tensor)];
-  if (b.elem == "transposed") {
-    // x @ W.t(): nn.Linear's product.
-    const TensorInfo tb = tensors[static_cast<size_t>(b.tensor)];
-    if (tb.shape.size() != 2 || ta.shape.empty())
-      fail(category, "`" + text + "`: a product kernrl maps only as x @ W.t()");
-    std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
-    shape.push_back(tb.shape[0]);
+  if (b.elem == "transposed") {  // x @ W.t(): nn.Linear's product
     Val w = b;
     w.elem.clear();
-    return torch_step("linear", {a, w}, shape, ta.dtype, text, category);
+    return linear(a, w, Val{}, text, category);
   }
   const TensorInfo tb = tensors[static_cast<size_t>(b.tensor)];
   if (ta.shape.size() == 2 && tb.shape.size() == 2)
@@ -82,6 +76,23 @@ Val Converter::product(const Val& a, const Val& b, const std::string& text,
     return torch_step("bmm", {a, b}, {ta.shape[0], ta.shape[1], tb.shape[2]}, ta.dtype, text,
                       category);
   fail(category, "`" + text + "`: a product of these shapes kernrl does not map");
+}
+
+Val Converter::linear(const Val& x, const Val& w, const Val& bias, const std::string& text,
+                      const std::string& category) {
+  for (const Val* t : {&x, &w, &bias})
+    if (t != &bias || bias.kind != Val::Void)
+      if (t->kind != Val::Tensor)
+        fail(category, "`" + text + "`: linear of values that are not tensors kernrl follows");
+  const TensorInfo tx = tensors[static_cast<size_t>(x.tensor)];
+  const TensorInfo tw = tensors[static_cast<size_t>(w.tensor)];
+  if (tx.shape.empty() || tw.shape.size() != 2)
+    fail(category, "`" + text + "`: linear of tensors of these shapes kernrl does not map");
+  std::vector<Val> shape(tx.shape.begin(), tx.shape.end() - 1);
+  shape.push_back(tw.shape[0]);
+  std::vector<Val> args = {x, w};
+  if (bias.kind != Val::Void) args.push_back(bias);
+  return torch_step("linear", args, shape, tx.dtype, text, category);
 }
 
 }  // namespace kernrl::kbimport

@@ -60,31 +60,6 @@ std::string yaml_hint(const std::string& msg) {
          "need quotes";
 }
 
-// Splits `a, f(b, c), d` at its top-level commas.
-std::vector<std::string> split_top_level(const std::string& s) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::string cur;
-  for (char c : s) {
-    if (c == '(' || c == '<')
-      ++depth;
-    else if ((c == ')' || c == '>') && depth > 0)
-      --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  for (auto& o : out) {
-    size_t b = o.find_first_not_of(" \t\n"), e = o.find_last_not_of(" \t\n");
-    o = b == std::string::npos ? "" : o.substr(b, e - b + 1);
-  }
-  return out;
-}
-
 class BlockReader {
  public:
   BlockReader(int base_line, bool triton = false) : base_(base_line), triton_(triton) {}
@@ -520,6 +495,17 @@ void check_triton_launch(const LaunchSpec& l, const Vars& vars, Eval& eval) {
 
 namespace {
 
+// What a launch argument names: a tensor of the problem, a scratch buffer, a scalar, a float
+// literal, else an integer expression.
+ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
+                 const std::set<std::string>& scratch) {
+  if (p.find_tensor(text)) return ArgKind::Tensor;
+  if (scratch.count(text)) return ArgKind::Scratch;
+  if (p.find_scalar(text)) return ArgKind::Scalar;
+  if (is_float_literal(text)) return ArgKind::FloatLiteral;
+  return ArgKind::IntExpr;
+}
+
 // A torch step's operator, out buffer and arguments (classified here) against the problem.
 void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::string>& scratch,
                       const std::vector<Vars>& size_sets, int64_t num_sms) {
@@ -541,19 +527,9 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                           (out_t ? "' is an input; inputs must stay unchanged"
                                  : "' is not an output or scratch buffer of this file"),
                       l.line);
-  for (auto& a : l.args) {
-    if (a.kind == ArgKind::IntList || a.kind == ArgKind::None || a.kind == ArgKind::Bool) continue;
-    if (p.find_tensor(a.text))
-      a.kind = ArgKind::Tensor;
-    else if (scratch.count(a.text))
-      a.kind = ArgKind::Scratch;
-    else if (p.find_scalar(a.text))
-      a.kind = ArgKind::Scalar;
-    else if (is_float_literal(a.text))
-      a.kind = ArgKind::FloatLiteral;
-    else
-      a.kind = ArgKind::IntExpr;
-  }
+  for (auto& a : l.args)
+    if (a.kind != ArgKind::IntList && a.kind != ArgKind::None && a.kind != ArgKind::Bool)
+      a.kind = arg_kind(a.text, p, scratch);
   for (const auto& sizes : size_sets) {
     Vars vars = plan_vars(p, sizes, num_sms);
     for (const auto& a : l.args) {
@@ -612,18 +588,7 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       continue;
     }
     const std::string launch_name = "launch " + std::to_string(li + 1) + " (" + l.kernel + ")";
-    for (auto& a : l.args) {
-      if (p.find_tensor(a.text))
-        a.kind = ArgKind::Tensor;
-      else if (scratch_names.count(a.text))
-        a.kind = ArgKind::Scratch;
-      else if (p.find_scalar(a.text))
-        a.kind = ArgKind::Scalar;
-      else if (is_float_literal(a.text))
-        a.kind = ArgKind::FloatLiteral;
-      else
-        a.kind = ArgKind::IntExpr;
-    }
+    for (auto& a : l.args) a.kind = arg_kind(a.text, p, scratch_names);
     if (!l.repeat_var.empty() &&
         (p.bench.count(l.repeat_var) || l.repeat_var == "num_sms" || p.find_tensor(l.repeat_var) ||
          p.find_scalar(l.repeat_var) || scratch_names.count(l.repeat_var)))

@@ -97,17 +97,7 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
         break;
       case ArgKind::IntList: {
         v.kind = TorchStepArg::IntList;
-        std::string item;
-        int depth = 0;  // commas inside cdiv(a, b) do not split
-        for (char c : a.text + ",") {
-          depth += c == '(' ? 1 : c == ')' ? -1 : 0;
-          if (c != ',' || depth > 0) {
-            item += c;
-            continue;
-          }
-          v.list.push_back(eval_expr(item, vars));
-          item.clear();
-        }
+        for (const auto& item : split_top_level(a.text)) v.list.push_back(eval_expr(item, vars));
         break;
       }
       case ArgKind::Bool:
