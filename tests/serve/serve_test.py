@@ -494,7 +494,10 @@ def kernrl_on_stand_in_worker(kernrl):
     """kernrl copied beside the stand-in worker of the tests (tests/stand_in_worker.py), which
     speaks the worker protocol without a GPU; kernrl-nvrtc linked beside it."""
     bin_dir = scratch_dir("kernrl-serve-bin-")
-    shutil.copy2(kernrl, bin_dir / "kernrl")
+    try:  # a hard link where the file system allows it: the binary is large
+        os.link(kernrl, bin_dir / "kernrl")
+    except OSError:
+        shutil.copy2(kernrl, bin_dir / "kernrl")
     os.symlink(Path(kernrl).parent / "kernrl-nvrtc", bin_dir / "kernrl-nvrtc")
     shutil.copy2(ROOT / "tests/stand_in_worker.py", bin_dir / "kernrl-worker")
     return str(bin_dir / "kernrl")

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_test  # noqa: E402
 from serve_test import Server, kernrl_on_stand_in_worker  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,11 +26,18 @@ BROKEN = "```cuda\n" + SOLUTION.replace("__global__", "__global__ not_a_type", 1
 FAILED = []
 
 
+PASSED = []
+
+
 def check(name, cond, detail=""):
-    print(("ok   " if cond else "FAIL ") + name, flush=True)
-    if not cond:
-        FAILED.append(name)
-        print("     " + str(detail)[:3000], flush=True)
+    """A failure is printed at once with its detail; the passed checks are listed at the end, so
+    that a failure comes first in the test's output."""
+    if cond:
+        PASSED.append(name)
+        return
+    FAILED.append(name)
+    print("FAIL " + name, flush=True)
+    print("     " + str(detail)[:3000], flush=True)
 
 
 def post(s, path, body):
@@ -159,9 +167,16 @@ def main():
         (PROBLEM + "/ep0", 1, 0, "compile_error"), (PROBLEM + "/ep0", 2, 0, "compiled"),
         ("kb/level_1_problem_23_sample_3", 1, 3, "compiled")], (got, r.stderr))
     shutil.rmtree(tmp, ignore_errors=True)
-    print("FAILED: " + ", ".join(FAILED) if FAILED else "all passed")
+    for name in PASSED:
+        print("ok   " + name)
+    print("FAILED: " + ", ".join(FAILED) if FAILED else "all passed", flush=True)
     return 1 if FAILED else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        rc = main()
+    finally:
+        for d in serve_test.scratch:
+            shutil.rmtree(d, ignore_errors=True)
+    sys.exit(rc)
