@@ -146,6 +146,10 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       if (obj.name == "self") return self_attr(e->text);
       // A suite built from KernelBench names parameters by module path (`conv.weight`).
       std::string path = obj.name + "." + e->text;
+      if (stale_.count(path))
+        fail("host_logic", "forward reads `" + py_text(e) +
+                               "` after updating it in place; kernrl does not follow a layer's "
+                               "running statistics across a forward");
       for (const auto& p : C.P.parameters)
         if (p.name == path) return problem_param(path, "self." + path);
       // A submodule of a submodule (`self.block.conv`, `self.features[0]`): a Layer by path.

@@ -240,6 +240,24 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
         i = exec_if(env, i, end);
         continue;
       }
+      std::vector<std::pair<size_t, size_t>> updated;  // (line, tokens before the statistic)
+      if (w == "with" && updates_running_stats_only(i, next, &updated)) {
+        // What it updates is not read again in this forward: a read after it is refused.
+        for (const auto& [li, k] : updated) {
+          Val layer = eval(env, py_parse_expr(lines_[li].toks, 0, k - 1));
+          if (layer.kind != Val::Layer)
+            fail("host_logic",
+                 "host logic in forward (line " + std::to_string(lines_[li].line) + ")");
+          for (const char* s : {"running_mean", "running_var", "num_batches_tracked"})
+            stale_.insert(layer.name + "." + s);
+        }
+        note_once("forward updates BatchNorm's running statistics under torch.no_grad() (line " +
+                  std::to_string(l.line) +
+                  "): kernrl skips them (they are not read again in this forward, and in training "
+                  "mode they do not change its output)");
+        i = next;
+        continue;
+      }
       if (w == "with" || w == "try") {
         size_t colon = header_colon(t);
         if (colon + 1 < t.size())
@@ -270,6 +288,51 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
     exec_simple(env, t, 0, l.line);
     i = next;
   }
+}
+
+bool PySide::updates_running_stats_only(size_t header, size_t next,
+                                        std::vector<std::pair<size_t, size_t>>* updated) const {
+  // `with torch.no_grad():` whose body only updates a BatchNorm layer's running statistics in
+  // place (`bn.num_batches_tracked.add_(1)`, `bn.running_mean.mul_(1 - m).add_(mean, ...)`),
+  // with local names it assigns for that alone. Anything else in the body: not skipped.
+  const auto& h = lines_[header].toks;
+  size_t colon = header_colon(h);
+  std::string what;
+  for (size_t k = 1; k < colon; ++k) what += h[k].text;
+  if (what != "torch.no_grad()" || colon + 1 != h.size() || next == header + 1) return false;
+  static const std::set<std::string> stats = {"running_mean", "running_var", "num_batches_tracked"};
+  std::set<std::string> locals;
+  for (size_t i = header + 1; i < next; ++i) {
+    const auto& t = lines_[i].toks;
+    if (tok_is(t[0], "if") || tok_is(t[0], "elif") || tok_is(t[0], "else")) {
+      if (header_colon(t) + 1 != t.size()) return false;  // a one-line body: not followed here
+      continue;
+    }
+    if (t.size() > 2 && t[0].kind == PyTok::Name && t[1].kind == PyTok::Op && t[1].text == "=") {
+      locals.insert(t[0].text);
+      continue;
+    }
+    // name(.name)* . <statistic> . method_( ...
+    size_t k = 0;
+    while (k + 2 < t.size() && t[k].kind == PyTok::Name && t[k + 1].kind == PyTok::Op &&
+           t[k + 1].text == "." && !stats.count(t[k].text))
+      k += 2;
+    if (!(k > 0 && k + 3 < t.size() && stats.count(t[k].text) && t[k + 1].text == "." &&
+          t[k + 2].kind == PyTok::Name && t[k + 2].text.size() > 1 && t[k + 2].text.back() == '_' &&
+          t[k + 3].text == "("))
+      return false;
+    updated->push_back({i, k});
+  }
+  if (updated->empty()) return false;
+  // The names it assigns are not read after it.
+  for (size_t i = next; i < forward_.end; ++i)
+    for (const auto& tok : lines_[i].toks)
+      if (tok.kind == PyTok::Name && locals.count(tok.text)) return false;
+  return true;
+}
+
+void PySide::note_once(const std::string& text) {
+  if (std::find(C.notes.begin(), C.notes.end(), text) == C.notes.end()) C.notes.push_back(text);
 }
 
 void PySide::exec_inline(Env& env, const PyLine& l, size_t from) {

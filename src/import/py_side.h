@@ -159,6 +159,10 @@ class PySide {
   [[noreturn]] void torch_op(const std::string& what, const std::string& text);
 
   void exec_lines(Env& env, size_t begin, size_t end);
+  bool updates_running_stats_only(size_t header, size_t next,
+                                  std::vector<std::pair<size_t, size_t>>* updated) const;
+  std::set<std::string> stale_;  // running statistics forward updated (skipped): not read again
+  void note_once(const std::string& text);
 
   void exec_inline(Env& env, const PyLine& l, size_t from);
 

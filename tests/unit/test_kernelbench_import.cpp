@@ -888,3 +888,45 @@ TEST_CASE("import_kernelbench: what a size-dependent branch or a transposed weig
     CHECK_MESSAGE(r.reason.find("transposed") != std::string::npos, forward, ": ", r.reason);
   }
 }
+
+TEST_CASE("import_kernelbench: BatchNorm running statistics updated under no_grad are skipped") {
+  ProblemSpec p = suite_linear();
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n"
+      "        self.bn = nn.BatchNorm1d(output_size)";
+  auto forward = [](const std::string& after) {
+    return "        y = self.linear(x)\n"
+           "        bn = self.bn\n"
+           "        if bn.training and bn.track_running_stats:\n"
+           "            with torch.no_grad():\n"
+           "                bn.num_batches_tracked.add_(1)\n"
+           "                m = 0.1 if bn.momentum is None else bn.momentum\n"
+           "                bn.running_mean.mul_(1 - m).add_(y.mean(0), alpha=m)\n" +
+           after;
+  };
+  auto r =
+      import_kernelbench(suite_module(forward("        return ext.epilogue(y, 2.0)"), init), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("running statistics") != std::string::npos;
+  CHECK(noted);
+  CHECK(checked_plan(r, p).launches.size() == 2);
+  // Read again after the update: refused, as is a name the block assigns read after it.
+  r = import_kernelbench(
+      suite_module(forward("        z = bn.running_mean\n        return ext.epilogue(y, 2.0)"),
+                   init),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("after updating it in place") != std::string::npos);
+  r = import_kernelbench(suite_module(forward("        return ext.epilogue(y, m)"), init), p);
+  CHECK_FALSE(r.converted);
+  // A block that does anything else is not skipped.
+  r = import_kernelbench(suite_module("        y = self.linear(x)\n"
+                                      "        with torch.no_grad():\n"
+                                      "            self.bn.running_mean.zero_()\n"
+                                      "            y.mul_(2)\n"
+                                      "        return ext.epilogue(y, 2.0)",
+                                      init),
+                         p);
+  CHECK_FALSE(r.converted);
+}
