@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -83,6 +84,9 @@ struct ProblemSpec {
   // problem.yaml's reference.torchscript: the folder of a suite problem's TorchScript modules,
   // one per size set (the reference runs at those sets only); empty for a libtorch reference.
   std::string torchscript;
+  // problem.yaml's modules (suites built from KernelBench): the reference module's submodules, by
+  // module path and class name (`network.0: Linear`), in the order nn.Module registers them.
+  std::vector<std::pair<std::string, std::string>> modules;
   std::string flops = "0", bytes = "auto";
   ScoreSpec score;
   ThroughputSpec throughput;

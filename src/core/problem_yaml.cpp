@@ -193,9 +193,9 @@ class SpecReader {
     }
     if (!root.IsMap()) throw SpecError(file_ + ": a problem spec is a YAML mapping");
     static const std::set<std::string> keys = {
-        "id",         "level",   "name",    "description", "sizes",    "inputs",
-        "parameters", "scalars", "outputs", "tolerance",   "compare",  "flops",
-        "bytes",      "torch",   "score",   "throughput",  "reference"};
+        "id",         "level",   "name",    "description", "sizes",     "inputs",
+        "parameters", "scalars", "outputs", "tolerance",   "compare",   "flops",
+        "bytes",      "torch",   "score",   "throughput",  "reference", "modules"};
     for (const auto& kv : root)
       if (!kv.first.IsScalar() || !keys.count(kv.first.Scalar()))
         fail(kv.first, "unknown key '" + kv.first.Scalar() + "'");
@@ -250,6 +250,15 @@ class SpecReader {
     };
     for (const auto& n : list(need(root, "inputs"), "inputs"))
       p.inputs.push_back(tensor(n, false, p, names));
+    if (auto m = root["modules"]) {
+      if (!m.IsMap()) fail(m, "modules must be a mapping of module paths to class names");
+      for (const auto& kv : m) {
+        if (!kv.first.IsScalar() || !kv.second.IsScalar() || kv.first.Scalar().empty() ||
+            kv.second.Scalar().empty())
+          fail(kv.first, "each module is `path: ClassName`");
+        p.modules.push_back({kv.first.Scalar(), kv.second.Scalar()});
+      }
+    }
     if (root["parameters"])
       for (const auto& n : list(root["parameters"], "parameters"))
         p.parameters.push_back(tensor(n, false, p, names));

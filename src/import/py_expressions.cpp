@@ -45,12 +45,18 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       if (obj.kind == Val::Tensor) torch_op("Tensor.__getitem__", py_text(e));
       Val idx = eval(env, e->kids[1]);
       // `self.features[0]`: a submodule of an nn.Sequential or nn.ModuleList, by module path.
-      if (obj.kind == Val::Layer && obj.name != "self" && idx.kind == Val::Int && idx.k &&
-          *idx.k >= 0) {
-        Val sub = obj;
-        sub.name = obj.name + "." + std::to_string(*idx.k);
-        sub.elem = "Module";
-        return sub;
+      if (obj.kind == Val::Layer && obj.name != "self" && idx.kind == Val::Int && idx.k) {
+        int64_t k = *idx.k;
+        if (k < 0 && !C.P.modules.empty())
+          k += static_cast<int64_t>(layer_children(obj, py_text(e)).size());
+        if (k >= 0) {
+          Val sub = obj;
+          sub.name = obj.name + "." + std::to_string(k);
+          sub.elem = "Module";
+          sub.elem = module_class(sub);
+          if (sub.elem.empty()) sub.elem = "Module";
+          return sub;
+        }
       }
       if (obj.kind == Val::List && idx.kind == Val::Int && idx.k) {
         int64_t k = *idx.k;
@@ -63,6 +69,9 @@ Val PySide::eval(Env& env, const PyExprP& e) {
     }
     case PyExpr::BinOp: {
       Val a = eval(env, e->kids[0]);
+      // `i + 1 < len(mods) and isinstance(mods[i + 1], nn.ReLU)`: the right side only when needed.
+      if (e->text == "and" || e->text == "or")
+        if (auto x = truth(a); x && *x == (e->text == "or")) return make_bool(*x);
       Val b = eval(env, e->kids[1]);
       if (e->text == "@") return matmul(a, b, py_text(e));
       return binop(e->text, a, b, py_text(e));
@@ -91,6 +100,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       if (e->text == "conditional expression" && e->kids.size() == 3) {
         if (auto c = truth(eval(env, e->kids[1]))) return eval(env, e->kids[*c ? 0 : 2]);
       }
+      if (e->text == "list comprehension" && e->kids.size() >= 3) return comprehension(env, e);
       fail("host_logic", "host logic in forward: a " + e->text);
   }
   fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
@@ -272,12 +282,58 @@ Val PySide::call(Env& env, const PyExprP& e) {
   // Builtins.
   if (name == "int" || name == "float" || name == "len" || name == "min" || name == "max" ||
       name == "tuple" || name == "list" || name == "isinstance" || name == "math.ceil" ||
-      name == "math.floor" || name == "abs") {
+      name == "math.floor" || name == "abs" || name == "enumerate" || name == "range" ||
+      name == "reversed") {
     eval_args();
-    if (name == "isinstance") return make_bool(true);
-    if (name == "len" && args.size() == 1 && args[0].kind == Val::List)
-      return make_int(static_cast<int64_t>(args[0].items.size()));
-    if ((name == "tuple" || name == "list") && args.size() == 1) return args[0];
+    if (name == "isinstance") return builtin_isinstance(args, text);
+    if (name == "len" && args.size() == 1 &&
+        (args[0].kind == Val::List || (args[0].kind == Val::Layer && args[0].name != "self")))
+      return make_int(static_cast<int64_t>(items_of(args[0], text).size()));
+    if ((name == "tuple" || name == "list" || name == "reversed") && args.size() == 1) {
+      Val l;
+      l.kind = Val::List;
+      l.items = items_of(args[0], text);
+      if (name == "reversed") std::reverse(l.items.begin(), l.items.end());
+      return l;
+    }
+    if (name == "enumerate" && (args.size() == 1 || args.size() == 2)) {
+      int64_t start = 0;
+      if (args.size() == 2) {
+        if (args[1].kind != Val::Int || !args[1].k)
+          fail("host_logic", "host logic in forward: `" + text + "`");
+        start = *args[1].k;
+      }
+      Val l;
+      l.kind = Val::List;
+      for (const Val& item : items_of(args[0], text)) {
+        Val pair;
+        pair.kind = Val::List;
+        pair.items = {make_int(start++), item};
+        l.items.push_back(pair);
+      }
+      return l;
+    }
+    if (name == "range" && !args.empty() && args.size() <= 3) {
+      std::vector<int64_t> v;
+      for (const Val& a : args) {
+        if (a.kind != Val::Int || !a.k)
+          fail("host_logic", "host logic in forward: `" + text +
+                                 "` (a range kernrl can unroll has the same bounds at every size "
+                                 "set)");
+        v.push_back(*a.k);
+      }
+      int64_t lo = v.size() > 1 ? v[0] : 0, hi = v.size() > 1 ? v[1] : v[0];
+      int64_t step = v.size() > 2 ? v[2] : 1;
+      if (step == 0) fail("host_logic", "`" + text + "`: a range with step 0");
+      Val l;
+      l.kind = Val::List;
+      for (int64_t x = lo; step > 0 ? x < hi : x > hi; x += step) {
+        if (l.items.size() >= static_cast<size_t>(kMaxUnrolled))
+          fail("host_logic", "`" + text + "` is longer than kernrl unrolls");
+        l.items.push_back(make_int(x));
+      }
+      return l;
+    }
     if (name == "int" && args.size() == 1) {
       if (args[0].kind == Val::Ratio)
         return int_binop("/", args[0].items[0], args[0].items[1], text);

@@ -93,6 +93,11 @@ Val PySide::self_attr(const std::string& attr) {
 }
 
 Val PySide::init_value(const std::string& attr, const PyExprP& v) {
+  // `self.linears = [m for m in self.net if isinstance(m, nn.Linear)]`: a list of layers.
+  if (v->kind == PyExpr::Other && v->text == "list comprehension" && v->kids.size() >= 3) {
+    Env env;
+    return eval(env, v);
+  }
   switch (v->kind) {
     case PyExpr::Num:
       return number(v->text);
@@ -221,7 +226,7 @@ void PySide::torch_op(const std::string& what, const std::string& text) {
 
 void PySide::exec_lines(Env& env, size_t begin, size_t end) {
   size_t i = begin;
-  while (i < end && !env.ret) {
+  while (i < end && !env.ret && !env.brk && !env.cont) {
     const PyLine& l = lines_[i];
     const auto& t = l.toks;
     size_t next = i + 1;
@@ -274,9 +279,18 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
         }
         continue;
       }
-      if (w == "for" || w == "while")
-        fail("host_logic",
-             "host logic in forward: a `" + w + "` loop (line " + std::to_string(l.line) + ")");
+      if (w == "for") {
+        i = exec_for(env, i, next);
+        continue;
+      }
+      if (w == "while") {
+        i = exec_while(env, i, next);
+        continue;
+      }
+      if ((w == "break" || w == "continue") && t.size() == 1) {
+        (w == "break" ? env.brk : env.cont) = true;
+        return;
+      }
       if (w == "def" || w == "class" || w == "import" || w == "from") {
         i = next;
         continue;

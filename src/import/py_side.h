@@ -125,7 +125,25 @@ class PySide {
   struct Env {
     std::map<std::string, Val> locals;
     std::optional<Val> ret;
+    bool brk = false, cont = false;  // a `break` or `continue` of the innermost loop
   };
+
+  // ------------------------------------------------------------- loops over layers
+  // (py_loops.cpp) `for`, `while` and list comprehensions in forward, unrolled over what they
+  // iterate: lists kernrl knows and the children of an nn.Sequential / nn.ModuleList, whose
+  // classes a suite built from KernelBench records (problem.yaml's modules).
+  static constexpr int kMaxUnrolled = 4096;  // iterations of all loops of one forward
+  int unrolled_ = 0;
+  void count_iteration(int line);
+  std::string module_class(const Val& layer) const;  // "" when kernrl does not know it
+  std::vector<Val> layer_children(const Val& layer, const std::string& text) const;
+  std::vector<Val> items_of(const Val& v, const std::string& text) const;
+  size_t exec_for(Env& env, size_t i, size_t next);
+  size_t exec_while(Env& env, size_t i, size_t next);
+  // Runs a loop's body once: false when a `break` ended the loop.
+  bool loop_body(Env& env, size_t i, size_t next);
+  Val comprehension(Env& env, const PyExprP& e);
+  Val builtin_isinstance(const std::vector<Val>& args, const std::string& text) const;
 
   // ---------------------------------------------------------------- PyTorch operators
   // (py_torch.cpp) init_args_ from the reference's get_init_inputs() (in the problem's PyTorch

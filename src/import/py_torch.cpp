@@ -423,6 +423,12 @@ Val PySide::conv_step(const std::string& op, size_t nd, std::vector<Val> a,
 Val PySide::layer_call(Env& env, const Val& layer, const PyExprP& e) {
   std::string text = py_text(e);
   auto cfg = layer_config(layer);
+  // A Linear layer built in a loop of __init__ (a child of an nn.Sequential or nn.ModuleList):
+  // its only setting, the bias, is whether the suite has the parameter.
+  if (!cfg && layer.elem == "Linear" && !C.P.modules.empty()) {
+    cfg.emplace();
+    (*cfg)["bias"] = make_bool(C.P.find_tensor(layer.name + ".bias") != nullptr);
+  }
   if (C.P.torchscript.empty() || !cfg ||
       (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
     fail("torch_op_in_forward",

@@ -93,6 +93,51 @@ class Parser {
     }
     return e;
   }
+  // `[elem for target in iterable if cond]`, read after `[elem`: kids elem, target, iterable and
+  // the condition when there is one. Other forms (several `for`s or `if`s) keep no kids.
+  PyExprP comprehension(const PyExprP& elem, int l) {
+    PyExprP c = make(PyExpr::Other, "list comprehension", l);
+    size_t start = i_;
+    try {
+      if (PyExprP whole = comprehension_parts(c, elem)) return whole;
+    } catch (const ImportError&) {
+      // A form not read here (the whole text was read as Python before): no kids.
+    }
+    i_ = start;
+    skip_to_close();
+    expect("]");
+    return c;
+  }
+  PyExprP comprehension_parts(const PyExprP& c, const PyExprP& elem) {
+    int l = c->line;
+    ++i_;  // for
+    PyExprP target = bitor_expr();
+    if (at_op(",")) {
+      PyExprP tup = make(PyExpr::Tuple, "", l);
+      tup->kids.push_back(target);
+      while (at_op(",")) {
+        ++i_;
+        tup->kids.push_back(bitor_expr());
+      }
+      target = tup;
+    }
+    if (at_name("in")) {
+      ++i_;
+      PyExprP iterable = or_expr();
+      PyExprP cond;
+      if (at_name("if")) {
+        ++i_;
+        cond = or_expr();
+      }
+      if (at_op("]")) {
+        ++i_;
+        c->kids = {elem, target, iterable};
+        if (cond) c->kids.push_back(cond);
+        return c;
+      }
+    }
+    return nullptr;
+  }
   PyExprP or_expr() {
     PyExprP e = and_expr();
     while (at_name("or")) {
@@ -333,11 +378,7 @@ class Parser {
       while (!at_op("]")) {
         if (i_ >= end_) syntax(l, "a list that is never closed");
         list->kids.push_back(expr());
-        if (at_name("for")) {
-          skip_to_close();
-          expect("]");
-          return make(PyExpr::Other, "list comprehension", l);
-        }
+        if (at_name("for")) return comprehension(list->kids.back(), l);
         if (at_op(","))
           ++i_;
         else if (!at_op("]"))

@@ -34,6 +34,49 @@ TORCH_DTYPES = {"Float": torch.float32, "Double": torch.float64, "Long": torch.i
 failures = []
 
 
+# A KernelBench-style generation for L3_1 whose forward loops over the Sequential's layers.
+LOOPING_MLP = r'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+template <bool RELU>
+__global__ void bias_act_kernel(float* y, const float* b, long long n, int cols) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float v = y[i] + b[i % cols]; y[i] = RELU ? fmaxf(v, 0.0f) : v; }
+}
+torch::Tensor bias_act(torch::Tensor y, torch::Tensor b, bool relu) {
+    long long n = y.numel();
+    int blocks = (int)((n + 255) / 256);
+    if (relu) bias_act_kernel<true><<<blocks, 256>>>(y.data_ptr<float>(), b.data_ptr<float>(), n, y.size(1));
+    else bias_act_kernel<false><<<blocks, 256>>>(y.data_ptr<float>(), b.data_ptr<float>(), n, y.size(1));
+    return y;
+}
+"""
+ext = load_inline(name="mlp_loop", cpp_sources="torch::Tensor bias_act(torch::Tensor y, torch::Tensor b, bool relu);",
+                  cuda_sources=src, functions=["bias_act"])
+
+class ModelNew(nn.Module):
+    def __init__(self, input_size, layer_sizes, output_size):
+        super().__init__()
+        layers = []
+        current = input_size
+        for size in layer_sizes:
+            layers.append(nn.Linear(current, size))
+            layers.append(nn.ReLU())
+            current = size
+        layers.append(nn.Linear(current, output_size))
+        self.network = nn.Sequential(*layers)
+        self.linears = [m for m in self.network if isinstance(m, nn.Linear)]
+
+    def forward(self, x):
+        for i, lin in enumerate(self.linears):
+            x = ext.bias_act(torch.mm(x, lin.weight.t()), lin.bias, i < len(self.linears) - 1)
+        return x
+'''
+
+
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what, flush=True)
     if not ok:
@@ -109,6 +152,26 @@ def main():
                            capture_output=True, text=True, check=False)
         check(r.returncode != 0 and "suites built from KernelBench" in r.stdout + r.stderr,
               f"torch steps on kernrl's own problems: {r.returncode} {r.stdout[-300:]} {r.stderr[-300:]}")
+        # The module tree (modules) lets the importer unroll a ModelNew's loop over its layers:
+        # three linear layers as torch steps, each followed by the bias kernel, ReLU but the last.
+        mlp = (out / "problems" / "L3" / "1_Small_MLP" / "problem.yaml").read_text()
+        check('modules: {"network": "Sequential", "network.0": "Linear", "network.1": "ReLU"' in mlp,
+              "problem.yaml records the module tree")
+        gen = pathlib.Path(tmp) / "level_3_problem_1_sample_0_kernel.py"
+        gen.write_text(LOOPING_MLP)
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--json"],
+                           capture_output=True, text=True, check=False)
+        rep = json.loads(r.stdout or "{}")
+        check(r.returncode == 0 and rep.get("converted"), f"a loop over the layers converts: {r.stdout} {r.stderr}")
+        conv = pathlib.Path(tmp) / "conv"
+        run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(conv)])
+        text = (conv / "level_3_problem_1_sample_0_kernel.cu").read_text()
+        check(text.count("torch: linear") == 3 and text.count("network.4.weight]") == 1
+              and text.count("bias_act_kernel<true>") == 2 and text.count("bias_act_kernel<false>") == 1,
+              f"the loop unrolled over the three linear layers: {text[:1500]}")
+        r = subprocess.run([a.kernrl, "eval", str(conv / "level_3_problem_1_sample_0_kernel.cu"), "--suite", str(out),
+                            "--compile-only"], capture_output=True, text=True, check=False)
+        check(r.returncode == 0, f"the unrolled file compiles against the suite problem: {r.stdout} {r.stderr}")
         yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])

@@ -930,3 +930,147 @@ TEST_CASE("import_kernelbench: BatchNorm running statistics updated under no_gra
                          p);
   CHECK_FALSE(r.converted);
 }
+
+namespace {
+
+// A suite problem of two linear layers with a ReLU between them (nn.Sequential), with the module
+// tree a suite built from KernelBench records (`modules`), or without it (`with_modules` false).
+ProblemSpec suite_mlp(bool with_modules) {
+  std::string yaml = R"(id: L3_1_MLP
+level: 3
+name: MLP
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, hidden: 256, output_size: 64}
+  test:
+    - {batch_size: 3, input_size: 33, hidden: 17, output_size: 5}
+    - {batch_size: 7, input_size: 64, hidden: 40, output_size: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: net.0.weight, dtype: float32, shape: [hidden, input_size], init: custom}
+  - {name: net.0.bias, dtype: float32, shape: [hidden], init: custom}
+  - {name: net.2.weight, dtype: float32, shape: [output_size, hidden], init: custom}
+  - {name: net.2.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+)";
+  if (with_modules)
+    yaml +=
+        "modules: {\"net\": \"Sequential\", \"net.0\": \"Linear\", \"net.1\": \"ReLU\", "
+        "\"net.2\": \"Linear\"}\n";
+  yaml += "flops: \"0\"\nbytes: auto\ntorch: \"class Model: pass\"\n";
+  return parse_problem_yaml(yaml, "suite.yaml");
+}
+
+// ModelNew of that MLP: `forward` (its body, indented 8) calls ext.bias_act(y, bias, relu).
+std::string mlp_module(const std::string& forward, const std::string& init_extra = "") {
+  return "import torch\nimport torch.nn as nn\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n"
+         "__global__ void bias_act_kernel(float* y, const float* b, int n, int cols, bool relu) "
+         "{}\n"
+         "torch::Tensor bias_act(torch::Tensor y, torch::Tensor b, bool relu) {\n"
+         "  int n = y.numel();\n"
+         "  bias_act_kernel<<<(n + 255) / 256, 256>>>(y.data_ptr<float>(), b.data_ptr<float>(), "
+         "n, y.size(1), relu);\n"
+         "  return y;\n}\n\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"bias_act\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, input_size, hidden, output_size):\n"
+         "        super().__init__()\n"
+         "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+         "                                 nn.Linear(hidden, output_size))\n" +
+         init_extra + "\n    def forward(self, x):\n" + forward + "\n";
+}
+
+// The kernel launches' relu flags and the torch steps' weights of a converted MLP.
+void check_mlp_plan(const KernelBenchImport& r, const ProblemSpec& p) {
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  std::vector<std::string> steps;
+  for (const auto& l : plan.launches)
+    steps.push_back(l.torch.empty() ? l.kernel + ":" + l.args.back().text
+                                    : l.torch + ":" + l.args[1].text);
+  CHECK(steps == std::vector<std::string>{"linear:net.0.weight", "bias_act_kernel:1",
+                                          "linear:net.2.weight", "bias_act_kernel:0"});
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: loops over a Sequential's layers are unrolled (suite modules)") {
+  ProblemSpec p = suite_mlp(true);
+  // A comprehension with isinstance, enumerate and a flag from the index.
+  check_mlp_plan(
+      import_kernelbench(
+          mlp_module("        linears = [m for m in self.net if isinstance(m, nn.Linear)]\n"
+                     "        last = len(linears) - 1\n"
+                     "        for i, lin in enumerate(linears):\n"
+                     "            y = torch.mm(x, lin.weight.t())\n"
+                     "            x = ext.bias_act(y, lin.bias, i < last)\n"
+                     "        return x"),
+          p),
+      p);
+  // The list built in __init__, and the relu flag from the next layer's class.
+  check_mlp_plan(
+      import_kernelbench(
+          mlp_module("        mods = list(self.net)\n"
+                     "        i = 0\n"
+                     "        while i < len(mods):\n"
+                     "            relu = (i + 1 < len(mods)) and isinstance(mods[i + 1], nn.ReLU)\n"
+                     "            x = ext.bias_act(torch.mm(x, mods[i].weight.t()), mods[i].bias, "
+                     "relu)\n"
+                     "            i += 2 if relu else 1\n"
+                     "        return x"),
+          p),
+      p);
+  // Calling the layers themselves, continue and break, range over a constant.
+  check_mlp_plan(
+      import_kernelbench(mlp_module("        for k in range(len(self.net)):\n"
+                                    "            layer = self.net[k]\n"
+                                    "            if not isinstance(layer, nn.Linear):\n"
+                                    "                continue\n"
+                                    "            x = ext.bias_act(layer(x), layer.bias, k == 0)\n"
+                                    "            if k == len(self.net) - 1:\n"
+                                    "                break\n"
+                                    "        return x"),
+                         p),
+      p);
+}
+
+TEST_CASE("import_kernelbench: what a loop in forward cannot become") {
+  const std::string loop =
+      "        for lin in self.net:\n"
+      "            if isinstance(lin, nn.Linear):\n"
+      "                x = ext.bias_act(torch.mm(x, lin.weight.t()), lin.bias, True)\n"
+      "        return x";
+  // Without the suite's module tree: the layers' classes are unknown.
+  auto r = import_kernelbench(mlp_module(loop), suite_mlp(false));
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("suites built from KernelBench") != std::string::npos);
+  ProblemSpec p = suite_mlp(true);
+  // A loop whose length depends on the sizes.
+  r = import_kernelbench(mlp_module("        for i in range(x.size(0)):\n"
+                                    "            pass\n"
+                                    "        return ext.bias_act(x, self.net[0].bias, True)"),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("same bounds at every size set") != std::string::npos);
+  // A while loop that never ends is cut.
+  r = import_kernelbench(mlp_module("        i = 0\n"
+                                    "        while i >= 0:\n"
+                                    "            i += 1\n"
+                                    "        return x"),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("iterations") != std::string::npos);
+  // isinstance of a value kernrl does not know the type of.
+  r = import_kernelbench(mlp_module("        if isinstance(self.mystery, nn.Linear):\n"
+                                    "            pass\n"
+                                    "        return x",
+                                    "        self.mystery = make_layer()"),
+                         p);
+  CHECK_FALSE(r.converted);
+}

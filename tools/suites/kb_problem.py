@@ -140,6 +140,7 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         "inputs:", *[f"  - {j(t)}" for t in inputs],
         "parameters:" + ("" if params else " []"), *[f"  - {j(t)}" for t in params],
         "outputs:", *[f"  - {j(t)}" for t in outputs],
+        f"modules: {j(_modules(bench.model))}",
         f"tolerance: {j(kb_convert.tolerance_for(outs))}",
         "compare: allclose",
         f"flops: {j(flops)}",
@@ -148,6 +149,12 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         *_indent(src.text.rstrip("\n").replace("\t", "    ")),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _modules(model):
+    """The module's submodules by path and class (nn.Module's registration order): what a
+    generation's forward may loop over (`for lin in self.layers`, `isinstance(m, nn.ReLU)`)."""
+    return {name: type(m).__name__ for name, m in model.named_modules() if name}
 
 
 def _check_unique(sizes, tensors):
