@@ -70,8 +70,9 @@ Val PySide::eval(Env& env, const PyExprP& e) {
     case PyExpr::BinOp: {
       Val a = eval(env, e->kids[0]);
       // `i + 1 < len(mods) and isinstance(mods[i + 1], nn.ReLU)`: the right side only when needed.
+      // As Python: `a and b` is a when a is false, else b; `a or b` is a when a is true, else b.
       if (e->text == "and" || e->text == "or")
-        if (auto x = truth(a); x && *x == (e->text == "or")) return make_bool(*x);
+        if (auto x = truth(a)) return *x == (e->text == "or") ? a : eval(env, e->kids[1]);
       Val b = eval(env, e->kids[1]);
       if (e->text == "@") return matmul(a, b, py_text(e));
       return binop(e->text, a, b, py_text(e));

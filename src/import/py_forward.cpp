@@ -560,9 +560,9 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
     }
     if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
   }
-  if (op == "and" || op == "or") {
-    auto x = truth(a), y = truth(b);
-    if (x && y) return make_bool(op == "and" ? (*x && *y) : (*x || *y));
+  if (op == "and" || op == "or") {  // (eval decides them first when a's truth is known)
+    auto x = truth(a);
+    if (x) return *x == (op == "or") ? a : b;
   }
   if (a.kind == Val::Unknown) fail("host_logic", "forward uses " + a.why + " in `" + text + "`");
   if (b.kind == Val::Unknown) fail("host_logic", "forward uses " + b.why + " in `" + text + "`");

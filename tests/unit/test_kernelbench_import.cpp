@@ -1074,3 +1074,20 @@ TEST_CASE("import_kernelbench: what a loop in forward cannot become") {
                          p);
   CHECK_FALSE(r.converted);
 }
+
+TEST_CASE("import_kernelbench: `and` and `or` give one of their operands, as in Python") {
+  ProblemSpec p = suite_linear();
+  for (const auto& [expr, want] :
+       std::vector<std::pair<std::string, std::string>>{{"0.0 or 4.0", "0.25"},
+                                                        {"2.0 or 4.0", "0.5"},
+                                                        {"(1 > 2) or 8.0", "0.125"},
+                                                        {"True and 5.0", "0.2"}}) {
+    auto r =
+        import_kernelbench(suite_module("        return ext.epilogue(self.linear(x), " + expr + ")",
+                                        "        self.linear = nn.Linear(input_size, output_size)"),
+                           p);
+    REQUIRE_MESSAGE(r.converted, expr, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    CHECK_MESSAGE(plan.launches.back().args[2].text == want, expr);
+  }
+}
