@@ -9,6 +9,7 @@ worker loads the files with `torch::jit::load` and runs them as the reference.
 
 import io
 import math
+import os
 
 import torch
 
@@ -230,15 +231,28 @@ def _generic_for(how, bench, tests, blob):
     return mod
 
 
+def trace_input_limit():
+    """The most input bytes get_inputs() may draw to be traced (the trace runs it once for real):
+    a quarter of this host's memory, at least 2 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 0
+    return max(1 << 31, total // 4)
+
+
 def input_generators(sets):
     """Per size set the traced get_inputs(), where some input is not one plain draw; else None."""
     if all(init is not None for s in sets for _, init in s.inputs):
         return None
     blobs = []
+    limit = trace_input_limit()
     for s in sets:
         n = sum(math.prod(x.shape) * x.element_size() for x, _ in s.inputs)
-        if n > (1 << 31):
-            raise ProblemError("an input is not a plain draw and the bench inputs are too large to trace")
+        if n > limit:
+            raise ProblemError(f"an input is not a plain draw and the bench inputs ({n >> 20} MiB) are too "
+                               f"large to trace on this host (at most {limit >> 20} MiB: a quarter of its "
+                               "memory)")
         with torch.no_grad():
             mod = torch.jit.trace(Generator(s.ns["get_inputs"]), (torch.zeros(1),), check_trace=False)
         blobs.append(_save(mod))
