@@ -85,8 +85,10 @@ struct ProblemSpec {
   // one per size set (the reference runs at those sets only); empty for a libtorch reference.
   std::string torchscript;
   // problem.yaml's modules (suites built from KernelBench): the reference module's submodules, by
-  // module path and class name (`network.0: Linear`), in the order nn.Module registers them.
-  std::vector<std::pair<std::string, std::string>> modules;
+  // module path, in the order nn.Module registers them, each with its class and the torch.nn
+  // classes it derives from (`network.0: [Linear]`, `act: [ReLU6, Hardtanh]`; a class defined
+  // outside torch.nn as `module:Name`).
+  std::vector<std::pair<std::string, std::vector<std::string>>> modules;
   std::string flops = "0", bytes = "auto";
   ScoreSpec score;
   ThroughputSpec throughput;

@@ -1,6 +1,7 @@
 // Reading problem.yaml: the spec reader (every mistake as "file:line: what") and load_problem.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -251,12 +252,17 @@ class SpecReader {
     for (const auto& n : list(need(root, "inputs"), "inputs"))
       p.inputs.push_back(tensor(n, false, p, names));
     if (auto m = root["modules"]) {
-      if (!m.IsMap()) fail(m, "modules must be a mapping of module paths to class names");
+      if (!m.IsMap()) fail(m, "modules must be a mapping of module paths to classes");
       for (const auto& kv : m) {
-        if (!kv.first.IsScalar() || !kv.second.IsScalar() || kv.first.Scalar().empty() ||
-            kv.second.Scalar().empty())
-          fail(kv.first, "each module is `path: ClassName`");
-        p.modules.push_back({kv.first.Scalar(), kv.second.Scalar()});
+        std::vector<std::string> classes;
+        if (kv.second.IsScalar()) classes.push_back(kv.second.Scalar());
+        if (kv.second.IsSequence())
+          for (const auto& c : kv.second)
+            if (c.IsScalar()) classes.push_back(c.Scalar());
+        if (!kv.first.IsScalar() || kv.first.Scalar().empty() ||
+            std::any_of(classes.begin(), classes.end(), [](const auto& c) { return c.empty(); }))
+          fail(kv.first, "each module is `path: [Class, BaseClass, ...]`");
+        p.modules.push_back({kv.first.Scalar(), classes});
       }
     }
     if (root["parameters"])

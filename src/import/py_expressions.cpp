@@ -71,8 +71,10 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       Val a = eval(env, e->kids[0]);
       // `i + 1 < len(mods) and isinstance(mods[i + 1], nn.ReLU)`: the right side only when needed.
       // As Python: `a and b` is a when a is false, else b; `a or b` is a when a is true, else b.
-      if (e->text == "and" || e->text == "or")
+      if (e->text == "and" || e->text == "or") {
+        if (a.kind == Val::Tensor) torch_op("Tensor.__bool__", py_text(e));
         if (auto x = truth(a)) return *x == (e->text == "or") ? a : eval(env, e->kids[1]);
+      }
       Val b = eval(env, e->kids[1]);
       if (e->text == "@") return matmul(a, b, py_text(e));
       return binop(e->text, a, b, py_text(e));
@@ -265,6 +267,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
         fail("torch_op_in_forward", "forward passes a transposed tensor (`.t()`, `.T`) to `" +
                                         f.name + "`; kernrl passes each tensor as it is");
     }
+    note_stat_reads(args);
+    for (const auto& kv : kwargs) note_stat_reads({kv.second});
     Val r = C.call_host(f.ext, f.name, args, kwargs);
     return r;
   }
@@ -290,6 +294,9 @@ Val PySide::call(Env& env, const PyExprP& e) {
     if (name == "len" && args.size() == 1 &&
         (args[0].kind == Val::List || (args[0].kind == Val::Layer && args[0].name != "self")))
       return make_int(static_cast<int64_t>(items_of(args[0], text).size()));
+    if ((name == "tuple" || name == "list") && args.size() == 1 && args[0].kind != Val::List &&
+        args[0].kind != Val::Layer)
+      return args[0];  // `tuple(self.conv.stride)`: a setting kernrl holds as one value
     if ((name == "tuple" || name == "list" || name == "reversed") && args.size() == 1) {
       Val l;
       l.kind = Val::List;

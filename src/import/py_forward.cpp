@@ -95,6 +95,27 @@ Val PySide::self_attr(const std::string& attr) {
 Val PySide::init_value(const std::string& attr, const PyExprP& v) {
   // `self.linears = [m for m in self.net if isinstance(m, nn.Linear)]`: a list of layers.
   if (v->kind == PyExpr::Other && v->text == "list comprehension" && v->kids.size() >= 3) {
+    // Only over what forward also sees: its target, self, torch and builtins (a name local to
+    // __init__ would be read as something else).
+    static const std::set<std::string> known = {
+        "self",  "nn",       "torch", "isinstance", "len", "enumerate", "range", "list",
+        "tuple", "reversed", "int",   "float",      "min", "max",       "abs"};
+    std::set<std::string> targets;
+    std::function<void(const PyExprP&)> collect_targets = [&](const PyExprP& x) {
+      if (x->kind == PyExpr::Name) targets.insert(x->text);
+      for (const auto& k : x->kids) collect_targets(k);
+    };
+    collect_targets(v->kids[1]);
+    std::string unknown;
+    std::function<void(const PyExprP&)> names = [&](const PyExprP& x) {
+      if (x->kind == PyExpr::Name && !known.count(x->text) && !targets.count(x->text))
+        unknown = x->text;
+      for (const auto& k : x->kids) names(k);
+      for (const auto& kw : x->kwargs) names(kw.second);
+    };
+    names(v);
+    if (!unknown.empty())
+      return make_unknown("`self." + attr + "` (a list built from `" + unknown + "` of __init__)");
     Env env;
     return eval(env, v);
   }
@@ -250,11 +271,29 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
         // What it updates is not read again in this forward: a read after it is refused.
         for (const auto& [li, k] : updated) {
           Val layer = eval(env, py_parse_expr(lines_[li].toks, 0, k - 1));
-          if (layer.kind != Val::Layer)
-            fail("host_logic",
-                 "host logic in forward (line " + std::to_string(lines_[li].line) + ")");
-          for (const char* s : {"running_mean", "running_var", "num_batches_tracked"})
+          std::string cls =
+              layer.kind == Val::Layer && layer.name != "self" ? module_class(layer) : "";
+          if (cls != "BatchNorm1d" && cls != "BatchNorm2d" && cls != "BatchNorm3d")
+            fail("host_logic", "forward updates the running statistics of `" +
+                                   py_text(py_parse_expr(lines_[li].toks, 0, k - 1)) +
+                                   "`, which kernrl does not know as a BatchNorm layer (line " +
+                                   std::to_string(lines_[li].line) + ")");
+          for (const char* s : {"running_mean", "running_var", "num_batches_tracked"}) {
+            // Read before the update, or held by a name to be read after it (an alias): the
+            // output would depend on how many forwards ran earlier.
+            bool alias = std::any_of(env.locals.begin(), env.locals.end(), [&](const auto& local) {
+              return is_running_stat(local.second) &&
+                     C.tensors[static_cast<size_t>(local.second.tensor)].name ==
+                         layer.name + "." + s;
+            });
+            if (alias || stats_read_.count(layer.name + "." + s))
+              fail("host_logic", "forward reads `" + layer.name + "." + s +
+                                     "` and then updates it in place (line " +
+                                     std::to_string(lines_[li].line) +
+                                     "); kernrl does not follow a layer's running statistics "
+                                     "across forwards");
             stale_.insert(layer.name + "." + s);
+          }
         }
         note_once("forward updates BatchNorm's running statistics under torch.no_grad() (line " +
                   std::to_string(l.line) +
@@ -315,14 +354,37 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
   for (size_t k = 1; k < colon; ++k) what += h[k].text;
   if (what != "torch.no_grad()" || colon + 1 != h.size() || next == header + 1) return false;
   static const std::set<std::string> stats = {"running_mean", "running_var", "num_batches_tracked"};
+  // Nothing but the statistic's own chain of in-place calls changes anything: no other in-place
+  // call (`y.mul_(2)` in an argument), no `:=`, no `out=`.
+  auto no_side_effects = [](const std::vector<PyTok>& t, size_t from, size_t chain_end) {
+    int depth = 0;
+    for (size_t k = from; k < t.size(); ++k) {
+      const PyTok& x = t[k];
+      if (x.kind == PyTok::Op && (x.text == "(" || x.text == "[" || x.text == "{")) ++depth;
+      if (x.kind == PyTok::Op && (x.text == ")" || x.text == "]" || x.text == "}")) --depth;
+      if (x.kind == PyTok::Op && x.text == ":=") return false;
+      bool call = k + 1 < t.size() && t[k + 1].kind == PyTok::Op && t[k + 1].text == "(";
+      if (x.kind == PyTok::Name && call && x.text.size() > 1 && x.text.back() == '_') {
+        // The chain itself: `.method_(` at the top level right after the statistic or a `)`.
+        bool chain = k < chain_end || (depth == 0 && k >= 2 && t[k - 1].text == "." &&
+                                       (stats.count(t[k - 2].text) || t[k - 2].text == ")"));
+        if (!chain || chain_end == 0) return false;
+      }
+      if (x.kind == PyTok::Name && x.text == "out" && k + 1 < t.size() && t[k + 1].text == "=")
+        return false;
+    }
+    return true;
+  };
   std::set<std::string> locals;
   for (size_t i = header + 1; i < next; ++i) {
     const auto& t = lines_[i].toks;
     if (tok_is(t[0], "if") || tok_is(t[0], "elif") || tok_is(t[0], "else")) {
       if (header_colon(t) + 1 != t.size()) return false;  // a one-line body: not followed here
+      if (!no_side_effects(t, 1, 0)) return false;
       continue;
     }
     if (t.size() > 2 && t[0].kind == PyTok::Name && t[1].kind == PyTok::Op && t[1].text == "=") {
+      if (!no_side_effects(t, 2, 0)) return false;
       locals.insert(t[0].text);
       continue;
     }
@@ -335,14 +397,36 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
           t[k + 2].kind == PyTok::Name && t[k + 2].text.size() > 1 && t[k + 2].text.back() == '_' &&
           t[k + 3].text == "("))
       return false;
+    if (!no_side_effects(t, k + 2, k + 3)) return false;
     updated->push_back({i, k});
   }
   if (updated->empty()) return false;
-  // The names it assigns are not read after it.
-  for (size_t i = next; i < forward_.end; ++i)
+  // The names it assigns are read nowhere else in forward (a loop around it would read them
+  // again before it).
+  for (size_t i = forward_.begin; i < forward_.end; ++i) {
+    if (i >= header && i < next) continue;
     for (const auto& tok : lines_[i].toks)
       if (tok.kind == PyTok::Name && locals.count(tok.text)) return false;
+  }
   return true;
+}
+
+bool PySide::is_running_stat(const Val& v) const {
+  if (v.kind != Val::Tensor) return false;
+  const std::string& n = C.tensors[static_cast<size_t>(v.tensor)].name;
+  for (const char* s : {".running_mean", ".running_var", ".num_batches_tracked"}) {
+    std::string suffix = s;
+    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
+}
+
+void PySide::note_stat_reads(const std::vector<Val>& args) {
+  for (const Val& a : args) {
+    if (is_running_stat(a)) stats_read_.insert(C.tensors[static_cast<size_t>(a.tensor)].name);
+    if (a.kind == Val::List) note_stat_reads(a.items);
+  }
 }
 
 void PySide::note_once(const std::string& text) {
@@ -406,6 +490,29 @@ std::optional<bool> PySide::truth(const Val& v) {
 }
 
 void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int line) {
+  // A one-line body's keyword statement (`if c: continue`, `for ...: break`, `if c: return x`).
+  if (from < t.size() && t[from].kind == PyTok::Name) {
+    const std::string& w = t[from].text;
+    if ((w == "break" || w == "continue" || w == "pass") && t.size() == from + 1) {
+      if (w != "pass") (w == "break" ? env.brk : env.cont) = true;
+      return;
+    }
+    if (w == "return") {
+      env.ret = t.size() > from + 1 ? eval(env, py_parse_expr(t, from + 1, t.size())) : Val{};
+      return;
+    }
+    if (w == "raise")
+      fail("mismatch",
+           "forward raises an error for this problem (line " + std::to_string(line) + ")");
+    static const std::set<std::string> keywords = {
+        "break",  "continue", "pass",   "yield",  "del",   "raise", "global", "nonlocal",
+        "assert", "import",   "from",   "with",   "for",   "while", "if",     "try",
+        "def",    "class",    "lambda", "return", "async", "await"};
+    if (keywords.count(w))
+      fail("host_logic", "host logic in forward: `" + w +
+                             "` on one line with its statement (line " + std::to_string(line) +
+                             ")");
+  }
   // Assignment targets = value; augmented assignment; or an expression.
   int d = 0;
   size_t eq = 0;

@@ -17,11 +17,28 @@ void PySide::count_iteration(int line) {
                            "); kernrl unrolls them");
 }
 
+std::vector<std::string> PySide::module_classes(const Val& layer) const {
+  for (const auto& [path, classes] : C.P.modules)
+    if (path == layer.name) {
+      // ModelNew builds it itself (`self.act = nn.ReLU6()`): the class must be the reference's.
+      if (!layer.elem.empty() && layer.elem != "Module" && !classes.empty() &&
+          layer.elem != classes.front())
+        fail("mismatch", "ModelNew builds `self." + layer.name + "` as nn." + layer.elem +
+                             " where the reference module has " + classes.front());
+      return classes;
+    }
+  if (!C.P.modules.empty() && layer.name != "self" &&
+      std::any_of(C.P.modules.begin(), C.P.modules.end(), [&](const auto& m) {
+        return m.first.compare(0, layer.name.size() + 1, layer.name + ".") == 0;
+      }))
+    return {};  // a container of the reference that modules does not list itself: unknown
+  if (layer.elem.empty() || layer.elem == "Module") return {};
+  return {layer.elem};
+}
+
 std::string PySide::module_class(const Val& layer) const {
-  for (const auto& [path, cls] : C.P.modules)
-    if (path == layer.name) return cls;
-  if (layer.elem.empty() || layer.elem == "Module") return "";
-  return layer.elem;
+  auto classes = module_classes(layer);
+  return classes.empty() ? "" : classes.front();
 }
 
 std::vector<Val> PySide::layer_children(const Val& layer, const std::string& text) const {
@@ -30,19 +47,25 @@ std::vector<Val> PySide::layer_children(const Val& layer, const std::string& tex
                            "`): kernrl knows them on suites built from KernelBench only "
                            "(problem.yaml's modules; a suite built before kernrl recorded them "
                            "needs building again)");
+  bool known = std::any_of(C.P.modules.begin(), C.P.modules.end(),
+                           [&](const auto& m) { return m.first == layer.name; });
+  if (!known)
+    fail("host_logic", "forward iterates over `self." + layer.name + "` (`" + text +
+                           "`), which is not a module of the reference: kernrl knows the layers "
+                           "of the reference's modules only");
   std::string cls = module_class(layer);
   if (cls != "Sequential" && cls != "ModuleList")
-    fail("host_logic", "forward iterates over `self." + layer.name + "` (nn." +
-                           (cls.empty() ? std::string("Module") : cls) + ", `" + text +
+    fail("host_logic", "forward iterates over `self." + layer.name + "` (" +
+                           (cls.empty() ? std::string("a module") : cls) + ", `" + text +
                            "`); kernrl iterates over nn.Sequential and nn.ModuleList only");
   std::vector<Val> out;
   const std::string prefix = layer.name + ".";
-  for (const auto& [path, c] : C.P.modules) {
+  for (const auto& [path, classes] : C.P.modules) {
     if (path.compare(0, prefix.size(), prefix) != 0) continue;
     if (path.find('.', prefix.size()) != std::string::npos) continue;
     Val child = layer;
     child.name = path;
-    child.elem = c;
+    child.elem = classes.empty() ? "Module" : classes.front();
     out.push_back(child);
   }
   return out;
@@ -103,7 +126,14 @@ size_t PySide::exec_for(Env& env, size_t i, size_t next) {
       tok_is(lines_[after].toks[0], "else")) {
     size_t else_end = after + 1;
     while (else_end < lines_.size() && lines_[else_end].indent > l.indent) ++else_end;
-    if (!broke && !env.ret) loop_body(env, after, else_end);
+    // Its break or continue belongs to an enclosing loop: the flags stay set for it.
+    if (!broke && !env.ret) {
+      size_t else_colon = header_colon(lines_[after].toks);
+      if (else_colon + 1 < lines_[after].toks.size())
+        exec_inline(env, lines_[after], else_colon + 1);
+      else
+        exec_lines(env, after + 1, else_end);
+    }
     after = else_end;
   }
   return after;
@@ -157,28 +187,35 @@ Val PySide::comprehension(Env& env, const PyExprP& e) {
 }
 
 Val PySide::builtin_isinstance(const std::vector<Val>& args, const std::string& text) const {
+  // Decided for a layer whose classes kernrl knows (its class and torch.nn bases) against torch.nn
+  // classes, and for a tensor against torch.Tensor; anything else is refused.
   if (args.size() != 2) fail("host_logic", "host logic in forward: `" + text + "`");
-  std::vector<std::string> classes;
+  std::vector<std::string> wanted;
   auto add = [&](const Val& c) {
     if (c.kind != Val::Func) fail("host_logic", "host logic in forward: `" + text + "`");
-    classes.push_back(c.name.substr(c.name.rfind('.') + 1));
+    wanted.push_back(c.name);
   };
   if (args[1].kind == Val::List)
     for (const auto& c : args[1].items) add(c);
   else
     add(args[1]);
-  auto is = [&](const char* name) {
-    return std::find(classes.begin(), classes.end(), name) != classes.end();
-  };
   const Val& v = args[0];
-  if (v.kind == Val::Tensor && is("Tensor")) return make_bool(true);
+  if (v.kind == Val::Tensor &&
+      std::all_of(wanted.begin(), wanted.end(), [](const auto& w) { return w == "torch.Tensor"; }))
+    return make_bool(true);
   if (v.kind == Val::Layer && v.name != "self") {
-    std::string cls = module_class(v);
-    if (!cls.empty()) return make_bool(is(cls.c_str()) || is("Module"));
+    std::vector<std::string> has = module_classes(v);
+    bool all_nn = std::all_of(wanted.begin(), wanted.end(), [](const std::string& w) {
+      return w.compare(0, 9, "torch.nn.") == 0 && w.find('.', 9) == std::string::npos;
+    });
+    if (!has.empty() && all_nn) {
+      for (const auto& w : wanted)
+        if (w == "torch.nn.Module" || std::find(has.begin(), has.end(), w.substr(9)) != has.end())
+          return make_bool(true);
+      return make_bool(false);
+    }
   }
-  if (v.kind == Val::Int && (is("int") || is("float"))) return make_bool(is("int"));
-  if (v.kind == Val::Float && (is("int") || is("float"))) return make_bool(is("float"));
-  fail("host_logic", "host logic in forward: `" + text + "` (a type kernrl does not know)");
+  fail("host_logic", "host logic in forward: `" + text + "` (a type kernrl cannot decide)");
 }
 
 }  // namespace kernrl::kbimport::py

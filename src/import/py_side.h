@@ -136,6 +136,8 @@ class PySide {
   int unrolled_ = 0;
   void count_iteration(int line);
   std::string module_class(const Val& layer) const;  // "" when kernrl does not know it
+  // The class and its torch.nn bases (problem.yaml's modules, else ModelNew's own constructor).
+  std::vector<std::string> module_classes(const Val& layer) const;
   std::vector<Val> layer_children(const Val& layer, const std::string& text) const;
   std::vector<Val> items_of(const Val& v, const std::string& text) const;
   size_t exec_for(Env& env, size_t i, size_t next);
@@ -180,6 +182,10 @@ class PySide {
   bool updates_running_stats_only(size_t header, size_t next,
                                   std::vector<std::pair<size_t, size_t>>* updated) const;
   std::set<std::string> stale_;  // running statistics forward updated (skipped): not read again
+  std::set<std::string> stats_read_;  // running statistics forward has read (by module path)
+  // Records the running statistics among values forward passes to the extension or a torch step.
+  void note_stat_reads(const std::vector<Val>& args);
+  bool is_running_stat(const Val& v) const;
   void note_once(const std::string& text);
 
   void exec_inline(Env& env, const PyLine& l, size_t from);

@@ -282,6 +282,7 @@ const TensorInfo& PySide::tensor_of(const Val& v, const std::string& text) {
 Val PySide::torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
                        std::string dtype, const std::string& text) {
   // dtype and shape by value: they may name a tensor of C.tensors, which the step's buffer grows.
+  note_stat_reads(args);
   return C.torch_step(op, args, std::move(shape), std::move(dtype), text, "torch_op_in_forward");
 }
 

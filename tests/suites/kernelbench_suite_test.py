@@ -155,7 +155,7 @@ def main():
         # The module tree (modules) lets the importer unroll a ModelNew's loop over its layers:
         # three linear layers as torch steps, each followed by the bias kernel, ReLU but the last.
         mlp = (out / "problems" / "L3" / "1_Small_MLP" / "problem.yaml").read_text()
-        check('modules: {"network": "Sequential", "network.0": "Linear", "network.1": "ReLU"' in mlp,
+        check('modules: {"network": ["Sequential"], "network.0": ["Linear"], "network.1": ["ReLU"]' in mlp,
               "problem.yaml records the module tree")
         gen = pathlib.Path(tmp) / "level_3_problem_1_sample_0_kernel.py"
         gen.write_text(LOOPING_MLP)

@@ -935,7 +935,7 @@ namespace {
 
 // A suite problem of two linear layers with a ReLU between them (nn.Sequential), with the module
 // tree a suite built from KernelBench records (`modules`), or without it (`with_modules` false).
-ProblemSpec suite_mlp(bool with_modules) {
+ProblemSpec suite_mlp(bool with_modules, const std::string& modules = "") {
   std::string yaml = R"(id: L3_1_MLP
 level: 3
 name: MLP
@@ -956,10 +956,11 @@ parameters:
 outputs:
   - {name: out, dtype: float32, shape: [batch_size, output_size]}
 )";
+  // Either form: a class, or the class and its torch.nn bases.
   if (with_modules)
-    yaml +=
-        "modules: {\"net\": \"Sequential\", \"net.0\": \"Linear\", \"net.1\": \"ReLU\", "
-        "\"net.2\": \"Linear\"}\n";
+    yaml += modules.empty() ? "modules: {\"net\": \"Sequential\", \"net.0\": [\"Linear\"], "
+                              "\"net.1\": [\"ReLU\"], \"net.2\": \"Linear\"}\n"
+                            : "modules: " + modules + "\n";
   yaml += "flops: \"0\"\nbytes: auto\ntorch: \"class Model: pass\"\n";
   return parse_problem_yaml(yaml, "suite.yaml");
 }
@@ -1090,4 +1091,116 @@ TEST_CASE("import_kernelbench: `and` and `or` give one of their operands, as in 
     LaunchPlan plan = checked_plan(r, p);
     CHECK_MESSAGE(plan.launches.back().args[2].text == want, expr);
   }
+}
+
+TEST_CASE("import_kernelbench: loops follow Python's break, continue and else, or are refused") {
+  ProblemSpec p = suite_mlp(true);
+  // One-line continue and break are statements, not names.
+  check_mlp_plan(import_kernelbench(
+                     mlp_module("        for i, m in enumerate(self.net):\n"
+                                "            if not isinstance(m, nn.Linear): continue\n"
+                                "            x = ext.bias_act(torch.mm(x, m.weight.t()), m.bias, "
+                                "i == 0)\n"
+                                "            if i == 2: break\n"
+                                "        return x"),
+                     p),
+                 p);
+  // for ... else: a continue in the else clause is the outer loop's.
+  auto r = import_kernelbench(mlp_module("        for k in range(2):\n"
+                                         "            for j in range(1): pass\n"
+                                         "            else:\n"
+                                         "                continue\n"
+                                         "            x = ext.bias_act(x, self.net[0].bias, True)\n"
+                                         "        y = torch.mm(x, self.net[0].weight.t())\n"
+                                         "        y = ext.bias_act(y, self.net[0].bias, True)\n"
+                                         "        z = torch.mm(y, self.net[2].weight.t())\n"
+                                         "        return ext.bias_act(z, self.net[2].bias, False)"),
+                              p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches.size() == 4);  // no bias_act from the loop
+  // A container ModelNew builds and the reference has not: its layers are not known.
+  r = import_kernelbench(mlp_module("        for a in self.acts:\n"
+                                    "            x = ext.bias_act(x, self.net[0].bias, True)\n"
+                                    "        return x",
+                                    "        self.acts = nn.ModuleList([nn.ReLU()])"),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("not a module of the reference") != std::string::npos);
+  // A layer ModelNew builds as another class than the reference's.
+  r = import_kernelbench(
+      mlp_module(
+          "        return ext.bias_act(x, self.net[0].bias, isinstance(self.net, nn.Sequential))",
+          "        self.net = nn.ModuleList([])"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("where the reference module has Sequential") != std::string::npos);
+  // `or` on a tensor is Tensor.__bool__.
+  r = import_kernelbench(mlp_module("        return ext.bias_act(x or x, self.net[0].bias, True)"),
+                         p);
+  CHECK_FALSE(r.converted);
+}
+
+TEST_CASE("import_kernelbench: isinstance knows torch.nn base classes, not look-alike names") {
+  // net.1 is a ReLU6 (a Hardtanh); net.0 a user class named Linear (not torch's).
+  ProblemSpec p = suite_mlp(true,
+                            "{\"net\": [\"Sequential\"], \"net.0\": [\"model:Linear\"], "
+                            "\"net.1\": [\"ReLU6\", \"Hardtanh\"], \"net.2\": [\"Linear\"]}");
+  auto flags = [&](const std::string& test) {
+    auto r = import_kernelbench(
+        mlp_module(
+            "        y = ext.bias_act(torch.mm(x, self.net[0].weight.t()), self.net[0].bias, " +
+            test +
+            ")\n"
+            "        return ext.bias_act(torch.mm(y, self.net[2].weight.t()), "
+            "self.net[2].bias, False)"),
+        p);
+    REQUIRE_MESSAGE(r.converted, test, ": ", r.reason);
+    return checked_plan(r, p).launches[1].args.back().text;
+  };
+  CHECK(flags("isinstance(self.net[1], nn.Hardtanh)") == "1");
+  CHECK(flags("isinstance(self.net[1], (nn.ReLU, nn.ReLU6))") == "1");
+  CHECK(flags("isinstance(self.net[1], nn.ReLU)") == "0");
+  CHECK(flags("isinstance(self.net[0], nn.Linear)") == "0");
+  CHECK(flags("isinstance(self.net[0], nn.Module)") == "1");
+  // Calling the look-alike as nn.Linear is refused.
+  auto r = import_kernelbench(
+      mlp_module("        return ext.bias_act(self.net[0](x), self.net[0].bias, True)"), p);
+  CHECK_FALSE(r.converted);
+}
+
+TEST_CASE("import_kernelbench: running statistics kernrl cannot skip safely") {
+  ProblemSpec p = suite_linear();
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n"
+      "        self.bn = nn.BatchNorm1d(output_size)";
+  auto refused = [&](const std::string& forward) {
+    return !import_kernelbench(suite_module(forward, init), p).converted;
+  };
+  // An alias taken before the update, read after it.
+  CHECK(
+      refused("        rm = self.bn.running_mean\n"
+              "        y = self.linear(x)\n"
+              "        with torch.no_grad():\n"
+              "            self.bn.running_mean.mul_(0.9)\n"
+              "        return ext.epilogue(y, 2.0)"));
+  // Another tensor changed in place inside the chain's arguments.
+  CHECK(
+      refused("        y = self.linear(x)\n"
+              "        with torch.no_grad():\n"
+              "            self.bn.running_mean.mul_(0.9).add_(y.mul_(2).mean(0), alpha=0.1)\n"
+              "        return ext.epilogue(y, 2.0)"));
+  // A name the block assigns, read elsewhere in forward.
+  CHECK(
+      refused("        y = self.linear(x)\n"
+              "        m = 0.5\n"
+              "        with torch.no_grad():\n"
+              "            m = 0.1\n"
+              "            self.bn.running_mean.mul_(1 - m)\n"
+              "        return ext.epilogue(y, 2.0)"));
+  // Statistics of something kernrl does not know as a BatchNorm layer (ModelNew's own buffer).
+  CHECK(
+      refused("        y = self.linear(x)\n"
+              "        with torch.no_grad():\n"
+              "            self.running_mean.mul_(0.9)\n"
+              "        return ext.epilogue(y, 2.0)"));
 }

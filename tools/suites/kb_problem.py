@@ -152,9 +152,24 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
 
 
 def _modules(model):
-    """The module's submodules by path and class (nn.Module's registration order): what a
-    generation's forward may loop over (`for lin in self.layers`, `isinstance(m, nn.ReLU)`)."""
-    return {name: type(m).__name__ for name, m in model.named_modules() if name}
+    """The module's submodules by path (nn.Module's registration order, a module held twice under
+    each of its paths): what a generation's forward may loop over (`for lin in self.layers`,
+    `isinstance(m, nn.ReLU)`). Each is its class and the torch.nn classes it derives from
+    (`["ReLU6", "Hardtanh"]`); a class defined outside torch.nn is written `module:Name`, so that it
+    never passes for torch's class of that name."""
+    def classes(cls):
+        out = []
+        for c in cls.__mro__:
+            if c in (torch.nn.Module, object) or c.__name__.startswith("_"):
+                continue
+            torch_nn = c.__module__.startswith("torch.nn.") and getattr(torch.nn, c.__name__, None) is c
+            if torch_nn:
+                out.append(c.__name__)
+            elif c is cls:
+                out.append(f"{c.__module__}:{c.__qualname__}")
+        return out
+
+    return {name: classes(type(m)) for name, m in model.named_modules(remove_duplicate=False) if name}
 
 
 def _check_unique(sizes, tensors):
