@@ -255,11 +255,15 @@ class SpecReader {
       if (!m.IsMap()) fail(m, "modules must be a mapping of module paths to classes");
       for (const auto& kv : m) {
         std::vector<std::string> classes;
-        if (kv.second.IsScalar()) classes.push_back(kv.second.Scalar());
-        if (kv.second.IsSequence())
-          for (const auto& c : kv.second)
-            if (c.IsScalar()) classes.push_back(c.Scalar());
-        if (!kv.first.IsScalar() || kv.first.Scalar().empty() ||
+        bool ok = kv.first.IsScalar() && !kv.first.Scalar().empty() &&
+                  (kv.second.IsScalar() || (kv.second.IsSequence() && kv.second.size() > 0));
+        if (ok && kv.second.IsScalar()) classes.push_back(kv.second.Scalar());
+        if (ok && kv.second.IsSequence())
+          for (const auto& c : kv.second) {
+            if (!c.IsScalar()) ok = false;
+            if (ok) classes.push_back(c.Scalar());
+          }
+        if (!ok ||
             std::any_of(classes.begin(), classes.end(), [](const auto& c) { return c.empty(); }))
           fail(kv.first, "each module is `path: [Class, BaseClass, ...]`");
         p.modules.push_back({kv.first.Scalar(), classes});

@@ -52,9 +52,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
         if (k >= 0) {
           Val sub = obj;
           sub.name = obj.name + "." + std::to_string(k);
-          sub.elem = "Module";
-          sub.elem = module_class(sub);
-          if (sub.elem.empty()) sub.elem = "Module";
+          sub.elem = "Module";  // its class, where needed, from module_classes()
           return sub;
         }
       }
@@ -294,8 +292,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
     if (name == "len" && args.size() == 1 &&
         (args[0].kind == Val::List || (args[0].kind == Val::Layer && args[0].name != "self")))
       return make_int(static_cast<int64_t>(items_of(args[0], text).size()));
-    if ((name == "tuple" || name == "list") && args.size() == 1 && args[0].kind != Val::List &&
-        args[0].kind != Val::Layer)
+    if ((name == "tuple" || name == "list") && args.size() == 1 &&
+        (args[0].kind == Val::Int || args[0].kind == Val::Float))
       return args[0];  // `tuple(self.conv.stride)`: a setting kernrl holds as one value
     if ((name == "tuple" || name == "list" || name == "reversed") && args.size() == 1) {
       Val l;

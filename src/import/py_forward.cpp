@@ -281,12 +281,18 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
           for (const char* s : {"running_mean", "running_var", "num_batches_tracked"}) {
             // Read before the update, or held by a name to be read after it (an alias): the
             // output would depend on how many forwards ran earlier.
-            bool alias = std::any_of(env.locals.begin(), env.locals.end(), [&](const auto& local) {
-              return is_running_stat(local.second) &&
-                     C.tensors[static_cast<size_t>(local.second.tensor)].name ==
-                         layer.name + "." + s;
+            std::function<bool(const Val&)> holds = [&](const Val& v) {
+              if (is_running_stat(v) && same_stat(v, layer.name, s)) return true;
+              return std::any_of(v.items.begin(), v.items.end(), holds);
+            };
+            bool alias = std::any_of(env.locals.begin(), env.locals.end(),
+                                     [&](const auto& local) { return holds(local.second); }) ||
+                         std::any_of(self_overrides_.begin(), self_overrides_.end(),
+                                     [&](const auto& o) { return holds(o.second); });
+            bool read = std::any_of(stats_read_.begin(), stats_read_.end(), [&](const auto& n) {
+              return same_stat_name(n, layer.name, s);
             });
-            if (alias || stats_read_.count(layer.name + "." + s))
+            if (alias || read)
               fail("host_logic", "forward reads `" + layer.name + "." + s +
                                      "` and then updates it in place (line " +
                                      std::to_string(lines_[li].line) +
@@ -370,7 +376,15 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
                                        (stats.count(t[k - 2].text) || t[k - 2].text == ")"));
         if (!chain || chain_end == 0) return false;
       }
-      if (x.kind == PyTok::Name && x.text == "out" && k + 1 < t.size() && t[k + 1].text == "=")
+      if (x.kind == PyTok::Name && (x.text == "out" || x.text == "inplace") && k + 1 < t.size() &&
+          t[k + 1].text == "=")
+        return false;
+      // Any other call but a few that compute without changing anything (an extension's
+      // function may write its arguments).
+      static const std::set<std::string> pure = {"mean", "var",  "std",   "sum",    "float",
+                                                 "int",  "max",  "min",   "item",   "abs",
+                                                 "sqrt", "size", "numel", "detach", "pow"};
+      if (x.kind == PyTok::Name && call && x.text.back() != '_' && !pure.count(x.text))
         return false;
     }
     return true;
@@ -414,12 +428,27 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
 bool PySide::is_running_stat(const Val& v) const {
   if (v.kind != Val::Tensor) return false;
   const std::string& n = C.tensors[static_cast<size_t>(v.tensor)].name;
-  for (const char* s : {".running_mean", ".running_var", ".num_batches_tracked"}) {
+  // A suite names it by module path (`bn.running_mean`), kernrl's own problems with underscores
+  // (`bn_running_mean`).
+  for (const char* s : {"running_mean", "running_var", "num_batches_tracked"}) {
     std::string suffix = s;
-    if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+    if (n.size() > suffix.size() + 1 &&
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        (n[n.size() - suffix.size() - 1] == '.' || n[n.size() - suffix.size() - 1] == '_'))
       return true;
   }
   return false;
+}
+
+bool PySide::same_stat_name(const std::string& tensor, const std::string& layer,
+                            const std::string& stat) {
+  std::string flat = layer;
+  std::replace(flat.begin(), flat.end(), '.', '_');
+  return tensor == layer + "." + stat || tensor == flat + "_" + stat;
+}
+
+bool PySide::same_stat(const Val& v, const std::string& layer, const std::string& stat) const {
+  return same_stat_name(C.tensors[static_cast<size_t>(v.tensor)].name, layer, stat);
 }
 
 void PySide::note_stat_reads(const std::vector<Val>& args) {
@@ -485,7 +514,7 @@ std::optional<bool> PySide::truth(const Val& v) {
   }
   if (v.kind == Val::Float && v.f) return *v.f != 0;
   if (v.kind == Val::Void) return false;
-  if (v.kind == Val::Tensor) return true;
+  // A tensor's truth is its single element's (Python refuses a larger one): unknown here.
   return std::nullopt;
 }
 

@@ -17,9 +17,111 @@ void PySide::count_iteration(int line) {
                            "); kernrl unrolls them");
 }
 
+namespace {
+
+// The statements of `class NAME`'s __init__ (docstrings and the super().__init__ call left out):
+// each its indentation inside the body and its token texts. Empty when there is none.
+std::vector<std::pair<int, std::vector<std::string>>> init_statements(
+    const std::vector<PyLine>& lines, const std::string& cls) {
+  std::vector<std::pair<int, std::vector<std::string>>> out;
+  for (size_t c = 0; c < lines.size(); ++c) {
+    const auto& t = lines[c].toks;
+    if (lines[c].indent != 0 || !tok_is(t[0], "class") || t.size() < 2 || t[1].text != cls)
+      continue;
+    Block body = body_of(lines, c);
+    for (size_t d = body.begin; d < body.end; ++d) {
+      const auto& h = lines[d].toks;
+      if (!tok_is(h[0], "def") || h.size() < 2 || h[1].text != "__init__") continue;
+      Block init = body_of(lines, d);
+      int base = init.begin < init.end ? lines[init.begin].indent : 0;
+      for (size_t i = init.begin; i < init.end; ++i) {
+        const auto& s = lines[i].toks;
+        if (s.size() == 1 && s[0].kind == PyTok::String) continue;  // a docstring
+        auto has = [&](const char* w) {
+          return std::any_of(s.begin(), s.end(), [&](const PyTok& x) { return x.text == w; });
+        };
+        if (has("super") && has("__init__")) continue;
+        std::vector<std::string> texts;
+        for (const auto& x : s) texts.push_back(x.text == cls ? std::string("<class>") : x.text);
+        out.push_back({lines[i].indent - base, texts});
+      }
+      return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string PySide::layers_built_as_reference() const {
+  // The classes of a container's layers are the reference's (problem.yaml's modules) only if
+  // ModelNew builds them as the reference does: its __init__ holds the reference's __init__
+  // statements, in order, and otherwise only sets new attributes of its own (at the top level of
+  // __init__) from names the reference's __init__ does not use, changing no container.
+  std::vector<std::pair<int, std::vector<std::string>>> ref;
+  try {
+    ref = init_statements(py_lines(C.P.torch), "Model");
+  } catch (const ImportError&) {
+    return "the reference's module cannot be read";
+  }
+  if (ref.empty()) return "the reference's Model.__init__ is not found";
+  auto mine = init_statements(lines_, "ModelNew");
+  std::set<std::string> ref_locals, ref_attrs;
+  for (const auto& [indent, t] : ref) {
+    if (t.size() > 3 && t[0] == "self" && t[1] == ".") ref_attrs.insert(t[2]);
+    if (t.size() > 1 && t[1] == "=") ref_locals.insert(t[0]);
+    if (!t.empty() && t[0] == "for")
+      for (size_t k = 1; k < t.size() && t[k] != "in"; ++k) ref_locals.insert(t[k]);
+  }
+  static const std::set<std::string> changes = {"append",
+                                                "insert",
+                                                "extend",
+                                                "add_module",
+                                                "register_module",
+                                                "pop",
+                                                "remove",
+                                                "clear",
+                                                "setattr",
+                                                "register_buffer",
+                                                "apply",
+                                                "register_parameter",
+                                                "__setitem__",
+                                                "__delitem__",
+                                                "del",
+                                                "="};
+  size_t r = 0;
+  for (const auto& stmt : mine) {
+    if (r < ref.size() && stmt == ref[r]) {
+      ++r;
+      continue;
+    }
+    const auto& t = stmt.second;
+    bool own_attr = stmt.first == 0 && t.size() > 4 && t[0] == "self" && t[1] == "." &&
+                    t[3] == "=" && !ref_attrs.count(t[2]);
+    bool quiet = own_attr && std::none_of(t.begin() + 4, t.end(), [&](const std::string& x) {
+                   return changes.count(x) || ref_locals.count(x);
+                 });
+    if (!quiet) {
+      std::string text;
+      for (const auto& x : t) text += (text.empty() ? "" : " ") + x;
+      return "ModelNew's __init__ builds its layers otherwise than the reference's (`" +
+             text.substr(0, 80) + "`)";
+    }
+  }
+  if (r != ref.size()) return "ModelNew's __init__ does not build all of the reference's layers";
+  return "";
+}
+
 std::vector<std::string> PySide::module_classes(const Val& layer) const {
   for (const auto& [path, classes] : C.P.modules)
     if (path == layer.name) {
+      // A layer inside a container: known only when ModelNew builds the layers as the reference.
+      if (path.find('.') != std::string::npos) {
+        std::string why = layers_built_as_reference();
+        if (!why.empty())
+          fail("host_logic", "forward needs the class of `self." + path +
+                                 "`, which kernrl knows from the reference's module only: " + why);
+      }
       // ModelNew builds it itself (`self.act = nn.ReLU6()`): the class must be the reference's.
       if (!layer.elem.empty() && layer.elem != "Module" && !classes.empty() &&
           layer.elem != classes.front())
@@ -47,6 +149,9 @@ std::vector<Val> PySide::layer_children(const Val& layer, const std::string& tex
                            "`): kernrl knows them on suites built from KernelBench only "
                            "(problem.yaml's modules; a suite built before kernrl recorded them "
                            "needs building again)");
+  if (std::string why = layers_built_as_reference(); !why.empty())
+    fail("host_logic", "forward iterates over the layers of `self." + layer.name + "` (`" + text +
+                           "`), which kernrl knows from the reference's module only: " + why);
   bool known = std::any_of(C.P.modules.begin(), C.P.modules.end(),
                            [&](const auto& m) { return m.first == layer.name; });
   if (!known)
@@ -205,6 +310,8 @@ Val PySide::builtin_isinstance(const std::vector<Val>& args, const std::string& 
     return make_bool(true);
   if (v.kind == Val::Layer && v.name != "self") {
     std::vector<std::string> has = module_classes(v);
+    bool from_modules = std::any_of(C.P.modules.begin(), C.P.modules.end(),
+                                    [&](const auto& m) { return m.first == v.name; });
     bool all_nn = std::all_of(wanted.begin(), wanted.end(), [](const std::string& w) {
       return w.compare(0, 9, "torch.nn.") == 0 && w.find('.', 9) == std::string::npos;
     });
@@ -212,7 +319,8 @@ Val PySide::builtin_isinstance(const std::vector<Val>& args, const std::string& 
       for (const auto& w : wanted)
         if (w == "torch.nn.Module" || std::find(has.begin(), has.end(), w.substr(9)) != has.end())
           return make_bool(true);
-      return make_bool(false);
+      // ModelNew's own layer: its class is known, its bases are not.
+      if (from_modules) return make_bool(false);
     }
   }
   fail("host_logic", "host logic in forward: `" + text + "` (a type kernrl cannot decide)");

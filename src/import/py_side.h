@@ -138,6 +138,8 @@ class PySide {
   std::string module_class(const Val& layer) const;  // "" when kernrl does not know it
   // The class and its torch.nn bases (problem.yaml's modules, else ModelNew's own constructor).
   std::vector<std::string> module_classes(const Val& layer) const;
+  // "" when ModelNew's __init__ builds its layers as the reference's does; else why not.
+  std::string layers_built_as_reference() const;
   std::vector<Val> layer_children(const Val& layer, const std::string& text) const;
   std::vector<Val> items_of(const Val& v, const std::string& text) const;
   size_t exec_for(Env& env, size_t i, size_t next);
@@ -186,6 +188,9 @@ class PySide {
   // Records the running statistics among values forward passes to the extension or a torch step.
   void note_stat_reads(const std::vector<Val>& args);
   bool is_running_stat(const Val& v) const;
+  static bool same_stat_name(const std::string& tensor, const std::string& layer,
+                             const std::string& stat);
+  bool same_stat(const Val& v, const std::string& layer, const std::string& stat) const;
   void note_once(const std::string& text);
 
   void exec_inline(Env& env, const PyLine& l, size_t from);

@@ -421,8 +421,12 @@ Val PySide::conv_step(const std::string& op, size_t nd, std::vector<Val> a,
   return torch_step(op, a, shape, tx.dtype, text);
 }
 
-Val PySide::layer_call(Env& env, const Val& layer, const PyExprP& e) {
+Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
   std::string text = py_text(e);
+  // A layer of a container (`self.net[0]`): its class from the reference's modules.
+  Val layer = called;
+  if (layer.elem == "Module")
+    if (std::string cls = module_class(layer); !cls.empty()) layer.elem = cls;
   auto cfg = layer_config(layer);
   // A Linear layer built in a loop of __init__ (a child of an nn.Sequential or nn.ModuleList):
   // its only setting, the bias, is whether the suite has the parameter.

@@ -961,7 +961,16 @@ outputs:
     yaml += modules.empty() ? "modules: {\"net\": \"Sequential\", \"net.0\": [\"Linear\"], "
                               "\"net.1\": [\"ReLU\"], \"net.2\": \"Linear\"}\n"
                             : "modules: " + modules + "\n";
-  yaml += "flops: \"0\"\nbytes: auto\ntorch: \"class Model: pass\"\n";
+  yaml +=
+      "flops: \"0\"\nbytes: auto\ntorch: |\n"
+      "  import torch\n  import torch.nn as nn\n"
+      "  class Model(nn.Module):\n"
+      "      def __init__(self, input_size, hidden, output_size):\n"
+      "          super(Model, self).__init__()\n"
+      "          self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+      "                                   nn.Linear(hidden, output_size))\n"
+      "      def forward(self, x):\n"
+      "          return self.net(x)\n";
   return parse_problem_yaml(yaml, "suite.yaml");
 }
 
@@ -1197,10 +1206,82 @@ TEST_CASE("import_kernelbench: running statistics kernrl cannot skip safely") {
               "            m = 0.1\n"
               "            self.bn.running_mean.mul_(1 - m)\n"
               "        return ext.epilogue(y, 2.0)"));
+  // An extension call inside the block (it may write its arguments), an inplace=True.
+  CHECK(
+      refused("        y = self.linear(x)\n"
+              "        with torch.no_grad():\n"
+              "            tmp = ext.epilogue(y, 2.0)\n"
+              "            self.bn.running_mean.mul_(0.9)\n"
+              "        return ext.epilogue(y, 2.0)"));
+  CHECK(
+      refused("        y = self.linear(x)\n"
+              "        with torch.no_grad():\n"
+              "            tmp = F.relu(y, inplace=True)\n"
+              "            self.bn.running_mean.mul_(0.9)\n"
+              "        return ext.epilogue(y, 2.0)"));
+  // Aliases through a list or an attribute of ModelNew.
+  CHECK(
+      refused("        stats = [self.bn.running_mean]\n"
+              "        y = self.linear(x)\n"
+              "        with torch.no_grad():\n"
+              "            self.bn.running_mean.mul_(0.9)\n"
+              "        return ext.epilogue(y, 2.0)"));
+  CHECK(
+      refused("        self.rm = self.bn.running_mean\n"
+              "        y = self.linear(x)\n"
+              "        with torch.no_grad():\n"
+              "            self.bn.running_mean.mul_(0.9)\n"
+              "        return ext.epilogue(y, 2.0)"));
+  // A tensor's truth (Python refuses it for more than one element), list() of a tensor.
+  CHECK(
+      refused("        y = self.linear(x)\n"
+              "        return ext.epilogue(y, 2.0) if y else y"));
+  CHECK(
+      refused("        y = self.linear(x)\n"
+              "        return ext.epilogue(list(y), 2.0)"));
   // Statistics of something kernrl does not know as a BatchNorm layer (ModelNew's own buffer).
   CHECK(
       refused("        y = self.linear(x)\n"
               "        with torch.no_grad():\n"
               "            self.running_mean.mul_(0.9)\n"
               "        return ext.epilogue(y, 2.0)"));
+}
+
+TEST_CASE("import_kernelbench: the reference's layers are known only if ModelNew builds them so") {
+  ProblemSpec p = suite_mlp(true);
+  const std::string loop =
+      "        for i, m in enumerate(self.net):\n"
+      "            if isinstance(m, nn.Linear):\n"
+      "                x = ext.bias_act(torch.mm(x, m.weight.t()), m.bias, i == 0)\n"
+      "        return x";
+  auto with_init = [&](const std::string& init) {
+    std::string py = mlp_module(loop);
+    const std::string ref_init =
+        "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))\n";
+    py.replace(py.find(ref_init), ref_init.size(), init);
+    return import_kernelbench(py, p);
+  };
+  // Other layers than the reference's: an Identity for the ReLU, no bias, a layer added.
+  for (const char* init :
+       {"        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.Identity(),\n"
+        "                                 nn.Linear(hidden, output_size))\n",
+        "        self.net = nn.Sequential(nn.Linear(input_size, hidden, bias=False), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))\n",
+        "        layers = [nn.Linear(input_size, hidden), nn.ReLU(), nn.Linear(hidden, "
+        "output_size)]\n"
+        "        self.net = nn.Sequential(*layers)\n",
+        "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))\n"
+        "        self.net.append(nn.ReLU())\n"}) {
+    auto r = with_init(init);
+    CHECK_FALSE_MESSAGE(r.converted, init);
+    CHECK_MESSAGE(r.reason.find("from the reference's module only") != std::string::npos, r.reason);
+  }
+  // The reference's statements and an attribute of ModelNew's own: known.
+  auto r = with_init(
+      "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+      "                                 nn.Linear(hidden, output_size))\n"
+      "        self.linears = [m for m in self.net if isinstance(m, nn.Linear)]\n");
+  CHECK_MESSAGE(r.converted, r.reason);
 }
