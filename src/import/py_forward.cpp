@@ -258,7 +258,23 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
         env.ret = t.size() > 1 ? eval(env, py_parse_expr(t, 1, t.size())) : Val{};
         return;
       }
-      if (w == "pass" || w == "assert" || w == "del" || w == "global" || w == "nonlocal") {
+      if (w == "del") {
+        // `del name` forgets a local; deleting anything else (`del mods[1]`, `del self.net[1]`)
+        // changes what forward reads, which kernrl does not follow.
+        for (size_t k = 1; k < t.size(); ++k) {
+          bool name = t[k].kind == PyTok::Name && (k + 1 == t.size() || t[k + 1].text == ",");
+          bool comma = t[k].kind == PyTok::Op && t[k].text == ",";
+          if (!name && !comma)
+            fail("host_logic",
+                 "host logic in forward: `del` of something other than a name "
+                 "(line " +
+                     std::to_string(l.line) + ")");
+          if (name) env.locals.erase(t[k].text);
+        }
+        i = next;
+        continue;
+      }
+      if (w == "pass" || w == "assert" || w == "global" || w == "nonlocal") {
         i = next;
         continue;
       }
@@ -362,30 +378,49 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
   static const std::set<std::string> stats = {"running_mean", "running_var", "num_batches_tracked"};
   // Nothing but the statistic's own chain of in-place calls changes anything: no other in-place
   // call (`y.mul_(2)` in an argument), no `:=`, no `out=`.
-  auto no_side_effects = [](const std::vector<PyTok>& t, size_t from, size_t chain_end) {
+  // The statistics' own in-place methods (never set_, which would make them share another
+  // tensor's storage), and calls that compute without changing anything.
+  static const std::set<std::string> chain_methods = {"mul_",  "add_",  "sub_",  "div_",
+                                                      "lerp_", "zero_", "fill_", "copy_"};
+  static const std::set<std::string> pure = {"mean", "var",  "std",   "sum",    "float",
+                                             "int",  "max",  "min",   "item",   "abs",
+                                             "sqrt", "size", "numel", "detach", "pow"};
+  auto no_side_effects = [&](const std::vector<PyTok>& t, size_t from, size_t chain_end) {
     int depth = 0;
     for (size_t k = from; k < t.size(); ++k) {
       const PyTok& x = t[k];
-      if (x.kind == PyTok::Op && (x.text == "(" || x.text == "[" || x.text == "{")) ++depth;
+      if (x.kind == PyTok::Op && (x.text == "[" || x.text == "{")) ++depth;
       if (x.kind == PyTok::Op && (x.text == ")" || x.text == "]" || x.text == "}")) --depth;
-      if (x.kind == PyTok::Op && x.text == ":=") return false;
-      bool call = k + 1 < t.size() && t[k + 1].kind == PyTok::Op && t[k + 1].text == "(";
-      if (x.kind == PyTok::Name && call && x.text.size() > 1 && x.text.back() == '_') {
-        // The chain itself: `.method_(` at the top level right after the statistic or a `)`.
-        bool chain = k < chain_end || (depth == 0 && k >= 2 && t[k - 1].text == "." &&
-                                       (stats.count(t[k - 2].text) || t[k - 2].text == ")"));
-        if (!chain || chain_end == 0) return false;
+      if (x.kind == PyTok::Op && (x.text == ":=" || x.text == "**")) return false;
+      if (x.kind == PyTok::Name && k + 1 < t.size() && t[k + 1].text == "=" &&
+          (x.text == "out" || x.text == "inplace" || x.text == "key"))
+        return false;
+      if (!(x.kind == PyTok::Op && x.text == "(")) continue;
+      const PyTok* callee = k > from ? &t[k - 1] : nullptr;
+      bool postfix = callee && (callee->kind == PyTok::Name || callee->text == ")" ||
+                                callee->text == "]" || callee->kind == PyTok::String);
+      if (!postfix || (callee->kind == PyTok::Name &&
+                       (callee->text == "and" || callee->text == "or" || callee->text == "not" ||
+                        callee->text == "in" || callee->text == "is" || callee->text == "if" ||
+                        callee->text == "else" || callee->text == "return"))) {
+        ++depth;  // a parenthesised expression, not a call
+        continue;
       }
-      if (x.kind == PyTok::Name && (x.text == "out" || x.text == "inplace") && k + 1 < t.size() &&
-          t[k + 1].text == "=")
-        return false;
-      // Any other call but a few that compute without changing anything (an extension's
-      // function may write its arguments).
-      static const std::set<std::string> pure = {"mean", "var",  "std",   "sum",    "float",
-                                                 "int",  "max",  "min",   "item",   "abs",
-                                                 "sqrt", "size", "numel", "detach", "pow"};
-      if (x.kind == PyTok::Name && call && x.text.back() != '_' && !pure.count(x.text))
-        return false;
+      // A call: by a name, and that name allowed where it stands.
+      bool by_name = callee && callee->kind == PyTok::Name;
+      bool method = by_name && k >= 2 && t[k - 2].text == ".";
+      bool on_ext = method && k >= 3 && t[k - 3].kind == PyTok::Name &&
+                    (ext_by_var_.count(t[k - 3].text) || module_vars_.count(t[k - 3].text));
+      bool chain =
+          by_name && method && chain_methods.count(callee->text) && depth == 0 &&
+          (k - 1 < chain_end || (k >= 3 && (stats.count(t[k - 3].text) || t[k - 3].text == ")")));
+      // A builtin (`float(...)`, `max(...)`) unless the module defines that name itself.
+      bool builtin = by_name && !method && pure.count(callee->text) &&
+                     !module_vars_.count(callee->text) && !module_defs_.count(callee->text) &&
+                     !ext_by_var_.count(callee->text);
+      bool ok = by_name && !on_ext && (chain || builtin || (pure.count(callee->text) && method));
+      if (!ok) return false;
+      ++depth;
     }
     return true;
   };
@@ -408,7 +443,7 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
            t[k + 1].text == "." && !stats.count(t[k].text))
       k += 2;
     if (!(k > 0 && k + 3 < t.size() && stats.count(t[k].text) && t[k + 1].text == "." &&
-          t[k + 2].kind == PyTok::Name && t[k + 2].text.size() > 1 && t[k + 2].text.back() == '_' &&
+          t[k + 2].kind == PyTok::Name && chain_methods.count(t[k + 2].text) &&
           t[k + 3].text == "("))
       return false;
     if (!no_side_effects(t, k + 2, k + 3)) return false;

@@ -3,6 +3,7 @@
 // `[m for m in self.net if isinstance(m, nn.Linear)]`) needs their classes, which a suite built
 // from KernelBench records in problem.yaml's `modules`.
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -37,12 +38,20 @@ std::vector<std::pair<int, std::vector<std::string>>> init_statements(
       for (size_t i = init.begin; i < init.end; ++i) {
         const auto& s = lines[i].toks;
         if (s.size() == 1 && s[0].kind == PyTok::String) continue;  // a docstring
-        auto has = [&](const char* w) {
-          return std::any_of(s.begin(), s.end(), [&](const PyTok& x) { return x.text == w; });
-        };
-        if (has("super") && has("__init__")) continue;
+        std::string joined;
+        for (const auto& x : s) joined += x.text == cls ? std::string("<class>") : x.text;
+        // The base class's constructor, written as super() or as nn.Module's own.
+        if (joined == "super().__init__()" || joined == "super(<class>,self).__init__()" ||
+            joined == "nn.Module.__init__(self)" || joined == "torch.nn.Module.__init__(self)")
+          continue;
         std::vector<std::string> texts;
-        for (const auto& x : s) texts.push_back(x.text == cls ? std::string("<class>") : x.text);
+        for (size_t k = 0; k < s.size(); ++k) {
+          // A trailing comma changes nothing: `f(a, b,)` is `f(a, b)`.
+          if (s[k].text == "," && k + 1 < s.size() &&
+              (s[k + 1].text == ")" || s[k + 1].text == "]"))
+            continue;
+          texts.push_back(s[k].text == cls ? std::string("<class>") : s[k].text);
+        }
         out.push_back({lines[i].indent - base, texts});
       }
       return out;
@@ -66,6 +75,42 @@ std::string PySide::layers_built_as_reference() const {
   }
   if (ref.empty()) return "the reference's Model.__init__ is not found";
   auto mine = init_statements(lines_, "ModelNew");
+  // What the statements mean must be what the reference's mean: torch and nn are torch's,
+  // ModelNew is an nn.Module with one undecorated __init__, and nothing at the module's top level
+  // rebinds them or patches ModelNew.
+  if (resolve("nn") != "torch.nn" || resolve("torch") != "torch" || module_vars_.count("nn") ||
+      module_vars_.count("torch") || module_defs_.count("nn") || module_defs_.count("torch"))
+    return "the generation binds `nn` or `torch` to something else than torch's";
+  int inits = 0;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const auto& t = lines_[i].toks;
+    if (lines_[i].indent == 0 && assign_at(t) > 0 &&
+        (t[0].text == "nn" || t[0].text == "torch" || t[0].text == "ModelNew"))
+      return "the generation assigns to `" + t[0].text + "` at the module's top level";
+    if (lines_[i].indent == 0 && tok_is(t[0], "class") && t.size() > 1 && t[1].text == "ModelNew") {
+      std::string header;
+      for (const auto& x : t) header += x.text;
+      if (header != "classModelNew(nn.Module):" && header != "classModelNew(torch.nn.Module):")
+        return "ModelNew derives from something else than nn.Module";
+      Block body = body_of(lines_, i);
+      for (size_t d = body.begin; d < body.end; ++d) {
+        const auto& h = lines_[d].toks;
+        if (lines_[d].indent != lines_[body.begin].indent) continue;
+        if (tok_is(h[0], "def") && h.size() > 1 && h[1].text == "__init__") {
+          ++inits;
+          if (d > body.begin && tok_is(lines_[d - 1].toks[0], "@"))
+            return "ModelNew's __init__ is decorated";
+          for (const auto& x : h)
+            if (x.text == "nn" || x.text == "torch")
+              return "__init__ takes a parameter `" + x.text + "`";
+        }
+        if (tok_is(h[0], "def") && h.size() > 1 &&
+            (h[1].text == "__setattr__" || h[1].text == "__getattr__" || h[1].text == "__new__"))
+          return "ModelNew defines " + h[1].text;
+      }
+    }
+  }
+  if (inits != 1) return "ModelNew does not define __init__ once";
   std::set<std::string> ref_locals, ref_attrs;
   for (const auto& [indent, t] : ref) {
     if (t.size() > 3 && t[0] == "self" && t[1] == ".") ref_attrs.insert(t[2]);
@@ -73,22 +118,9 @@ std::string PySide::layers_built_as_reference() const {
     if (!t.empty() && t[0] == "for")
       for (size_t k = 1; k < t.size() && t[k] != "in"; ++k) ref_locals.insert(t[k]);
   }
-  static const std::set<std::string> changes = {"append",
-                                                "insert",
-                                                "extend",
-                                                "add_module",
-                                                "register_module",
-                                                "pop",
-                                                "remove",
-                                                "clear",
-                                                "setattr",
-                                                "register_buffer",
-                                                "apply",
-                                                "register_parameter",
-                                                "__setitem__",
-                                                "__delitem__",
-                                                "del",
-                                                "="};
+  // An own attribute's value may call only these (and may not reach private attributes).
+  static const std::set<std::string> callable = {"isinstance", "len",       "list", "tuple",
+                                                 "range",      "enumerate", "int",  "float"};
   size_t r = 0;
   for (const auto& stmt : mine) {
     if (r < ref.size() && stmt == ref[r]) {
@@ -98,9 +130,22 @@ std::string PySide::layers_built_as_reference() const {
     const auto& t = stmt.second;
     bool own_attr = stmt.first == 0 && t.size() > 4 && t[0] == "self" && t[1] == "." &&
                     t[3] == "=" && !ref_attrs.count(t[2]);
-    bool quiet = own_attr && std::none_of(t.begin() + 4, t.end(), [&](const std::string& x) {
-                   return changes.count(x) || ref_locals.count(x);
-                 });
+    bool quiet = own_attr;
+    for (size_t k = 4; quiet && k < t.size(); ++k) {
+      const std::string& x = t[k];
+      if (ref_locals.count(x) || x == "=" || x == "**" || x == ":=" ||
+          (x.size() > 1 && x[0] == '_' && k > 0 && t[k - 1] == "."))
+        quiet = false;
+      if (x == "(") {
+        // A call (after a name, `)` or `]`) must be of an allowed builtin; else it groups.
+        const std::string& prev = t[k - 1];
+        bool call = prev == ")" || prev == "]" ||
+                    std::isalnum(static_cast<unsigned char>(prev[0])) || prev[0] == '_';
+        if (call && !(callable.count(prev) && t[k - 2] != "." && !module_vars_.count(prev) &&
+                      !module_defs_.count(prev)))
+          quiet = false;
+      }
+    }
     if (!quiet) {
       std::string text;
       for (const auto& x : t) text += (text.empty() ? "" : " ") + x;

@@ -1134,7 +1134,9 @@ TEST_CASE("import_kernelbench: loops follow Python's break, continue and else, o
                                     "        self.acts = nn.ModuleList([nn.ReLU()])"),
                          p);
   CHECK_FALSE(r.converted);
-  CHECK(r.reason.find("not a module of the reference") != std::string::npos);
+  CHECK_MESSAGE(
+      r.reason.find("builds its layers otherwise than the reference's") != std::string::npos,
+      r.reason);
   // A layer ModelNew builds as another class than the reference's.
   r = import_kernelbench(
       mlp_module(
@@ -1239,6 +1241,17 @@ TEST_CASE("import_kernelbench: running statistics kernrl cannot skip safely") {
   CHECK(
       refused("        y = self.linear(x)\n"
               "        return ext.epilogue(list(y), 2.0)"));
+  // Calls through an expression, a one-letter name, keyword unpacking, set_ in the chain.
+  for (const char* line :
+       {"            t = (ext.epilogue)(y, 0.0)\n", "            t = _(y, 0.0)\n",
+        "            t = torch.abs(y, **{'out': y})\n", "            t = ext.mean(y)\n",
+        "            self.bn.running_var.set_(y)\n"})
+    CHECK_MESSAGE(refused(std::string("        y = self.linear(x)\n"
+                                      "        with torch.no_grad():\n") +
+                          line +
+                          "            self.bn.running_mean.mul_(0.9)\n"
+                          "        return ext.epilogue(y, 2.0)"),
+                  line);
   // Statistics of something kernrl does not know as a BatchNorm layer (ModelNew's own buffer).
   CHECK(
       refused("        y = self.linear(x)\n"
@@ -1283,5 +1296,42 @@ TEST_CASE("import_kernelbench: the reference's layers are known only if ModelNew
       "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
       "                                 nn.Linear(hidden, output_size))\n"
       "        self.linears = [m for m in self.net if isinstance(m, nn.Linear)]\n");
+  CHECK_MESSAGE(r.converted, r.reason);
+}
+
+TEST_CASE("import_kernelbench: what would change the reference's layers behind kernrl's back") {
+  ProblemSpec p = suite_mlp(true);
+  const std::string loop =
+      "        for i, m in enumerate(self.net):\n"
+      "            if isinstance(m, nn.Linear):\n"
+      "                x = ext.bias_act(torch.mm(x, m.weight.t()), m.bias, i == 0)\n"
+      "        return x";
+  auto refused = [&](const std::string& py) {
+    auto r = import_kernelbench(py, p);
+    return !r.converted;
+  };
+  // del of anything but a name in forward.
+  CHECK(refused(mlp_module("        del self.net[1]\n" + loop)));
+  CHECK(refused(mlp_module("        mods = list(self.net)\n        del mods[1]\n" + loop)));
+  // An own attribute computed by a call kernrl does not know, or reaching a private attribute.
+  CHECK(refused(mlp_module(loop, "        self.z = delattr(self.net, '1')")));
+  CHECK(refused(mlp_module(loop, "        self.z = self.net._modules.popitem()")));
+  CHECK(refused(mlp_module(loop, "        self.z = self.fix()")));
+  // nn rebound at the module's top level, a decorated or second __init__, another base class.
+  std::string py = mlp_module(loop);
+  CHECK(refused("import types\n" + py + "\nnn = types.SimpleNamespace()\n"));
+  std::string twice = py;
+  twice.replace(twice.find("    def forward"), 0,
+                "    def __init__(self, input_size, hidden, output_size):\n"
+                "        super().__init__()\n\n");
+  CHECK(refused(twice));
+  std::string based = py;
+  based.replace(based.find("class ModelNew(nn.Module)"), 25, "class ModelNew(Base)");
+  CHECK(refused(based));
+  // Copies written a little differently are still the reference's.
+  std::string comma = py;
+  comma.replace(comma.find("nn.Linear(hidden, output_size))"), 31,
+                "nn.Linear(hidden, output_size),)");
+  auto r = import_kernelbench(comma, p);
   CHECK_MESSAGE(r.converted, r.reason);
 }

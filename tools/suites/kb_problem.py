@@ -167,7 +167,7 @@ def _modules(model):
                 out.append(c.__name__)
             elif c is cls:
                 out.append(f"{c.__module__}:{c.__qualname__}")
-        return out
+        return out or ["Module"]  # an nn.Module itself
 
     return {name: classes(type(m)) for name, m in model.named_modules(remove_duplicate=False) if name}
 
