@@ -288,6 +288,14 @@ Val PySide::call(Env& env, const PyExprP& e) {
       name == "math.floor" || name == "abs" || name == "enumerate" || name == "range" ||
       name == "reversed") {
     eval_args();
+    // Keyword arguments change what a builtin does: only enumerate's start is followed.
+    for (const auto& [k, v] : e->kwargs) {
+      if (name == "enumerate" && k == "start" && args.size() == 1) {
+        args.push_back(eval(env, v));
+        continue;
+      }
+      fail("host_logic", "host logic in forward: `" + text + "` (a keyword argument)");
+    }
     if (name == "isinstance") return builtin_isinstance(args, text);
     if (name == "len" && args.size() == 1 &&
         (args[0].kind == Val::List || (args[0].kind == Val::Layer && args[0].name != "self")))

@@ -673,8 +673,30 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
   }
   if (a.kind == Val::Tensor || b.kind == Val::Tensor) torch_op(op, text);
   if (op == "+" || op == "-" || op == "*" || op == "//" || op == "%") {
-    if (a.kind == Val::Int && b.kind == Val::Int)
+    if (a.kind == Val::Int && b.kind == Val::Int && (op == "//" || op == "%")) {
+      // Python floors (-3 // 2 is -2, -1 % 3 is 2); kernrl's expressions truncate as C does.
+      // They agree where neither side is negative: known values are computed here, and an
+      // expression of the sizes must be non-negative at every size set.
+      if (a.k && b.k) {
+        if (*b.k == 0) fail("host_logic", "`" + text + "` divides by zero");
+        int64_t q = *a.k / *b.k, r = *a.k % *b.k;
+        if (r != 0 && ((r < 0) != (*b.k < 0))) {
+          --q;
+          r += *b.k;
+        }
+        return make_int(op == "//" ? q : r);
+      }
+      auto pa = C.per_set(a), pb = C.per_set(b);
+      bool non_negative = pa && pb &&
+                          std::all_of(pa->begin(), pa->end(), [](int64_t v) { return v >= 0; }) &&
+                          std::all_of(pb->begin(), pb->end(), [](int64_t v) { return v > 0; });
+      if (!non_negative)
+        fail("host_logic", "`" + text +
+                               "` may take a negative operand at some size set, where "
+                               "Python's floor division differs from kernrl's");
       return int_binop(op == "//" ? "/" : op, a, b, text);
+    }
+    if (a.kind == Val::Int && b.kind == Val::Int) return int_binop(op, a, b, text);
     if ((a.kind == Val::Int || a.kind == Val::Float) &&
         (b.kind == Val::Int || b.kind == Val::Float)) {
       auto num = [](const Val& v) -> std::optional<double> {

@@ -1335,3 +1335,33 @@ TEST_CASE("import_kernelbench: what would change the reference's layers behind k
   auto r = import_kernelbench(comma, p);
   CHECK_MESSAGE(r.converted, r.reason);
 }
+
+TEST_CASE("import_kernelbench: floor division and keyword arguments of builtins, as Python") {
+  ProblemSpec p = suite_mlp(true);
+  auto flag = [&](const std::string& loop_flag) {
+    auto r = import_kernelbench(
+        mlp_module("        linears = [m for m in self.net if isinstance(m, nn.Linear)]\n"
+                   "        n = len(linears)\n"
+                   "        for i, lin in enumerate(linears" +
+                   std::string(loop_flag.find("start") != std::string::npos ? ", start=1" : "") +
+                   "):\n"
+                   "            x = ext.bias_act(torch.mm(x, lin.weight.t()), lin.bias, " +
+                   loop_flag.substr(0, loop_flag.find('|')) +
+                   ")\n"
+                   "        return x"),
+        p);
+    REQUIRE_MESSAGE(r.converted, loop_flag, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    return plan.launches[1].args.back().text + plan.launches[3].args.back().text;
+  };
+  // (i - 2) // 2 is -1 for i = 0 and 1 (floored), 0 for i = 2.
+  CHECK(flag("(i - 2) // 2 < 0") == "11");
+  CHECK(flag("(i - n) % n == n - 1") == "01");
+  CHECK(flag("i < n|start") == "10");  // start=1: the indices are 1 and 2
+  // A keyword argument kernrl does not follow.
+  auto r = import_kernelbench(mlp_module("        for k in range(2, step=1):\n"
+                                         "            pass\n"
+                                         "        return x"),
+                              p);
+  CHECK_FALSE(r.converted);
+}
