@@ -50,6 +50,13 @@ std::vector<std::pair<int, std::vector<std::string>>> init_statements(
           if (s[k].text == "," && k + 1 < s.size() &&
               (s[k + 1].text == ")" || s[k + 1].text == "]"))
             continue;
+          // `torch.nn.Linear` is `nn.Linear` (both are checked to be torch's).
+          if (s[k].text == "torch" && k + 3 < s.size() && s[k + 1].text == "." &&
+              s[k + 2].text == "nn" && s[k + 3].text == ".") {
+            texts.push_back("nn");
+            k += 2;
+            continue;
+          }
           texts.push_back(s[k].text == cls ? std::string("<class>") : s[k].text);
         }
         out.push_back({lines[i].indent - base, texts});
@@ -119,8 +126,8 @@ std::string PySide::layers_built_as_reference() const {
       for (size_t k = 1; k < t.size() && t[k] != "in"; ++k) ref_locals.insert(t[k]);
   }
   // An own attribute's value may call only these (and may not reach private attributes).
-  static const std::set<std::string> callable = {"isinstance", "len",       "list", "tuple",
-                                                 "range",      "enumerate", "int",  "float"};
+  static const std::set<std::string> callable = {"isinstance", "len", "list",  "tuple", "range",
+                                                 "enumerate",  "int", "float", "sum"};
   size_t r = 0;
   for (const auto& stmt : mine) {
     if (r < ref.size() && stmt == ref[r]) {

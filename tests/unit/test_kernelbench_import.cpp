@@ -1329,6 +1329,16 @@ TEST_CASE("import_kernelbench: what would change the reference's layers behind k
   based.replace(based.find("class ModelNew(nn.Module)"), 25, "class ModelNew(Base)");
   CHECK(refused(based));
   // Copies written a little differently are still the reference's.
+  // torch.nn.X for nn.X, and an attribute counted with sum().
+  std::string spelled = py;
+  spelled.replace(spelled.find("nn.Sequential(nn.Linear(input_size, hidden)"), 43,
+                  "torch.nn.Sequential(torch.nn.Linear(input_size, hidden)");
+  auto s1 = import_kernelbench(spelled, p);
+  CHECK_MESSAGE(s1.converted, s1.reason);
+  auto s2 = import_kernelbench(
+      mlp_module(loop, "        self.n = sum([1 for m in self.net if isinstance(m, nn.Linear)])"),
+      p);
+  CHECK_MESSAGE(s2.converted, s2.reason);
   std::string comma = py;
   comma.replace(comma.find("nn.Linear(hidden, output_size))"), 31,
                 "nn.Linear(hidden, output_size),)");
