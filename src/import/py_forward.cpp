@@ -254,10 +254,6 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
     while (next < end && lines_[next].indent > l.indent) ++next;
     const std::string& w = t[0].text;
     if (t[0].kind == PyTok::Name) {
-      if (w == "return") {
-        env.ret = t.size() > 1 ? eval(env, py_parse_expr(t, 1, t.size())) : Val{};
-        return;
-      }
       if (w == "del") {
         // `del name` forgets a local; deleting anything else (`del mods[1]`, `del self.net[1]`)
         // changes what forward reads, which kernrl does not follow.
@@ -348,19 +344,12 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
         i = exec_while(env, i, next);
         continue;
       }
-      if ((w == "break" || w == "continue") && t.size() == 1) {
-        (w == "break" ? env.brk : env.cont) = true;
-        return;
-      }
       if (w == "def" || w == "class" || w == "import" || w == "from") {
         i = next;
         continue;
       }
-      if (w == "raise")
-        fail("mismatch",
-             "forward raises an error for this problem (line " + std::to_string(l.line) + ")");
     }
-    exec_simple(env, t, 0, l.line);
+    exec_simple(env, t, 0, l.line);  // also return, raise, break and continue
     i = next;
   }
 }

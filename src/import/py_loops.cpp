@@ -70,6 +70,11 @@ std::vector<std::pair<int, std::vector<std::string>>> init_statements(
 }  // namespace
 
 std::string PySide::layers_built_as_reference() const {
+  if (!layers_built_) layers_built_ = compare_init_with_reference();
+  return *layers_built_;
+}
+
+std::string PySide::compare_init_with_reference() const {
   // The classes of a container's layers are the reference's (problem.yaml's modules) only if
   // ModelNew builds them as the reference does: its __init__ holds the reference's __init__
   // statements, in order, and otherwise only sets new attributes of its own (at the top level of

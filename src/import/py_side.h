@@ -139,7 +139,9 @@ class PySide {
   // The class and its torch.nn bases (problem.yaml's modules, else ModelNew's own constructor).
   std::vector<std::string> module_classes(const Val& layer) const;
   // "" when ModelNew's __init__ builds its layers as the reference's does; else why not.
-  std::string layers_built_as_reference() const;
+  std::string layers_built_as_reference() const;  // compare_init_with_reference(), once
+  std::string compare_init_with_reference() const;
+  mutable std::optional<std::string> layers_built_;
   std::vector<Val> layer_children(const Val& layer, const std::string& text) const;
   std::vector<Val> items_of(const Val& v, const std::string& text) const;
   size_t exec_for(Env& env, size_t i, size_t next);
