@@ -70,7 +70,7 @@ run)
     >"$WORK/side-run.log" 2>&1 &
   side=$!
   log "kernrl build and the suite's conversion beside KernelBench's side (pid $side)"
-  (OUT="$WORK/gpu" BUILD_DIR="$WORK/build-gpu" BUILD_TARGETS="kernrl kernrl-worker kernrl-nvrtc" \
+  (OUT="$WORK/gpu" BUILD_DIR="$WORK/build-gpu" BUILD_TARGETS="kernrl kernrl-worker kernrl-nvrtc kernrl_suite_refdump" \
     scripts/gpu-test.sh build >"$WORK/build.log" 2>&1; log "kernrl build: $(tail -1 "$WORK/build.log")") &
   build=$!
   KB_ONLY=gens KB_GENS="$gens" KB_SUITE="$WORK/suite" KB_LEVELS=1,2,3 \
