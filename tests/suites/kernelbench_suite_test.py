@@ -107,12 +107,17 @@ def main():
         run([a.kernrl, "suite", "add", "kernelbench", str(HERE / "kernelbench"), "--out", str(out), "--jobs", "1"])
         suite = json.loads((out / "suite.json").read_text())
         ids = sorted(c["id"] for c in suite["converted"])
-        check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast",
+        check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast", "L1_4_Class_index_targets",
                       "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd", "L2_2_Scale_named_like_a_constant",
                       "L3_1_Small_MLP", "L3_3_Nested_blocks"], f"converted: {ids}")
         # Test sizes where the module needs two constants equal: they shrink together.
         hinge = (out / "problems" / "L1" / "3_Hinge_broadcast" / "problem.yaml").read_text()
         check(hinge.count("test:") == 1 and "- {" in hinge, "a module that needs equal sizes gets test sizes")
+        # A draw whose bound is a size (class indices below num_classes) is drawn by the traced
+        # generator at each size set: one init for all sizes would draw out-of-range classes.
+        ce = (out / "problems" / "L1" / "4_Class_index_targets" / "problem.yaml").read_text()
+        check('"inputs": "inputs"' in ce and '"randint"' not in ce,
+              f"a randint bounded by a size constant is traced per size set: {ce[:900]}")
         # A constant named like a parameter is not a size; the parameter keeps its name.
         scaled = (out / "problems" / "L2" / "2_Scale_named_like_a_constant" / "problem.yaml").read_text()
         check('"name": "scaling_factor"' in scaled and '"scaling_factor": 2' not in scaled,

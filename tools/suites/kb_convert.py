@@ -242,8 +242,11 @@ def trace_input_limit():
 
 
 def input_generators(sets):
-    """Per size set the traced get_inputs(), where some input is not one plain draw; else None."""
-    if all(init is not None for s in sets for _, init in s.inputs):
+    """Per size set the traced get_inputs(), where some input is not one plain draw, or is a draw
+    whose bounds differ between size sets (`torch.randint(0, num_classes, ...)`: problem.yaml's
+    init is one for all sizes); else None."""
+    plain = all(init is not None for s in sets for _, init in s.inputs)
+    if plain and all(s.inputs[k][1] == sets[0].inputs[k][1] for s in sets for k in range(len(s.inputs))):
         return None
     blobs = []
     limit = trace_input_limit()

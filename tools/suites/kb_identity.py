@@ -45,6 +45,15 @@ def source_of(kb_root, pid):
     return Source(next((kb_root / "KernelBench" / f"level{level}").glob(f"{number}_*.py")))
 
 
+def refdump_error(stderr):
+    """The line of a failed refdump's stderr that says why: libtorch's errors end in a stack of
+    frames, the cause is the last line before them that names an error."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("frame #", "Exception raised from"))]
+    named = [ln for ln in lines if "Error" in ln or "error" in ln]
+    return ((named or lines or ["refdump failed"])[-1])[:200]
+
+
 def check_problem(refdump, suite, kb_root, pid, device, which, work):
     """Rows (set, weights equal, max |diff|, within tolerance) for one problem."""
     env = dict(os.environ, KERNRL_PROBLEMS=str(suite / "problems"))
@@ -52,7 +61,7 @@ def check_problem(refdump, suite, kb_root, pid, device, which, work):
     r = subprocess.run([refdump, pid, str(dump), "--sizes", which, "--device", device],
                        capture_output=True, text=True, env=env, check=False)
     if r.returncode != 0:
-        return [{"set": which, "error": (r.stderr.strip().splitlines() or ["refdump failed"])[-1][:200]}]
+        return [{"set": which, "error": refdump_error(r.stderr)}]
     meta = json.loads((dump / "meta.json").read_text())
     src = source_of(kb_root, pid)
     rows = []
