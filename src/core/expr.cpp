@@ -1,17 +1,33 @@
 #include "core/expr.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 
 namespace kernrl {
 namespace {
 
+// A value: an integer, or (in expressions that allow them) a double. C's rules: an operation on
+// two integers is an integer one (division truncates), with a double operand a double one.
+struct Num {
+  bool real = false;
+  int64_t i = 0;
+  double d = 0;
+  double as_double() const { return real ? d : static_cast<double>(i); }
+};
+
+Num integer(int64_t v) { return Num{false, v, 0}; }
+Num real(double v) { return Num{true, 0, v}; }
+
 // Recursive-descent parser; evaluates while parsing (or only collects names when vars == nullptr).
+// With `reals` (real_expr mode), float literals and the names of `reals` are doubles.
 class Parser {
  public:
-  Parser(const std::string& text, const Vars* vars, std::vector<std::string>* names)
-      : s_(text), vars_(vars), names_(names) {}
+  Parser(const std::string& text, const Vars* vars, std::vector<std::string>* names,
+         bool allow_real = false, const RealVars* reals = nullptr)
+      : s_(text), vars_(vars), names_(names), allow_real_(allow_real), reals_(reals) {}
 
-  int64_t parse() {
+  Num parse() {
     if (s_.size() > kMaxExprChars)
       throw ExprError("expression of " + std::to_string(s_.size()) + " characters; the limit is " +
                       std::to_string(kMaxExprChars));
@@ -19,11 +35,14 @@ class Parser {
       if (static_cast<unsigned char>(c) < 0x20 && c != ' ' && c != '\t' && c != '\n')
         throw ExprError("expression contains a control character (byte " +
                         std::to_string(static_cast<unsigned char>(c)) + ")");
-    int64_t v = sum();
+    Num v = sum();
     skip();
     if (pos_ != s_.size()) fail("unexpected " + show(s_[pos_]));
+    if (v.real && vars_ && !std::isfinite(v.d)) fail("the value is not a finite number");
     return v;
   }
+
+  bool saw_real_literal = false;
 
  private:
   // Every recursive step (a parenthesis, a call, a unary sign) goes through one Nest.
@@ -56,29 +75,34 @@ class Parser {
     }
     return false;
   }
-  int64_t add(int64_t a, int64_t b) const {
+  Num add(Num a, Num b) const {
+    if (a.real || b.real) return real(a.as_double() + b.as_double());
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) fail("64-bit overflow");
-    return r;
+    if (__builtin_add_overflow(a.i, b.i, &r)) fail("64-bit overflow");
+    return integer(r);
   }
-  int64_t sub(int64_t a, int64_t b) const {
+  Num sub(Num a, Num b) const {
+    if (a.real || b.real) return real(a.as_double() - b.as_double());
     int64_t r;
-    if (__builtin_sub_overflow(a, b, &r)) fail("64-bit overflow");
-    return r;
+    if (__builtin_sub_overflow(a.i, b.i, &r)) fail("64-bit overflow");
+    return integer(r);
   }
-  int64_t mul(int64_t a, int64_t b) const {
+  Num mul(Num a, Num b) const {
+    if (a.real || b.real) return real(a.as_double() * b.as_double());
     int64_t r;
-    if (__builtin_mul_overflow(a, b, &r)) fail("64-bit overflow");
-    return r;
+    if (__builtin_mul_overflow(a.i, b.i, &r)) fail("64-bit overflow");
+    return integer(r);
   }
-  int64_t div(int64_t a, int64_t b, char op) const {
-    if (!vars_) return 0;
-    if (b == 0) fail(op == '%' ? "modulo by zero" : "division by zero");
-    if (a == INT64_MIN && b == -1) fail("64-bit overflow");
-    return op == '%' ? a % b : a / b;
+  Num div(Num a, Num b, char op) const {
+    if (!vars_) return integer(0);
+    if (op == '%' && (a.real || b.real)) fail("'%' needs two integers");
+    if (b.as_double() == 0) fail(op == '%' ? "modulo by zero" : "division by zero");
+    if (a.real || b.real) return real(a.as_double() / b.as_double());
+    if (a.i == INT64_MIN && b.i == -1) fail("64-bit overflow");
+    return integer(op == '%' ? a.i % b.i : a.i / b.i);
   }
-  int64_t sum() {
-    int64_t v = product();
+  Num sum() {
+    Num v = product();
     for (;;) {
       if (eat('+'))
         v = add(v, product());
@@ -88,22 +112,22 @@ class Parser {
         return v;
     }
   }
-  int64_t product() {
-    int64_t v = unary();
+  Num product() {
+    Num v = unary();
     for (;;) {
       skip();
       if (pos_ >= s_.size()) return v;
       char op = s_[pos_];
       if (op != '*' && op != '/' && op != '%') return v;
       ++pos_;
-      int64_t rhs = unary();
+      Num rhs = unary();
       v = op == '*' ? mul(v, rhs) : div(v, rhs, op);
     }
   }
-  int64_t unary() {
+  Num unary() {
     if (eat('-')) {
       Nest nest(*this);
-      return sub(0, unary());
+      return sub(integer(0), unary());
     }
     if (eat('+')) {
       Nest nest(*this);
@@ -111,26 +135,68 @@ class Parser {
     }
     return primary();
   }
-  int64_t primary() {
+  bool digit_at(size_t i) const {
+    return i < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i]));
+  }
+  // A float literal at pos_ (real mode): digits [. digits] | . digits, then [eE][+-]digits, [fF].
+  Num real_literal() {
+    size_t b = pos_;
+    while (digit_at(pos_)) ++pos_;
+    bool mark = false;
+    if (pos_ < s_.size() && s_[pos_] == '.') {
+      ++pos_;
+      mark = true;
+      while (digit_at(pos_)) ++pos_;
+    }
+    if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
+      size_t e = pos_ + 1;
+      if (e < s_.size() && (s_[e] == '+' || s_[e] == '-')) ++e;
+      if (!digit_at(e)) fail("not a number");
+      pos_ = e;
+      while (digit_at(pos_)) ++pos_;
+      mark = true;
+    }
+    std::string text = s_.substr(b, pos_ - b);
+    if (mark && pos_ < s_.size() && (s_[pos_] == 'f' || s_[pos_] == 'F')) ++pos_;
+    if (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
+                             s_[pos_] == '_' || s_[pos_] == '.'))
+      fail("not a number");
+    if (!mark) {
+      pos_ = b;
+      return integer_literal();
+    }
+    saw_real_literal = true;
+    double v = std::strtod(text.c_str(), nullptr);
+    if (!std::isfinite(v)) fail("the literal " + text + " is out of range");
+    return real(v);
+  }
+  Num integer_literal() {
+    int64_t v = 0;
+    while (digit_at(pos_)) {
+      int64_t r;
+      if (__builtin_mul_overflow(v, 10, &r) || __builtin_add_overflow(r, s_[pos_] - '0', &v))
+        fail("64-bit overflow");
+      ++pos_;
+    }
+    if (pos_ < s_.size() &&
+        (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.'))
+      fail("not an integer literal");
+    return integer(v);
+  }
+  Num primary() {
     skip();
     if (pos_ >= s_.size()) fail("unexpected end");
     char c = s_[pos_];
     if (c == '(') {
       Nest nest(*this);
       ++pos_;
-      int64_t v = sum();
+      Num v = sum();
       if (!eat(')')) fail("missing ')'");
       return v;
     }
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      int64_t v = 0;
-      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_])))
-        v = add(mul(v, 10), s_[pos_++] - '0');
-      if (pos_ < s_.size() &&
-          (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.'))
-        fail("not an integer literal");
-      return v;
-    }
+    if (allow_real_ && (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && digit_at(pos_ + 1))))
+      return real_literal();
+    if (std::isdigit(static_cast<unsigned char>(c))) return integer_literal();
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t start = pos_;
       while (pos_ < s_.size() &&
@@ -139,33 +205,44 @@ class Parser {
       std::string name = s_.substr(start, pos_ - start);
       if (eat('(')) return call(name);
       if (names_) names_->push_back(name);
-      if (!vars_) return 1;
+      if (!vars_) return integer(1);
+      if (reals_)
+        if (auto r = reals_->find(name); r != reals_->end()) return real(r->second);
       auto it = vars_->find(name);
       if (it == vars_->end()) fail("unknown name '" + name + "'");
-      return it->second;
+      return integer(it->second);
     }
     fail("unexpected " + show(c));
   }
-  int64_t call(const std::string& fn) {
+  Num call(const std::string& fn) {
     if (fn != "cdiv" && fn != "min" && fn != "max") fail("unknown function '" + fn + "'");
     Nest nest(*this);
-    int64_t a = sum();
+    Num a = sum();
     if (!eat(',')) fail(fn + "() takes two arguments");
-    int64_t b = sum();
+    Num b = sum();
     if (!eat(')')) fail("missing ')' after " + fn + "(");
-    if (fn == "min") return a < b ? a : b;
-    if (fn == "max") return a > b ? a : b;
-    if (!vars_) return 0;
-    if (b == 0) fail("division by zero in cdiv");
+    if (fn == "min" || fn == "max") {
+      if (a.real || b.real) {
+        double x = a.as_double(), y = b.as_double();
+        return real(fn == "min" ? (x < y ? x : y) : (x > y ? x : y));
+      }
+      if (fn == "min") return a.i < b.i ? a : b;
+      return a.i > b.i ? a : b;
+    }
+    if (a.real || b.real) fail("cdiv() needs two integers");
+    if (!vars_) return integer(0);
+    if (b.i == 0) fail("division by zero in cdiv");
     // Ceiling division for any signs, without overflow in a + b - 1.
-    int64_t q = div(a, b, '/');
-    if ((a % b != 0) && ((a > 0) == (b > 0))) q = add(q, 1);
+    Num q = div(a, b, '/');
+    if ((a.i % b.i != 0) && ((a.i > 0) == (b.i > 0))) q = add(q, integer(1));
     return q;
   }
 
   const std::string& s_;
   const Vars* vars_;
   std::vector<std::string>* names_;
+  bool allow_real_;
+  const RealVars* reals_;
   size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -173,13 +250,27 @@ class Parser {
 }  // namespace
 
 int64_t eval_expr(const std::string& text, const Vars& vars) {
-  return Parser(text, &vars, nullptr).parse();
+  return Parser(text, &vars, nullptr).parse().i;
 }
 
-std::vector<std::string> expr_names(const std::string& text) {
+double eval_real_expr(const std::string& text, const Vars& vars, const RealVars& reals) {
+  return Parser(text, &vars, nullptr, true, &reals).parse().as_double();
+}
+
+std::vector<std::string> expr_names(const std::string& text, bool reals) {
   std::vector<std::string> names;
-  Parser(text, nullptr, &names).parse();
+  Parser(text, nullptr, &names, reals).parse();
   return names;
+}
+
+bool has_real_literal(const std::string& text) {
+  try {
+    Parser p(text, nullptr, nullptr, true);
+    p.parse();
+    return p.saw_real_literal;
+  } catch (const ExprError&) {
+    return false;
+  }
 }
 
 std::vector<std::string> split_top_level(const std::string& s) {

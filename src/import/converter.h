@@ -26,7 +26,8 @@ struct Val {
   enum Kind {
     Void,
     Int,     // k: constant; else e: an expression over the sizes (and num_sms, repeat variables)
-    Float,   // f: the value; text: the literal as written or the scalar's name
+    Float,   // f: the value; text: the literal as written or the scalar's name; else e: a real
+             // expression over the sizes (`1.0 * (n) / (2)`, docs/kernel-format.md)
     Bool,    // k (0/1), or per_set: the value at each size set of the problem
     Tensor,  // tensor: index into Converter::tensors
     Ptr,     // tensor (-1: null), elem: the pointee C type ("" for void)
@@ -196,6 +197,9 @@ std::string dtype_of_c(const std::string& c_type);    // float -> float32 ("" if
 std::string dtype_of_torch(const std::string& name);  // kFloat32 / float32 / torch.float -> float32
 int dtype_bytes(const std::string& dtype);
 std::string float_literal(double v);
+// A number's value as a kernrl real expression (a float argument computed from the sizes, such
+// as `1.0f / (float)n`): a Float, an Int or Bool (as a double), a Ratio; nullopt for anything else.
+std::optional<std::string> real_text(const Val& v);
 // Integer + - * / % of two Ints: constants folded, else a kernrl expression (`what` for errors).
 Val int_binop(const std::string& op, const Val& a, const Val& b, const std::string& what);
 bool int_type(const std::string& c_type);

@@ -261,7 +261,13 @@ Val Interp::unary(Ex& x) {
     Val v = unary(x);
     x.lv_name.clear();
     if (is_punct(t, "+")) return v;
-    if (v.kind == Val::Float) return v.f ? make_float(-*v.f) : v;
+    if (v.kind == Val::Float && v.f) return make_float(-*v.f);
+    if (v.kind == Val::Float && !v.e.empty()) {
+      Val r = v;
+      r.e = "-(" + v.e + ")";
+      return r;
+    }
+    if (v.kind == Val::Float) return arith("-", make_int(0), v, what_of(x, from), x.fr);
     return arith("-", make_int(0), v, what_of(x, from), x.fr);
   }
   if (is_punct(t, "!")) {

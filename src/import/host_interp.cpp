@@ -242,9 +242,18 @@ Val Interp::arith(const std::string& op, const Val& a0, const Val& b0, const std
       r.floaty = true;
       return r;
     }
+    // Anything else of + - * / is a real expression over the sizes, which kernrl evaluates at
+    // each size set where it is passed to a float parameter (docs/kernel-format.md).
+    auto ta = real_text(a0), tb = real_text(b0);
+    if (ta && tb && (op == "+" || op == "-" || op == "*" || op == "/")) {
+      Val r;
+      r.kind = Val::Float;
+      r.e = "(" + *ta + ") " + op + " (" + *tb + ")";
+      return r;
+    }
     fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
-                           "` computes a floating-point value from the sizes on the host; kernrl "
-                           "passes floats only from the problem's scalars or literals");
+                           "` computes a floating-point value from the sizes on the host that "
+                           "kernrl cannot write as an expression (" + op + ")");
   }
   Val a = a0.kind == Val::Bool ? to_int(a0, what, fr) : a0;
   Val b = b0.kind == Val::Bool ? to_int(b0, what, fr) : b0;

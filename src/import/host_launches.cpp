@@ -239,16 +239,12 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
         out.text =
             iv.k ? (*iv.k != 0 ? "1" : "0") : "min(max(" + out.text + ", -(" + out.text + ")), 1)";
     } else if (float_type(ptype)) {
-      if (v.kind == Val::Float) {
+      if (v.kind == Val::Float && (!v.scalar.empty() || !v.text.empty() || v.f)) {
         out.text = !v.scalar.empty() ? v.scalar : (!v.text.empty() ? v.text : float_literal(*v.f));
-      } else if (v.kind == Val::Int && v.k) {
-        out.text = float_literal(static_cast<double>(*v.k));
-      } else if (v.kind == Val::Bool && v.k) {
-        out.text = float_literal(static_cast<double>(*v.k));
-      } else if (v.kind == Val::Int || v.kind == Val::Ratio) {
-        fail("host_logic",
-             where + " passes a value computed from the sizes to the floating-point parameter `" +
-                 p.name + "`; kernrl passes floats only from the problem's scalars or literals");
+      } else if (auto t = real_text(v)) {
+        // A value computed from the sizes (`1.0f / (float)n`): a real expression, evaluated
+        // at each size set.
+        out.text = *t;
       } else {
         fail_value(v, "a number", where, fr);
       }

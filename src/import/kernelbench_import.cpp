@@ -163,6 +163,36 @@ std::string float_literal(double v) {
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
 }
+std::optional<std::string> real_text(const Val& v) {
+  switch (v.kind) {
+    case Val::Float:
+      if (!v.e.empty()) return v.e;
+      if (!v.scalar.empty()) return v.scalar;
+      if (v.f) return float_literal(*v.f);
+      return std::nullopt;
+    case Val::Int:
+    case Val::Bool:
+      if (v.k) return float_literal(static_cast<double>(*v.k));
+      if (v.kind == Val::Int && !v.e.empty()) return "1.0 * (" + v.e + ")";
+      return std::nullopt;
+    case Val::Ratio:
+      if (v.items.size() == 2 && v.items[0].kind == Val::Int && v.items[1].kind == Val::Int) {
+        auto atom = [](const std::string& t) {
+          bool simple = !t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+          });
+          return simple ? t : "(" + t + ")";
+        };
+        std::string num = v.items[0].k ? float_literal(static_cast<double>(*v.items[0].k))
+                                       : "1.0 * " + atom(int_text(v.items[0]));
+        return num + " / " + atom(int_text(v.items[1]));
+      }
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
 bool int_type(const std::string& c) {
   static const std::set<std::string> t = {"int",
                                           "unsigned",

@@ -43,6 +43,9 @@ Val PySide::eval(Env& env, const PyExprP& e) {
     case PyExpr::Index: {
       Val obj = eval(env, e->kids[0]);
       if (obj.kind == Val::Tensor) torch_op("Tensor.__getitem__", py_text(e));
+      if (e->kids[1]->kind == PyExpr::Other && e->kids[1]->text == "slice" &&
+          e->kids[1]->kids.size() == 3)
+        return sliced(env, obj, e->kids[1], py_text(e));
       Val idx = eval(env, e->kids[1]);
       // `self.features[0]`: a submodule of an nn.Sequential or nn.ModuleList, by module path.
       if (obj.kind == Val::Layer && obj.name != "self" && idx.kind == Val::Int && idx.k) {

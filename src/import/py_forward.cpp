@@ -741,6 +741,36 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
       }
     }
     if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
+    // `tuple(t.shape) != tuple(u.shape[k:])`: sequences of integers, equal where every item is
+    // (at each size set).
+    if ((op == "==" || op == "!=") && a.kind == Val::List && b.kind == Val::List) {
+      bool ints = std::all_of(a.items.begin(), a.items.end(),
+                              [](const Val& v) { return v.kind == Val::Int; }) &&
+                  std::all_of(b.items.begin(), b.items.end(),
+                              [](const Val& v) { return v.kind == Val::Int; });
+      if (ints && a.items.size() != b.items.size()) return make_bool(op == "!=");
+      std::vector<char> equal;  // per size set
+      bool known = ints;
+      for (size_t k = 0; known && k < a.items.size(); ++k) {
+        auto pa = C.per_set(a.items[k]), pb = C.per_set(b.items[k]);
+        if (!pa || !pb || pa->size() != pb->size()) {
+          known = false;
+          break;
+        }
+        if (equal.empty()) equal.assign(pa->size(), 1);
+        for (size_t s = 0; s < pa->size(); ++s) equal[s] = equal[s] && (*pa)[s] == (*pb)[s];
+      }
+      if (known) {
+        if (equal.empty()) return make_bool(op == "==");  // two empty sequences
+        Val r;
+        r.kind = Val::Bool;
+        for (char e : equal) r.per_set.push_back(static_cast<char>((e != 0) == (op == "==")));
+        bool all = std::all_of(r.per_set.begin(), r.per_set.end(), [](char c) { return c; });
+        bool none = std::none_of(r.per_set.begin(), r.per_set.end(), [](char c) { return c; });
+        if (all || none) return make_bool(all);
+        return r;
+      }
+    }
   }
   if (op == "and" || op == "or") {  // (eval decides them first when a's truth is known)
     auto x = truth(a);

@@ -240,6 +240,41 @@ std::vector<Val> PySide::items_of(const Val& v, const std::string& text) const {
   fail("host_logic", "forward iterates over a value kernrl does not know (`" + text + "`)");
 }
 
+Val PySide::sliced(Env& env, const Val& obj, const PyExprP& slice, const std::string& text) {
+  if (obj.kind != Val::List && !(obj.kind == Val::Layer && obj.name != "self"))
+    fail("host_logic", "host logic in forward: a slice of a value kernrl does not know (`" + text +
+                           "`)");
+  std::optional<int64_t> bound[3];
+  for (int k = 0; k < 3; ++k) {
+    const PyExprP& part = slice->kids[static_cast<size_t>(k)];
+    if (part->kind == PyExpr::Const && part->text == "None") continue;
+    Val v = eval(env, part);
+    if (v.kind == Val::Bool && v.k) v = make_int(*v.k);
+    if (v.kind != Val::Int || !v.k)
+      fail("host_logic", "host logic in forward: the bounds of `" + text +
+                             "` are not the same at every size set of the problem");
+    bound[k] = *v.k;
+  }
+  std::vector<Val> items = items_of(obj, text);
+  const int64_t n = static_cast<int64_t>(items.size());
+  const int64_t step = bound[2].value_or(1);
+  if (step == 0) fail("mismatch", "`" + text + "` in forward has a slice step of zero");
+  // Python's slice.indices(n): bounds clamped to the sequence, negative ones counted from its end.
+  auto clamp = [&](std::optional<int64_t> b, int64_t dflt) {
+    if (!b) return dflt;
+    int64_t v = *b < 0 ? *b + n : *b;
+    if (step > 0) return std::min(std::max<int64_t>(v, 0), n);
+    return std::min(std::max<int64_t>(v, -1), n - 1);
+  };
+  int64_t start = clamp(bound[0], step > 0 ? 0 : n - 1);
+  int64_t stop = clamp(bound[1], step > 0 ? n : -1);
+  Val out;
+  out.kind = Val::List;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+    out.items.push_back(items[static_cast<size_t>(i)]);
+  return out;
+}
+
 bool PySide::loop_body(Env& env, size_t i, size_t next) {
   const PyLine& l = lines_[i];
   size_t colon = header_colon(l.toks);

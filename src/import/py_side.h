@@ -144,6 +144,9 @@ class PySide {
   mutable std::optional<std::string> layers_built_;
   std::vector<Val> layer_children(const Val& layer, const std::string& text) const;
   std::vector<Val> items_of(const Val& v, const std::string& text) const;
+  // obj[start:stop:step] of a list (a shape, a tuple) or of an nn.Sequential / nn.ModuleList's
+  // layers, as Python slices: bounds known integers or None.
+  Val sliced(Env& env, const Val& obj, const PyExprP& slice, const std::string& text);
   size_t exec_for(Env& env, size_t i, size_t next);
   size_t exec_while(Env& env, size_t i, size_t next);
   // Runs a loop's body once: false when a `break` ended the loop.

@@ -294,9 +294,10 @@ class Parser {
         PyExprP x = make(PyExpr::Index, "", l);
         x->kids.push_back(e);
         size_t save = i_;
-        // A slice (a:b) or a multi-dimensional index is "Other".
+        // A slice (a:b, a:b:c) is "Other" "slice" with kids start, stop, step (None where left
+        // out); a multi-dimensional index (a, b or a:b, c) is "Other" "slice" without kids.
         int depth = 0;
-        bool slice = false;
+        bool slice = false, comma = false;
         size_t j = i_;
         for (; j < end_; ++j) {
           const PyTok& t = t_[j];
@@ -305,9 +306,27 @@ class Parser {
             if (depth == 0) break;
             --depth;
           }
-          if (depth == 0 && t.kind == PyTok::Op && (t.text == ":" || t.text == ",")) slice = true;
+          if (depth == 0 && t.kind == PyTok::Op && t.text == ":") slice = true;
+          if (depth == 0 && t.kind == PyTok::Op && t.text == ",") comma = true;
         }
-        if (slice || j == save) {
+        if (slice && !comma) {
+          PyExprP sl = make(PyExpr::Other, "slice", l);
+          for (int part = 0; part < 3; ++part) {
+            if (at_op(":") || at_op("]"))
+              sl->kids.push_back(make(PyExpr::Const, "None", l));
+            else
+              sl->kids.push_back(expr());
+            if (part < 2 && at_op(":"))
+              ++i_;
+            else if (part < 2) {
+              for (int rest = part + 1; rest < 3; ++rest)
+                sl->kids.push_back(make(PyExpr::Const, "None", l));
+              break;
+            }
+          }
+          if (!at_op("]")) syntax(line(), "expected ']' after a slice");
+          x->kids.push_back(sl);
+        } else if (slice || comma || j == save) {
           i_ = j;
           x->kids.push_back(make(PyExpr::Other, "slice", l));
         } else {
@@ -456,6 +475,14 @@ std::string py_text(const PyExprP& e) {
       return s + (e->kind == PyExpr::Tuple ? ")" : "]");
     }
     case PyExpr::Other:
+      if (e->text == "slice" && e->kids.size() == 3) {
+        auto part = [](const PyExprP& k) {
+          return k->kind == PyExpr::Const && k->text == "None" ? std::string() : py_text(k);
+        };
+        std::string t = part(e->kids[0]) + ":" + part(e->kids[1]);
+        if (!part(e->kids[2]).empty()) t += ":" + part(e->kids[2]);
+        return t;
+      }
       return e->text;
   }
   return "";

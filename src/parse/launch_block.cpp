@@ -496,14 +496,41 @@ void check_triton_launch(const LaunchSpec& l, const Vars& vars, Eval& eval) {
 namespace {
 
 // What a launch argument names: a tensor of the problem, a scratch buffer, a scalar, a float
-// literal, else an integer expression.
+// literal, a real expression (with a float literal or a float scalar), else an integer expression.
 ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
                  const std::set<std::string>& scratch) {
   if (p.find_tensor(text)) return ArgKind::Tensor;
   if (scratch.count(text)) return ArgKind::Scratch;
   if (p.find_scalar(text)) return ArgKind::Scalar;
   if (is_float_literal(text)) return ArgKind::FloatLiteral;
+  if (has_real_literal(text)) return ArgKind::FloatExpr;
+  try {
+    for (const auto& n : expr_names(text, true))
+      if (const ScalarSpec* s = p.find_scalar(n); s && s->is_float()) return ArgKind::FloatExpr;
+  } catch (const ExprError&) {
+  }
   return ArgKind::IntExpr;
+}
+
+// Checks an integer or real expression argument at one size set: its names are the problem's,
+// and it evaluates (no division by zero, overflow, or a value that is not finite).
+void check_value_arg(const LaunchArg& a, const ProblemSpec& p, const Vars& vars,
+                     const std::string& of, int line) {
+  bool real = a.kind == ArgKind::FloatExpr;
+  try {
+    RealVars reals = real ? plan_reals(p) : RealVars{};
+    for (const auto& n : expr_names(a.text, real))
+      if (!vars.count(n) && !reals.count(n))
+        throw FormatError("argument '" + a.text + "' of " + of + ": unknown name '" + n +
+                              "' (not a tensor, scratch buffer, scalar or size of " + p.id + ")",
+                          line);
+    if (real)
+      eval_real_expr(a.text, vars, reals);
+    else
+      eval_expr(a.text, vars);
+  } catch (const ExprError& err) {
+    throw FormatError("argument '" + a.text + "' of " + of + ": " + err.what(), line);
+  }
 }
 
 // A torch step's operator, out buffer and arguments (classified here) against the problem.
@@ -533,6 +560,7 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
   for (const auto& sizes : size_sets) {
     Vars vars = plan_vars(p, sizes, num_sms);
     for (const auto& a : l.args) {
+      if (a.kind == ArgKind::FloatExpr) check_value_arg(a, p, vars, what, l.line);
       std::vector<std::string> exprs;
       if (a.kind == ArgKind::IntExpr) exprs = {a.text};
       if (a.kind == ArgKind::IntList) exprs = split_top_level(a.text);
@@ -668,21 +696,9 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
                          "; dynamic shared memory must be 0 to " +
                          std::to_string(kMaxDynamicSharedBytes) + " bytes (227 KiB)",
                      l.line);
-        for (const auto& a : l.args) {
-          if (a.kind != ArgKind::IntExpr) continue;
-          try {
-            for (const auto& n : expr_names(a.text))
-              if (!vars.count(n))
-                throw FormatError("argument '" + a.text + "' of " + l.kernel + ": unknown name '" +
-                                      n + "' (not a tensor, scratch buffer, scalar or size of " +
-                                      p.id + ")",
-                                  l.line);
-          } catch (const ExprError& err) {
-            throw FormatError("argument '" + a.text + "' of " + l.kernel + ": " + err.what(),
-                              l.line);
-          }
-          check_expr(a.text, vars, l.line, "argument '" + a.text + "' of " + l.kernel);
-        }
+        for (const auto& a : l.args)
+          if (a.kind == ArgKind::IntExpr || a.kind == ArgKind::FloatExpr)
+            check_value_arg(a, p, vars, l.kernel, l.line);
         if (plan.language == "triton") check_triton_launch(l, vars, check_expr);
       }
     }

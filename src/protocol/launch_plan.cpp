@@ -74,6 +74,13 @@ Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms) {
   return v;
 }
 
+RealVars plan_reals(const ProblemSpec& p) {
+  RealVars r;
+  for (const auto& s : p.scalars)
+    if (s.is_float()) r[s.name] = s.value;
+  return r;
+}
+
 void LaunchSpec::choose(size_t c) {
   const LaunchChoice& ch = autotune.at(c);
   kernel = ch.kernel;
@@ -178,8 +185,12 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.block = l.at("block").get<std::vector<std::string>>();
     s.cluster = l.at("cluster").get<std::vector<std::string>>();
     s.shared_bytes = l.at("shared_bytes");
-    for (const auto& a : l.at("args"))
-      s.args.push_back({a.at("text"), static_cast<ArgKind>(a.at("kind").get<int>())});
+    for (const auto& a : l.at("args")) {
+      int kind = a.at("kind").get<int>();
+      if (kind < 0 || kind > static_cast<int>(ArgKind::FloatExpr))
+        throw std::runtime_error("launch plan: unknown argument kind " + std::to_string(kind));
+      s.args.push_back({a.at("text"), static_cast<ArgKind>(kind)});
+    }
     s.repeat_count = l.at("repeat_count");
     s.repeat_var = l.at("repeat_var");
     s.cooperative = l.at("cooperative");

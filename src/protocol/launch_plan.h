@@ -14,8 +14,10 @@
 namespace kernrl {
 
 // IntList, Bool and None are arguments of torch steps only (an IntList's text is its items joined
-// by ", ").
-enum class ArgKind { Tensor, Scratch, Scalar, FloatLiteral, IntExpr, IntList, Bool, None };
+// by ", "). FloatExpr: a real expression (a float literal or float scalar in arithmetic, such as
+// `1.0 / (batch_size * dim)`), evaluated per size set by eval_real_expr. New kinds go last: the
+// kind is sent as its number.
+enum class ArgKind { Tensor, Scratch, Scalar, FloatLiteral, IntExpr, IntList, Bool, None, FloatExpr };
 
 struct LaunchArg {
   std::string text;
@@ -109,5 +111,7 @@ Vars plan_vars(const Vars& sizes, int64_t num_sms);
 // The same with the problem's integer scalars (fixed values, `kernel_size`) where no size has
 // their name: usable in every expression of the launch block.
 Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms);
+// The problem's float scalars, the double-valued names of real expressions (FloatExpr arguments).
+RealVars plan_reals(const ProblemSpec& p);
 
 }  // namespace kernrl

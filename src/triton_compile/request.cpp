@@ -42,6 +42,12 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
     }
     case ArgKind::FloatLiteral:
       return {{"type", "fp32"}, {"value", std::stod(a.text)}};
+    case ArgKind::FloatExpr:
+      try {
+        return {{"type", "fp32"}, {"value", eval_real_expr(a.text, vars, plan_reals(p))}};
+      } catch (const ExprError& e) {
+        throw FormatError("argument '" + a.text + "': " + e.what(), line);
+      }
     case ArgKind::IntExpr:
       try {
         return int_arg(eval_expr(a.text, vars));

@@ -150,9 +150,17 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
             break;
           }
           case ArgKind::Scalar:
-          case ArgKind::FloatLiteral: {
+          case ArgKind::FloatLiteral:
+          case ArgKind::FloatExpr: {
             const ScalarSpec* s = a.kind == ArgKind::Scalar ? p.find_scalar(a.text) : nullptr;
-            double v = s ? s->value : std::stod(a.text);
+            double v;
+            try {
+              v = s                                ? s->value
+                  : a.kind == ArgKind::FloatExpr ? eval_real_expr(a.text, vars, plan_reals(p))
+                                                 : std::stod(a.text);
+            } catch (const ExprError& err) {
+              throw LaunchError(where + ": " + err.what(), spec.line);
+            }
             bool is_float = !s || s->is_float();
             if (w == 4)
               l.arg_storage.push_back(is_float ? bytes_of<float>(static_cast<float>(v))

@@ -91,6 +91,10 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
         v.kind = TorchStepArg::Float;
         v.f = std::strtod(a.text.c_str(), nullptr);
         break;
+      case ArgKind::FloatExpr:
+        v.kind = TorchStepArg::Float;
+        v.f = eval_real_expr(a.text, vars, plan_reals(p));
+        break;
       case ArgKind::IntExpr:
         v.kind = TorchStepArg::Int;
         v.i = eval_expr(a.text, vars);

@@ -1375,3 +1375,90 @@ TEST_CASE("import_kernelbench: floor division and keyword arguments of builtins,
                               p);
   CHECK_FALSE(r.converted);
 }
+
+TEST_CASE("import_kernelbench: floats computed from the sizes on the host are real expressions") {
+  ProblemSpec p = problem("L1_26");
+  std::string cuda = R"(
+__global__ void k(const float* x, float* y, int n, float inv_n, double half_inv, float neg, float mix) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  float inv_n = 1.0f / (float)n;
+  double half_inv = 0.5 / (double)(n / 2);
+  float mix = inv_n * 3.0f + (float)x.size(0);
+  k<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n, inv_n, half_inv, -inv_n, mix);
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchSpec l = checked_plan(r, p).launches.at(0);
+  REQUIRE(l.args.size() == 7);
+  for (size_t i = 3; i < 7; ++i) CHECK_MESSAGE(l.args[i].kind == ArgKind::FloatExpr, l.args[i].text);
+  // Each evaluates at a size set to what the host code computes there (C's promotions).
+  for (const auto& sizes : p.tests) {
+    Vars v = plan_vars(p, sizes, 132);
+    double n = static_cast<double>(sizes.at("batch_size") * sizes.at("dim"));
+    int64_t ni = sizes.at("batch_size") * sizes.at("dim");
+    CHECK(eval_real_expr(l.args[3].text, v, {}) == doctest::Approx(1.0 / n));
+    CHECK(eval_real_expr(l.args[4].text, v, {}) == doctest::Approx(0.5 / static_cast<double>(ni / 2)));
+    CHECK(eval_real_expr(l.args[5].text, v, {}) == doctest::Approx(-1.0 / n));
+    CHECK(eval_real_expr(l.args[6].text, v, {}) ==
+          doctest::Approx(3.0 / n + static_cast<double>(sizes.at("batch_size"))));
+  }
+  // A comparison of such a value still cannot be decided on the host.
+  std::string branch = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  float inv_n = 1.0f / (float)n;
+  if (inv_n > 0.001f) k<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  auto b = import_kernelbench(module(branch, "f", "x", "ext.f(x)"), p);
+  CHECK_FALSE(b.converted);
+  CHECK_MESSAGE(b.reason.find("decides what runs") != std::string::npos, b.reason);
+}
+
+TEST_CASE("import_kernelbench: slices of shapes, lists and a Sequential's layers, as Python's") {
+  ProblemSpec p = suite_mlp(true);
+  // The layers but the last through a slice, then the last by a negative index.
+  check_mlp_plan(
+      import_kernelbench(mlp_module("        for lin in self.net[:-1:2]:\n"
+                                    "            x = ext.bias_act(lin(x), lin.bias, True)\n"
+                                    "        last = self.net[-1]\n"
+                                    "        return ext.bias_act(last(x), last.bias, False)"),
+                         p),
+      p);
+  // A shape's tail compared with another's: decided at every size set; reversed by a step.
+  check_mlp_plan(
+      import_kernelbench(
+          mlp_module("        if tuple(x.shape[1:]) != tuple(x.shape[x.dim() - 1:]) or "
+                     "len(x.shape[::-1]) != 2 or x.shape[5:] != x.shape[7:]:\n"
+                     "            raise ValueError('x must be 2-D')\n"
+                     "        dims = x.shape[::-1]\n"
+                     "        assert dims[1] == x.shape[0]\n"
+                     "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
+                     "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
+                     "        return x"),
+          p),
+      p);
+  // Bounds that depend on the sizes, a zero step, a slice of a tensor: refused with the reason.
+  auto bounds = import_kernelbench(
+      mlp_module("        for lin in self.net[:x.size(0)]:\n"
+                 "            x = ext.bias_act(lin(x), lin.bias, True)\n"
+                 "        return x"),
+      p);
+  CHECK_FALSE(bounds.converted);
+  CHECK_MESSAGE(bounds.reason.find("not the same at every size set") != std::string::npos,
+                bounds.reason);
+  auto zero = import_kernelbench(mlp_module("        s = x.shape[::0]\n        return x"), p);
+  CHECK_FALSE(zero.converted);
+  CHECK_MESSAGE(zero.reason.find("step of zero") != std::string::npos, zero.reason);
+  auto tensor = import_kernelbench(
+      mlp_module("        return ext.bias_act(x[:, :4], self.net[0].bias, True)"), p);
+  CHECK_FALSE(tensor.converted);
+  CHECK_MESSAGE(tensor.reason.find("__getitem__") != std::string::npos, tensor.reason);
+}

@@ -401,3 +401,38 @@ TEST_CASE("torch steps are refused where they cannot be graded as meant") {
                                   "  y: {dtype: float32, shape: [0 - batch_size, 0 - 1]}\n"),
                  "has dimension 0 - batch_size");
 }
+
+TEST_CASE("real expressions as float arguments: checked at every size set, sent to the worker") {
+  auto plan = parse(
+      "launches:\n  - kernel: k\n    grid: [batch_size]\n    block: [256]\n"
+      "    args: [x, out, dim, 1.0 / dim, 1.0f / (batch_size * dim), 0.5]\n");
+  check_plan(plan, softmax(), 132);
+  const auto& a = plan.launches[0].args;
+  REQUIRE(a.size() == 6);
+  CHECK(a[2].kind == ArgKind::IntExpr);
+  CHECK(a[3].kind == ArgKind::FloatExpr);
+  CHECK(a[4].kind == ArgKind::FloatExpr);
+  CHECK(a[5].kind == ArgKind::FloatLiteral);
+  LaunchPlan back = LaunchPlan::from_json(plan.to_json());
+  CHECK(back.launches[0].args[3].kind == ArgKind::FloatExpr);
+  CHECK(back.to_json() == plan.to_json());
+  // A name that is not the problem's, or a division by zero at some size set, is a format error.
+  auto error = [](const std::string& arg) {
+    auto p = parse("launches:\n  - kernel: k\n    grid: [1]\n    block: [1]\n    args: [x, out, " +
+                   arg + "]\n");
+    try {
+      check_plan(p, softmax(), 132);
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_CONTAINS(error("1.0 / rows"), "unknown name 'rows'");
+  CHECK_CONTAINS(error("1.0 / (batch_size - 3)"), "division by zero");
+  CHECK_CONTAINS(error("dim % 2.0"), "two integers");
+  CHECK(error("dim * 0.5") == "no error");
+  // A kind number the plan's reader does not know is refused, not cast.
+  auto j = plan.to_json();
+  j["launches"][0]["args"][0]["kind"] = 42;
+  CHECK_THROWS(LaunchPlan::from_json(j));
+}
