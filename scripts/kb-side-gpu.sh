@@ -14,7 +14,10 @@
 #   stops (default 980 / 1060); KB_BUILD_JOBS (8), KB_MAX_EVAL (8): KernelBench builds and
 #   evaluations at a time. With time left after the side by side (KB_TOTAL, default 1090 s after
 #   the start), the level 1-3 problems no earlier measurement converted are converted into
-#   DIR/suite-rest (KB_REST_ONLY: other problems; KB_REST=0: none).
+#   DIR/suite-rest (KB_REST_ONLY: other problems; KB_REST=0: none). KB_SIDE_SUITE_ONLY: the
+#   problems the suite is built with (default "gens": those of the generations; empty: all of
+#   levels 1-3). KB_IDENTITY=1: after the side by side, every problem of the suite is checked
+#   against KernelBench's own module (scripts/kb-gpu.sh identity; kb-identity.md).
 # wait: waits until the run has finished or SECONDS have passed, then copies its results to OUT
 #   (side.json, side_by_side.md and the logs, as kb-*).
 set -uo pipefail
@@ -33,7 +36,12 @@ done
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 # A run is alive while its heartbeat is fresh (a process id would not do: a later command on the
 # same host may see other process ids).
-alive() { [ -e "$WORK/heartbeat" ] && [ $(( $(date +%s) - $(cat "$WORK/heartbeat" 2>/dev/null || echo 0) )) -lt 30 ]; }
+alive() {
+  local hb
+  hb=$(cat "$WORK/heartbeat" 2>/dev/null); [ -n "$hb" ] || hb=0
+  [ $(( $(date +%s) - hb )) -lt 30 ]
+}
+beat() { date +%s >"$WORK/heartbeat.tmp" && mv "$WORK/heartbeat.tmp" "$WORK/heartbeat"; }
 
 case "$cmd" in
 start)
@@ -43,7 +51,7 @@ start)
   # The run works from its own copy of the tree: the caller's may be replaced while it runs.
   tar --exclude=./build --exclude='./build-*' --exclude=./gpu-results --exclude=./.git -cf - . | tar -xf - -C "$WORK/tree"
   date +%s >"$WORK/start"
-  date +%s >"$WORK/heartbeat"
+  beat
   (cd "$WORK/tree" && setsid nohup bash scripts/kb-side-gpu.sh run --kernelbench "$KB" --work "$WORK" \
     ${PREV:+--previous "$PREV"} >"$WORK/driver.log" 2>&1 </dev/null &)
   log "started; log: $WORK/driver.log"
@@ -51,7 +59,7 @@ start)
 run)
   cd "$(dirname "$0")/.." || exit 1
   t0=$(cat "$WORK/start")
-  (while :; do date +%s >"$WORK/heartbeat"; sleep 5; done) &
+  (while :; do beat; sleep 5; done) &
   beat=$!
   trap 'kill "$beat" 2>/dev/null' EXIT
   # As scripts/gpu-test.sh: the Debian packages of .device/ for kernrl's libraries, the CUDA Toolkit
@@ -73,7 +81,7 @@ run)
   (OUT="$WORK/gpu" BUILD_DIR="$WORK/build-gpu" BUILD_TARGETS="kernrl kernrl-worker kernrl-nvrtc kernrl_suite_refdump" \
     scripts/gpu-test.sh build >"$WORK/build.log" 2>&1; log "kernrl build: $(tail -1 "$WORK/build.log")") &
   build=$!
-  KB_ONLY=gens KB_GENS="$gens" KB_SUITE="$WORK/suite" KB_LEVELS=1,2,3 \
+  KB_ONLY="${KB_SIDE_SUITE_ONLY-gens}" KB_GENS="$gens" KB_SUITE="$WORK/suite" KB_LEVELS=1,2,3 \
     scripts/kb-gpu.sh --kernrl none --kernelbench "$KB" --out "$WORK/suite-out" suite >"$WORK/suite.log" 2>&1
   log "suite: $(grep 'suite built' "$WORK/suite.log")"
   wait "$build"
@@ -81,6 +89,13 @@ run)
   log "ready after $(( $(date +%s) - t0 )) s"
   wait "$side"
   log "side by side finished after $(( $(date +%s) - t0 )) s"
+  if [ "${KB_IDENTITY:-0}" = 1 ]; then
+    log "identity: the suite's TorchScript references against KernelBench's modules"
+    KB_SUITE="$WORK/suite" KB_SHARDS="${KB_SHARDS:-6}" scripts/kb-gpu.sh --kernrl "$WORK/build-gpu/kernrl" \
+      --refdump "$WORK/build-gpu/kernrl_suite_refdump" --kernelbench "$KB" --out "$WORK/identity" identity \
+      >"$WORK/identity.log" 2>&1
+    log "$(grep 'identity:' "$WORK/identity.log" | tail -1)"
+  fi
   left=$(( t0 + ${KB_TOTAL:-1090} - $(date +%s) ))
   if [ "${KB_REST:-1}" = 1 ] && [ "$left" -gt 120 ]; then
     # KB_REST_ONLY: the problems to convert (default: those no earlier measurement reached).
@@ -103,8 +118,9 @@ wait)
   cp "$WORK/side/side_by_side.md" "$OUT/kb-side_by_side.md" 2>/dev/null
   cp "$WORK/suite-out/kb-suite.json" "$OUT/kb-suite.json" 2>/dev/null
   cp "$WORK/suite-rest/suite.json" "$OUT/kb-suite-rest.json" 2>/dev/null
+  cp "$WORK/identity/kb-identity.md" "$OUT/kb-identity.md" 2>/dev/null
   (cd "$WORK" && tar czf "$OUT/kb-logs.tgz" --ignore-failed-read side/side.log side/kb-eval suite-out/kb-suite-build.log \
-    driver.log side-run.log suite.log build.log gpu/build.log suite-rest.log 2>/dev/null)
+    driver.log side-run.log suite.log build.log gpu/build.log suite-rest.log identity.log 2>/dev/null)
   log "$( [ -e "$WORK/done" ] && echo finished || echo 'still running' ) after $(( $(date +%s) - $(cat "$WORK/start" 2>/dev/null || date +%s) )) s"
   tail -15 "$WORK/driver.log" 2>/dev/null; tail -25 "$WORK/side/side.log" 2>/dev/null
   head -8 "$WORK/side/side_by_side.md" 2>/dev/null

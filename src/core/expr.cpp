@@ -229,8 +229,8 @@ class Parser {
       if (fn == "min") return a.i < b.i ? a : b;
       return a.i > b.i ? a : b;
     }
-    if (a.real || b.real) fail("cdiv() needs two integers");
     if (!vars_) return integer(0);
+    if (a.real || b.real) fail("cdiv() needs two integers");
     if (b.i == 0) fail("division by zero in cdiv");
     // Ceiling division for any signs, without overflow in a + b - 1.
     Num q = div(a, b, '/');

@@ -53,6 +53,9 @@ struct Val {
   std::optional<double> f;
   std::string text;
   bool floaty = false;  // an Int converted to a floating type
+  // List from Python: 't' a tuple (or torch.Size, a tuple), 'l' a list, 0 anything else (range,
+  // reversed, a layer list): what == between sequences depends on.
+  char seq = 0;
   std::vector<char> per_set;
   int tensor = -1;
   std::string elem;

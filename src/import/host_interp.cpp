@@ -134,11 +134,16 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
            "`" + what + "` in `" + fr.fn + "` assigns to a member kernrl cannot follow");
     }
   }
-  // Keep the declared category: an int stays an int.
-  if (target->kind == Val::Int && v.kind != Val::Int)
-    v = to_int(v, what, fr);
-  else if (target->kind == Val::Float && v.kind != Val::Float)
+  // Keep the declared category: an int stays an int, a float (a Float, a Ratio, or an Int of the
+  // sizes held in a float: `float s = x.size(1);`) stays a float.
+  bool is_float = target->kind == Val::Float || target->kind == Val::Ratio ||
+                  (target->kind == Val::Int && target->floaty);
+  if (is_float) {
     v = to_float(v, what, fr);
+    if (v.kind == Val::Int) v.floaty = true;
+  } else if (target->kind == Val::Int && v.kind != Val::Int) {
+    v = to_int(v, what, fr);
+  }
   *target = std::move(v);
 }
 

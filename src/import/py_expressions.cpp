@@ -96,6 +96,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
     case PyExpr::List: {
       Val l;
       l.kind = Val::List;
+      l.seq = e->kind == PyExpr::Tuple ? 't' : 'l';
       for (const auto& k : e->kids) l.items.push_back(eval(env, k));
       return l;
     }
@@ -123,6 +124,7 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       if (e->text == "shape") {
         Val l;
         l.kind = Val::List;
+        l.seq = 't';
         l.items = t.shape;
         return l;
       }
@@ -310,6 +312,7 @@ Val PySide::call(Env& env, const PyExprP& e) {
       Val l;
       l.kind = Val::List;
       l.items = items_of(args[0], text);
+      l.seq = name == "tuple" ? 't' : name == "list" ? 'l' : 0;
       if (name == "reversed") std::reverse(l.items.begin(), l.items.end());
       return l;
     }
@@ -482,6 +485,7 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     if (args.empty()) {
       Val l;
       l.kind = Val::List;
+      l.seq = 't';
       l.items = t.shape;
       return l;
     }

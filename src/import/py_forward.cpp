@@ -742,8 +742,13 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
     }
     if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
     // `tuple(t.shape) != tuple(u.shape[k:])`: sequences of integers, equal where every item is
-    // (at each size set).
-    if ((op == "==" || op == "!=") && a.kind == Val::List && b.kind == Val::List) {
+    // (at each size set). As Python: a list never equals a tuple (torch.Size is a tuple); a
+    // sequence kernrl does not know the kind of (range, reversed) is refused.
+    if ((op == "==" || op == "!=") && a.kind == Val::List && b.kind == Val::List && a.seq &&
+        b.seq && a.seq != b.seq)
+      return make_bool(op == "!=");
+    if ((op == "==" || op == "!=") && a.kind == Val::List && b.kind == Val::List && a.seq &&
+        a.seq == b.seq) {
       bool ints = std::all_of(a.items.begin(), a.items.end(),
                               [](const Val& v) { return v.kind == Val::Int; }) &&
                   std::all_of(b.items.begin(), b.items.end(),

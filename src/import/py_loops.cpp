@@ -270,8 +270,13 @@ Val PySide::sliced(Env& env, const Val& obj, const PyExprP& slice, const std::st
   int64_t stop = clamp(bound[1], step > 0 ? n : -1);
   Val out;
   out.kind = Val::List;
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
-    out.items.push_back(items[static_cast<size_t>(i)]);
+  out.seq = obj.kind == Val::List ? obj.seq : 0;  // a slice of a Sequential is a Sequential
+  // As Python counts them: start, start + step, ... while before stop (no overflow for any step).
+  const int64_t mag = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
+  int64_t count = 0;
+  if (step > 0 && start < stop) count = (stop - start - 1) / mag + 1;
+  if (step < 0 && start > stop) count = (start - stop - 1) / mag + 1;
+  for (int64_t k = 0; k < count; ++k) out.items.push_back(items[static_cast<size_t>(start + k * step)]);
   return out;
 }
 
@@ -368,6 +373,7 @@ Val PySide::comprehension(Env& env, const PyExprP& e) {
   Env inner = env;  // the comprehension's own scope: its target does not leak
   Val out;
   out.kind = Val::List;
+  out.seq = 'l';
   for (const Val& item : items) {
     count_iteration(e->line);
     bind(inner, e->kids[1], item, e->line);

@@ -1,7 +1,9 @@
 #include "worker/gpu_module.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include "worker/torch_step.h"
@@ -162,6 +164,10 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
               throw LaunchError(where + ": " + err.what(), spec.line);
             }
             bool is_float = !s || s->is_float();
+            if (w == 4 && is_float && std::fabs(v) > std::numeric_limits<float>::max())
+              throw LaunchError(where + " = " + std::to_string(v) +
+                                    " does not fit a 4-byte float parameter",
+                                spec.line);
             if (w == 4)
               l.arg_storage.push_back(is_float ? bytes_of<float>(static_cast<float>(v))
                                                : bytes_of<int32_t>(static_cast<int32_t>(v)));

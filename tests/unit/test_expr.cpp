@@ -108,5 +108,6 @@ TEST_CASE("real expressions follow C's promotions") {
   CHECK(has_real_literal("n * 2.f"));
   CHECK_FALSE(has_real_literal("n * 2"));
   CHECK_FALSE(has_real_literal("1.0 / ("));
+  CHECK(has_real_literal("cdiv(n, 2.0)"));  // a real expression, whose evaluation says why not
   CHECK(expr_names("1.0 / (batch * dim)", true) == std::vector<std::string>{"batch", "dim"});
 }

@@ -1462,3 +1462,65 @@ TEST_CASE("import_kernelbench: slices of shapes, lists and a Sequential's layers
   CHECK_FALSE(tensor.converted);
   CHECK_MESSAGE(tensor.reason.find("__getitem__") != std::string::npos, tensor.reason);
 }
+
+TEST_CASE("import_kernelbench: a float variable holding a size stays a float when assigned") {
+  ProblemSpec p = problem("L1_26");
+  auto arg_of = [&](const std::string& body) {
+    std::string cuda = "__global__ void k(const float* x, float* y, float s) {}\n"
+                       "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n" +
+                       body +
+                       "  k<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), s);\n"
+                       "  return y;\n}\n";
+    auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    return checked_plan(r, p).launches.at(0).args.at(2).text;
+  };
+  // dim = 1000 at the second test size set: C gives 500.5 for s / 2 with s a float.
+  Vars v = plan_vars(p, p.tests.at(1), 132);
+  double dim = static_cast<double>(v.at("dim")), batch = static_cast<double>(v.at("batch_size"));
+  CHECK(eval_real_expr(arg_of("  float s = x.size(1);\n  s = s / 2;\n"), v, {}) == dim / 2);
+  CHECK(eval_real_expr(arg_of("  float s = (float)x.size(1);\n  s /= 2;\n"), v, {}) == dim / 2);
+  CHECK(eval_real_expr(arg_of("  float s = x.size(1);\n  s = x.size(0);\n  s = s / 2;\n"), v, {}) ==
+        batch / 2);
+  // The same variable rounded up for a grid: still cdiv.
+  std::string cuda = R"(
+__global__ void k(const float* x, float* y) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  float s = x.size(1);
+  s = s / 256;
+  int blocks = (int)ceilf(s);
+  k<<<blocks, 256>>>(x.data_ptr<float>(), y.data_ptr<float>());
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches.at(0).grid == std::vector<std::string>{"cdiv(dim, 256)"});
+}
+
+TEST_CASE("import_kernelbench: == of sequences as Python: a list never equals a tuple") {
+  ProblemSpec p = suite_mlp(true);
+  auto taken = [&](const std::string& cond) {
+    // relu on the first layer only when `cond` is true in Python.
+    auto r = import_kernelbench(
+        mlp_module("        flag = " + cond +
+                   "\n        x = ext.bias_act(self.net[0](x), self.net[0].bias, flag)\n"
+                   "        return ext.bias_act(self.net[2](x), self.net[2].bias, False)"),
+        p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    return checked_plan(r, p).launches.at(1).args.back().text;
+  };
+  CHECK(taken("[1, 2] == (1, 2)") == "0");
+  CHECK(taken("list(x.shape) == (x.shape[0], x.shape[1])") == "0");
+  CHECK(taken("x.shape[0:1] == (x.shape[0],)") == "1");
+  CHECK(taken("x.shape[0:1] != [x.shape[0]]") == "1");
+  CHECK(taken("tuple(x.shape[::-1][::-1]) == tuple(x.size())") == "1");
+  CHECK(taken("len(x.shape[1::9223372036854775807]) == 1") == "1");
+  // A sequence whose kind kernrl does not know is not compared.
+  auto r = import_kernelbench(
+      mlp_module("        flag = list(range(2)) == range(2)\n"
+                 "        return ext.bias_act(self.net[0](x), self.net[0].bias, flag)"),
+      p);
+  CHECK_FALSE(r.converted);
+}
