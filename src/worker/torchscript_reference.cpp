@@ -4,8 +4,12 @@
 #include <torch/script.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
 namespace kernrl {
@@ -110,10 +114,28 @@ class ScriptReference {
     for (const auto& np : m.named_parameters(true)) take(np.name, np.value);
     for (const auto& nb : m.named_buffers(true)) take(nb.name, nb.value);
     if (!src_.inputs.empty()) {
-      // The generator draws on the CPU from torch's generator (seeded by the caller for this
-      // trial).
-      torch::jit::Module& g = module(src_.inputs, set, torch::Device(torch::kCPU));
-      torch::jit::IValue out = g.forward({torch::zeros({1})});
+      // The generator draws from torch's generator (seeded by the caller for this trial) on the
+      // inputs' device: drawn on the CPU, KernelBench's 8 GiB loss inputs took seconds each, and
+      // an evaluation draws them several times. Where the moved generator fails (a CPU tensor
+      // constant in its graph), it draws on the CPU, as traced.
+      torch::jit::IValue out;
+      bool drawn = false;
+      const std::string key = set + "@" + ctx.device.str();
+      if (!ctx.device.is_cpu() && !cpu_only_.count(key)) {
+        try {
+          torch::jit::Module& g = device_generator(set, ctx.device);
+          out = g.forward({torch::zeros({1}, torch::TensorOptions().device(ctx.device))});
+          drawn = true;
+        } catch (const std::exception& e) {
+          cpu_only_.insert(key);
+          std::fprintf(stderr, "kernrl-worker: %s: the input generator draws on the CPU (%s)\n",
+                       p_.id.c_str(), first_line(e.what()).c_str());
+        }
+      }
+      if (!drawn) {
+        torch::jit::Module& g = module(src_.inputs, set, torch::Device(torch::kCPU));
+        out = g.forward({torch::zeros({1})});
+      }
       std::vector<torch::Tensor> xs;
       if (out.isTuple()) {
         for (const auto& v : out.toTupleRef().elements()) xs.push_back(v.toTensor());
@@ -129,14 +151,48 @@ class ScriptReference {
     return r;
   }
 
+  // The input generator of `set` loaded for `device`, its device constants moved there.
+  torch::jit::Module& device_generator(const std::string& set, torch::Device device) {
+    std::string path = (p_.dir / src_.inputs / (set + ".pt")).string();
+    auto key = path + "@moved:" + device.str();
+    auto it = modules_.find(key);
+    if (it != modules_.end()) return it->second;
+    torch::jit::setGraphExecutorOptimize(false);
+    torch::jit::Module m = torch::jit::load(path, device);
+    move_device_constants(*m.get_method("forward").graph(), device);
+    return modules_.emplace(key, std::move(m)).first->second;
+  }
+
+  static std::string first_line(const std::string& s) {
+    return s.substr(0, std::min(s.find('\n'), size_t{200}));
+  }
+
   ProblemSpec p_;
   ReferenceSource src_;
   ReferenceEntry entry_;
   std::map<std::string, torch::jit::Module> modules_;
+  std::set<std::string> cpu_only_;  // "set@device" whose moved generator failed
   std::mutex mu_;
 };
 
 }  // namespace
+
+int move_device_constants(torch::jit::Graph& graph, const c10::Device& device) {
+  int changed = 0;
+  std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* b) {
+    for (torch::jit::Node* n : b->nodes()) {
+      for (torch::jit::Block* sub : n->blocks()) walk(sub);
+      if (n->kind() == c10::prim::Constant && n->outputs().size() == 1 &&
+          n->output()->type()->kind() == c10::TypeKind::DeviceObjType &&
+          n->hasAttribute(c10::attr::value)) {
+        n->s_(c10::attr::value, device.str());
+        ++changed;
+      }
+    }
+  };
+  walk(graph.block());
+  return changed;
+}
 
 const ReferenceEntry* reference_for(const ProblemSpec& p) {
   // Per problem folder: its TorchScript reference, or nullptr for a libtorch problem. A suite's
