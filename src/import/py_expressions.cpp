@@ -291,7 +291,7 @@ Val PySide::call(Env& env, const PyExprP& e) {
   if (name == "int" || name == "float" || name == "len" || name == "min" || name == "max" ||
       name == "tuple" || name == "list" || name == "isinstance" || name == "math.ceil" ||
       name == "math.floor" || name == "abs" || name == "enumerate" || name == "range" ||
-      name == "reversed") {
+      name == "reversed" || name == "zip") {
     eval_args();
     // Keyword arguments change what a builtin does: only enumerate's start is followed.
     for (const auto& [k, v] : e->kwargs) {
@@ -314,6 +314,23 @@ Val PySide::call(Env& env, const PyExprP& e) {
       l.items = items_of(args[0], text);
       l.seq = name == "tuple" ? 't' : name == "list" ? 'l' : 0;
       if (name == "reversed") std::reverse(l.items.begin(), l.items.end());
+      return l;
+    }
+    if (name == "zip" && !args.empty()) {
+      // As Python: tuples of the i-th items, as many as the shortest argument has.
+      std::vector<std::vector<Val>> seqs;
+      for (const Val& a : args) seqs.push_back(items_of(a, text));
+      size_t n = seqs[0].size();
+      for (const auto& s : seqs) n = std::min(n, s.size());
+      Val l;
+      l.kind = Val::List;
+      for (size_t i = 0; i < n; ++i) {
+        Val t;
+        t.kind = Val::List;
+        t.seq = 't';
+        for (const auto& s : seqs) t.items.push_back(s[i]);
+        l.items.push_back(t);
+      }
       return l;
     }
     if (name == "enumerate" && (args.size() == 1 || args.size() == 2)) {

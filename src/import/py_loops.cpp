@@ -131,8 +131,8 @@ std::string PySide::compare_init_with_reference() const {
       for (size_t k = 1; k < t.size() && t[k] != "in"; ++k) ref_locals.insert(t[k]);
   }
   // An own attribute's value may call only these (and may not reach private attributes).
-  static const std::set<std::string> callable = {"isinstance", "len", "list",  "tuple", "range",
-                                                 "enumerate",  "int", "float", "sum"};
+  static const std::set<std::string> callable = {"isinstance", "len",   "list", "tuple", "range",
+                                                 "enumerate",  "int",   "float", "sum",  "zip"};
   size_t r = 0;
   for (const auto& stmt : mine) {
     if (r < ref.size() && stmt == ref[r]) {

@@ -166,8 +166,11 @@ class Parser {
     }
     return comparison();
   }
+  // `a < b <= c` is `a < b and b <= c`, as Python reads it (b written once, read twice: kernrl's
+  // values have no side effects).
   PyExprP comparison() {
     PyExprP e = bitor_expr();
+    PyExprP last;  // the right side of the comparison before, in a chain
     for (;;) {
       int l = line();
       std::string op;
@@ -187,7 +190,9 @@ class Parser {
       } else {
         return e;
       }
-      e = bin(op, e, bitor_expr(), l);
+      PyExprP rhs = bitor_expr();
+      e = last ? bin("and", e, bin(op, last, rhs, l), l) : bin(op, e, rhs, l);
+      last = rhs;
     }
   }
   PyExprP bitor_expr() {

@@ -1524,3 +1524,36 @@ TEST_CASE("import_kernelbench: == of sequences as Python: a list never equals a 
       p);
   CHECK_FALSE(r.converted);
 }
+
+TEST_CASE("import_kernelbench: chained comparisons and zip, as Python reads them") {
+  ProblemSpec p = suite_mlp(true);
+  auto flag = [&](const std::string& cond) {
+    auto r = import_kernelbench(
+        mlp_module("        flag = " + cond +
+                   "\n        x = ext.bias_act(self.net[0](x), self.net[0].bias, flag)\n"
+                   "        return ext.bias_act(self.net[2](x), self.net[2].bias, False)"),
+        p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    return checked_plan(r, p).launches.at(1).args.back().text;
+  };
+  // `0 < 2 < 1` is `0 < 2 and 2 < 1` (False), not `(0 < 2) < 1` (True < 1: False) -- and
+  // `3 > 2 > 1` is True, where `(3 > 2) > 1` would be False.
+  CHECK(flag("0 < 2 < 1") == "0");
+  CHECK(flag("3 > 2 > 1") == "1");
+  CHECK(flag("1 <= len(x.shape) == 2 < 5") == "1");
+  // zip pairs the i-th items, as many as the shortest has.
+  check_mlp_plan(
+      import_kernelbench(
+          mlp_module("        lins = [self.net[0], self.net[2]]\n"
+                     "        for lin, relu in zip(lins, [True, False, True]):\n"
+                     "            x = ext.bias_act(lin(x), lin.bias, relu)\n"
+                     "        return x"),
+          p),
+      p);
+  auto strict = import_kernelbench(
+      mlp_module("        for lin, relu in zip([self.net[0]], [True], strict=True):\n"
+                 "            x = ext.bias_act(lin(x), lin.bias, relu)\n"
+                 "        return x"),
+      p);
+  CHECK_FALSE(strict.converted);
+}
