@@ -1,4 +1,4 @@
-// Integer expressions: evaluation and name collection on any text.
+// Integer and real expressions: evaluation and name collection on any text.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,5 +17,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     kernrl::expr_names(text);
   } catch (const kernrl::ExprError&) {
   }
+  static const kernrl::RealVars reals = {{"eps", 1e-5}, {"huge", 1e308}, {"alpha", -0.5}};
+  try {
+    kernrl::eval_real_expr(text, vars, reals);
+  } catch (const kernrl::ExprError&) {
+  }
+  try {
+    kernrl::expr_names(text, true);
+  } catch (const kernrl::ExprError&) {
+  }
+  (void)kernrl::has_real_literal(text);
   return 0;
 }
