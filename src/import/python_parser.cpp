@@ -1,6 +1,7 @@
 // Python expressions from tokens (py_parse_expr) and back to text (py_dotted, py_text).
 #include <cstdint>
 #include <cstring>
+#include <set>
 
 #include "import/import_error.h"
 #include "import/python_reader.h"
@@ -166,8 +167,9 @@ class Parser {
     }
     return comparison();
   }
-  // `a < b <= c` is `a < b and b <= c`, as Python reads it (b written once, read twice: kernrl's
-  // values have no side effects).
+  // `a < b <= c` is `a < b and b <= c`, as Python reads it. Python evaluates b once: b read twice
+  // here must have no effect, so a chain whose inner operand calls anything (a layer, the
+  // extension: launches) is "Other" (refused).
   PyExprP comparison() {
     PyExprP e = bitor_expr();
     PyExprP last;  // the right side of the comparison before, in a chain
@@ -191,6 +193,11 @@ class Parser {
         return e;
       }
       PyExprP rhs = bitor_expr();
+      if (last && calls(last)) {
+        e = make(PyExpr::Other, "chained comparison whose inner operand calls a function", l);
+        last = rhs;
+        continue;
+      }
       e = last ? bin("and", e, bin(op, last, rhs, l), l) : bin(op, e, rhs, l);
       last = rhs;
     }
@@ -248,6 +255,24 @@ class Parser {
       if (!found) return e;
     }
   }
+  // Whether `x` calls anything but builtins and tensor methods that only read sizes.
+  static bool calls(const PyExprP& x) {
+    if (x->kind == PyExpr::Call) {
+      static const std::set<std::string> pure_names = {"len", "int",   "float", "min",  "max",
+                                                       "abs", "tuple", "list",  "isinstance"};
+      static const std::set<std::string> pure_methods = {"size", "dim", "numel"};
+      const PyExprP& f = x->kids[0];
+      bool pure = (f->kind == PyExpr::Name && pure_names.count(f->text)) ||
+                  (f->kind == PyExpr::Attr && pure_methods.count(f->text));
+      if (!pure) return true;
+    }
+    for (const auto& k : x->kids)
+      if (calls(k)) return true;
+    for (const auto& kw : x->kwargs)
+      if (calls(kw.second)) return true;
+    return false;
+  }
+
   PyExprP bin(const std::string& op, PyExprP a, PyExprP b, int l) {
     PyExprP e = make(PyExpr::BinOp, op, l);
     e->kids = {std::move(a), std::move(b)};

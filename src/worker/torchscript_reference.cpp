@@ -116,8 +116,11 @@ class ScriptReference {
     if (!src_.inputs.empty()) {
       // The generator draws from torch's generator (seeded by the caller for this trial) on the
       // inputs' device: drawn on the CPU, KernelBench's 8 GiB loss inputs took seconds each, and
-      // an evaluation draws them several times. Where the moved generator fails (a CPU tensor
-      // constant in its graph), it draws on the CPU, as traced.
+      // an evaluation draws them several times. Where the moved generator fails at a size set's
+      // first draw (a CPU tensor constant in its graph), that set draws on the CPU, as traced,
+      // from then on. The path never changes after a draw on the device: a trial draws its
+      // inputs twice from one seed and compares them, and the CPU's and the GPU's generators
+      // give different numbers, so a later failure (out of memory) is an error, not a fallback.
       torch::jit::IValue out;
       bool drawn = false;
       const std::string key = set + "@" + ctx.device.str();
@@ -126,7 +129,9 @@ class ScriptReference {
           torch::jit::Module& g = device_generator(set, ctx.device);
           out = g.forward({torch::zeros({1}, torch::TensorOptions().device(ctx.device))});
           drawn = true;
+          on_device_.insert(key);
         } catch (const std::exception& e) {
+          if (on_device_.count(key)) throw;
           cpu_only_.insert(key);
           std::fprintf(stderr, "kernrl-worker: %s: the input generator draws on the CPU (%s)\n",
                        p_.id.c_str(), first_line(e.what()).c_str());
@@ -171,7 +176,8 @@ class ScriptReference {
   ReferenceSource src_;
   ReferenceEntry entry_;
   std::map<std::string, torch::jit::Module> modules_;
-  std::set<std::string> cpu_only_;  // "set@device" whose moved generator failed
+  std::set<std::string> cpu_only_;   // "set@device" whose moved generator failed
+  std::set<std::string> on_device_;  // "set@device" drawn on the device at least once
   std::mutex mu_;
 };
 

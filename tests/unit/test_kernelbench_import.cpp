@@ -1557,3 +1557,14 @@ TEST_CASE("import_kernelbench: chained comparisons and zip, as Python reads them
       p);
   CHECK_FALSE(strict.converted);
 }
+
+TEST_CASE("import_kernelbench: a chained comparison that would call a layer twice is refused") {
+  ProblemSpec p = suite_mlp(true);
+  auto r = import_kernelbench(
+      mlp_module("        if 0 < self.net[0](x).shape[1] < 1000:\n"
+                 "            pass\n"
+                 "        return ext.bias_act(self.net[2](x), self.net[2].bias, False)"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("chained comparison") != std::string::npos, r.reason);
+}
