@@ -48,4 +48,14 @@ double scale_reference_ms(const ProblemSpec& p, const Vars& sizes, double bench_
   return bench_ms * ratio;
 }
 
+double evaluation_timeout_s(const ProblemSpec& p, const Config& cfg) {
+  double gib = 0;
+  try {
+    gib = static_cast<double>(p.bytes_at(p.bench)) / (1024.0 * 1024.0 * 1024.0);
+  } catch (const std::exception&) {
+    gib = 0;  // a problem whose bytes cannot be computed: the configured timeout alone
+  }
+  return cfg.run_timeout_s + kEvaluationSecondsPerGiB * gib;
+}
+
 }  // namespace kernrl

@@ -39,4 +39,14 @@ RunBound run_bound(std::optional<double> reference_ms, const std::string& basis,
 // smaller size is given the bench size's time: a looser bound, never a tighter one).
 double scale_reference_ms(const ProblemSpec& p, const Vars& sizes, double bench_ms);
 
+// The grader's own work on a problem's tensors, per GiB at the bench size (drawing inputs, copies,
+// running the reference, verifying): the allowance evaluation_timeout_s adds to timeouts.run_s.
+constexpr double kEvaluationSecondsPerGiB = 5.0;
+
+// How long the grader waits for one evaluation of a kernel on `p` before it kills the worker:
+// timeouts.run_s plus kEvaluationSecondsPerGiB for each GiB of the problem's tensors at the bench
+// size, so that a problem with 8 GiB inputs (KernelBench's losses) is not cut for the grader's own
+// work. A hung kernel is cut sooner, by the run's own bound (run_bound).
+double evaluation_timeout_s(const ProblemSpec& p, const Config& cfg);
+
 }  // namespace kernrl

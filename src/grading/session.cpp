@@ -9,6 +9,7 @@
 #include "core/draws.h"
 #include "core/hash.h"
 #include "core/paths.h"
+#include "core/run_bound.h"
 #include "extract/extract.h"
 #include "grading/profiler.h"
 #include "record/record.h"
@@ -451,7 +452,7 @@ GradingSession::KernelBaseline GradingSession::grade_reference_kernel(
     kreq.seed = seed;
     kreq.cfg = opt_.cfg;
     kreq.baseline = req->baseline;
-    EvalAnswer a = g->worker->eval(kreq, opt_.cfg.run_timeout_s);
+    EvalAnswer a = g->worker->eval(kreq, evaluation_timeout_s(p, opt_.cfg));
     const trace::Timing* t = a.timing.get();
     if (!req->baseline && t && t->baseline) {
       // The PyTorch baseline was measured on the way: the submission reuses it.
@@ -496,7 +497,8 @@ void GradingSession::gpu_loop(Gpu* g) {
     // its own run timeout, never because it waited.
     if (job.sub.deadline != Clock::time_point::max() &&
         Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(opt_.cfg.run_timeout_s)) >
+                           std::chrono::duration<double>(
+                               evaluation_timeout_s(job.prep.problem, opt_.cfg))) >
             job.sub.deadline) {
       out.kind = Outcome::Expired;
       finish(job, std::move(out));
@@ -526,7 +528,7 @@ void GradingSession::gpu_loop(Gpu* g) {
       // answer to the submission's inputs is computed, and left in memory, before it runs.
       KernelBaseline kb =
           kernel_baseline_for(g, p.problem, draws::reference_kernel(*req.seed), &req, &base_source);
-      EvalAnswer answer = g->worker->eval(req, opt_.cfg.run_timeout_s);
+      EvalAnswer answer = g->worker->eval(req, evaluation_timeout_s(p.problem, opt_.cfg));
       auto end = Clock::now();
       if (trace::Timing* t = answer.timing.get(); t && t->kernel) {
         kb.complete(*t);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "core/paths.h"
 #include "core/problem.h"
 #include "core/run_bound.h"
 #include "protocol/parts.h"
@@ -89,4 +90,19 @@ TEST_CASE("config: the watchdog's factor, floor and fault grace, and the spare w
                        doctest::Contains("workers.spares"), SpecError);
   CHECK_THROWS_AS(Config::from_yaml_text("timeouts:\n  plan_run_factor: -1\n", "t.yaml"),
                   SpecError);
+}
+
+TEST_CASE("an evaluation's timeout grows with the problem's tensors at the bench size") {
+  Config cfg;
+  cfg.run_timeout_s = 60;
+  // GELU: x and out of batch_size x dim float32.
+  ProblemSpec p = load_problem(find_problem_dir(problems_dir(), "L1_26"));
+  p.bench = {{"batch_size", 4}, {"dim", 256}};
+  CHECK(evaluation_timeout_s(p, cfg) == doctest::Approx(60.0).epsilon(1e-4));
+  // KernelBench's MSELoss-sized tensors: 4 GiB each, 8 GiB at the bench size.
+  p.bench = {{"batch_size", int64_t{1} << 15}, {"dim", int64_t{1} << 15}};
+  CHECK(evaluation_timeout_s(p, cfg) ==
+        doctest::Approx(60.0 + 8 * kEvaluationSecondsPerGiB).epsilon(1e-6));
+  cfg.run_timeout_s = 5;
+  CHECK(evaluation_timeout_s(p, cfg) == doctest::Approx(5.0 + 8 * kEvaluationSecondsPerGiB));
 }
