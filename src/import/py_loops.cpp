@@ -123,19 +123,52 @@ std::string PySide::compare_init_with_reference() const {
     }
   }
   if (inits != 1) return "ModelNew does not define __init__ once";
-  std::set<std::string> ref_locals, ref_attrs;
-  for (const auto& [indent, t] : ref) {
+  std::set<std::string> ref_locals, ref_attrs, my_locals;
+  auto locals_of = [](const std::vector<std::pair<int, std::vector<std::string>>>& stmts,
+                      std::set<std::string>& out) {
+    for (const auto& [indent, t] : stmts) {
+      if (t.size() > 1 && t[1] == "=") out.insert(t[0]);
+      if (!t.empty() && t[0] == "for")
+        for (size_t k = 1; k < t.size() && t[k] != "in"; ++k)
+          if (t[k] != "," && t[k] != "(" && t[k] != ")") out.insert(t[k]);
+    }
+  };
+  locals_of(ref, ref_locals);
+  locals_of(mine, my_locals);
+  for (const auto& [indent, t] : ref)
     if (t.size() > 3 && t[0] == "self" && t[1] == ".") ref_attrs.insert(t[2]);
-    if (t.size() > 1 && t[1] == "=") ref_locals.insert(t[0]);
-    if (!t.empty() && t[0] == "for")
-      for (size_t k = 1; k < t.size() && t[k] != "in"; ++k) ref_locals.insert(t[k]);
-  }
+  // A statement of ModelNew is the reference's with its local names renamed one to one
+  // (`for k in range(n)` for `for i in range(n)`), the renaming kept across statements.
+  std::map<std::string, std::string> to_ref, from_ref;
+  auto same_statement = [&](const std::pair<int, std::vector<std::string>>& a,
+                            const std::pair<int, std::vector<std::string>>& b) {
+    if (a.first != b.first || a.second.size() != b.second.size()) return false;
+    auto fwd = to_ref, bwd = from_ref;
+    for (size_t k = 0; k < a.second.size(); ++k) {
+      const std::string &x = a.second[k], &y = b.second[k];
+      bool attr = k > 0 && a.second[k - 1] == ".";  // `self.x`: an attribute, never renamed
+      bool lx = !attr && my_locals.count(x), ly = !attr && ref_locals.count(y);
+      if (!lx && !ly) {
+        if (x != y) return false;
+        continue;
+      }
+      if (!lx || !ly) return false;  // a local against anything but a local
+      auto f = fwd.find(x);
+      auto r = bwd.find(y);
+      if ((f != fwd.end() && f->second != y) || (r != bwd.end() && r->second != x)) return false;
+      fwd[x] = y;
+      bwd[y] = x;
+    }
+    to_ref = std::move(fwd);
+    from_ref = std::move(bwd);
+    return true;
+  };
   // An own attribute's value may call only these (and may not reach private attributes).
   static const std::set<std::string> callable = {"isinstance", "len",   "list", "tuple", "range",
                                                  "enumerate",  "int",   "float", "sum",  "zip"};
   size_t r = 0;
   for (const auto& stmt : mine) {
-    if (r < ref.size() && stmt == ref[r]) {
+    if (r < ref.size() && same_statement(stmt, ref[r])) {
       ++r;
       continue;
     }
@@ -145,7 +178,7 @@ std::string PySide::compare_init_with_reference() const {
     bool quiet = own_attr;
     for (size_t k = 4; quiet && k < t.size(); ++k) {
       const std::string& x = t[k];
-      if (ref_locals.count(x) || x == "=" || x == "**" || x == ":=" ||
+      if (ref_locals.count(x) || my_locals.count(x) || x == "=" || x == "**" || x == ":=" ||
           (x.size() > 1 && x[0] == '_' && k > 0 && t[k - 1] == "."))
         quiet = false;
       if (x == "(") {

@@ -1568,3 +1568,69 @@ TEST_CASE("import_kernelbench: a chained comparison that would call a layer twic
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("chained comparison") != std::string::npos, r.reason);
 }
+
+TEST_CASE("import_kernelbench: ModelNew may rename the reference's local names one to one") {
+  ProblemSpec p = suite_mlp(true);
+  p.torch =
+      "import torch\nimport torch.nn as nn\n"
+      "class Model(nn.Module):\n"
+      "    def __init__(self, input_size, hidden, output_size):\n"
+      "        super(Model, self).__init__()\n"
+      "        layers = []\n"
+      "        cur = input_size\n"
+      "        for h in [hidden]:\n"
+      "            layers.append(nn.Linear(cur, h))\n"
+      "            layers.append(nn.ReLU())\n"
+      "            cur = h\n"
+      "        layers.append(nn.Linear(cur, output_size))\n"
+      "        self.net = nn.Sequential(*layers)\n"
+      "    def forward(self, x):\n"
+      "        return self.net(x)\n";
+  const std::string literal =
+      "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+      "                                 nn.Linear(hidden, output_size))\n";
+  auto with_init = [&](const std::string& init) {
+    std::string m = mlp_module(
+        "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
+        "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
+        "        return x");
+    REQUIRE(m.find(literal) != std::string::npos);
+    return m.replace(m.find(literal), literal.size(), init);
+  };
+  // The reference's statements with layers, cur and h renamed mods, c and k.
+  check_mlp_plan(import_kernelbench(with_init("        mods = []\n"
+                                              "        c = input_size\n"
+                                              "        for k in [hidden]:\n"
+                                              "            mods.append(nn.Linear(c, k))\n"
+                                              "            mods.append(nn.ReLU())\n"
+                                              "            c = k\n"
+                                              "        mods.append(nn.Linear(c, output_size))\n"
+                                              "        self.net = nn.Sequential(*mods)\n"),
+                                    p),
+                 p);
+  // Two of the reference's names folded into one, or a name renamed differently in two places:
+  // not the reference's statements.
+  auto folded = import_kernelbench(with_init("        mods = []\n"
+                                             "        mods = input_size\n"
+                                             "        for k in [hidden]:\n"
+                                             "            mods.append(nn.Linear(mods, k))\n"
+                                             "            mods.append(nn.ReLU())\n"
+                                             "            mods = k\n"
+                                             "        mods.append(nn.Linear(mods, output_size))\n"
+                                             "        self.net = nn.Sequential(*mods)\n"),
+                                   p);
+  CHECK_FALSE(folded.converted);
+  bool why = folded.reason.find("otherwise than the reference") != std::string::npos ||
+             folded.reason.find("does not build all") != std::string::npos;
+  CHECK_MESSAGE(why, folded.reason);
+  auto twice = import_kernelbench(with_init("        mods = []\n"
+                                            "        c = input_size\n"
+                                            "        for k in [hidden]:\n"
+                                            "            mods.append(nn.Linear(c, k))\n"
+                                            "            mods.append(nn.ReLU())\n"
+                                            "            c = output_size\n"
+                                            "        mods.append(nn.Linear(c, output_size))\n"
+                                            "        self.net = nn.Sequential(*mods)\n"),
+                                  p);
+  CHECK_FALSE(twice.converted);
+}
