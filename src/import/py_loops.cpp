@@ -67,6 +67,52 @@ std::vector<std::pair<int, std::vector<std::string>>> init_statements(
   return out;
 }
 
+// The header of `class NAME`'s __init__ from `(` to `)` (the parameters and their defaults), as
+// token texts, trailing comma dropped; empty when there is none.
+std::vector<std::string> init_header(const std::vector<PyLine>& lines, const std::string& cls) {
+  for (size_t c = 0; c < lines.size(); ++c) {
+    const auto& t = lines[c].toks;
+    if (lines[c].indent != 0 || !tok_is(t[0], "class") || t.size() < 2 || t[1].text != cls)
+      continue;
+    Block body = body_of(lines, c);
+    for (size_t d = body.begin; d < body.end; ++d) {
+      const auto& h = lines[d].toks;
+      if (!tok_is(h[0], "def") || h.size() < 3 || h[1].text != "__init__") continue;
+      std::vector<std::string> out;
+      int depth = 0;
+      for (size_t k = 2; k < h.size(); ++k) {
+        if (h[k].text == "(") ++depth;
+        if (h[k].text == ")") --depth;
+        if (h[k].text == "," && k + 1 < h.size() && h[k + 1].text == ")" && depth == 1) continue;
+        out.push_back(h[k].text);
+        if (depth == 0) break;
+      }
+      return out;
+    }
+  }
+  return {};
+}
+
+// The parameter names of an __init__ header (init_header): names followed by `,`, `)`, `:` or
+// `=` at the top level of the parentheses.
+std::set<std::string> header_params(const std::vector<std::string>& h) {
+  std::set<std::string> out;
+  int depth = 0;
+  bool in_default = false;
+  for (size_t k = 0; k < h.size(); ++k) {
+    const std::string& x = h[k];
+    if (x == "(" || x == "[" || x == "{") ++depth;
+    if (x == ")" || x == "]" || x == "}") --depth;
+    if (depth == 1 && (x == "," || x == "(")) in_default = false;
+    if (depth == 1 && (x == "=" || x == ":")) in_default = true;
+    bool name = !x.empty() && (std::isalpha(static_cast<unsigned char>(x[0])) || x[0] == '_');
+    if (depth == 1 && name && !in_default && k > 0 && (h[k - 1] == "(" || h[k - 1] == "," ||
+                                                       h[k - 1] == "*" || h[k - 1] == "**"))
+      out.insert(x);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string PySide::layers_built_as_reference() const {
@@ -87,6 +133,13 @@ std::string PySide::compare_init_with_reference() const {
   }
   if (ref.empty()) return "the reference's Model.__init__ is not found";
   auto mine = init_statements(lines_, "ModelNew");
+  // KernelBench binds the constructor's arguments by position: the parameters, their order and
+  // defaults must be the reference's.
+  std::vector<std::string> ref_header = init_header(py_lines(C.P.torch), "Model");
+  std::vector<std::string> my_header = init_header(lines_, "ModelNew");
+  if (ref_header != my_header)
+    return "ModelNew's __init__ takes other parameters than the reference's";
+  const std::set<std::string> params = header_params(ref_header);
   // What the statements mean must be what the reference's mean: torch and nn are torch's,
   // ModelNew is an nn.Module with one undecorated __init__, and nothing at the module's top level
   // rebinds them or patches ModelNew.
@@ -135,6 +188,28 @@ std::string PySide::compare_init_with_reference() const {
   };
   locals_of(ref, ref_locals);
   locals_of(mine, my_locals);
+  // A parameter is never renamed (its value is the argument at its position), even where the
+  // body assigns to it.
+  for (const auto& n : params) {
+    ref_locals.erase(n);
+    my_locals.erase(n);
+  }
+  // The names the reference's __init__ reads that are neither its parameters nor its locals
+  // (`nn`, `range`, `zip`, a module constant) mean the same in ModelNew's module only if it does
+  // not bind them at its top level.
+  for (const auto& [indent, t] : ref)
+    for (size_t k = 0; k < t.size(); ++k) {
+      const std::string& x = t[k];
+      bool name = !x.empty() && (std::isalpha(static_cast<unsigned char>(x[0])) || x[0] == '_');
+      if (!name || (k > 0 && t[k - 1] == ".") || params.count(x) || ref_locals.count(x)) continue;
+      if (x == "nn" || x == "torch") continue;  // checked to be torch's above
+      auto alias = aliases_.find(x);
+      bool foreign_import = alias != aliases_.end() && alias->second != x &&
+                            alias->second.compare(0, 6, "torch.") != 0;
+      if (module_vars_.count(x) || module_defs_.count(x) || foreign_import)
+        return "the generation binds `" + x +
+               "` at its top level, which the reference's __init__ uses";
+    }
   for (const auto& [indent, t] : ref)
     if (t.size() > 3 && t[0] == "self" && t[1] == ".") ref_attrs.insert(t[2]);
   // A statement of ModelNew is the reference's with its local names renamed one to one
@@ -146,7 +221,10 @@ std::string PySide::compare_init_with_reference() const {
     auto fwd = to_ref, bwd = from_ref;
     for (size_t k = 0; k < a.second.size(); ++k) {
       const std::string &x = a.second[k], &y = b.second[k];
-      bool attr = k > 0 && a.second[k - 1] == ".";  // `self.x`: an attribute, never renamed
+      // `self.x`: an attribute; `f(x=...)`: a keyword argument's name. Neither is renamed.
+      bool attr = (k > 0 && a.second[k - 1] == ".") ||
+                  (k > 0 && k + 1 < a.second.size() && a.second[k + 1] == "=" &&
+                   (a.second[k - 1] == "(" || a.second[k - 1] == ","));
       bool lx = !attr && my_locals.count(x), ly = !attr && ref_locals.count(y);
       if (!lx && !ly) {
         if (x != y) return false;

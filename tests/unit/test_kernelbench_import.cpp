@@ -1634,3 +1634,80 @@ TEST_CASE("import_kernelbench: ModelNew may rename the reference's local names o
                                   p);
   CHECK_FALSE(twice.converted);
 }
+
+TEST_CASE("import_kernelbench: what renaming may not do: parameters, keywords, shadowed names") {
+  ProblemSpec p = suite_mlp(true);
+  // A reference that reassigns its parameters and names its keyword arguments.
+  p.torch =
+      "import torch\nimport torch.nn as nn\n"
+      "class Model(nn.Module):\n"
+      "    def __init__(self, input_size, hidden, output_size):\n"
+      "        super(Model, self).__init__()\n"
+      "        input_size = int(input_size)\n"
+      "        output_size = int(output_size)\n"
+      "        layers = []\n"
+      "        for in_features, out_features in zip([input_size], [hidden]):\n"
+      "            layers.append(nn.Linear(in_features=in_features, out_features=out_features))\n"
+      "            layers.append(nn.ReLU())\n"
+      "        layers.append(nn.Linear(hidden, output_size))\n"
+      "        self.net = nn.Sequential(*layers)\n"
+      "    def forward(self, x):\n"
+      "        return self.net(x)\n";
+  const std::string literal =
+      "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+      "                                 nn.Linear(hidden, output_size))\n";
+  auto with_init = [&](const std::string& init, const std::string& header = "",
+                       const std::string& top = "") {
+    std::string m = mlp_module(
+        "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
+        "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
+        "        return x");
+    m.replace(m.find(literal), literal.size(), init);
+    if (!header.empty()) {
+      const std::string h = "def __init__(self, input_size, hidden, output_size):";
+      m.replace(m.find(h), h.size(), header);
+    }
+    if (!top.empty()) m.insert(m.find("class ModelNew"), top);
+    return import_kernelbench(m, p);
+  };
+  const std::string same =
+      "        input_size = int(input_size)\n"
+      "        output_size = int(output_size)\n"
+      "        mods = []\n"
+      "        for a, b in zip([input_size], [hidden]):\n"
+      "            mods.append(nn.Linear(in_features=a, out_features=b))\n"
+      "            mods.append(nn.ReLU())\n"
+      "        mods.append(nn.Linear(hidden, output_size))\n"
+      "        self.net = nn.Sequential(*mods)\n";
+  check_mlp_plan(with_init(same), p);
+  // Parameters swapped where the body reassigns them: not a renaming.
+  auto swapped = with_init(
+      "        output_size = int(output_size)\n"
+      "        input_size = int(input_size)\n"
+      "        mods = []\n"
+      "        for a, b in zip([output_size], [hidden]):\n"
+      "            mods.append(nn.Linear(in_features=a, out_features=b))\n"
+      "            mods.append(nn.ReLU())\n"
+      "        mods.append(nn.Linear(hidden, input_size))\n"
+      "        self.net = nn.Sequential(*mods)\n");
+  CHECK_FALSE(swapped.converted);
+  // Loop variables swapped together with the keyword names: the keywords are not renamed.
+  auto keywords = with_init(
+      "        input_size = int(input_size)\n"
+      "        output_size = int(output_size)\n"
+      "        mods = []\n"
+      "        for out_features, in_features in zip([input_size], [hidden]):\n"
+      "            mods.append(nn.Linear(out_features=out_features, in_features=in_features))\n"
+      "            mods.append(nn.ReLU())\n"
+      "        mods.append(nn.Linear(hidden, output_size))\n"
+      "        self.net = nn.Sequential(*mods)\n");
+  CHECK_FALSE(keywords.converted);
+  // The parameters in another order: KernelBench binds them by position.
+  auto header = with_init(same, "def __init__(self, output_size, hidden, input_size):");
+  CHECK_FALSE(header.converted);
+  CHECK_MESSAGE(header.reason.find("other parameters") != std::string::npos, header.reason);
+  // A top-level `zip` of the generation's own.
+  auto shadow = with_init(same, "", "def zip(a, b):\n    return [(y, x) for x, y in []]\n\n");
+  CHECK_FALSE(shadow.converted);
+  CHECK_MESSAGE(shadow.reason.find("binds `zip`") != std::string::npos, shadow.reason);
+}
