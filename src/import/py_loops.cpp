@@ -78,13 +78,20 @@ std::vector<std::string> init_header(const std::vector<PyLine>& lines, const std
     for (size_t d = body.begin; d < body.end; ++d) {
       const auto& h = lines[d].toks;
       if (!tok_is(h[0], "def") || h.size() < 3 || h[1].text != "__init__") continue;
+      // Type annotations (`input_size: int`) change nothing at run time: left out.
       std::vector<std::string> out;
       int depth = 0;
+      bool annotation = false;
       for (size_t k = 2; k < h.size(); ++k) {
-        if (h[k].text == "(") ++depth;
-        if (h[k].text == ")") --depth;
-        if (h[k].text == "," && k + 1 < h.size() && h[k + 1].text == ")" && depth == 1) continue;
-        out.push_back(h[k].text);
+        const std::string& x = h[k].text;
+        if (x == "(" || x == "[" || x == "{") ++depth;
+        if (x == ")" || x == "]" || x == "}") --depth;
+        if (depth == 1 && x == ":") annotation = true;
+        if (annotation && ((depth == 1 && (x == "," || x == "=")) || depth == 0))
+          annotation = false;
+        if (annotation) continue;
+        if (x == "," && k + 1 < h.size() && h[k + 1].text == ")" && depth == 1) continue;
+        out.push_back(x);
         if (depth == 0) break;
       }
       return out;

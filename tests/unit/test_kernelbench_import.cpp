@@ -1703,6 +1703,8 @@ TEST_CASE("import_kernelbench: what renaming may not do: parameters, keywords, s
       "        self.net = nn.Sequential(*mods)\n");
   CHECK_FALSE(keywords.converted);
   // The parameters in another order: KernelBench binds them by position.
+  check_mlp_plan(with_init(same, "def __init__(self, input_size: int, hidden: int, output_size,):"),
+                 p);  // annotations and a trailing comma change nothing
   auto header = with_init(same, "def __init__(self, output_size, hidden, input_size):");
   CHECK_FALSE(header.converted);
   CHECK_MESSAGE(header.reason.find("other parameters") != std::string::npos, header.reason);
