@@ -16,8 +16,12 @@ struct Num {
   double as_double() const { return real ? d : static_cast<double>(i); }
 };
 
-Num integer(int64_t v) { return Num{false, v, 0}; }
-Num real(double v) { return Num{true, 0, v}; }
+Num integer(int64_t v) {
+  return Num{false, v, 0};
+}
+Num real(double v) {
+  return Num{true, 0, v};
+}
 
 // Recursive-descent parser; evaluates while parsing (or only collects names when vars == nullptr).
 // With `reals` (real_expr mode), float literals and the names of `reals` are doubles.
@@ -158,8 +162,8 @@ class Parser {
     }
     std::string text = s_.substr(b, pos_ - b);
     if (mark && pos_ < s_.size() && (s_[pos_] == 'f' || s_[pos_] == 'F')) ++pos_;
-    if (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
-                             s_[pos_] == '_' || s_[pos_] == '.'))
+    if (pos_ < s_.size() &&
+        (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || s_[pos_] == '.'))
       fail("not a number");
     if (!mark) {
       pos_ = b;
@@ -178,8 +182,7 @@ class Parser {
         fail("64-bit overflow");
       ++pos_;
     }
-    if (pos_ < s_.size() &&
-        (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.'))
+    if (pos_ < s_.size() && (std::isalpha(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.'))
       fail("not an integer literal");
     return integer(v);
   }
@@ -194,7 +197,8 @@ class Parser {
       if (!eat(')')) fail("missing ')'");
       return v;
     }
-    if (allow_real_ && (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && digit_at(pos_ + 1))))
+    if (allow_real_ &&
+        (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && digit_at(pos_ + 1))))
       return real_literal();
     if (std::isdigit(static_cast<unsigned char>(c))) return integer_literal();
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {

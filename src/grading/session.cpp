@@ -496,9 +496,8 @@ void GradingSession::gpu_loop(Gpu* g) {
     // A run that could not finish before the deadline is not started: a kernel is stopped only by
     // its own run timeout, never because it waited.
     if (job.sub.deadline != Clock::time_point::max() &&
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(
-                               evaluation_timeout_s(job.prep.problem, opt_.cfg))) >
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           evaluation_timeout_s(job.prep.problem, opt_.cfg))) >
             job.sub.deadline) {
       out.kind = Outcome::Expired;
       finish(job, std::move(out));

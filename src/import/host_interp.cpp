@@ -258,7 +258,8 @@ Val Interp::arith(const std::string& op, const Val& a0, const Val& b0, const std
     }
     fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                            "` computes a floating-point value from the sizes on the host that "
-                           "kernrl cannot write as an expression (" + op + ")");
+                           "kernrl cannot write as an expression (" +
+                           op + ")");
   }
   Val a = a0.kind == Val::Bool ? to_int(a0, what, fr) : a0;
   Val b = b0.kind == Val::Bool ? to_int(b0, what, fr) : b0;

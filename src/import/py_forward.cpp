@@ -99,7 +99,7 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
     // __init__ would be read as something else).
     static const std::set<std::string> known = {
         "self",  "nn",       "torch", "isinstance", "len", "enumerate", "range", "list",
-        "tuple", "reversed", "int",   "float",      "min", "max",       "abs",  "zip"};
+        "tuple", "reversed", "int",   "float",      "min", "max",       "abs",   "zip"};
     std::set<std::string> targets;
     std::function<void(const PyExprP&)> collect_targets = [&](const PyExprP& x) {
       if (x->kind == PyExpr::Name) targets.insert(x->text);

@@ -4,6 +4,7 @@
 // from KernelBench records in problem.yaml's `modules`.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,8 @@ void PySide::count_iteration(int line) {
 
 namespace {
 
-// The statements of `class NAME`'s __init__ (docstrings and the super().__init__ call left out):
-// each its indentation inside the body and its token texts. Empty when there is none.
-std::vector<std::pair<int, std::vector<std::string>>> init_statements(
-    const std::vector<PyLine>& lines, const std::string& cls) {
-  std::vector<std::pair<int, std::vector<std::string>>> out;
+// The line of `class NAME`'s `def __init__` (the first one in its body), if any.
+std::optional<size_t> init_def(const std::vector<PyLine>& lines, const std::string& cls) {
   for (size_t c = 0; c < lines.size(); ++c) {
     const auto& t = lines[c].toks;
     if (lines[c].indent != 0 || !tok_is(t[0], "class") || t.size() < 2 || t[1].text != cls)
@@ -32,37 +30,45 @@ std::vector<std::pair<int, std::vector<std::string>>> init_statements(
     Block body = body_of(lines, c);
     for (size_t d = body.begin; d < body.end; ++d) {
       const auto& h = lines[d].toks;
-      if (!tok_is(h[0], "def") || h.size() < 2 || h[1].text != "__init__") continue;
-      Block init = body_of(lines, d);
-      int base = init.begin < init.end ? lines[init.begin].indent : 0;
-      for (size_t i = init.begin; i < init.end; ++i) {
-        const auto& s = lines[i].toks;
-        if (s.size() == 1 && s[0].kind == PyTok::String) continue;  // a docstring
-        std::string joined;
-        for (const auto& x : s) joined += x.text == cls ? std::string("<class>") : x.text;
-        // The base class's constructor, written as super() or as nn.Module's own.
-        if (joined == "super().__init__()" || joined == "super(<class>,self).__init__()" ||
-            joined == "nn.Module.__init__(self)" || joined == "torch.nn.Module.__init__(self)")
-          continue;
-        std::vector<std::string> texts;
-        for (size_t k = 0; k < s.size(); ++k) {
-          // A trailing comma changes nothing: `f(a, b,)` is `f(a, b)`.
-          if (s[k].text == "," && k + 1 < s.size() &&
-              (s[k + 1].text == ")" || s[k + 1].text == "]"))
-            continue;
-          // `torch.nn.Linear` is `nn.Linear` (both are checked to be torch's).
-          if (s[k].text == "torch" && k + 3 < s.size() && s[k + 1].text == "." &&
-              s[k + 2].text == "nn" && s[k + 3].text == ".") {
-            texts.push_back("nn");
-            k += 2;
-            continue;
-          }
-          texts.push_back(s[k].text == cls ? std::string("<class>") : s[k].text);
-        }
-        out.push_back({lines[i].indent - base, texts});
-      }
-      return out;
+      if (tok_is(h[0], "def") && h.size() >= 2 && h[1].text == "__init__") return d;
     }
+  }
+  return std::nullopt;
+}
+
+// The statements of `class NAME`'s __init__ (docstrings and the super().__init__ call left out):
+// each its indentation inside the body and its token texts. Empty when there is none.
+std::vector<std::pair<int, std::vector<std::string>>> init_statements(
+    const std::vector<PyLine>& lines, const std::string& cls) {
+  std::vector<std::pair<int, std::vector<std::string>>> out;
+  std::optional<size_t> d = init_def(lines, cls);
+  if (!d) return out;
+  Block init = body_of(lines, *d);
+  int base = init.begin < init.end ? lines[init.begin].indent : 0;
+  for (size_t i = init.begin; i < init.end; ++i) {
+    const auto& s = lines[i].toks;
+    if (s.size() == 1 && s[0].kind == PyTok::String) continue;  // a docstring
+    std::string joined;
+    for (const auto& x : s) joined += x.text == cls ? std::string("<class>") : x.text;
+    // The base class's constructor, written as super() or as nn.Module's own.
+    if (joined == "super().__init__()" || joined == "super(<class>,self).__init__()" ||
+        joined == "nn.Module.__init__(self)" || joined == "torch.nn.Module.__init__(self)")
+      continue;
+    std::vector<std::string> texts;
+    for (size_t k = 0; k < s.size(); ++k) {
+      // A trailing comma changes nothing: `f(a, b,)` is `f(a, b)`.
+      if (s[k].text == "," && k + 1 < s.size() && (s[k + 1].text == ")" || s[k + 1].text == "]"))
+        continue;
+      // `torch.nn.Linear` is `nn.Linear` (both are checked to be torch's).
+      if (s[k].text == "torch" && k + 3 < s.size() && s[k + 1].text == "." &&
+          s[k + 2].text == "nn" && s[k + 3].text == ".") {
+        texts.push_back("nn");
+        k += 2;
+        continue;
+      }
+      texts.push_back(s[k].text == cls ? std::string("<class>") : s[k].text);
+    }
+    out.push_back({lines[i].indent - base, texts});
   }
   return out;
 }
@@ -70,38 +76,29 @@ std::vector<std::pair<int, std::vector<std::string>>> init_statements(
 // The header of `class NAME`'s __init__ from `(` to `)` (the parameters and their defaults), as
 // token texts, trailing comma dropped; empty when there is none.
 std::vector<std::string> init_header(const std::vector<PyLine>& lines, const std::string& cls) {
-  for (size_t c = 0; c < lines.size(); ++c) {
-    const auto& t = lines[c].toks;
-    if (lines[c].indent != 0 || !tok_is(t[0], "class") || t.size() < 2 || t[1].text != cls)
-      continue;
-    Block body = body_of(lines, c);
-    for (size_t d = body.begin; d < body.end; ++d) {
-      const auto& h = lines[d].toks;
-      if (!tok_is(h[0], "def") || h.size() < 3 || h[1].text != "__init__") continue;
-      // Type annotations (`input_size: int`) change nothing at run time: left out.
-      std::vector<std::string> out;
-      int depth = 0;
-      bool annotation = false;
-      for (size_t k = 2; k < h.size(); ++k) {
-        const std::string& x = h[k].text;
-        if (x == "(" || x == "[" || x == "{") ++depth;
-        if (x == ")" || x == "]" || x == "}") --depth;
-        if (depth == 1 && x == ":") annotation = true;
-        if (annotation && ((depth == 1 && (x == "," || x == "=")) || depth == 0))
-          annotation = false;
-        if (annotation) continue;
-        if (x == "," && k + 1 < h.size() && h[k + 1].text == ")" && depth == 1) continue;
-        out.push_back(x);
-        if (depth == 0) break;
-      }
-      return out;
-    }
+  std::optional<size_t> d = init_def(lines, cls);
+  if (!d) return {};
+  const auto& h = lines[*d].toks;
+  // Type annotations (`input_size: int`) change nothing at run time: left out.
+  std::vector<std::string> out;
+  int depth = 0;
+  bool annotation = false;
+  for (size_t k = 2; k < h.size(); ++k) {
+    const std::string& x = h[k].text;
+    if (x == "(" || x == "[" || x == "{") ++depth;
+    if (x == ")" || x == "]" || x == "}") --depth;
+    if (depth == 1 && x == ":") annotation = true;
+    if (annotation && ((depth == 1 && (x == "," || x == "=")) || depth == 0)) annotation = false;
+    if (annotation) continue;
+    if (x == "," && k + 1 < h.size() && h[k + 1].text == ")" && depth == 1) continue;
+    out.push_back(x);
+    if (depth == 0) break;
   }
-  return {};
+  return out;
 }
 
-// The parameter names of an __init__ header (init_header): names followed by `,`, `)`, `:` or
-// `=` at the top level of the parentheses.
+// The parameter names of an __init__ header (init_header): the names after `(`, `,`, `*` or
+// `**` at the top level of the parentheses, outside defaults.
 std::set<std::string> header_params(const std::vector<std::string>& h) {
   std::set<std::string> out;
   int depth = 0;
@@ -113,8 +110,8 @@ std::set<std::string> header_params(const std::vector<std::string>& h) {
     if (depth == 1 && (x == "," || x == "(")) in_default = false;
     if (depth == 1 && (x == "=" || x == ":")) in_default = true;
     bool name = !x.empty() && (std::isalpha(static_cast<unsigned char>(x[0])) || x[0] == '_');
-    if (depth == 1 && name && !in_default && k > 0 && (h[k - 1] == "(" || h[k - 1] == "," ||
-                                                       h[k - 1] == "*" || h[k - 1] == "**"))
+    if (depth == 1 && name && !in_default && k > 0 &&
+        (h[k - 1] == "(" || h[k - 1] == "," || h[k - 1] == "*" || h[k - 1] == "**"))
       out.insert(x);
   }
   return out;
@@ -249,8 +246,8 @@ std::string PySide::compare_init_with_reference() const {
     return true;
   };
   // An own attribute's value may call only these (and may not reach private attributes).
-  static const std::set<std::string> callable = {"isinstance", "len",   "list", "tuple", "range",
-                                                 "enumerate",  "int",   "float", "sum",  "zip"};
+  static const std::set<std::string> callable = {"isinstance", "len", "list",  "tuple", "range",
+                                                 "enumerate",  "int", "float", "sum",   "zip"};
   size_t r = 0;
   for (const auto& stmt : mine) {
     if (r < ref.size() && same_statement(stmt, ref[r])) {
@@ -360,8 +357,8 @@ std::vector<Val> PySide::items_of(const Val& v, const std::string& text) const {
 
 Val PySide::sliced(Env& env, const Val& obj, const PyExprP& slice, const std::string& text) {
   if (obj.kind != Val::List && !(obj.kind == Val::Layer && obj.name != "self"))
-    fail("host_logic", "host logic in forward: a slice of a value kernrl does not know (`" + text +
-                           "`)");
+    fail("host_logic",
+         "host logic in forward: a slice of a value kernrl does not know (`" + text + "`)");
   std::optional<int64_t> bound[3];
   for (int k = 0; k < 3; ++k) {
     const PyExprP& part = slice->kids[static_cast<size_t>(k)];
@@ -394,7 +391,8 @@ Val PySide::sliced(Env& env, const Val& obj, const PyExprP& slice, const std::st
   int64_t count = 0;
   if (step > 0 && start < stop) count = (stop - start - 1) / mag + 1;
   if (step < 0 && start > stop) count = (start - stop - 1) / mag + 1;
-  for (int64_t k = 0; k < count; ++k) out.items.push_back(items[static_cast<size_t>(start + k * step)]);
+  for (int64_t k = 0; k < count; ++k)
+    out.items.push_back(items[static_cast<size_t>(start + k * step)]);
   return out;
 }
 

@@ -258,7 +258,7 @@ class Parser {
   // Whether `x` calls anything but builtins and tensor methods that only read sizes.
   static bool calls(const PyExprP& x) {
     if (x->kind == PyExpr::Call) {
-      static const std::set<std::string> pure_names = {"len", "int",   "float", "min",  "max",
+      static const std::set<std::string> pure_names = {"len", "int",   "float", "min",       "max",
                                                        "abs", "tuple", "list",  "isinstance"};
       static const std::set<std::string> pure_methods = {"size", "dim", "numel"};
       const PyExprP& f = x->kids[0];

@@ -17,7 +17,17 @@ namespace kernrl {
 // by ", "). FloatExpr: a real expression (a float literal or float scalar in arithmetic, such as
 // `1.0 / (batch_size * dim)`), evaluated per size set by eval_real_expr. New kinds go last: the
 // kind is sent as its number.
-enum class ArgKind { Tensor, Scratch, Scalar, FloatLiteral, IntExpr, IntList, Bool, None, FloatExpr };
+enum class ArgKind {
+  Tensor,
+  Scratch,
+  Scalar,
+  FloatLiteral,
+  IntExpr,
+  IntList,
+  Bool,
+  None,
+  FloatExpr
+};
 
 struct LaunchArg {
   std::string text;

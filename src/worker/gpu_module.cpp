@@ -157,7 +157,7 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
             const ScalarSpec* s = a.kind == ArgKind::Scalar ? p.find_scalar(a.text) : nullptr;
             double v;
             try {
-              v = s                                ? s->value
+              v = s                              ? s->value
                   : a.kind == ArgKind::FloatExpr ? eval_real_expr(a.text, vars, plan_reals(p))
                                                  : std::stod(a.text);
             } catch (const ExprError& err) {
@@ -165,9 +165,9 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
             }
             bool is_float = !s || s->is_float();
             if (w == 4 && is_float && std::fabs(v) > std::numeric_limits<float>::max())
-              throw LaunchError(where + " = " + std::to_string(v) +
-                                    " does not fit a 4-byte float parameter",
-                                spec.line);
+              throw LaunchError(
+                  where + " = " + std::to_string(v) + " does not fit a 4-byte float parameter",
+                  spec.line);
             if (w == 4)
               l.arg_storage.push_back(is_float ? bytes_of<float>(static_cast<float>(v))
                                                : bytes_of<int32_t>(static_cast<int32_t>(v)));

@@ -22,8 +22,9 @@ int move_device_constants(torch::jit::Graph& graph, const c10::Device& device);
 // (`<torchscript>/bench.pt`, `test0.pt`, ...), and its `generate` gives the `init: custom`
 // tensors: the module's parameters and buffers (the weights, named by module path) and the
 // inputs of the traced input generator, if the spec names one: drawn on the inputs' device
-// (its device constants moved there; on the CPU, then copied, where that fails). Throws std::runtime_error
-// naming the file when a module cannot be loaded or the sizes are not one of the problem's sets.
+// (its device constants moved there; on the CPU, then copied, where that fails). Throws
+// std::runtime_error naming the file when a module cannot be loaded or the sizes are not one of the
+// problem's sets.
 const ReferenceEntry* reference_for(const ProblemSpec& p);
 
 }  // namespace kernrl

@@ -85,8 +85,8 @@ TEST_CASE("real expressions follow C's promotions") {
   RealVars r{{"eps", 0.5}};
   CHECK(eval_real_expr("1.0 / n", v, r) == doctest::Approx(1.0 / 7));
   CHECK(eval_real_expr("1.0f / (n * m)", v, r) == doctest::Approx(1.0 / 14));
-  CHECK(eval_real_expr("n / m", v, r) == 3);           // two integers: truncating division
-  CHECK(eval_real_expr("n / 2.", v, r) == 3.5);        // a double operand: real division
+  CHECK(eval_real_expr("n / m", v, r) == 3);     // two integers: truncating division
+  CHECK(eval_real_expr("n / 2.", v, r) == 3.5);  // a double operand: real division
   CHECK(eval_real_expr("1.0 / (n / m)", v, r) == doctest::Approx(1.0 / 3));
   CHECK(eval_real_expr("eps * n + 1e-1", v, r) == doctest::Approx(3.6));
   CHECK(eval_real_expr("-.25 * m", v, r) == -0.5);
@@ -94,7 +94,8 @@ TEST_CASE("real expressions follow C's promotions") {
   CHECK(eval_real_expr("cdiv(n, m) * 0.5", v, r) == 2.0);
   CHECK_THROWS_WITH_AS(eval_real_expr("1.0 / (n - 7)", v, r), doctest::Contains("division by zero"),
                        ExprError);
-  CHECK_THROWS_WITH_AS(eval_real_expr("n % 2.0", v, r), doctest::Contains("two integers"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_real_expr("n % 2.0", v, r), doctest::Contains("two integers"),
+                       ExprError);
   CHECK_THROWS_WITH_AS(eval_real_expr("cdiv(n, 0.5)", v, r), doctest::Contains("two integers"),
                        ExprError);
   CHECK_THROWS_WITH_AS(eval_real_expr("1e300 * 1e300", v, r), doctest::Contains("finite"),
@@ -103,7 +104,8 @@ TEST_CASE("real expressions follow C's promotions") {
   CHECK_THROWS_AS(eval_real_expr("1.0 / k", v, r), ExprError);
   CHECK_THROWS_AS(eval_real_expr("2f", v, r), ExprError);
   // Integer expressions still refuse float literals.
-  CHECK_THROWS_WITH_AS(eval_expr("n * 0.5", v), doctest::Contains("not an integer literal"), ExprError);
+  CHECK_THROWS_WITH_AS(eval_expr("n * 0.5", v), doctest::Contains("not an integer literal"),
+                       ExprError);
   CHECK(has_real_literal("1.0 / (batch * dim)"));
   CHECK(has_real_literal("n * 2.f"));
   CHECK_FALSE(has_real_literal("n * 2"));

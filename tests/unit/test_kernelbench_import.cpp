@@ -1394,14 +1394,16 @@ torch::Tensor f(torch::Tensor x) {
   REQUIRE_MESSAGE(r.converted, r.reason);
   LaunchSpec l = checked_plan(r, p).launches.at(0);
   REQUIRE(l.args.size() == 7);
-  for (size_t i = 3; i < 7; ++i) CHECK_MESSAGE(l.args[i].kind == ArgKind::FloatExpr, l.args[i].text);
+  for (size_t i = 3; i < 7; ++i)
+    CHECK_MESSAGE(l.args[i].kind == ArgKind::FloatExpr, l.args[i].text);
   // Each evaluates at a size set to what the host code computes there (C's promotions).
   for (const auto& sizes : p.tests) {
     Vars v = plan_vars(p, sizes, 132);
     double n = static_cast<double>(sizes.at("batch_size") * sizes.at("dim"));
     int64_t ni = sizes.at("batch_size") * sizes.at("dim");
     CHECK(eval_real_expr(l.args[3].text, v, {}) == doctest::Approx(1.0 / n));
-    CHECK(eval_real_expr(l.args[4].text, v, {}) == doctest::Approx(0.5 / static_cast<double>(ni / 2)));
+    CHECK(eval_real_expr(l.args[4].text, v, {}) ==
+          doctest::Approx(0.5 / static_cast<double>(ni / 2)));
     CHECK(eval_real_expr(l.args[5].text, v, {}) == doctest::Approx(-1.0 / n));
     CHECK(eval_real_expr(l.args[6].text, v, {}) ==
           doctest::Approx(3.0 / n + static_cast<double>(sizes.at("batch_size"))));
@@ -1433,24 +1435,23 @@ TEST_CASE("import_kernelbench: slices of shapes, lists and a Sequential's layers
                          p),
       p);
   // A shape's tail compared with another's: decided at every size set; reversed by a step.
-  check_mlp_plan(
-      import_kernelbench(
-          mlp_module("        if tuple(x.shape[1:]) != tuple(x.shape[x.dim() - 1:]) or "
-                     "len(x.shape[::-1]) != 2 or x.shape[5:] != x.shape[7:]:\n"
-                     "            raise ValueError('x must be 2-D')\n"
-                     "        dims = x.shape[::-1]\n"
-                     "        assert dims[1] == x.shape[0]\n"
-                     "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
-                     "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
-                     "        return x"),
-          p),
-      p);
+  check_mlp_plan(import_kernelbench(
+                     mlp_module("        if tuple(x.shape[1:]) != tuple(x.shape[x.dim() - 1:]) or "
+                                "len(x.shape[::-1]) != 2 or x.shape[5:] != x.shape[7:]:\n"
+                                "            raise ValueError('x must be 2-D')\n"
+                                "        dims = x.shape[::-1]\n"
+                                "        assert dims[1] == x.shape[0]\n"
+                                "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
+                                "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
+                                "        return x"),
+                     p),
+                 p);
   // Bounds that depend on the sizes, a zero step, a slice of a tensor: refused with the reason.
-  auto bounds = import_kernelbench(
-      mlp_module("        for lin in self.net[:x.size(0)]:\n"
-                 "            x = ext.bias_act(lin(x), lin.bias, True)\n"
-                 "        return x"),
-      p);
+  auto bounds =
+      import_kernelbench(mlp_module("        for lin in self.net[:x.size(0)]:\n"
+                                    "            x = ext.bias_act(lin(x), lin.bias, True)\n"
+                                    "        return x"),
+                         p);
   CHECK_FALSE(bounds.converted);
   CHECK_MESSAGE(bounds.reason.find("not the same at every size set") != std::string::npos,
                 bounds.reason);
@@ -1466,11 +1467,12 @@ TEST_CASE("import_kernelbench: slices of shapes, lists and a Sequential's layers
 TEST_CASE("import_kernelbench: a float variable holding a size stays a float when assigned") {
   ProblemSpec p = problem("L1_26");
   auto arg_of = [&](const std::string& body) {
-    std::string cuda = "__global__ void k(const float* x, float* y, float s) {}\n"
-                       "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n" +
-                       body +
-                       "  k<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), s);\n"
-                       "  return y;\n}\n";
+    std::string cuda =
+        "__global__ void k(const float* x, float* y, float s) {}\n"
+        "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n" +
+        body +
+        "  k<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), s);\n"
+        "  return y;\n}\n";
     auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
     REQUIRE_MESSAGE(r.converted, r.reason);
     return checked_plan(r, p).launches.at(0).args.at(2).text;
@@ -1499,18 +1501,45 @@ torch::Tensor f(torch::Tensor x) {
   CHECK(checked_plan(r, p).launches.at(0).grid == std::vector<std::string>{"cdiv(dim, 256)"});
 }
 
+namespace {
+
+// The relu flag the MLP's first bias kernel gets when forward sets it to the Python `cond`.
+std::string first_relu_flag(const ProblemSpec& p, const std::string& cond) {
+  auto r = import_kernelbench(
+      mlp_module("        flag = " + cond +
+                 "\n        x = ext.bias_act(self.net[0](x), self.net[0].bias, flag)\n"
+                 "        return ext.bias_act(self.net[2](x), self.net[2].bias, False)"),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  return checked_plan(r, p).launches.at(1).args.back().text;
+}
+
+// The MLP generation with `init` for its __init__'s layers, `header` (if given) for its __init__
+// line and `top` (if given) before the class.
+std::string mlp_with_init(const std::string& init, const std::string& header = "",
+                          const std::string& top = "") {
+  const std::string literal =
+      "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+      "                                 nn.Linear(hidden, output_size))\n";
+  std::string m = mlp_module(
+      "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
+      "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
+      "        return x");
+  REQUIRE(m.find(literal) != std::string::npos);
+  m.replace(m.find(literal), literal.size(), init);
+  if (!header.empty()) {
+    const std::string h = "def __init__(self, input_size, hidden, output_size):";
+    m.replace(m.find(h), h.size(), header);
+  }
+  if (!top.empty()) m.insert(m.find("class ModelNew"), top);
+  return m;
+}
+
+}  // namespace
+
 TEST_CASE("import_kernelbench: == of sequences as Python: a list never equals a tuple") {
   ProblemSpec p = suite_mlp(true);
-  auto taken = [&](const std::string& cond) {
-    // relu on the first layer only when `cond` is true in Python.
-    auto r = import_kernelbench(
-        mlp_module("        flag = " + cond +
-                   "\n        x = ext.bias_act(self.net[0](x), self.net[0].bias, flag)\n"
-                   "        return ext.bias_act(self.net[2](x), self.net[2].bias, False)"),
-        p);
-    REQUIRE_MESSAGE(r.converted, r.reason);
-    return checked_plan(r, p).launches.at(1).args.back().text;
-  };
+  auto taken = [&](const std::string& cond) { return first_relu_flag(p, cond); };
   CHECK(taken("[1, 2] == (1, 2)") == "0");
   CHECK(taken("list(x.shape) == (x.shape[0], x.shape[1])") == "0");
   CHECK(taken("x.shape[0:1] == (x.shape[0],)") == "1");
@@ -1527,15 +1556,7 @@ TEST_CASE("import_kernelbench: == of sequences as Python: a list never equals a 
 
 TEST_CASE("import_kernelbench: chained comparisons and zip, as Python reads them") {
   ProblemSpec p = suite_mlp(true);
-  auto flag = [&](const std::string& cond) {
-    auto r = import_kernelbench(
-        mlp_module("        flag = " + cond +
-                   "\n        x = ext.bias_act(self.net[0](x), self.net[0].bias, flag)\n"
-                   "        return ext.bias_act(self.net[2](x), self.net[2].bias, False)"),
-        p);
-    REQUIRE_MESSAGE(r.converted, r.reason);
-    return checked_plan(r, p).launches.at(1).args.back().text;
-  };
+  auto flag = [&](const std::string& cond) { return first_relu_flag(p, cond); };
   // `0 < 2 < 1` is `0 < 2 and 2 < 1` (False), not `(0 < 2) < 1` (True < 1: False) -- and
   // `3 > 2 > 1` is True, where `(3 > 2) > 1` would be False.
   CHECK(flag("0 < 2 < 1") == "0");
@@ -1543,12 +1564,11 @@ TEST_CASE("import_kernelbench: chained comparisons and zip, as Python reads them
   CHECK(flag("1 <= len(x.shape) == 2 < 5") == "1");
   // zip pairs the i-th items, as many as the shortest has.
   check_mlp_plan(
-      import_kernelbench(
-          mlp_module("        lins = [self.net[0], self.net[2]]\n"
-                     "        for lin, relu in zip(lins, [True, False, True]):\n"
-                     "            x = ext.bias_act(lin(x), lin.bias, relu)\n"
-                     "        return x"),
-          p),
+      import_kernelbench(mlp_module("        lins = [self.net[0], self.net[2]]\n"
+                                    "        for lin, relu in zip(lins, [True, False, True]):\n"
+                                    "            x = ext.bias_act(lin(x), lin.bias, relu)\n"
+                                    "        return x"),
+                         p),
       p);
   auto strict = import_kernelbench(
       mlp_module("        for lin, relu in zip([self.net[0]], [True], strict=True):\n"
@@ -1586,17 +1606,7 @@ TEST_CASE("import_kernelbench: ModelNew may rename the reference's local names o
       "        self.net = nn.Sequential(*layers)\n"
       "    def forward(self, x):\n"
       "        return self.net(x)\n";
-  const std::string literal =
-      "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
-      "                                 nn.Linear(hidden, output_size))\n";
-  auto with_init = [&](const std::string& init) {
-    std::string m = mlp_module(
-        "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
-        "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
-        "        return x");
-    REQUIRE(m.find(literal) != std::string::npos);
-    return m.replace(m.find(literal), literal.size(), init);
-  };
+  auto with_init = [](const std::string& init) { return mlp_with_init(init); };
   // The reference's statements with layers, cur and h renamed mods, c and k.
   check_mlp_plan(import_kernelbench(with_init("        mods = []\n"
                                               "        c = input_size\n"
@@ -1653,22 +1663,9 @@ TEST_CASE("import_kernelbench: what renaming may not do: parameters, keywords, s
       "        self.net = nn.Sequential(*layers)\n"
       "    def forward(self, x):\n"
       "        return self.net(x)\n";
-  const std::string literal =
-      "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
-      "                                 nn.Linear(hidden, output_size))\n";
   auto with_init = [&](const std::string& init, const std::string& header = "",
                        const std::string& top = "") {
-    std::string m = mlp_module(
-        "        for i, lin in enumerate([self.net[0], self.net[2]]):\n"
-        "            x = ext.bias_act(lin(x), lin.bias, i == 0)\n"
-        "        return x");
-    m.replace(m.find(literal), literal.size(), init);
-    if (!header.empty()) {
-      const std::string h = "def __init__(self, input_size, hidden, output_size):";
-      m.replace(m.find(h), h.size(), header);
-    }
-    if (!top.empty()) m.insert(m.find("class ModelNew"), top);
-    return import_kernelbench(m, p);
+    return import_kernelbench(mlp_with_init(init, header, top), p);
   };
   const std::string same =
       "        input_size = int(input_size)\n"
