@@ -704,7 +704,7 @@ def main():
     finally:
         rc = s.stop()
         if not a.only:
-            check("the server stops on SIGTERM with exit 0", rc == 0, "".join(s.stderr))
+            check("the server stops on SIGTERM with exit 0", rc == 0, f"rc={rc} " + "".join(s.stderr))
     if want("token"):
         test_token(kernrl)
     if want("stdio"):
