@@ -17,7 +17,9 @@
 #   DIR/suite-rest (KB_REST_ONLY: other problems; KB_REST=0: none). KB_SIDE_SUITE_ONLY: the
 #   problems the suite is built with (default "gens": those of the generations; empty: all of
 #   levels 1-3). KB_IDENTITY=1: after the side by side, every problem of the suite is checked
-#   against KernelBench's own module (scripts/kb-gpu.sh identity; kb-identity.md).
+#   against KernelBench's own module (scripts/kb-gpu.sh identity; kb-identity.md). KB_BUILD_TARGETS:
+#   kernrl's targets to build (default: those the run needs; add kernrl-triton to run
+#   scripts/gpu-test.sh triton on the same build afterwards).
 # wait: waits until the run has finished or SECONDS have passed, then copies its results to OUT
 #   (side.json, side_by_side.md and the logs, as kb-*).
 set -uo pipefail
@@ -78,7 +80,7 @@ run)
     >"$WORK/side-run.log" 2>&1 &
   side=$!
   log "kernrl build and the suite's conversion beside KernelBench's side (pid $side)"
-  (OUT="$WORK/gpu" BUILD_DIR="$WORK/build-gpu" BUILD_TARGETS="kernrl kernrl-worker kernrl-nvrtc kernrl_suite_refdump" \
+  (OUT="$WORK/gpu" BUILD_DIR="$WORK/build-gpu" BUILD_TARGETS="${KB_BUILD_TARGETS:-kernrl kernrl-worker kernrl-nvrtc kernrl_suite_refdump}" \
     scripts/gpu-test.sh build >"$WORK/build.log" 2>&1; log "kernrl build: $(tail -1 "$WORK/build.log")") &
   build=$!
   KB_ONLY="${KB_SIDE_SUITE_ONLY-gens}" KB_GENS="$gens" KB_SUITE="$WORK/suite" KB_LEVELS=1,2,3 \
