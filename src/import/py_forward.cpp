@@ -53,6 +53,55 @@ Val PySide::problem_param(const std::string& name, const std::string& as_written
                        (names.empty() ? "it has none" : names) + ")");
 }
 
+std::optional<std::string> PySide::positional_param(const std::string& attr, const PyExprP& call) {
+  auto named = [&](const std::string& n) {
+    for (const auto& p : C.P.parameters)
+      if (p.name == n) return true;
+    return false;
+  };
+  // Only on suites built from KernelBench, whose parameters are the reference module's in order.
+  if (C.P.torchscript.empty() || named(attr)) return std::nullopt;
+  auto at = std::find(own_params_.begin(), own_params_.end(), attr);
+  if (at == own_params_.end()) return std::nullopt;
+  // Only where every parameter of ModelNew is its own (none matches the problem's by name, no
+  // layer of ModelNew holds problem parameters): then the k-th own parameter is the k-th.
+  for (const auto& own : own_params_)
+    if (named(own)) return std::nullopt;
+  for (const auto& [name, v] : init_attrs_)
+    for (const auto& p : C.P.parameters)
+      if (p.name.compare(0, name.size() + 1, name + ".") == 0) return std::nullopt;
+  size_t k = static_cast<size_t>(at - own_params_.begin());
+  if (own_params_.size() > C.P.parameters.size() || call->kids.size() != 2) return std::nullopt;
+  const TensorSpec& target = C.P.parameters[k];
+  // The tensor: torch.empty / randn / rand / zeros / ones (dims, or one tuple of them).
+  const PyExprP& t = call->kids[1];
+  if (t->kind != PyExpr::Call || t->kids.empty() || !t->kwargs.empty()) return std::nullopt;
+  static const std::set<std::string> makers = {"torch.empty", "torch.randn", "torch.rand",
+                                               "torch.zeros", "torch.ones", "torch.Tensor"};
+  if (!makers.count(resolve(py_dotted(t->kids[0])))) return std::nullopt;
+  std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
+  if (dims.size() == 1 && (dims[0]->kind == PyExpr::Tuple || dims[0]->kind == PyExpr::List))
+    dims = dims[0]->kids;
+  if (dims.size() != target.shape.size()) return std::nullopt;
+  std::vector<Vars> sets = C.P.tests;
+  sets.push_back(C.P.bench);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    Val d = init_expr(dims[i]);
+    if (d.kind != Val::Int) return std::nullopt;
+    for (const Vars& s : sets) {
+      try {
+        if ((d.k ? *d.k : eval_expr(d.e, s)) != eval_expr(target.shape[i], s)) return std::nullopt;
+      } catch (const ExprError&) {
+        return std::nullopt;
+      }
+    }
+  }
+  note_once("ModelNew's own parameter `self." + attr + "` is given the problem's `" + target.name +
+            "` (the same place in the parameters' order, the same shape); KernelBench gives it "
+            "those values only when ModelNew initialises it as the reference's layer does");
+  return target.name;
+}
+
 Val PySide::from_problem_name(const std::string& n) {
   if (const ScalarSpec* s = C.P.find_scalar(n)) {
     if (s->is_float()) {
@@ -131,8 +180,10 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
     case PyExpr::Call: {
       std::string d = resolve(py_dotted(v->kids[0]));
       if (d == "torch.nn.Parameter" || d == "nn.Parameter" || d == "torch.nn.parameter.Parameter" ||
-          d == "Parameter")
+          d == "Parameter") {
+        if (auto p = positional_param(attr, v)) return problem_param(*p, "self." + attr);
         return problem_param(attr, "self." + attr);
+      }
       if ((d == "int" || d == "float") && v->kids.size() == 2) {
         Val inner = init_value(attr, v->kids[1]);
         if (d == "float" && inner.kind == Val::Int && inner.k)

@@ -396,6 +396,12 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
       }
       std::string attr = lt[2].text;
       init_attrs_[attr] = v;
+      if (v->kind == PyExpr::Call && !v->kids.empty()) {
+        std::string callee = resolve(py_dotted(v->kids[0]));
+        if (callee == "torch.nn.Parameter" || callee == "nn.Parameter" ||
+            callee == "torch.nn.parameter.Parameter" || callee == "Parameter")
+          own_params_.push_back(attr);
+      }
       if (is_load_inline(v)) {
         *any_inline = true;
         add_ext("self." + attr, v, lines_[i].line);

@@ -63,6 +63,8 @@ class PySide {
   std::map<std::string, PyExprP> module_vars_;
   std::set<std::string> module_defs_;
   std::map<std::string, PyExprP> init_attrs_;  // self.X = expr in ModelNew.__init__
+  // `self.X = nn.Parameter(...)` in ModelNew.__init__, in statement order.
+  std::vector<std::string> own_params_;
   std::set<std::string> init_params_;
   // ModelNew.__init__'s parameters in order, each with its default's tokens (empty: none), and
   // the value each takes when KernelBench builds ModelNew(*get_init_inputs()) (py_torch.cpp).
@@ -110,6 +112,11 @@ class PySide {
   std::vector<Val> shape_of(const TensorSpec& t);
 
   Val problem_param(const std::string& name, const std::string& as_written);
+  // The problem parameter ModelNew's own `self.<attr> = nn.Parameter(<tensor>)` stands for, on a
+  // suite built from KernelBench, when no problem parameter has its name: the one at the same place in the parameters' order, with
+  // the same shape at every size set (KernelBench's seeded initialisation gives it those values
+  // when ModelNew initialises it as the reference's layer does). nullopt when that cannot be told.
+  std::optional<std::string> positional_param(const std::string& attr, const PyExprP& call);
 
   Val from_problem_name(const std::string& n);
 

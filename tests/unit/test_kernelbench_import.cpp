@@ -706,6 +706,48 @@ TEST_CASE("import_kernelbench: PyTorch operators kept in forward become torch st
   }
 }
 
+TEST_CASE("import_kernelbench: ModelNew's own parameters are a suite's parameters by place") {
+  ProblemSpec p = suite_linear();
+  const std::string forward =
+      "        return ext.epilogue(F.linear(x, self.weight, self.bias), float(self.divisor))";
+  auto own = [](const std::string& weight_shape) {
+    return "        self.weight = nn.Parameter(torch.empty(" + weight_shape +
+           "))\n        nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)\n"
+           "        self.bias = nn.Parameter(torch.empty((output_size,)))\n"
+           "        self.divisor = divisor";
+  };
+  auto r = import_kernelbench(suite_module(forward, own("output_size, input_size")), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].torch == "linear");
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "linear.weight", "linear.bias"});
+  bool noted = false;
+  for (const auto& n : r.notes)
+    noted = noted || n.find("`self.weight` is given the problem's `linear.weight`") != std::string::npos;
+  CHECK(noted);
+  // A shape that is not the parameter's at every size set (transposed): refused, by name.
+  r = import_kernelbench(suite_module(forward, own("input_size, output_size")), p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("`self.weight`, which is not among the problem's parameters") !=
+        std::string::npos);
+  // Beside a layer of its own that holds the problem's parameters: no mapping by place.
+  r = import_kernelbench(
+      suite_module("        return ext.epilogue(F.linear(x, self.weight, self.linear.bias), 1.0)",
+                   "        self.linear = nn.Linear(input_size, output_size)\n"
+                   "        self.weight = nn.Parameter(torch.empty(output_size, input_size))"),
+      p);
+  CHECK_FALSE(r.converted);
+  // kernrl's own problems keep their names (its parameters here: weight, bias).
+  ProblemSpec mine = problem("L2_86_Matmul_Divide_GELU");
+  r = import_kernelbench(
+      suite_module("        return ext.epilogue(self.w, 1.0)",
+                   "        self.w = nn.Parameter(torch.empty(output_size, input_size))"),
+      mine);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("`self.w`, which is not among the problem's parameters") != std::string::npos);
+}
+
 TEST_CASE("import_kernelbench: a branch on the sizes becomes arithmetic on its condition") {
   ProblemSpec p = suite_linear();
   std::string py = suite_module("        return ext.epilogue(self.linear(x), 2.0)",
