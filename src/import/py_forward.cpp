@@ -72,13 +72,28 @@ std::optional<std::string> PySide::positional_param(const std::string& attr, con
       if (p.name.compare(0, name.size() + 1, name + ".") == 0) return std::nullopt;
   size_t k = static_cast<size_t>(at - own_params_.begin());
   if (own_params_.size() > C.P.parameters.size() || call->kids.size() != 2) return std::nullopt;
+  // Initialised as the reference's layers initialise their weights, in the same order, with no
+  // other draw in __init__.
+  if (other_inits_ || kaiming_inits_ != own_params_) return std::nullopt;
+  // Each of the problem's first parameters the weight of a Linear or a convolution without bias.
+  for (size_t i = 0; i < own_params_.size(); ++i) {
+    const std::string& n = C.P.parameters[i].name;
+    if (n.size() < 8 || n.compare(n.size() - 7, 7, ".weight") != 0) return std::nullopt;
+    std::string layer = n.substr(0, n.size() - 7);
+    if (named(layer + ".bias")) return std::nullopt;
+    auto m = std::find_if(C.P.modules.begin(), C.P.modules.end(),
+                          [&](const auto& x) { return x.first == layer; });
+    static const std::set<std::string> kaiming_layers = {
+        "Linear",          "Conv1d",          "Conv2d",         "Conv3d",
+        "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
+    if (m == C.P.modules.end() || m->second.empty() || !kaiming_layers.count(m->second.front()))
+      return std::nullopt;
+  }
   const TensorSpec& target = C.P.parameters[k];
-  // The tensor: torch.empty / randn / rand / zeros / ones (dims, or one tuple of them).
+  // The tensor: torch.empty (dims, or one tuple of them), left for kaiming_uniform_ to fill.
   const PyExprP& t = call->kids[1];
   if (t->kind != PyExpr::Call || t->kids.empty() || !t->kwargs.empty()) return std::nullopt;
-  static const std::set<std::string> makers = {"torch.empty", "torch.randn", "torch.rand",
-                                               "torch.zeros", "torch.ones", "torch.Tensor"};
-  if (!makers.count(resolve(py_dotted(t->kids[0])))) return std::nullopt;
+  if (resolve(py_dotted(t->kids[0])) != "torch.empty") return std::nullopt;
   std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
   if (dims.size() == 1 && (dims[0]->kind == PyExpr::Tuple || dims[0]->kind == PyExpr::List))
     dims = dims[0]->kids;
@@ -96,9 +111,9 @@ std::optional<std::string> PySide::positional_param(const std::string& attr, con
       }
     }
   }
-  note_once("ModelNew's own parameter `self." + attr + "` is given the problem's `" + target.name +
-            "` (the same place in the parameters' order, the same shape); KernelBench gives it "
-            "those values only when ModelNew initialises it as the reference's layer does");
+  note_once("ModelNew's own parameter `self." + attr + "` is the problem's `" + target.name +
+            "`: the same place in the parameters' order, the same shape, initialised as the "
+            "reference's layer initialises it");
   return target.name;
 }
 

@@ -63,8 +63,12 @@ class PySide {
   std::map<std::string, PyExprP> module_vars_;
   std::set<std::string> module_defs_;
   std::map<std::string, PyExprP> init_attrs_;  // self.X = expr in ModelNew.__init__
-  // `self.X = nn.Parameter(...)` in ModelNew.__init__, in statement order.
-  std::vector<std::string> own_params_;
+  // `self.X = nn.Parameter(...)` in ModelNew.__init__, in statement order; and the X of
+  // `nn.init.kaiming_uniform_(self.X, a=math.sqrt(5))` statements there (the initialisation
+  // torch's Linear and ConvNd layers give their weight), in statement order; `other_inits_`: any
+  // other call of nn.init or of a random draw in __init__.
+  std::vector<std::string> own_params_, kaiming_inits_;
+  bool other_inits_ = false;
   std::set<std::string> init_params_;
   // ModelNew.__init__'s parameters in order, each with its default's tokens (empty: none), and
   // the value each takes when KernelBench builds ModelNew(*get_init_inputs()) (py_torch.cpp).
@@ -105,6 +109,7 @@ class PySide {
 
   bool read_register_buffer(const std::vector<PyTok>& lt);
   void read_init(size_t header, const Block& b, bool* any_inline, bool* load_files);
+  void read_init_call(const std::vector<PyTok>& lt);
 
   // ---------------------------------------------------------------- values
   Val tensor_val(int idx);
@@ -112,10 +117,12 @@ class PySide {
   std::vector<Val> shape_of(const TensorSpec& t);
 
   Val problem_param(const std::string& name, const std::string& as_written);
-  // The problem parameter ModelNew's own `self.<attr> = nn.Parameter(<tensor>)` stands for, on a
-  // suite built from KernelBench, when no problem parameter has its name: the one at the same place in the parameters' order, with
-  // the same shape at every size set (KernelBench's seeded initialisation gives it those values
-  // when ModelNew initialises it as the reference's layer does). nullopt when that cannot be told.
+  // The problem parameter ModelNew's own `self.<attr> = nn.Parameter(torch.empty(...))` is, on
+  // a suite built from KernelBench, when KernelBench's seeding gives it that parameter's values:
+  // every parameter of ModelNew is its own, each the weight of a layer of the reference at the
+  // same place in the parameters' order (a Linear or convolution without bias), of the same shape
+  // at every size set, initialised as that layer initialises its weight and in the same order.
+  // nullopt otherwise.
   std::optional<std::string> positional_param(const std::string& attr, const PyExprP& call);
 
   Val from_problem_name(const std::string& n);

@@ -706,43 +706,97 @@ TEST_CASE("import_kernelbench: PyTorch operators kept in forward become torch st
   }
 }
 
-TEST_CASE("import_kernelbench: ModelNew's own parameters are a suite's parameters by place") {
-  ProblemSpec p = suite_linear();
+TEST_CASE("import_kernelbench: ModelNew's own weights are a suite's parameters by place") {
+  // A Linear without bias, as a suite records it (modules).
+  std::string yaml = R"(id: L1_900_Linear_no_bias
+level: 1
+name: Linear_no_bias
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {"linear": ["Linear"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  class Model(torch.nn.Module):
+      def __init__(self, input_size, output_size, divisor):
+          super().__init__()
+          self.linear = torch.nn.Linear(input_size, output_size, bias=False)
+          self.divisor = divisor
+      def forward(self, x):
+          return torch.nn.functional.gelu(self.linear(x) / self.divisor)
+  batch_size = 128
+  input_size = 512
+  output_size = 1024
+  divisor = 10.0
+  def get_inputs():
+      return [torch.rand(batch_size, input_size)]
+  def get_init_inputs():
+      return [input_size, output_size, divisor]
+)";
+  ProblemSpec p = parse_problem_yaml(yaml, "suite.yaml");
   const std::string forward =
-      "        return ext.epilogue(F.linear(x, self.weight, self.bias), float(self.divisor))";
-  auto own = [](const std::string& weight_shape) {
-    return "        self.weight = nn.Parameter(torch.empty(" + weight_shape +
-           "))\n        nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)\n"
-           "        self.bias = nn.Parameter(torch.empty((output_size,)))\n"
+      "        return ext.epilogue(F.linear(x, self.weight), float(self.divisor))";
+  auto own = [](const std::string& shape, const std::string& init) {
+    return "        self.weight = nn.Parameter(torch.empty(" + shape + "))\n" + init +
            "        self.divisor = divisor";
   };
-  auto r = import_kernelbench(suite_module(forward, own("output_size, input_size")), p);
+  const std::string kaiming = "        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))\n";
+  auto r = import_kernelbench(
+      "import math\n" + suite_module(forward, own("output_size, input_size", kaiming)), p);
   REQUIRE_MESSAGE(r.converted, r.reason);
   LaunchPlan plan = checked_plan(r, p);
   REQUIRE(plan.launches.size() == 2);
   CHECK(plan.launches[0].torch == "linear");
-  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "linear.weight", "linear.bias"});
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "linear.weight"});
   bool noted = false;
   for (const auto& n : r.notes)
-    noted = noted || n.find("`self.weight` is given the problem's `linear.weight`") != std::string::npos;
+    noted = noted || n.find("`self.weight` is the problem's `linear.weight`") != std::string::npos;
   CHECK(noted);
-  // A shape that is not the parameter's at every size set (transposed): refused, by name.
-  r = import_kernelbench(suite_module(forward, own("input_size, output_size")), p);
-  CHECK_FALSE(r.converted);
-  CHECK(r.reason.find("`self.weight`, which is not among the problem's parameters") !=
-        std::string::npos);
-  // Beside a layer of its own that holds the problem's parameters: no mapping by place.
   r = import_kernelbench(
-      suite_module("        return ext.epilogue(F.linear(x, self.weight, self.linear.bias), 1.0)",
-                   "        self.linear = nn.Linear(input_size, output_size)\n"
-                   "        self.weight = nn.Parameter(torch.empty(output_size, input_size))"),
+      suite_module(forward, own("(output_size, input_size)",
+                                "        torch.nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)\n")),
       p);
+  CHECK_MESSAGE(r.converted, r.reason);
+  // Not the reference's values under KernelBench's seeding, or not its shape: refused by name.
+  for (const auto& init :
+       {own("output_size, input_size", ""),  // uninitialised
+        own("output_size, input_size", "        nn.init.kaiming_uniform_(self.weight, a=1.0)\n"),
+        own("output_size, input_size", "        nn.init.xavier_uniform_(self.weight)\n"),
+        own("output_size, input_size", "        torch.manual_seed(0)\n" + kaiming),
+        own("input_size, output_size", kaiming),  // transposed
+        std::string("        self.weight = nn.Parameter(torch.randn(output_size, input_size))\n"
+                    "        self.divisor = divisor")}) {
+    r = import_kernelbench("import math\n" + suite_module(forward, init), p);
+    CHECK_FALSE_MESSAGE(r.converted, init);
+    CHECK_MESSAGE(r.reason.find("`self.weight`, which is not among the problem's parameters") !=
+                      std::string::npos,
+                  init, ": ", r.reason);
+  }
+  // A layer with a bias draws the bias between the weights: no mapping by place.
+  r = import_kernelbench(
+      suite_module(
+          "        return ext.epilogue(F.linear(x, self.weight, self.bias), 1.0)",
+          "        self.weight = nn.Parameter(torch.empty(output_size, input_size))\n" + kaiming +
+              "        self.bias = nn.Parameter(torch.empty(output_size))"),
+      suite_linear());
   CHECK_FALSE(r.converted);
   // kernrl's own problems keep their names (its parameters here: weight, bias).
   ProblemSpec mine = problem("L2_86_Matmul_Divide_GELU");
   r = import_kernelbench(
       suite_module("        return ext.epilogue(self.w, 1.0)",
-                   "        self.w = nn.Parameter(torch.empty(output_size, input_size))"),
+                   "        self.w = nn.Parameter(torch.empty(output_size, input_size))\n" + kaiming),
       mine);
   CHECK_FALSE(r.converted);
   CHECK(r.reason.find("`self.w`, which is not among the problem's parameters") != std::string::npos);
