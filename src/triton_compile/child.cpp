@@ -225,38 +225,72 @@ std::string how_it_ended(int status) {
 
 }  // namespace
 
+std::vector<std::string> triton_pythons(const Config& cfg) {
+  if (!cfg.triton_python.empty()) return {cfg.triton_python};
+  if (const char* e = std::getenv("KERNRL_TRITON_PYTHON"); e && *e) return {e};
+  std::vector<std::string> found;
+  auto add = [&](const std::string& p) {
+    if (access(p.c_str(), X_OK) != 0) return;
+    std::string c = canonical_or_empty(p);
+    for (const auto& f : found)
+      if (canonical_or_empty(f) == c) return;
+    found.push_back(p);
+  };
+  add("/usr/bin/python3");
+  add("/usr/local/bin/python3");
+  // Then python3 as the shell would find it (a conda or virtual environment's).
+  if (const char* path = std::getenv("PATH")) {
+    std::string dirs = path;
+    for (size_t a = 0; a <= dirs.size();) {
+      size_t b = dirs.find(':', a);
+      if (b == std::string::npos) b = dirs.size();
+      if (b > a && dirs[a] == '/') add(dirs.substr(a, b - a) + "/python3");
+      a = b + 1;
+    }
+  }
+  return found;
+}
+
 std::string triton_python(const Config& cfg) {
-  if (!cfg.triton_python.empty()) return cfg.triton_python;
-  if (const char* e = std::getenv("KERNRL_TRITON_PYTHON"); e && *e) return e;
-  for (const char* p : {"/usr/bin/python3", "/usr/local/bin/python3"})
-    if (access(p, X_OK) == 0) return p;
-  return "";
+  auto all = triton_pythons(cfg);
+  return all.empty() ? "" : all.front();
 }
 
 const TritonInstall& triton_install(const Config& cfg) {
   static std::mutex mu;
   static std::map<std::string, TritonInstall> found;
-  std::string python = triton_python(cfg);
+  std::vector<std::string> pythons = triton_pythons(cfg);
   std::lock_guard<std::mutex> l(mu);
-  std::string key = python + "\n" + cfg.triton_path;
+  std::string key;
+  for (const auto& p : pythons) key += p + "\n";
+  key += cfg.triton_path;
   if (auto it = found.find(key); it != found.end()) return it->second;
-  if (python.empty())
+  if (pythons.empty())
     throw TritonUnavailable("no Python found for Triton kernels: " + how_to_point());
-  if (access(python.c_str(), X_OK) != 0)
-    throw TritonUnavailable("the Python for Triton kernels, " + python +
-                            ", cannot be executed: " + how_to_point());
-  std::string log;
-  json d = run_once(cfg, base_setup(cfg, python, ""), "--discover", &log);
-  if (d.contains("sandbox_error"))
-    throw SandboxError("the Triton compiler's sandbox cannot be set up: " +
-                       d["sandbox_error"].get<std::string>());
-  if (!d.contains("triton") || !d.value("error", "").empty() || !d.contains("ptxas")) {
+  // The first Python (as configured, else of those found) that has Triton and its ptxas.
+  std::string python, failures;
+  json d;
+  for (const auto& p : pythons) {
+    if (access(p.c_str(), X_OK) != 0) {
+      failures += (failures.empty() ? "" : "; ") + p + " cannot be executed";
+      continue;
+    }
+    std::string log;
+    d = run_once(cfg, base_setup(cfg, p, ""), "--discover", &log);
+    if (d.contains("sandbox_error"))
+      throw SandboxError("the Triton compiler's sandbox cannot be set up: " +
+                         d["sandbox_error"].get<std::string>());
+    if (d.contains("triton") && d.value("error", "").empty() && d.contains("ptxas")) {
+      python = p;
+      break;
+    }
     std::string why = d.value("error", "");
     if (why.empty() && d.contains("triton")) why = "Triton has no bundled ptxas";
     if (why.empty()) why = "no answer";
-    throw TritonUnavailable(python + " cannot compile Triton kernels (" + why +
-                            "): " + how_to_point() + (log.empty() ? "" : "\n" + log));
+    failures += (failures.empty() ? "" : "; ") + p + " cannot compile Triton kernels (" + why +
+                ")" + (log.empty() ? "" : " [" + log + "]");
   }
+  if (python.empty()) throw TritonUnavailable(failures + ": " + how_to_point());
   TritonInstall t;
   t.python = python;
   t.version = d["triton"];
@@ -280,7 +314,7 @@ void require_triton_sandbox(const Config& cfg) {
   static std::mutex mu;
   static std::map<std::string, std::string> verdicts;
   std::lock_guard<std::mutex> l(mu);
-  std::string key = triton_python(cfg) + "\n" + cfg.triton_path;
+  std::string key = triton_install(cfg).python + "\n" + cfg.triton_path;
   auto it = verdicts.find(key);
   if (it == verdicts.end()) {
     json c = triton_sandbox_check(cfg);

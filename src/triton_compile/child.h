@@ -26,8 +26,12 @@ struct TritonInstall {
   nlohmann::json setup;  // the launcher's --setup (read/exec lists, helper, pythonpath)
 };
 
-// The Python kernrl uses for Triton: config triton.python, else $KERNRL_TRITON_PYTHON, else
-// python3 in /usr/bin or /usr/local/bin; "" when none exists.
+// The Pythons kernrl tries for Triton, in order: config triton.python, else
+// $KERNRL_TRITON_PYTHON (either alone), else those of /usr/bin/python3, /usr/local/bin/python3 and
+// python3 in each folder of $PATH that exist (one per interpreter). triton_install uses the first
+// that has Triton.
+std::vector<std::string> triton_pythons(const Config& cfg);
+// The first of them; "" when none exists.
 std::string triton_python(const Config& cfg);
 
 // Finds Triton (once per process and configuration). Throws TritonUnavailable saying what is

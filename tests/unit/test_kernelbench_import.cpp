@@ -765,8 +765,9 @@ torch: |
     noted = noted || n.find("`self.weight` is the problem's `linear.weight`") != std::string::npos;
   CHECK(noted);
   r = import_kernelbench(
-      suite_module(forward, own("(output_size, input_size)",
-                                "        torch.nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)\n")),
+      suite_module(forward,
+                   own("(output_size, input_size)",
+                       "        torch.nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)\n")),
       p);
   CHECK_MESSAGE(r.converted, r.reason);
   // Not the reference's values under KernelBench's seeding, or not its shape: refused by name.
@@ -786,20 +787,21 @@ torch: |
   }
   // A layer with a bias draws the bias between the weights: no mapping by place.
   r = import_kernelbench(
-      suite_module(
-          "        return ext.epilogue(F.linear(x, self.weight, self.bias), 1.0)",
-          "        self.weight = nn.Parameter(torch.empty(output_size, input_size))\n" + kaiming +
-              "        self.bias = nn.Parameter(torch.empty(output_size))"),
+      suite_module("        return ext.epilogue(F.linear(x, self.weight, self.bias), 1.0)",
+                   "        self.weight = nn.Parameter(torch.empty(output_size, input_size))\n" +
+                       kaiming + "        self.bias = nn.Parameter(torch.empty(output_size))"),
       suite_linear());
   CHECK_FALSE(r.converted);
   // kernrl's own problems keep their names (its parameters here: weight, bias).
   ProblemSpec mine = problem("L2_86_Matmul_Divide_GELU");
   r = import_kernelbench(
-      suite_module("        return ext.epilogue(self.w, 1.0)",
-                   "        self.w = nn.Parameter(torch.empty(output_size, input_size))\n" + kaiming),
+      suite_module(
+          "        return ext.epilogue(self.w, 1.0)",
+          "        self.w = nn.Parameter(torch.empty(output_size, input_size))\n" + kaiming),
       mine);
   CHECK_FALSE(r.converted);
-  CHECK(r.reason.find("`self.w`, which is not among the problem's parameters") != std::string::npos);
+  CHECK(r.reason.find("`self.w`, which is not among the problem's parameters") !=
+        std::string::npos);
 }
 
 TEST_CASE("import_kernelbench: a branch on the sizes becomes arithmetic on its condition") {

@@ -2,6 +2,13 @@
 // docstring or a comment block, the plan checks, the compile request (types, specialisation, one
 // kernel per specialisation), and the compiled kernels' metadata turned into the worker's plan.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "contract/contract.h"
 #include "contract/prompt.h"
@@ -12,6 +19,8 @@
 #include "parse/launch_block.h"
 #include "parse/python_block.h"
 #include "record/trace_record.h"
+#include "test_dirs.h"
+#include "triton_compile/child.h"
 #include "triton_compile/request.h"
 
 using namespace kernrl;
@@ -386,4 +395,32 @@ TEST_CASE("triton: the worker's autotune choice completes the record's kernels")
   CHECK(j[0]["num_warps"] == 8);
   CHECK(j[0]["constexprs"]["BLOCK"] == 128);
   CHECK_FALSE(j[1].contains("autotune"));
+}
+
+TEST_CASE(
+    "triton: the Pythons tried for Triton, configured first, else the usual places and $PATH") {
+  Config cfg;
+  cfg.triton_python = "/opt/x/bin/python3";
+  CHECK(triton_pythons(cfg) == std::vector<std::string>{"/opt/x/bin/python3"});
+  cfg.triton_python.clear();
+  // A folder of $PATH with its own python3 (an environment's): tried after the system's, and one
+  // interpreter is tried once however many names it has.
+  std::string dir = fresh_test_dir("pythons").string();
+  std::string py = dir + "/python3";
+  { std::ofstream(py) << "#!/bin/sh\n"; }
+  chmod(py.c_str(), 0755);
+  const char* old_path = std::getenv("PATH");
+  std::string saved = old_path ? old_path : "";
+  const char* old_env = std::getenv("KERNRL_TRITON_PYTHON");
+  std::string saved_env = old_env ? old_env : "";
+  unsetenv("KERNRL_TRITON_PYTHON");
+  setenv("PATH", (dir + ":" + dir + ":/usr/bin").c_str(), 1);
+  std::vector<std::string> got = triton_pythons(cfg);
+  setenv("PATH", saved.c_str(), 1);
+  if (old_env) setenv("KERNRL_TRITON_PYTHON", saved_env.c_str(), 1);
+  REQUIRE(!got.empty());
+  CHECK(got.back() == py);
+  CHECK(std::count(got.begin(), got.end(), py) == 1);
+  if (access("/usr/bin/python3", X_OK) == 0) CHECK(got.front() == "/usr/bin/python3");
+  std::filesystem::remove_all(dir);
 }
