@@ -109,7 +109,7 @@ def main():
         ids = sorted(c["id"] for c in suite["converted"])
         check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast", "L1_4_Class_index_targets",
                       "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd", "L2_2_Scale_named_like_a_constant",
-                      "L3_1_Small_MLP", "L3_3_Nested_blocks"], f"converted: {ids}")
+                      "L3_1_Small_MLP", "L3_3_Nested_blocks", "L3_4_Head_attention"], f"converted: {ids}")
         # Test sizes where the module needs two constants equal: they shrink together.
         hinge = (out / "problems" / "L1" / "3_Hinge_broadcast" / "problem.yaml").read_text()
         check(hinge.count("test:") == 1 and "- {" in hinge, "a module that needs equal sizes gets test sizes")
@@ -118,6 +118,12 @@ def main():
         ce = (out / "problems" / "L1" / "4_Class_index_targets" / "problem.yaml").read_text()
         check('"inputs": "inputs"' in ce and '"randint"' not in ce,
               f"a randint bounded by a size constant is traced per size set: {ce[:900]}")
+        # An embedding the module splits into heads keeps its head size at every test set.
+        att = (out / "problems" / "L3" / "4_Head_attention" / "problem.yaml").read_text()
+        heads = [json.loads(ln.strip()[2:]) for ln in att.split("  test:\n", 1)[1].split("inputs:", 1)[0].splitlines()]
+        check(len(heads) >= 2 and all(s["n_embd"] == 16 * s["n_head"] for s in heads)
+              and any(s["n_head"] != 12 for s in heads),
+              f"the head size (n_embd / n_head = 16) is kept at the test sizes: {heads}")
         # A constant named like a parameter is not a size; the parameter keeps its name.
         scaled = (out / "problems" / "L2" / "2_Scale_named_like_a_constant" / "problem.yaml").read_text()
         check('"name": "scaling_factor"' in scaled and '"scaling_factor": 2' not in scaled,

@@ -48,7 +48,7 @@ def convert(path, level, out_root):
             raise ValueError("these sizes change the module's parameters (their names)")
         return s
 
-    tests, errors = kb_sizes.choose_tests(src.sizes, try_set)
+    tests, errors = kb_sizes.choose_tests(src.sizes, try_set, src.groups)
     if len(tests) < 2:
         why = "; ".join(errors[-2:]) or "no size constant above 8 to shrink"
         raise ProblemError(f"no two smaller size sets run ({why})")

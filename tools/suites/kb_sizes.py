@@ -6,6 +6,11 @@ constant above 8 (kernel sizes, strides and small counts stay): set 1 to an odd 
 set 2 to a value near 1/8 that is not a multiple of 32, set 3 near 1/4. A set whose module does
 not run (a size that must divide another, a Linear layer sized for a fixed image) is retried with
 one constant at a time kept at its bench value.
+
+A constant the module divides by another (an embedding by a head count: kb_source.group_sizes)
+keeps its bench quotient: with the count shrunk, it becomes the bench group size times the count,
+so that a kernel specialised on the head size, as attention kernels are, meets the same head size
+at every set.
 """
 
 import math
@@ -44,12 +49,16 @@ def shrinkable(bench):
     return [k for k, v in bench.items() if v > KEEP_AT_OR_BELOW]
 
 
-def candidates(bench, which, factor):
+def candidates(bench, which, factor, groups=()):
     names = shrinkable(bench)
-    return {k: SHRINK[which](bench[k], factor, i) for i, k in enumerate(names)}
+    c = {k: SHRINK[which](bench[k], factor, i) for i, k in enumerate(names)}
+    for whole, count in groups:
+        if whole in c:
+            c[whole] = bench[whole] // bench[count] * c.get(count, bench[count])
+    return c
 
 
-def choose_tests(bench, try_set):
+def choose_tests(bench, try_set, groups=()):
     """Three test size sets. `try_set(sizes)` builds and runs the problem at `sizes` (a subset of
     the constants, the rest keep their bench values), returning the SizeSet or raising. A set is
     made smaller (factor 2, 4, ...) while its inputs exceed MAX_TEST_ELEMENTS."""
@@ -57,7 +66,7 @@ def choose_tests(bench, try_set):
     for which in range(len(SHRINK)):
         for factor in (1, 2, 4, 8, 16, 64, 256):
             try:
-                got = _try_variants(bench, candidates(bench, which, factor), try_set, seen, errors)
+                got = _try_variants(bench, candidates(bench, which, factor, groups), try_set, seen, errors)
             except TooBig as e:
                 errors.append(f"still too large at 1/{factor}: {e}")
                 continue

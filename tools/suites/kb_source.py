@@ -88,6 +88,58 @@ def _put(place, new):
         setattr(node, key, new)
 
 
+def group_sizes(tree, sizes):
+    """Pairs (whole, groups) of size constants the module divides one by the other, as attention
+    splits an embedding into heads: `assert n_embd % n_head == 0`, `C // self.n_head` with C from
+    the input, `nn.MultiheadAttention(embed_dim, num_heads)`. __init__'s parameters are the
+    constants `get_init_inputs()` passes at their place, and `self.x = param` follows them."""
+    init_args, init_params = [], []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_init_inputs":
+            for r in ast.walk(stmt):
+                if isinstance(r, ast.Return) and isinstance(r.value, (ast.List, ast.Tuple)):
+                    init_args = [e.id if isinstance(e, ast.Name) else None for e in r.value.elts]
+    model = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == "Model"), None)
+    if model is None:
+        return []
+    init = next((f for f in model.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    names = {}  # a name in the module's code -> the size constant it is
+    if init is not None:
+        init_params = [a.arg for a in init.args.args[1:]]
+        for param, arg in zip(init_params, init_args):
+            if arg in sizes:
+                names[param] = arg
+        for st in ast.walk(init):
+            if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute)
+                    and isinstance(st.value, ast.Name) and st.value.id in names):
+                names["self." + st.targets[0].attr] = names[st.value.id]
+
+    def size_of(node):
+        if isinstance(node, ast.Name):
+            return names.get(node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return names.get("self." + node.attr)
+        return None
+
+    pairs = []
+    for node in ast.walk(model):
+        whole = groups = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv, ast.Div)):
+            whole, groups = size_of(node.left), size_of(node.right)
+            if whole is None and groups is not None and isinstance(node.op, ast.FloorDiv):
+                # `C // self.n_head`, C read from the input: the whole is the constant the
+                # module divides elsewhere by the same count, or the one it was built with.
+                whole = next((w for w, g in pairs if g == groups), None)
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            f = node.func
+            fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if fname == "MultiheadAttention":
+                whole, groups = size_of(node.args[0]), size_of(node.args[1])
+        if whole and groups and whole != groups and (whole, groups) not in pairs:
+            pairs.append((whole, groups))
+    return [(w, g) for w, g in pairs if sizes.get(g) and sizes[w] % sizes[g] == 0]
+
+
 class Source:
     """One problem file, parsed once; `load(sizes)` runs it with some constants replaced."""
 
@@ -99,6 +151,7 @@ class Source:
         except SyntaxError as e:
             raise ProblemError(f"{path.name}:{e.lineno}: does not parse: {e.msg}") from None
         self.sizes, self._places = size_constants(self.tree)
+        self.groups = group_sizes(self.tree, self.sizes)
         defined = {
             getattr(s, "name", None) for s in self.tree.body if isinstance(s, (ast.ClassDef, ast.FunctionDef))
         }
