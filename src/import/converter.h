@@ -166,8 +166,15 @@ class Converter {
   // of `shape` (returned). `category` names what refuses an argument it cannot write.
   Val torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
                  std::string dtype, const std::string& text, const std::string& category);
+  // A view of forward (TensorInfo::base) copied by a `reshape` torch step into a buffer of its
+  // shape, which the next operator reads; a tensor that is no view, unchanged.
+  Val materialized(const Val& view, const std::string& text, const std::string& category);
+  // A view operator of forward (transpose, permute, narrow) as a torch step: its result copied
+  // into a new buffer of `shape`.
+  Val view_step(const std::string& op, const Val& x, const std::vector<Val>& args,
+                std::vector<Val> shape, const std::string& text, const std::string& category);
   // a @ b as a torch step: linear when b is a transposed weight (b.t(), b.T), else mm, matmul or
-  // bmm by the shapes.
+  // bmm by the shapes, matmul for a batch of products with the same batch dimensions.
   Val product(const Val& a, const Val& b, const std::string& text, const std::string& category);
   // linear(x, w[, bias]) as a torch step: the result is x's shape with its last dimension w's
   // first.

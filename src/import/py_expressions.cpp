@@ -291,7 +291,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
   if (name == "int" || name == "float" || name == "len" || name == "min" || name == "max" ||
       name == "tuple" || name == "list" || name == "isinstance" || name == "math.ceil" ||
       name == "math.floor" || name == "abs" || name == "enumerate" || name == "range" ||
-      name == "reversed" || name == "zip") {
+      name == "reversed" || name == "zip" || name == "math.sqrt" || name == "math.exp" ||
+      name == "math.log" || name == "math.log2") {
     eval_args();
     // Keyword arguments change what a builtin does: only enumerate's start is followed.
     for (const auto& [k, v] : e->kwargs) {
@@ -389,6 +390,29 @@ Val PySide::call(Env& env, const PyExprP& e) {
           return make_float(static_cast<double>(p->front()));
       }
     }
+    // math.sqrt(hs) and the like of a known number, or of a size with one value at every size
+    // set (a head size the suite keeps).
+    if ((name == "math.sqrt" || name == "math.exp" || name == "math.log" || name == "math.log2") &&
+        args.size() == 1 && e->kwargs.empty()) {
+      std::optional<double> x;
+      if (args[0].kind == Val::Float) x = args[0].f;
+      if (args[0].kind == Val::Int) {
+        auto p = C.per_set(args[0]);
+        if (p && !p->empty() &&
+            std::all_of(p->begin(), p->end(), [&](int64_t v) { return v == p->front(); }))
+          x = static_cast<double>(p->front());
+      }
+      if (!x)
+        fail("host_logic", "`" + text +
+                               "` in forward computes with a size that differs between size "
+                               "sets in floating point");
+      double r = name == "math.sqrt"  ? std::sqrt(*x)
+                 : name == "math.exp" ? std::exp(*x)
+                 : name == "math.log" ? std::log(*x)
+                                      : std::log2(*x);
+      if (!std::isfinite(r)) fail("host_logic", "`" + text + "` is not a finite number");
+      return make_float(r);
+    }
     if ((name == "math.ceil" || name == "math.floor") && args.size() == 1 &&
         args[0].kind == Val::Ratio) {
       if (name == "math.ceil")
@@ -469,10 +493,26 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     if (obj.elem == "transposed") torch_op("Tensor." + m + " of a transposed tensor", text);
     return reshaped(env, obj, m, args, e, text);
   }
-  if (m == "t" && args.empty() && t.shape.size() == 2) {
+  // transpose(0, 1) of a matrix: as w.t() (the weight of a product).
+  auto swaps_matrix = [&]() {
+    if (args.size() != 2 || args[0].kind != Val::Int || args[1].kind != Val::Int || !args[0].k ||
+        !args[1].k)
+      return false;
+    int64_t a = (*args[0].k + 2) % 2, b = (*args[1].k + 2) % 2;
+    return *args[0].k >= -2 && *args[0].k < 2 && *args[1].k >= -2 && *args[1].k < 2 && a != b;
+  };
+  if ((m == "t" && args.empty() && t.shape.size() == 2) ||
+      ((m == "transpose" || m == "swapaxes") && t.shape.size() == 2 && obj.elem != "reshaped" &&
+       swaps_matrix())) {
     Val tr = obj;
     tr.elem = tr.elem == "transposed" ? "" : "transposed";
     return tr;
+  }
+  if (m == "transpose" || m == "swapaxes" || m == "permute" || m == "narrow" || m == "split" ||
+      m == "chunk") {
+    std::vector<std::pair<std::string, Val>> kwargs;
+    for (const auto& [k, v] : e->kwargs) kwargs.push_back({k, eval(env, v)});
+    return view_op(obj, m, args, kwargs, text);
   }
   if (m == "to" || m == "type") {
     for (const auto& [k, v] : e->kwargs)

@@ -144,6 +144,10 @@ Val PySide::self_attr(const std::string& attr) {
     return v;
   }
   auto it = init_attrs_.find(attr);
+  // nn.Module's own flag: KernelBench never calls eval(), so ModelNew runs in training mode (as
+  // kernrl's references do).
+  if (it == init_attrs_.end() && attr == "training" && !class_defs_.count(attr))
+    return make_bool(true);
   if (it == init_attrs_.end()) {
     if (class_defs_.count(attr)) {
       Val f;
@@ -807,6 +811,18 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
       }
     }
     if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
+    // Known numbers, one of them a float (`self.attn.dropout > 0.0`).
+    if ((a.kind == Val::Float || b.kind == Val::Float) &&
+        (a.kind == Val::Int || a.kind == Val::Float) &&
+        (b.kind == Val::Int || b.kind == Val::Float)) {
+      auto num = [](const Val& v) -> std::optional<double> {
+        if (v.kind == Val::Float) return v.f;
+        if (v.k) return static_cast<double>(*v.k);
+        return std::nullopt;
+      };
+      auto x = num(a), y = num(b);
+      if (x && y) return make_bool(cmp(*x, *y));
+    }
     // `tuple(t.shape) != tuple(u.shape[k:])`: sequences of integers, equal where every item is
     // (at each size set). As Python: a list never equals a tuple (torch.Size is a tuple); a
     // sequence kernrl does not know the kind of (range, reversed) is refused.

@@ -186,6 +186,11 @@ class PySide {
   // dilation an integer or a list of `nd`).
   Val conv_step(const std::string& op, size_t nd, std::vector<Val> a, const std::string& text);
   Val matmul(const Val& a, const Val& b, const std::string& text);
+  // transpose / swapaxes / permute / narrow / split / chunk of a tensor in forward (a suite's
+  // problem): torch steps copying each result into a buffer of its own (split and chunk: a tuple
+  // of pieces, their count the same at every size set).
+  Val view_op(const Val& obj, const std::string& m, std::vector<Val> args,
+              const std::vector<std::pair<std::string, Val>>& kwargs, const std::string& text);
   // Appends a torch step of `op` on `args` whose result (a new buffer of `shape`) it returns.
   Val torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
                  std::string dtype, const std::string& text);

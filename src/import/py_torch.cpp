@@ -238,6 +238,16 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
       {"Softmax", {{"dim", ""}}},
       {"LogSoftmax", {{"dim", ""}}},
       {"Dropout", {{"p", "0.5"}}},
+      {"MultiheadAttention",
+       {{"embed_dim", ""},
+        {"num_heads", ""},
+        {"dropout", "0.0"},
+        {"bias", "True"},
+        {"add_bias_kv", "False"},
+        {"add_zero_attn", "False"},
+        {"kdim", ""},
+        {"vdim", ""},
+        {"batch_first", "False"}}},
   };
   auto cls = classes.find(layer.elem);
   auto ctor = init_attrs_.find(layer.name);
@@ -254,12 +264,19 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
       if (k == pname) given = v;
     if (given)
       cfg[pname] = init_expr(given);
-    else if (def == "True")
-      cfg[pname] = make_bool(true);
+    else if (def == "True" || def == "False")
+      cfg[pname] = make_bool(def == "True");
     else if (starts_with(def, "-"))
       cfg[pname] = make_float(-*number(def.substr(1)).f, def);
     else if (!def.empty())
       cfg[pname] = number(def);
+  }
+  if (layer.elem == "MultiheadAttention" && cfg.count("num_heads")) {
+    // The attributes torch sets from them: head_dim = embed_dim // num_heads.
+    const Val& e = cfg["embed_dim"];
+    const Val& h = cfg["num_heads"];
+    if (e.kind == Val::Int && h.kind == Val::Int)
+      cfg["head_dim"] = int_binop("/", e, h, "embed_dim // num_heads");
   }
   // KernelBench runs the modules in training mode, and kernrl's references do the same.
   cfg["training"] = make_bool(true);
@@ -269,10 +286,8 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
 const TensorInfo& PySide::tensor_of(const Val& v, const std::string& text) {
   if (v.kind != Val::Tensor)
     fail("torch_op_in_forward", "`" + text + "`: an argument is not a tensor kernrl follows");
-  if (v.elem == "reshaped")
-    fail("torch_op_in_forward", "`" + text +
-                                    "` takes a reshaped tensor (view, reshape, flatten, "
-                                    "squeeze or unsqueeze), which a torch step cannot");
+  // A view (view, reshape, flatten...) is copied into a buffer of its shape by the step
+  // (Converter::materialized).
   if (v.elem == "transposed")
     fail("torch_op_in_forward",
          "`" + text + "` takes a transposed tensor other than as the weight of x @ W.t()");
@@ -324,7 +339,121 @@ Val conv_out(const Val& in, const Val& k, const Val& s, const Val& p, const Val&
 
 }  // namespace
 
+Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
+                    const std::vector<std::pair<std::string, Val>>& kwargs,
+                    const std::string& text) {
+  if (C.P.torchscript.empty()) torch_op("Tensor." + m, text);  // kernrl's own problems
+  const TensorInfo t = tensor_of(obj, text);
+  const int64_t rank = static_cast<int64_t>(t.shape.size());
+  auto kw = [&](const char* k) -> std::optional<Val> {
+    for (const auto& [n, v] : kwargs)
+      if (n == k) return v;
+    return std::nullopt;
+  };
+  auto cannot = [&](const std::string& why) -> Val {
+    fail("torch_op_in_forward", "`" + text + "`: " + why);
+  };
+  auto dim_of = [&](const Val& v) -> int64_t {
+    if (v.kind != Val::Int || !v.k) cannot("a dimension kernrl cannot compute");
+    int64_t d = *v.k < 0 ? *v.k + rank : *v.k;
+    if (d < 0 || d >= rank)
+      cannot("dimension " + std::to_string(*v.k) + " of a tensor of rank " + std::to_string(rank));
+    return d;
+  };
+  // The same value at every size set, or nullopt.
+  auto constant = [&](const Val& v) -> std::optional<int64_t> {
+    auto sets = C.per_set(v);
+    if (!sets || sets->empty()) return std::nullopt;
+    for (int64_t x : *sets)
+      if (x != sets->front()) return std::nullopt;
+    return sets->front();
+  };
+  if (m == "transpose" || m == "swapaxes") {
+    if (args.size() != 2) cannot("transpose takes two dimensions");
+    int64_t a = dim_of(args[0]), b = dim_of(args[1]);
+    std::vector<Val> shape = t.shape;
+    std::swap(shape[static_cast<size_t>(a)], shape[static_cast<size_t>(b)]);
+    if (a == b) return obj;
+    return C.view_step("transpose", obj, {make_int(a), make_int(b)}, shape, text,
+                       "torch_op_in_forward");
+  }
+  if (m == "permute") {
+    std::vector<Val> dims = args;
+    if (dims.size() == 1 && dims[0].kind == Val::List) dims = dims[0].items;
+    if (static_cast<int64_t>(dims.size()) != rank) cannot("a permutation of another rank");
+    Val perm;
+    perm.kind = Val::List;
+    std::vector<Val> shape;
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (const Val& d : dims) {
+      int64_t k = dim_of(d);
+      if (seen[static_cast<size_t>(k)]) cannot("a dimension twice in a permutation");
+      seen[static_cast<size_t>(k)] = true;
+      perm.items.push_back(make_int(k));
+      shape.push_back(t.shape[static_cast<size_t>(k)]);
+    }
+    return C.view_step("permute", obj, {perm}, shape, text, "torch_op_in_forward");
+  }
+  if (m == "narrow") {
+    if (args.size() != 3) cannot("narrow takes a dimension, a start and a length");
+    int64_t d = dim_of(args[0]);
+    if (args[1].kind != Val::Int || args[2].kind != Val::Int)
+      cannot("a start kernrl cannot compute");
+    std::vector<Val> shape = t.shape;
+    shape[static_cast<size_t>(d)] = args[2];
+    return C.view_step("narrow", obj, {make_int(d), args[1], args[2]}, shape, text,
+                       "torch_op_in_forward");
+  }
+  // split / chunk: the pieces, each a narrow of its own.
+  Val dim_v = args.size() > 1 ? args[1] : kw("dim").value_or(make_int(0));
+  int64_t d = dim_of(dim_v);
+  const Val& whole = t.shape[static_cast<size_t>(d)];
+  std::vector<Val> sizes;
+  if (m == "split" && !args.empty() && args[0].kind == Val::List) {
+    sizes = args[0].items;
+  } else if (!args.empty() && args[0].kind == Val::Int) {
+    // split(size): whole / size pieces of size; chunk(n): n pieces of whole / n. The count must be
+    // the same at every size set and the pieces equal.
+    Val n = m == "split" ? int_binop("/", whole, args[0], text) : args[0];
+    Val piece = m == "split" ? args[0] : int_binop("/", whole, args[0], text);
+    auto count = constant(n);
+    auto wholes = C.per_set(whole), pieces = C.per_set(piece);
+    if (!count || !wholes || !pieces || *count < 1 || *count > 64)
+      cannot("a number of pieces that is not the same at every size set");
+    for (size_t i = 0; i < wholes->size(); ++i)
+      if ((*pieces)[i] * *count != (*wholes)[i]) cannot("pieces of unequal size at some size set");
+    sizes.assign(static_cast<size_t>(*count), piece);
+  } else {
+    cannot("a split kernrl cannot compute");
+  }
+  Val list;
+  list.kind = Val::List;
+  list.seq = 't';
+  Val start = make_int(0);
+  for (const Val& size : sizes) {
+    if (size.kind != Val::Int) cannot("a piece size kernrl cannot compute");
+    std::vector<Val> shape = t.shape;
+    shape[static_cast<size_t>(d)] = size;
+    list.items.push_back(
+        C.view_step("narrow", obj, {make_int(d), start, size}, shape, text, "torch_op_in_forward"));
+    start = int_binop("+", start, size, text);
+  }
+  return list;
+}
+
 std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const PyExprP& e) {
+  // View operators as functions: torch.transpose(x, 0, 1) is x.transpose(0, 1).
+  static const std::map<std::string, std::string> views = {
+      {"torch.transpose", "transpose"}, {"torch.swapaxes", "swapaxes"},
+      {"torch.permute", "permute"},     {"torch.narrow", "narrow"},
+      {"torch.split", "split"},         {"torch.chunk", "chunk"}};
+  if (auto v = views.find(name); v != views.end() && e->kids.size() >= 2) {
+    std::vector<Val> args;
+    for (size_t i = 2; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
+    std::vector<std::pair<std::string, Val>> kwargs;
+    for (const auto& [k, x] : e->kwargs) kwargs.push_back({k, eval(env, x)});
+    return view_op(eval(env, e->kids[1]), v->second, args, kwargs, py_text(e));
+  }
   static const std::map<std::string, std::string> aliases = {
       {"torch.mm", "mm"},
       {"torch.matmul", "matmul"},

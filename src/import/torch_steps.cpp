@@ -13,8 +13,11 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
                        "is not repeated");
   LaunchOut L;
   L.torch = op;
-  for (const Val& a : args) {
+  for (Val a : args) {
     LaunchArgOut o;
+    // A view of forward (x.view(...), reshape, flatten...) is copied into a buffer of its shape
+    // first: the operator sees each buffer in its own shape.
+    if (a.kind == Val::Tensor && a.elem == "reshaped") a = materialized(a, text, category);
     if (a.kind == Val::Tensor) {
       // A transposed weight goes only into a product (which clears the mark); a C++ view keeps
       // its buffer's shape: neither is what the operator would see.
@@ -50,11 +53,39 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   return out;
 }
 
+Val Converter::materialized(const Val& view, const std::string& text, const std::string& category) {
+  const TensorInfo t = tensors[static_cast<size_t>(view.tensor)];
+  if (t.base < 0) {
+    Val v = view;
+    v.elem.clear();
+    return v;
+  }
+  Val base;
+  base.kind = Val::Tensor;
+  base.tensor = t.base;
+  Val shape;
+  shape.kind = Val::List;
+  shape.items = t.shape;
+  return torch_step("reshape", {base, shape}, t.shape, t.dtype, text, category);
+}
+
+Val Converter::view_step(const std::string& op, const Val& x, const std::vector<Val>& args,
+                         std::vector<Val> shape, const std::string& text,
+                         const std::string& category) {
+  if (x.kind != Val::Tensor || (!x.elem.empty() && x.elem != "reshaped"))
+    fail(category, "`" + text + "`: " + op + " of a value kernrl does not follow as a tensor");
+  std::vector<Val> all = {x};
+  all.insert(all.end(), args.begin(), args.end());
+  return torch_step(op, all, std::move(shape), tensors[static_cast<size_t>(x.tensor)].dtype, text,
+                    category);
+}
+
 Val Converter::product(const Val& a, const Val& b, const std::string& text,
                        const std::string& category) {
   if (a.kind != Val::Tensor || b.kind != Val::Tensor)
     fail(category, "`" + text + "`: a product of values that are not tensors kernrl follows");
-  if (!a.elem.empty() || (!b.elem.empty() && b.elem != "transposed"))
+  if ((!a.elem.empty() && a.elem != "reshaped") ||
+      (!b.elem.empty() && b.elem != "transposed" && b.elem != "reshaped"))
     fail(category, "`" + text +
                        "`: a product of a transposed or reshaped tensor kernrl does not "
                        "map (only x @ W.t())");
@@ -75,6 +106,18 @@ Val Converter::product(const Val& a, const Val& b, const std::string& text,
   if (ta.shape.size() == 3 && tb.shape.size() == 3)
     return torch_step("bmm", {a, b}, {ta.shape[0], ta.shape[1], tb.shape[2]}, ta.dtype, text,
                       category);
+  // A batch of products with the same batch dimensions (attention's [B, heads, T, d]).
+  if (ta.shape.size() == tb.shape.size() && ta.shape.size() > 3) {
+    size_t r = ta.shape.size();
+    bool same = true;
+    for (size_t i = 0; i + 2 < r; ++i)
+      same = same && int_text(ta.shape[i]) == int_text(tb.shape[i]);
+    if (same) {
+      std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
+      shape.push_back(tb.shape[r - 1]);
+      return torch_step("matmul", {a, b}, shape, ta.dtype, text, category);
+    }
+  }
   fail(category, "`" + text + "`: a product of these shapes kernrl does not map");
 }
 

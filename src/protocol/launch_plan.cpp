@@ -48,6 +48,10 @@ const std::vector<TorchOp>& torch_step_ops() {
       {"gelu", ""},
       {"sigmoid", ""},
       {"tanh", ""},
+      {"reshape", ""},
+      {"transpose", "int"},
+      {"permute", ""},
+      {"narrow", ""},
   };
   return t;
 }

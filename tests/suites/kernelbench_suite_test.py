@@ -76,6 +76,54 @@ class ModelNew(nn.Module):
         return x
 '''
 
+# A KernelBench-style generation for L3_4 (heads of 16): the projection and the products left to
+# PyTorch, the heads split with split / view / transpose, a kernel of its own for the softmax.
+ATTENTION = r'''import math
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+__global__ void softmax_rows(float* a, int cols, float scale) {
+    float* r = a + (long long)blockIdx.x * cols;
+    float m = -1e30f;
+    for (int j = 0; j < cols; ++j) m = fmaxf(m, r[j] * scale);
+    float s = 0.f;
+    for (int j = 0; j < cols; ++j) { r[j] = expf(r[j] * scale - m); s += r[j]; }
+    for (int j = 0; j < cols; ++j) r[j] /= s;
+}
+torch::Tensor softmax_(torch::Tensor a, double scale) {
+    int cols = a.size(-1);
+    int rows = a.numel() / cols;
+    softmax_rows<<<rows, 1>>>(a.data_ptr<float>(), cols, (float)scale);
+    return a;
+}
+"""
+ext = load_inline(name="attn", cpp_sources="torch::Tensor softmax_(torch::Tensor a, double scale);",
+                  cuda_sources=src, functions=["softmax_"])
+
+class ModelNew(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        assert n_embd % n_head == 0
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.n_head = n_head
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.qkv(x).split(C, dim=2)
+        hs = C // self.n_head
+        q = q.view(B, T, self.n_head, hs).transpose(1, 2)
+        k = k.view(B, T, self.n_head, hs).transpose(1, 2)
+        v = v.view(B, T, self.n_head, hs).transpose(1, 2)
+        if self.training and hs in (16, 32):
+            att = ext.softmax_(torch.matmul(q, k.transpose(-2, -1)).contiguous(), 1.0 / math.sqrt(hs))
+        else:
+            att = torch.softmax((q @ k.transpose(-2, -1)) / math.sqrt(hs), dim=-1)
+        return (att @ v).transpose(1, 2).reshape(B, T, C)
+'''
+
 
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what, flush=True)
@@ -183,6 +231,20 @@ def main():
         r = subprocess.run([a.kernrl, "eval", str(conv / "level_3_problem_1_sample_0_kernel.cu"), "--suite", str(out),
                             "--compile-only"], capture_output=True, text=True, check=False)
         check(r.returncode == 0, f"the unrolled file compiles against the suite problem: {r.stdout} {r.stderr}")
+        # Attention with its heads split in forward: the view operators become torch steps that
+        # copy into buffers of their own, the head size (the same at every set) decides the branch.
+        gen = pathlib.Path(tmp) / "level_3_problem_4_sample_0_kernel.py"
+        gen.write_text(ATTENTION)
+        att = pathlib.Path(tmp) / "att"
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(att)],
+                           capture_output=True, text=True, check=False)
+        text = (att / "level_3_problem_4_sample_0_kernel.cu").read_text() if r.returncode == 0 else ""
+        check(text.count("torch: narrow") == 3 and text.count("torch: transpose") == 5
+              and text.count("torch: matmul") == 2 and "softmax_rows" in text and "0.25]" in text,
+              f"split, view and transpose in forward become torch steps: {r.stdout} {r.stderr} {text[:2500]}")
+        r = subprocess.run([a.kernrl, "eval", str(att / "level_3_problem_4_sample_0_kernel.cu"), "--suite", str(out),
+                            "--compile-only"], capture_output=True, text=True, check=False)
+        check(r.returncode == 0, f"the attention file compiles against the suite problem: {r.stdout} {r.stderr}")
         yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])

@@ -804,6 +804,59 @@ torch: |
         std::string::npos);
 }
 
+TEST_CASE("import_kernelbench: view operators in forward become torch steps that copy") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  auto plan_of = [&](const std::string& y) {
+    auto r = import_kernelbench(
+        suite_module("        y = " + y + "\n        return ext.epilogue(self.linear(y), 1.0)",
+                     init),
+        p);
+    REQUIRE_MESSAGE(r.converted, y, ": ", r.reason);
+    return checked_plan(r, p);
+  };
+  LaunchPlan plan = plan_of("x.permute(1, 0).permute([1, 0])");
+  REQUIRE(plan.launches.size() == 4);
+  CHECK(plan.launches[0].torch == "permute");
+  auto joined = [](const LaunchSpec& l) {
+    std::string j;
+    for (const auto& a : arg_texts(l)) j += a + ";";
+    return j;
+  };
+  CHECK(joined(plan.launches[0]) == "x;1, 0;");  // a list argument, as the parser keeps it
+  CHECK(plan.launches[1].torch == "permute");
+  CHECK(plan.launches[2].torch == "linear");
+  REQUIRE(plan.scratch.size() == 3);
+  CHECK(plan.scratch[0].shape == std::vector<std::string>{"input_size", "batch_size"});
+  plan = plan_of("torch.narrow(x, -1, 0, x.size(1))");
+  CHECK(plan.launches[0].torch == "narrow");
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "1", "0", "input_size"});
+  // A view passed to a torch step is copied into a buffer of its shape first.
+  plan = plan_of("x.unsqueeze(0)");
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].torch == "reshape");
+  CHECK(joined(plan.launches[0]) == "x;1, batch_size, input_size;");
+  CHECK(plan.launches[1].torch == "linear");
+  // Two pieces along a dimension that is odd at a test size: refused, saying why.
+  auto r = import_kernelbench(
+      suite_module("        a, b = x.chunk(2, dim=1)\n        return ext.epilogue(a, 1.0)", init),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("pieces of unequal size") != std::string::npos);
+  // A number of pieces that differs between size sets: refused.
+  r = import_kernelbench(
+      suite_module("        a = x.split(8, dim=0)\n        return ext.epilogue(a[0], 1.0)", init),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("number of pieces") != std::string::npos);
+  // On kernrl's own problems the kernels do all of the work.
+  r = import_kernelbench(suite_module("        return ext.epilogue(x.permute(1, 0), 1.0)", init),
+                         problem("L2_86_Matmul_Divide_GELU"));
+  CHECK_FALSE(r.converted);
+  CHECK(r.category == "torch_op_in_forward");
+}
+
 TEST_CASE("import_kernelbench: a branch on the sizes becomes arithmetic on its condition") {
   ProblemSpec p = suite_linear();
   std::string py = suite_module("        return ext.epilogue(self.linear(x), 2.0)",
