@@ -229,12 +229,12 @@ std::vector<std::string> triton_pythons(const Config& cfg) {
   if (!cfg.triton_python.empty()) return {cfg.triton_python};
   if (const char* e = std::getenv("KERNRL_TRITON_PYTHON"); e && *e) return {e};
   std::vector<std::string> found;
+  // By the path as found, not the file it links to: a virtual environment's python3 links to
+  // the system's interpreter but runs with the environment's packages.
   auto add = [&](const std::string& p) {
     if (access(p.c_str(), X_OK) != 0) return;
-    std::string c = canonical_or_empty(p);
-    for (const auto& f : found)
-      if (canonical_or_empty(f) == c) return;
-    found.push_back(p);
+    std::string n = std::filesystem::path(p).lexically_normal().string();
+    if (std::find(found.begin(), found.end(), n) == found.end()) found.push_back(n);
   };
   add("/usr/bin/python3");
   add("/usr/local/bin/python3");

@@ -403,12 +403,16 @@ TEST_CASE(
   cfg.triton_python = "/opt/x/bin/python3";
   CHECK(triton_pythons(cfg) == std::vector<std::string>{"/opt/x/bin/python3"});
   cfg.triton_python.clear();
-  // A folder of $PATH with its own python3 (an environment's): tried after the system's, and one
-  // interpreter is tried once however many names it has.
+  // A folder of $PATH with its own python3 (an environment's, which may link to the system's
+  // interpreter): tried after the system's, each path once.
   std::string dir = fresh_test_dir("pythons").string();
   std::string py = dir + "/python3";
-  { std::ofstream(py) << "#!/bin/sh\n"; }
-  chmod(py.c_str(), 0755);
+  if (access("/usr/bin/python3", X_OK) == 0) {
+    std::filesystem::create_symlink("/usr/bin/python3", py);  // as a virtual environment's
+  } else {
+    std::ofstream(py) << "#!/bin/sh\n";
+    chmod(py.c_str(), 0755);
+  }
   const char* old_path = std::getenv("PATH");
   std::string saved = old_path ? old_path : "";
   const char* old_env = std::getenv("KERNRL_TRITON_PYTHON");
