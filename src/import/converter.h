@@ -92,6 +92,17 @@ struct TensorInfo {
   int line = 0;
   std::string origin;  // "torch::zeros(...)" for messages
   int base = -1;       // a view (x.view(...) in forward): the tensor whose buffer it is
+  // A view of forward that is not a reshape of a buffer (transpose, permute, narrow, split,
+  // chunk, and views of those; Val::elem "lazy"): `view_op` ("transpose", "permute", "narrow" or
+  // "view") with `view_args` on the tensor `view_src`, with PyTorch's strides at each size set.
+  // It has no buffer: where an operator reads it, torch steps copy it into one
+  // (Converter::materialized); a kernel is never given one.
+  int view_src = -1;
+  std::string view_op;
+  std::vector<Val> view_args;
+  std::vector<std::vector<int64_t>> strides;  // per size set (lazy views)
+  int copy = -1;         // the buffer it was last copied into, while its storage is unchanged
+  int copy_writes = -1;  // the storage's writes when it was
 };
 
 struct LaunchArgOut {
@@ -166,13 +177,29 @@ class Converter {
   // of `shape` (returned). `category` names what refuses an argument it cannot write.
   Val torch_step(const std::string& op, const std::vector<Val>& args, std::vector<Val> shape,
                  std::string dtype, const std::string& text, const std::string& category);
-  // A view of forward (TensorInfo::base) copied by a `reshape` torch step into a buffer of its
-  // shape, which the next operator reads; a tensor that is no view, unchanged.
+  // A view of forward copied by torch steps into a buffer of its shape, which the next operator
+  // reads: a reshape of a buffer (TensorInfo::base) by a `reshape` step, a lazy view by its
+  // operators (each source copied first); a tensor that is no view, unchanged. A view made in the
+  // C++ wrapper (a "reshaped" tensor without a base) is refused.
   Val materialized(const Val& view, const std::string& text, const std::string& category);
-  // A view operator of forward (transpose, permute, narrow) as a torch step: its result copied
-  // into a new buffer of `shape`.
-  Val view_step(const std::string& op, const Val& x, const std::vector<Val>& args,
+  // A lazy view (TensorInfo::view_src) of `x` by `op` (transpose, permute, narrow, view) with
+  // `args`, of `shape`; its strides are computed from x's. Nothing is launched.
+  Val lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
                 std::vector<Val> shape, const std::string& text, const std::string& category);
+  // PyTorch's strides of tensor `t` at each size set: a buffer's are contiguous; nullopt where a
+  // dimension depends on the GPU.
+  std::optional<std::vector<std::vector<int64_t>>> strides_of(int t) const;
+  // Whether a tensor of `shape` with `strides` (per size set) is contiguous at every size set
+  // (nullopt: at some only).
+  std::optional<bool> contiguous(int t) const;
+  // The strides a view of tensor `t` in `shape` has at each size set, as PyTorch computes them
+  // for Tensor.view; nullopt where PyTorch refuses the view at some size set.
+  std::optional<std::vector<std::vector<int64_t>>> view_strides(
+      int t, const std::vector<Val>& shape) const;
+  // The tensor whose memory `t` is (through views), and the kernel launches that were given it so
+  // far (each may have written it).
+  int storage_of(int t) const;
+  std::map<int, int> writes;
   // a @ b as a torch step: linear when b is a transposed weight (b.t(), b.T), else mm, matmul or
   // bmm by the shapes, matmul for a batch of products with the same batch dimensions.
   Val product(const Val& a, const Val& b, const std::string& text, const std::string& category);

@@ -259,6 +259,10 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
     L.repeat_count = C.repeat_count_;
     L.repeat_var = C.repeat_var_;
   }
+  // Each tensor a kernel is given may be written by it: a view copied before now no longer shows
+  // it (Converter::materialized copies again).
+  for (const auto& a : L.args)
+    if (a.tensor >= 0) ++C.writes[C.storage_of(a.tensor)];
   C.launches.push_back(std::move(L));
   return Val{};
 }

@@ -103,7 +103,10 @@ Val PySide::eval(Env& env, const PyExprP& e) {
     case PyExpr::Other:
       // `a if c else b` with a condition kernrl knows: only the branch taken is evaluated.
       if (e->text == "conditional expression" && e->kids.size() == 3) {
-        if (auto c = truth(eval(env, e->kids[1]))) return eval(env, e->kids[*c ? 0 : 2]);
+        Val cond = eval(env, e->kids[1]);
+        if (auto c = truth(cond)) return eval(env, e->kids[*c ? 0 : 2]);
+        if (cond.kind == Val::Unknown)
+          fail("host_logic", "forward uses " + cond.why + " in `" + py_text(e) + "`");
       }
       if (e->text == "list comprehension" && e->kids.size() >= 3) return comprehension(env, e);
       fail("host_logic", "host logic in forward: a " + e->text);
@@ -269,6 +272,13 @@ Val PySide::call(Env& env, const PyExprP& e) {
       if (a.kind == Val::Tensor && a.elem == "transposed")
         fail("torch_op_in_forward", "forward passes a transposed tensor (`.t()`, `.T`) to `" +
                                         f.name + "`; kernrl passes each tensor as it is");
+      if (a.kind == Val::Tensor && a.elem == "lazy")
+        fail("torch_op_in_forward",
+             "forward passes a view (transpose, permute, narrow, split or chunk, `" +
+                 C.tensors[static_cast<size_t>(a.tensor)].origin + "`) to `" + f.name +
+                 "`: in PyTorch its data pointer is into another tensor's memory, with its "
+                 "strides; kernrl gives kernels whole buffers (.contiguous() of a view that is not "
+                 "contiguous copies it)");
     }
     note_stat_reads(args);
     for (const auto& kv : kwargs) note_stat_reads({kv.second});
@@ -486,6 +496,14 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   std::string text = py_text(e);
   std::vector<Val> args;
   for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
+  // A view that is not contiguous: .contiguous() and .clone() copy it, as PyTorch does; one that
+  // is stays the view (PyTorch returns it).
+  if (obj.elem == "lazy" && (m == "contiguous" || m == "clone")) {
+    auto c = C.contiguous(obj.tensor);
+    if (!c) fail("host_logic", "`" + text + "`: a view contiguous at some size sets only");
+    if (!*c || m == "clone") return C.materialized(obj, text, "torch_op_in_forward");
+    return obj;
+  }
   if (m == "contiguous" || m == "cuda" || m == "detach" || m == "clone" || m == "requires_grad_")
     return obj;
   if (m == "view" || m == "reshape" || m == "view_as" || m == "flatten" || m == "squeeze" ||
@@ -493,17 +511,11 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     if (obj.elem == "transposed") torch_op("Tensor." + m + " of a transposed tensor", text);
     return reshaped(env, obj, m, args, e, text);
   }
-  // transpose(0, 1) of a matrix: as w.t() (the weight of a product).
-  auto swaps_matrix = [&]() {
-    if (args.size() != 2 || args[0].kind != Val::Int || args[1].kind != Val::Int || !args[0].k ||
-        !args[1].k)
-      return false;
-    int64_t a = (*args[0].k + 2) % 2, b = (*args[1].k + 2) % 2;
-    return *args[0].k >= -2 && *args[0].k < 2 && *args[1].k >= -2 && *args[1].k < 2 && a != b;
-  };
-  if ((m == "t" && args.empty() && t.shape.size() == 2) ||
-      ((m == "transpose" || m == "swapaxes") && t.shape.size() == 2 && obj.elem != "reshaped" &&
-       swaps_matrix())) {
+  if (m == "t" && args.empty() && t.shape.size() == 2 && obj.elem == "lazy") {
+    std::vector<std::pair<std::string, Val>> none;
+    return view_op(obj, "transpose", {make_int(0), make_int(1)}, none, text);
+  }
+  if (m == "t" && args.empty() && t.shape.size() == 2) {
     Val tr = obj;
     tr.elem = tr.elem == "transposed" ? "" : "transposed";
     return tr;
@@ -561,6 +573,11 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     Val n = make_int(1);
     for (const Val& d : t.shape) n = int_binop("*", n, d, text);
     return n;
+  }
+  if (m == "is_contiguous" && obj.elem == "lazy") {
+    auto c = C.contiguous(obj.tensor);
+    if (!c) fail("host_logic", "`" + text + "`: a view contiguous at some size sets only");
+    return make_bool(*c);
   }
   if (m == "is_contiguous" || m == "is_cuda") return make_bool(true);
   if (m == "new_empty" || m == "new_zeros" || m == "new_ones") {
@@ -656,6 +673,17 @@ Val PySide::reshaped(Env& env, const Val& obj, const std::string& m, const std::
   bool same = shape.size() == old.size();
   for (size_t i = 0; same && i < shape.size(); ++i) same = int_text(shape[i]) == int_text(old[i]);
   if (same) return obj;
+  // A view of a lazy view: a view too where PyTorch can make one (view refuses otherwise; reshape,
+  // flatten and the rest copy, here into a buffer of which it is then a view).
+  if (obj.elem == "lazy") {
+    if (m == "view" || C.view_strides(obj.tensor, shape))
+      return C.lazy_view("view", obj, {}, shape, text, "torch_op_in_forward");
+    Val copy = C.materialized(obj, text, "torch_op_in_forward");
+    Val dims;
+    dims.kind = Val::List;
+    dims.items = shape;
+    return reshaped(env, copy, "reshape", {dims}, e, text);
+  }
   TensorInfo v = C.tensors[static_cast<size_t>(obj.tensor)];
   int root = obj.tensor;
   while (C.tensors[static_cast<size_t>(root)].base >= 0)

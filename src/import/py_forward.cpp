@@ -71,10 +71,10 @@ std::optional<std::string> PySide::positional_param(const std::string& attr, con
     for (const auto& p : C.P.parameters)
       if (p.name.compare(0, name.size() + 1, name + ".") == 0) return std::nullopt;
   size_t k = static_cast<size_t>(at - own_params_.begin());
-  if (own_params_.size() > C.P.parameters.size() || call->kids.size() != 2) return std::nullopt;
-  // Initialised as the reference's layers initialise their weights, in the same order, with no
-  // other draw in __init__.
-  if (other_inits_ || kaiming_inits_ != own_params_) return std::nullopt;
+  // One own weight per parameter of the reference (which has no buffers: its __init__ only
+  // builds layers), drawn as the reference draws it.
+  if (own_params_.size() != C.P.parameters.size() || call->kids.size() != 2) return std::nullopt;
+  if (!own_params_drawn_as_reference().empty()) return std::nullopt;
   // Each of the problem's first parameters the weight of a Linear or a convolution without bias.
   for (size_t i = 0; i < own_params_.size(); ++i) {
     const std::string& n = C.P.parameters[i].name;
@@ -117,6 +117,25 @@ std::optional<std::string> PySide::positional_param(const std::string& attr, con
   return target.name;
 }
 
+Val PySide::training_mode(const std::string& what) {
+  // Anything in the file that could change a module's mode: .eval(), .train(...), or an
+  // assignment to a `training` attribute.
+  for (const auto& l : lines_)
+    for (size_t k = 0; k + 1 < l.toks.size(); ++k) {
+      const PyTok& a = l.toks[k];
+      const PyTok& b = l.toks[k + 1];
+      bool call = a.kind == PyTok::Name && (a.text == "eval" || a.text == "train") &&
+                  tok_is(b, "(") && k > 0 && tok_is(l.toks[k - 1], ".");
+      bool set = a.kind == PyTok::Name && a.text == "training" && tok_is(b, "=");
+      if (call || set)
+        return make_unknown("`" + what + "` (the file changes a module's mode: `" + a.text +
+                            "` at line " + std::to_string(l.line) +
+                            "; kernrl follows modules in training mode only, as KernelBench runs "
+                            "them)");
+    }
+  return make_bool(true);
+}
+
 Val PySide::from_problem_name(const std::string& n) {
   if (const ScalarSpec* s = C.P.find_scalar(n)) {
     if (s->is_float()) {
@@ -147,7 +166,7 @@ Val PySide::self_attr(const std::string& attr) {
   // nn.Module's own flag: KernelBench never calls eval(), so ModelNew runs in training mode (as
   // kernrl's references do).
   if (it == init_attrs_.end() && attr == "training" && !class_defs_.count(attr))
-    return make_bool(true);
+    return training_mode("self.training");
   if (it == init_attrs_.end()) {
     if (class_defs_.count(attr)) {
       Val f;
@@ -768,8 +787,9 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
         double r = op == "+"    ? *x + *y
                    : op == "-"  ? *x - *y
                    : op == "*"  ? *x * *y
-                   : op == "//" ? std::floor(*x / *y)
-                                : std::fmod(*x, *y);
+                   : op == "//" ? (*y == 0 ? NAN : std::floor(*x / *y))
+                                : (*y == 0 ? NAN : std::fmod(*x, *y));
+        if (!std::isfinite(r)) fail("host_logic", "`" + text + "` is not a finite number");
         return make_float(r);
       }
     }
@@ -781,6 +801,7 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
       return std::nullopt;
     };
     auto x = num(a), y = num(b);
+    if (x && y && *y == 0) fail("host_logic", "`" + text + "` divides by zero");
     if (x && y) return make_float(*x / *y);
     if (a.kind == Val::Int && b.kind == Val::Int) {
       Val r;

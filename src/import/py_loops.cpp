@@ -119,6 +119,49 @@ std::set<std::string> header_params(const std::vector<std::string>& h) {
 
 }  // namespace
 
+std::string PySide::own_params_drawn_as_reference() const {
+  // KernelBench seeds (42) before building Model and again before building ModelNew: ModelNew's
+  // own weights get the reference's values only when both draw the same numbers in the same
+  // order. So: the reference's __init__ builds only Linear and convolution layers (each drawing
+  // its weight with kaiming_uniform_(a=sqrt(5))) and sets plain attributes; ModelNew's creates
+  // its weights with torch.empty and draws each with that call, in order, and sets plain
+  // attributes; nothing else runs in either.
+  auto plain = [](const std::vector<std::string>& t) {  // self.x = <no call>, assert <no call>
+    bool assign = t.size() > 4 && t[0] == "self" && t[1] == "." && t[3] == "=";
+    bool check = !t.empty() && t[0] == "assert";
+    if (!assign && !check) return false;
+    return std::find(t.begin(), t.end(), "(") == t.end();
+  };
+  static const std::set<std::string> layers = {
+      "Linear",          "Conv1d",          "Conv2d",         "Conv3d",
+      "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
+  std::vector<std::pair<int, std::vector<std::string>>> ref;
+  try {
+    ref = init_statements(py_lines(C.P.torch), "Model");
+  } catch (const ImportError&) {
+    return "the reference's module cannot be read";
+  }
+  for (const auto& [indent, t] : ref) {
+    if (indent != 0) return "the reference's __init__ has blocks";
+    bool layer = t.size() > 8 && t[0] == "self" && t[1] == "." && t[3] == "=" && t[4] == "nn" &&
+                 t[5] == "." && layers.count(t[6]) && t[7] == "(";
+    if (!layer && !plain(t)) return "the reference's __init__ does more than build layers";
+  }
+  for (const auto& [indent, t] : init_statements(lines_, "ModelNew")) {
+    if (indent != 0) return "ModelNew's __init__ has blocks";
+    bool param = t.size() > 5 && t[0] == "self" && t[1] == "." && t[3] == "=" &&
+                 std::find(own_params_.begin(), own_params_.end(), t[2]) != own_params_.end();
+    bool kaiming = t.size() > 6 && t[0] == "nn" && t[1] == "." && t[2] == "init" && t[3] == "." &&
+                   t[4] == "kaiming_uniform_";
+    bool module_ref = t.size() == 6 && t[0] == "self" && t[3] == "=" && ext_by_var_.count(t[4]);
+    if (!param && !kaiming && !module_ref && !plain(t))
+      return "ModelNew's __init__ does more than create and draw its weights";
+  }
+  if (other_inits_ || kaiming_inits_ != own_params_)
+    return "ModelNew does not draw each weight once with kaiming_uniform_(a=sqrt(5)), in order";
+  return "";
+}
+
 std::string PySide::layers_built_as_reference() const {
   if (!layers_built_) layers_built_ = compare_init_with_reference();
   return *layers_built_;

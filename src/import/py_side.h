@@ -126,6 +126,10 @@ class PySide {
   std::optional<std::string> positional_param(const std::string& attr, const PyExprP& call);
 
   Val from_problem_name(const std::string& n);
+  // A module's `training` flag: true (KernelBench never calls eval(); kernrl's references run in
+  // training mode), unless the file changes a mode anywhere (then unknown: host_logic where it
+  // is used, naming `what`).
+  Val training_mode(const std::string& what);
 
   Val self_attr(const std::string& attr);
 
@@ -154,6 +158,9 @@ class PySide {
   std::vector<std::string> module_classes(const Val& layer) const;
   // "" when ModelNew's __init__ builds its layers as the reference's does; else why not.
   std::string layers_built_as_reference() const;  // compare_init_with_reference(), once
+  // "" when KernelBench's seeding gives ModelNew's own weights the reference's values (see
+  // positional_param), else why not.
+  std::string own_params_drawn_as_reference() const;
   std::string compare_init_with_reference() const;
   mutable std::optional<std::string> layers_built_;
   std::vector<Val> layer_children(const Val& layer, const std::string& text) const;
@@ -187,8 +194,8 @@ class PySide {
   Val conv_step(const std::string& op, size_t nd, std::vector<Val> a, const std::string& text);
   Val matmul(const Val& a, const Val& b, const std::string& text);
   // transpose / swapaxes / permute / narrow / split / chunk of a tensor in forward (a suite's
-  // problem): torch steps copying each result into a buffer of its own (split and chunk: a tuple
-  // of pieces, their count the same at every size set).
+  // problem): lazy views (Converter::lazy_view), copied by torch steps where an operator reads
+  // them (split and chunk: a tuple of pieces, their count the same at every size set).
   Val view_op(const Val& obj, const std::string& m, std::vector<Val> args,
               const std::vector<std::pair<std::string, Val>>& kwargs, const std::string& text);
   // Appends a torch step of `op` on `args` whose result (a new buffer of `shape`) it returns.

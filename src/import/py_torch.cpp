@@ -279,7 +279,7 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
       cfg["head_dim"] = int_binop("/", e, h, "embed_dim // num_heads");
   }
   // KernelBench runs the modules in training mode, and kernrl's references do the same.
-  cfg["training"] = make_bool(true);
+  cfg["training"] = training_mode("self." + layer.name + ".training");
   return cfg;
 }
 
@@ -374,7 +374,7 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
     std::vector<Val> shape = t.shape;
     std::swap(shape[static_cast<size_t>(a)], shape[static_cast<size_t>(b)]);
     if (a == b) return obj;
-    return C.view_step("transpose", obj, {make_int(a), make_int(b)}, shape, text,
+    return C.lazy_view("transpose", obj, {make_int(a), make_int(b)}, shape, text,
                        "torch_op_in_forward");
   }
   if (m == "permute") {
@@ -392,7 +392,7 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
       perm.items.push_back(make_int(k));
       shape.push_back(t.shape[static_cast<size_t>(k)]);
     }
-    return C.view_step("permute", obj, {perm}, shape, text, "torch_op_in_forward");
+    return C.lazy_view("permute", obj, {perm}, shape, text, "torch_op_in_forward");
   }
   if (m == "narrow") {
     if (args.size() != 3) cannot("narrow takes a dimension, a start and a length");
@@ -401,7 +401,7 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
       cannot("a start kernrl cannot compute");
     std::vector<Val> shape = t.shape;
     shape[static_cast<size_t>(d)] = args[2];
-    return C.view_step("narrow", obj, {make_int(d), args[1], args[2]}, shape, text,
+    return C.lazy_view("narrow", obj, {make_int(d), args[1], args[2]}, shape, text,
                        "torch_op_in_forward");
   }
   // split / chunk: the pieces, each a narrow of its own.
@@ -410,7 +410,16 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
   const Val& whole = t.shape[static_cast<size_t>(d)];
   std::vector<Val> sizes;
   if (m == "split" && !args.empty() && args[0].kind == Val::List) {
+    // The sizes must add up to the dimension at every size set (else PyTorch raises).
     sizes = args[0].items;
+    Val sum = make_int(0);
+    for (const Val& x : sizes) {
+      if (x.kind != Val::Int) cannot("a piece size kernrl cannot compute");
+      sum = int_binop("+", sum, x, text);
+    }
+    auto have = C.per_set(sum), want = C.per_set(whole);
+    if (!have || !want || *have != *want)
+      cannot("piece sizes that do not add up to the dimension at every size set");
   } else if (!args.empty() && args[0].kind == Val::Int) {
     // split(size): whole / size pieces of size; chunk(n): n pieces of whole / n. The count must be
     // the same at every size set and the pieces equal.
@@ -435,7 +444,7 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
     std::vector<Val> shape = t.shape;
     shape[static_cast<size_t>(d)] = size;
     list.items.push_back(
-        C.view_step("narrow", obj, {make_int(d), start, size}, shape, text, "torch_op_in_forward"));
+        C.lazy_view("narrow", obj, {make_int(d), start, size}, shape, text, "torch_op_in_forward"));
     start = int_binop("+", start, size, text);
   }
   return list;

@@ -1,5 +1,8 @@
 // The converter's torch steps, shared by its Python side (forward's operators) and its C++ side
 // (torch::matmul in a host wrapper): docs/kernel-format.md, "PyTorch operators".
+#include <algorithm>
+#include <set>
+
 #include "import/converter.h"
 
 namespace kernrl::kbimport {
@@ -17,7 +20,8 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
     LaunchArgOut o;
     // A view of forward (x.view(...), reshape, flatten...) is copied into a buffer of its shape
     // first: the operator sees each buffer in its own shape.
-    if (a.kind == Val::Tensor && a.elem == "reshaped") a = materialized(a, text, category);
+    if (a.kind == Val::Tensor && (a.elem == "reshaped" || a.elem == "lazy"))
+      a = materialized(a, text, category);
     if (a.kind == Val::Tensor) {
       // A transposed weight goes only into a product (which clears the mark); a C++ view keeps
       // its buffer's shape: neither is what the operator would see.
@@ -53,43 +57,249 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   return out;
 }
 
+namespace {
+
+Val tensor_val_of(int t, std::string elem = "") {
+  Val v;
+  v.kind = Val::Tensor;
+  v.tensor = t;
+  v.elem = std::move(elem);
+  return v;
+}
+
+}  // namespace
+
+int Converter::storage_of(int t) const {
+  while (t >= 0) {
+    const TensorInfo& i = tensors[static_cast<size_t>(t)];
+    if (i.base >= 0)
+      t = i.base;
+    else if (i.view_src >= 0)
+      t = i.view_src;
+    else
+      break;
+  }
+  return t;
+}
+
+std::optional<std::vector<std::vector<int64_t>>> Converter::strides_of(int t) const {
+  const TensorInfo& i = tensors[static_cast<size_t>(t)];
+  if (i.view_src >= 0) return i.strides;
+  std::vector<std::vector<int64_t>> out(size_sets.size());
+  std::vector<int64_t> acc(size_sets.size(), 1);
+  for (size_t d = i.shape.size(); d-- > 0;) {
+    auto n = per_set(i.shape[d]);
+    if (!n) return std::nullopt;
+    for (size_t s = 0; s < size_sets.size(); ++s) {
+      out[s].insert(out[s].begin(), acc[s]);
+      acc[s] *= (*n)[s];
+    }
+  }
+  return out;
+}
+
+std::optional<bool> Converter::contiguous(int t) const {
+  const TensorInfo& i = tensors[static_cast<size_t>(t)];
+  if (i.view_src < 0) return true;
+  std::set<bool> answers;
+  for (size_t s = 0; s < size_sets.size(); ++s) {
+    int64_t want = 1;
+    bool ok = true;
+    for (size_t d = i.shape.size(); d-- > 0;) {
+      auto n = per_set(i.shape[d]);
+      if (!n) return std::nullopt;
+      if ((*n)[s] != 1 && i.strides[s][d] != want) ok = false;
+      want *= (*n)[s];
+    }
+    answers.insert(ok);
+  }
+  if (answers.size() != 1) return std::nullopt;
+  return *answers.begin();
+}
+
+std::optional<std::vector<std::vector<int64_t>>> Converter::view_strides(
+    int t, const std::vector<Val>& shape) const {
+  auto old_strides = strides_of(t);
+  if (!old_strides) return std::nullopt;
+  const TensorInfo& i = tensors[static_cast<size_t>(t)];
+  std::vector<std::vector<int64_t>> out;
+  for (size_t s = 0; s < size_sets.size(); ++s) {
+    std::vector<int64_t> old_shape, new_shape;
+    for (const Val& d : i.shape) {
+      auto n = per_set(d);
+      if (!n) return std::nullopt;
+      old_shape.push_back((*n)[s]);
+    }
+    for (const Val& d : shape) {
+      auto n = per_set(d);
+      if (!n) return std::nullopt;
+      new_shape.push_back((*n)[s]);
+    }
+    const std::vector<int64_t>& old_stride = (*old_strides)[s];
+    // PyTorch's computeStride: each run of the view's dimensions must split or merge a run of the
+    // old dimensions that lie one after the other in memory.
+    std::vector<int64_t> stride(new_shape.size(), 1);
+    int64_t numel = 1;
+    for (int64_t n : old_shape) numel *= n;
+    if (numel == 0 || old_shape.empty()) {
+      int64_t acc = 1;
+      for (size_t d = new_shape.size(); d-- > 0;) {
+        stride[d] = acc;
+        acc *= std::max<int64_t>(new_shape[d], 1);
+      }
+      out.push_back(stride);
+      continue;
+    }
+    int64_t view_d = static_cast<int64_t>(new_shape.size()) - 1;
+    int64_t chunk_base_stride = old_stride.back();
+    int64_t tensor_numel = 1, view_numel = 1;
+    for (int64_t td = static_cast<int64_t>(old_shape.size()) - 1; td >= 0; --td) {
+      size_t u = static_cast<size_t>(td);
+      tensor_numel *= old_shape[u];
+      if (td == 0 ||
+          (old_shape[u - 1] != 1 && old_stride[u - 1] != tensor_numel * chunk_base_stride)) {
+        while (view_d >= 0 &&
+               (view_numel < tensor_numel || new_shape[static_cast<size_t>(view_d)] == 1)) {
+          stride[static_cast<size_t>(view_d)] = view_numel * chunk_base_stride;
+          view_numel *= new_shape[static_cast<size_t>(view_d)];
+          --view_d;
+        }
+        if (view_numel != tensor_numel) return std::nullopt;
+        if (td > 0) {
+          chunk_base_stride = old_stride[u - 1];
+          tensor_numel = 1;
+          view_numel = 1;
+        }
+      }
+    }
+    if (view_d != -1) return std::nullopt;
+    out.push_back(stride);
+  }
+  return out;
+}
+
+Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
+                         std::vector<Val> shape, const std::string& text,
+                         const std::string& category) {
+  if (x.kind != Val::Tensor || (!x.elem.empty() && x.elem != "reshaped" && x.elem != "lazy"))
+    fail(category, "`" + text + "`: " + op + " of a value kernrl does not follow as a tensor");
+  const TensorInfo src = tensors[static_cast<size_t>(x.tensor)];
+  if (x.elem == "reshaped" && src.base < 0)
+    fail(category, "`" + text + "`: " + op + " of a view made in the C++ wrapper");
+  auto from = strides_of(x.tensor);
+  if (!from) fail(category, "`" + text + "`: a view of a tensor whose shape depends on the GPU");
+  std::vector<std::vector<int64_t>> strides;
+  if (op == "view") {
+    auto v = view_strides(x.tensor, shape);
+    if (!v)
+      fail(category, "`" + text +
+                         "`: PyTorch cannot view this tensor in that shape at every size set "
+                         "(its memory is not laid out for it; reshape would copy)");
+    strides = *v;
+  } else if (op == "narrow") {
+    strides = *from;
+  } else {  // transpose / permute: the dimensions' strides in the new order
+    std::vector<int64_t> order;
+    if (op == "transpose") {
+      for (size_t d = 0; d < src.shape.size(); ++d) order.push_back(static_cast<int64_t>(d));
+      std::swap(order[static_cast<size_t>(*args[0].k)], order[static_cast<size_t>(*args[1].k)]);
+    } else {
+      for (const Val& d : args[0].items) order.push_back(*d.k);
+    }
+    for (const auto& st : *from) {
+      std::vector<int64_t> p;
+      for (int64_t d : order) p.push_back(st[static_cast<size_t>(d)]);
+      strides.push_back(p);
+    }
+  }
+  TensorInfo t;
+  t.role = "view";
+  t.name = src.name;
+  t.dtype = src.dtype;
+  t.shape = std::move(shape);
+  t.origin = text;
+  t.view_src = x.tensor;
+  t.view_op = op;
+  t.view_args = args;
+  t.strides = std::move(strides);
+  return tensor_val_of(add_tensor(t), "lazy");
+}
+
 Val Converter::materialized(const Val& view, const std::string& text, const std::string& category) {
   const TensorInfo t = tensors[static_cast<size_t>(view.tensor)];
-  if (t.base < 0) {
+  if (view.elem == "lazy") {
+    // Copied where it is read, so that the copy holds what the view shows now; the copy is kept
+    // while no kernel was given the view's storage.
+    int storage = storage_of(view.tensor);
+    int w = writes.count(storage) ? writes.at(storage) : 0;
+    if (t.copy >= 0 && t.copy_writes == w) return tensor_val_of(t.copy);
+    const TensorInfo& src = tensors[static_cast<size_t>(t.view_src)];
+    Val from =
+        tensor_val_of(t.view_src, src.view_src >= 0 ? "lazy" : (src.base >= 0 ? "reshaped" : ""));
+    from = materialized(from, text, category);
+    std::vector<Val> args = {from};
+    if (t.view_op == "view") {
+      Val l;
+      l.kind = Val::List;
+      l.items = t.shape;
+      args.push_back(l);
+    } else {
+      args.insert(args.end(), t.view_args.begin(), t.view_args.end());
+    }
+    Val out = torch_step(t.view_op == "view" ? "reshape" : t.view_op, args, t.shape, t.dtype, text,
+                         category);
+    TensorInfo& m = tensors[static_cast<size_t>(view.tensor)];
+    m.copy = out.tensor;
+    m.copy_writes = w;
+    const std::string note =
+        "forward's view operators (transpose, permute, narrow, split, chunk and views of them) "
+        "are copied by torch steps where an operator reads them; the copies' time counts in this "
+        "file's time, where PyTorch's operators read the views in place";
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+    return out;
+  }
+  if (view.elem != "reshaped") {
     Val v = view;
     v.elem.clear();
     return v;
   }
-  Val base;
-  base.kind = Val::Tensor;
-  base.tensor = t.base;
+  // A C++ view (x.view(...) in the wrapper) keeps its buffer's shape: not what an operator
+  // would see.
+  if (t.base < 0)
+    fail(category, "`" + text +
+                       "`: a view made in the C++ wrapper as an argument of a PyTorch operator, "
+                       "which kernrl does not map");
   Val shape;
   shape.kind = Val::List;
   shape.items = t.shape;
-  return torch_step("reshape", {base, shape}, t.shape, t.dtype, text, category);
-}
-
-Val Converter::view_step(const std::string& op, const Val& x, const std::vector<Val>& args,
-                         std::vector<Val> shape, const std::string& text,
-                         const std::string& category) {
-  if (x.kind != Val::Tensor || (!x.elem.empty() && x.elem != "reshaped"))
-    fail(category, "`" + text + "`: " + op + " of a value kernrl does not follow as a tensor");
-  std::vector<Val> all = {x};
-  all.insert(all.end(), args.begin(), args.end());
-  return torch_step(op, all, std::move(shape), tensors[static_cast<size_t>(x.tensor)].dtype, text,
-                    category);
+  return torch_step("reshape", {tensor_val_of(t.base), shape}, t.shape, t.dtype, text, category);
 }
 
 Val Converter::product(const Val& a, const Val& b, const std::string& text,
                        const std::string& category) {
   if (a.kind != Val::Tensor || b.kind != Val::Tensor)
     fail(category, "`" + text + "`: a product of values that are not tensors kernrl follows");
-  if ((!a.elem.empty() && a.elem != "reshaped") ||
-      (!b.elem.empty() && b.elem != "transposed" && b.elem != "reshaped"))
+  auto known = [](const Val& v) {
+    return v.elem.empty() || v.elem == "reshaped" || v.elem == "lazy";
+  };
+  if (!known(a) || (!known(b) && b.elem != "transposed"))
     fail(category, "`" + text +
                        "`: a product of a transposed or reshaped tensor kernrl does not "
                        "map (only x @ W.t())");
   const TensorInfo ta = tensors[static_cast<size_t>(a.tensor)];
+  // x @ W.transpose(0, 1) of a matrix that is a buffer: as x @ W.t().
+  if (b.elem == "lazy") {
+    const TensorInfo& v = tensors[static_cast<size_t>(b.tensor)];
+    const TensorInfo& w = tensors[static_cast<size_t>(v.view_src)];
+    bool swapped = v.view_op == "transpose" ||
+                   (v.view_op == "permute" && v.view_args[0].items[0].k == int64_t{1});
+    if (swapped && v.shape.size() == 2 && w.view_src < 0 && w.base < 0) {
+      Val plain;
+      plain.kind = Val::Tensor;
+      plain.tensor = v.view_src;
+      return linear(a, plain, Val{}, text, category);
+    }
+  }
   if (b.elem == "transposed") {  // x @ W.t(): nn.Linear's product
     Val w = b;
     w.elem.clear();

@@ -280,7 +280,42 @@ def test_baselines_tools(tmp):
           f"kb_baselines --table: problems in number order, the geometric mean: {t}")
 
 
+def test_head_sizes():
+    """kb_source.group_sizes and kb_sizes.candidates: an embedding split into heads keeps its head
+    size at the test sizes; other divisions do not tie sizes."""
+    import ast
+
+    import kb_sizes
+    import kb_source
+
+    def groups(init_body, init_params, constants):
+        src = (f"import torch.nn as nn\nclass Model(nn.Module):\n    def __init__(self, {', '.join(init_params)}):\n"
+               + "".join(f"        {ln}\n" for ln in init_body)
+               + "".join(f"{k} = {v}\n" for k, v in constants.items())
+               + f"def get_inputs():\n    return []\ndef get_init_inputs():\n    return [{', '.join(init_params)}]\n")
+        tree = ast.parse(src)
+        return kb_source.group_sizes(tree, kb_source.size_constants(tree)[0])
+
+    sizes = {"n_embd": 768, "n_head": 12, "block_len": 64}
+    check(groups(["assert n_embd % n_head == 0", "self.n_head = n_head"], ["n_embd", "n_head"], sizes)
+          == [("n_embd", "n_head")], "group_sizes: assert n_embd % n_head == 0")
+    check(groups(["self.q = n_embd // block_len"], ["n_embd", "block_len"], sizes) == [],
+          "group_sizes: a division by a constant not named like a head count ties nothing")
+    check(groups(["self.a = nn.MultiheadAttention(num_heads=n_head, embed_dim=n_embd)"], ["n_embd", "n_head"], sizes)
+          == [("n_embd", "n_head")], "group_sizes: MultiheadAttention by keyword")
+    check(groups(["assert n_embd % n_head == 0"], ["n_embd", "n_head"], {"n_embd": 768, "n_head": 1}) == [],
+          "group_sizes: one head ties nothing")
+    for which in range(3):
+        c = kb_sizes.candidates({"n_embd": 768, "n_head": 12, "batch": 16}, which, 1, [("n_embd", "n_head")])
+        check(2 <= c["n_head"] < 12 and c["n_embd"] == 64 * c["n_head"],
+              f"candidates {which}: the head size 64 kept, the head count shrunk below its bench value: {c}")
+        c = kb_sizes.candidates({"n_embd": 768, "n_head": 2, "batch": 16}, which, 1, [("n_embd", "n_head")])
+        check(c.get("n_embd", 768) == 768 and c.get("n_head", 2) == 2,
+              f"candidates {which}: two heads stay two, so the embedding stays: {c}")
+
+
 def main():
+    test_head_sizes()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         test_collect(tmp)

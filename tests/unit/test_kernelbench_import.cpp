@@ -857,6 +857,88 @@ TEST_CASE("import_kernelbench: view operators in forward become torch steps that
   CHECK(r.category == "torch_op_in_forward");
 }
 
+TEST_CASE("import_kernelbench: views keep PyTorch's memory semantics") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  auto import_forward = [&](const std::string& forward) {
+    return import_kernelbench(suite_module(forward, init), p);
+  };
+  // A view is never a kernel's argument: in PyTorch its pointer is into x's memory.
+  for (const char* forward :
+       {"        return ext.epilogue(self.linear(x).transpose(0, 1), 1.0)",
+        "        y = self.linear(x)\n        return ext.epilogue(y.narrow(1, 0, 4), 1.0)",
+        "        (a,) = self.linear(x).split(x.size(0), dim=0)\n        return ext.epilogue(a, "
+        "1.0)"}) {
+    auto r = import_forward(forward);
+    CHECK_FALSE_MESSAGE(r.converted, forward);
+    CHECK_MESSAGE(r.reason.find("forward passes a view") != std::string::npos, forward, ": ",
+                  r.reason);
+  }
+  // .contiguous() of a view that is not contiguous copies it (PyTorch does too): a buffer.
+  auto r = import_forward(
+      "        y = self.linear(x).transpose(0, 1).contiguous()\n"
+      "        return ext.epilogue(y, 1.0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);  // (an output of the same element count)
+  CHECK(checked_plan(r, p).launches[1].torch == "transpose");
+  // A view of a narrowed view PyTorch cannot make is refused; reshape copies.
+  r = import_forward(
+      "        y = self.linear(x).transpose(0, 1).view(-1)\n"
+      "        return ext.epilogue(torch.relu(y), 1.0)");
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("PyTorch cannot view this tensor") != std::string::npos);
+  // A view is copied where it is read: after a kernel wrote its storage, the copy is made again.
+  r = import_forward(
+      "        y = self.linear(x)\n        t = y.transpose(0, 1)\n"
+      "        z = torch.relu(t)\n        y = ext.epilogue(y, 1.0)\n"
+      "        return ext.epilogue(self.linear(torch.relu(t).transpose(0, 1)), 1.0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  {
+    LaunchPlan plan = checked_plan(r, p);
+    int transposes = 0;
+    for (const auto& l : plan.launches) transposes += l.torch == "transpose";
+    CHECK(transposes == 3);  // t twice (before and after a kernel was given y), then the last
+  }
+  // split with sizes that do not add up: PyTorch raises.
+  r = import_forward(
+      "        a, b = x.split([1, 1], dim=0)\n        return ext.epilogue(self.linear(a), 1.0)");
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("do not add up") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: training mode, math of sizes, float arithmetic in forward") {
+  ProblemSpec p = suite_linear();
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  auto r = import_kernelbench(
+      "import math\n" +
+          suite_module("        s = 2.0 if self.training and self.divisor > 1.5 else 3.0\n"
+                       "        return ext.epilogue(self.linear(x), s / math.sqrt(4))",
+                       init),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[1].args[2].text == "1.0");  // 1 / (2.0 / 2.0)
+  // A file that changes a module's mode: self.training is not followed.
+  r = import_kernelbench(suite_module("        s = 2.0 if self.training else 3.0\n"
+                                      "        return ext.epilogue(self.linear(x), s)",
+                                      init + "\n        self.eval()"),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("changes a module's mode") != std::string::npos, r.reason);
+  // math.sqrt of a size that differs between size sets; a float divided by zero.
+  r = import_kernelbench(
+      "import math\n" + suite_module("        return ext.epilogue(self.linear(x), "
+                                     "math.sqrt(x.size(1)))",
+                                     init),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("differs between size sets") != std::string::npos);
+  r = import_kernelbench(
+      suite_module("        return ext.epilogue(self.linear(x), 1.0 / 0.0)", init), p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("divides by zero") != std::string::npos);
+}
+
 TEST_CASE("import_kernelbench: a branch on the sizes becomes arithmetic on its condition") {
   ProblemSpec p = suite_linear();
   std::string py = suite_module("        return ext.epilogue(self.linear(x), 2.0)",
@@ -985,6 +1067,22 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
       p);
   CHECK_FALSE(bad.converted);
   CHECK(bad.reason.find("transposed tensor") != std::string::npos);
+  // A view made in the wrapper keeps its buffer's shape there: not an operator's argument.
+  const char* viewed = R"(
+__global__ void bias_gelu(const float* y, const float* b, float* out, long long n, int cols) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
+  auto y = torch::matmul(x.view({x.size(0), 1, x.size(1)}), w.t());
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  bias_gelu<<<(out.numel() + 255) / 256, 256>>>(y.data_ptr<float>(), b.data_ptr<float>(),
+                                               out.data_ptr<float>(), out.numel(), y.size(1));
+  return out;
+}
+)";
+  bad = import_kernelbench(
+      module(viewed, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
+             "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)"),
+      p);
+  CHECK_FALSE(bad.converted);
 }
 
 TEST_CASE("import_kernelbench: what a size-dependent branch or a transposed weight cannot become") {

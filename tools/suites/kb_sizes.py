@@ -51,12 +51,16 @@ def shrinkable(bench):
 
 def candidates(bench, which, factor, groups=()):
     names = shrinkable(bench)
-    # A head count shrinks even at 8 or below (its embedding follows), down to 2.
+    # A head count shrinks even at 8 or below (its embedding follows), down to 2, never above its
+    # bench value.
     names += [g for _, g in groups if g not in names and bench[g] > 2]
     c = {k: SHRINK[which](bench[k], factor, i) for i, k in enumerate(names)}
     for _, count in groups:
+        if count not in c:
+            continue
         if bench[count] <= KEEP_AT_OR_BELOW:
-            c[count] = max(2, (bench[count] - 1, bench[count] // 2, (bench[count] + 1) // 3)[which])
+            c[count] = (bench[count] - 1, bench[count] // 2, (bench[count] + 1) // 3)[which]
+        c[count] = max(2, min(c[count], bench[count] - 1))
     for whole, count in groups:
         if whole in c:
             c[whole] = bench[whole] // bench[count] * c.get(count, bench[count])

@@ -89,11 +89,13 @@ def _put(place, new):
 
 
 def group_sizes(tree, sizes):
-    """Pairs (whole, groups) of size constants the module divides one by the other, as attention
-    splits an embedding into heads: `assert n_embd % n_head == 0`, `C // self.n_head` with C from
-    the input, `nn.MultiheadAttention(embed_dim, num_heads)`. __init__'s parameters are the
-    constants `get_init_inputs()` passes at their place, and `self.x = param` follows them."""
-    init_args, init_params = [], []
+    """Pairs (whole, heads) of size constants where the module splits an embedding into heads:
+    `assert n_embd % n_head == 0` or `n_embd // self.n_head` (a divisor named like a head count:
+    n_head, num_heads, nhead, heads), `nn.MultiheadAttention(embed_dim, num_heads)`,
+    `nn.TransformerEncoderLayer(d_model, nhead)` (positional or keyword arguments). __init__'s
+    parameters are the constants `get_init_inputs()` passes at their place, and `self.x = param`
+    follows them."""
+    init_args = []
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_init_inputs":
             for r in ast.walk(stmt):
@@ -105,8 +107,7 @@ def group_sizes(tree, sizes):
     init = next((f for f in model.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
     names = {}  # a name in the module's code -> the size constant it is
     if init is not None:
-        init_params = [a.arg for a in init.args.args[1:]]
-        for param, arg in zip(init_params, init_args):
+        for param, arg in zip([a.arg for a in init.args.args[1:]], init_args):
             if arg in sizes:
                 names[param] = arg
         for st in ast.walk(init):
@@ -121,23 +122,30 @@ def group_sizes(tree, sizes):
             return names.get("self." + node.attr)
         return None
 
+    def argument(call, position, keyword):
+        for k in call.keywords:
+            if k.arg == keyword:
+                return k.value
+        return call.args[position] if len(call.args) > position else None
+
+    layers = {"MultiheadAttention": ("embed_dim", "num_heads"), "TransformerEncoderLayer": ("d_model", "nhead"),
+              "TransformerDecoderLayer": ("d_model", "nhead"), "Transformer": ("d_model", "nhead")}
     pairs = []
     for node in ast.walk(model):
-        whole = groups = None
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv, ast.Div)):
-            whole, groups = size_of(node.left), size_of(node.right)
-            if whole is None and groups is not None and isinstance(node.op, ast.FloorDiv):
-                # `C // self.n_head`, C read from the input: the whole is the constant the
-                # module divides elsewhere by the same count, or the one it was built with.
-                whole = next((w for w, g in pairs if g == groups), None)
-        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+        whole = heads = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv)):
+            whole, heads = size_of(node.left), size_of(node.right)
+            if heads is not None and "head" not in heads.lower():
+                whole = heads = None
+        elif isinstance(node, ast.Call):
             f = node.func
             fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-            if fname == "MultiheadAttention":
-                whole, groups = size_of(node.args[0]), size_of(node.args[1])
-        if whole and groups and whole != groups and (whole, groups) not in pairs:
-            pairs.append((whole, groups))
-    return [(w, g) for w, g in pairs if sizes.get(g) and sizes[w] % sizes[g] == 0]
+            if fname in layers:
+                a, b = (argument(node, i, k) for i, k in enumerate(layers[fname]))
+                whole, heads = (size_of(a) if a is not None else None), (size_of(b) if b is not None else None)
+        if whole and heads and whole != heads and (whole, heads) not in pairs:
+            pairs.append((whole, heads))
+    return [(w, h) for w, h in pairs if sizes.get(h, 0) >= 2 and sizes[w] % sizes[h] == 0]
 
 
 class Source:
