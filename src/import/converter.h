@@ -181,7 +181,10 @@ class Converter {
   // reads: a reshape of a buffer (TensorInfo::base) by a `reshape` step, a lazy view by its
   // operators (each source copied first); a tensor that is no view, unchanged. A view made in the
   // C++ wrapper (a "reshaped" tensor without a base) is refused.
-  Val materialized(const Val& view, const std::string& text, const std::string& category);
+  // `fresh`: a copy of its own for the caller to keep (.contiguous(), .clone(), a reshape that
+  // copies), never the copy an operator's argument reuses.
+  Val materialized(const Val& view, const std::string& text, const std::string& category,
+                   bool fresh = false);
   // A lazy view (TensorInfo::view_src) of `x` by `op` (transpose, permute, narrow, view) with
   // `args`, of `shape`; its strides are computed from x's. Nothing is launched.
   Val lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,

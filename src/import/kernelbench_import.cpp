@@ -389,6 +389,7 @@ void Converter::add_fill(int tensor, const std::string& value) {
   t.fill = value;
   t.fill_launch = static_cast<int>(launches.size());
   fill_types.insert(t.dtype);
+  ++writes[storage_of(tensor)];  // a view copied before no longer shows it
   launches.push_back(L);
 }
 
@@ -448,6 +449,13 @@ std::string Converter::run(const std::string& source_name) {
 
   py::PySide py(*this, python_);
   Val ret = py.run().ret;
+  // A view returned (a narrow, a transpose...) is copied into the output: its values are what
+  // forward returns.
+  if (ret.kind == Val::Tensor && ret.elem == "lazy")
+    ret = materialized(ret, "the returned view", "torch_op_in_forward", true);
+  for (Val& v : ret.items)
+    if (v.kind == Val::Tensor && v.elem == "lazy")
+      v = materialized(v, "the returned view", "torch_op_in_forward", true);
   // A transposed tensor (y.t()) returned as an output has no memory of its own in that layout.
   for (const Val& v : ret.kind == Val::List ? ret.items : std::vector<Val>{ret})
     if (v.kind == Val::Tensor && v.elem == "transposed")
@@ -552,10 +560,19 @@ std::string Converter::run(const std::string& source_name) {
     t.name = name;
     t.role = "scratch";
     scratch.push_back({name, static_cast<int>(i)});
-    // kernrl zeroes scratch buffers before each evaluation.
-    for (size_t l = 0; l < launches.size(); ++l)
-      if (launches[l].fill && launches[l].fills == static_cast<int>(i) && t.fill == "0")
-        drop[l] = true;
+    // kernrl zeroes scratch buffers before each evaluation: a zero fill that comes before any
+    // other use of the buffer is that.
+    for (size_t l = 0; l < launches.size(); ++l) {
+      if (!launches[l].fill || launches[l].fills != static_cast<int>(i) || t.fill != "0") continue;
+      bool used_before = false;
+      for (size_t k = 0; k < l && !used_before; ++k) {
+        used_before = launches[k].out == static_cast<int>(i) ||
+                      (launches[k].fill && launches[k].fills == static_cast<int>(i));
+        for (const auto& a : launches[k].args)
+          used_before = used_before || a.tensor == static_cast<int>(i);
+      }
+      if (!used_before) drop[l] = true;
+    }
   }
   size_t kernels = 0;
   std::set<std::string> fills_kept;

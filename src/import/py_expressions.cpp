@@ -143,6 +143,13 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         return d;
       }
       if (e->text == "ndim") return make_int(static_cast<int64_t>(t.shape.size()));
+      if ((e->text == "T" || e->text == "mT") && obj.elem == "lazy" && t.shape.size() >= 2) {
+        std::vector<std::pair<std::string, Val>> none;
+        int64_t r = static_cast<int64_t>(t.shape.size());
+        if (e->text == "T" && r != 2)
+          torch_op("Tensor.T of a tensor that is not a matrix", py_text(e));
+        return view_op(obj, "transpose", {make_int(r - 2), make_int(r - 1)}, none, py_text(e));
+      }
       if ((e->text == "T" || e->text == "mT") && t.shape.size() == 2) {
         Val tr = obj;
         tr.elem = tr.elem == "transposed" ? "" : "transposed";
@@ -266,19 +273,26 @@ Val PySide::call(Env& env, const PyExprP& e) {
     }
     C.exts[static_cast<size_t>(f.ext)].used = true;
     host_calls.push_back(f.name);
+    // A view reaches no kernel, wherever it is in the arguments.
+    std::function<void(const Val&)> no_view = [&](const Val& a) {
+      if (a.kind == Val::Tensor && (a.elem == "lazy" || a.elem == "permuted"))
+        fail("torch_op_in_forward",
+             "forward passes a view (transpose, permute, narrow, split or chunk, or an operator's "
+             "result laid out as one, `" +
+                 C.tensors[static_cast<size_t>(a.tensor)].origin + "`) to `" + f.name +
+                 "`: in PyTorch its data pointer is into memory laid out by its strides; kernrl "
+                 "gives kernels whole, contiguous buffers (.contiguous() of a view that is not "
+                 "contiguous copies it)");
+      for (const Val& i : a.items) no_view(i);
+    };
+    for (const Val& a : args) no_view(a);
+    for (const auto& kv : kwargs) no_view(kv.second);
     for (Val& a : args) {
       if (a.kind == Val::Unknown)
         fail("host_logic", "forward passes " + a.why + " to `" + f.name + "`");
       if (a.kind == Val::Tensor && a.elem == "transposed")
         fail("torch_op_in_forward", "forward passes a transposed tensor (`.t()`, `.T`) to `" +
                                         f.name + "`; kernrl passes each tensor as it is");
-      if (a.kind == Val::Tensor && a.elem == "lazy")
-        fail("torch_op_in_forward",
-             "forward passes a view (transpose, permute, narrow, split or chunk, `" +
-                 C.tensors[static_cast<size_t>(a.tensor)].origin + "`) to `" + f.name +
-                 "`: in PyTorch its data pointer is into another tensor's memory, with its "
-                 "strides; kernrl gives kernels whole buffers (.contiguous() of a view that is not "
-                 "contiguous copies it)");
     }
     note_stat_reads(args);
     for (const auto& kv : kwargs) note_stat_reads({kv.second});
@@ -498,12 +512,24 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
   // A view that is not contiguous: .contiguous() and .clone() copy it, as PyTorch does; one that
   // is stays the view (PyTorch returns it).
+  Val dims;  // this tensor's shape as a list
+  dims.kind = Val::List;
+  dims.items = t.shape;
   if (obj.elem == "lazy" && (m == "contiguous" || m == "clone")) {
     auto c = C.contiguous(obj.tensor);
     if (!c) fail("host_logic", "`" + text + "`: a view contiguous at some size sets only");
-    if (!*c || m == "clone") return C.materialized(obj, text, "torch_op_in_forward");
+    if (!*c || m == "clone") return C.materialized(obj, text, "torch_op_in_forward", true);
     return obj;
   }
+  // An operator's result laid out as its permuted input: .contiguous() and .clone() copy it.
+  if (obj.elem == "permuted" && (m == "contiguous" || m == "clone")) {
+    Val plain = obj;
+    plain.elem.clear();
+    return C.torch_step("reshape", {plain, dims}, t.shape, t.dtype, text, "torch_op_in_forward");
+  }
+  // clone() of a buffer on a suite: a copy of its own (a kernel writing it leaves the original).
+  if (m == "clone" && obj.elem.empty() && !C.P.torchscript.empty())
+    return C.torch_step("reshape", {obj, dims}, t.shape, t.dtype, text, "torch_op_in_forward");
   if (m == "contiguous" || m == "cuda" || m == "detach" || m == "clone" || m == "requires_grad_")
     return obj;
   if (m == "view" || m == "reshape" || m == "view_as" || m == "flatten" || m == "squeeze" ||
@@ -574,6 +600,10 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     for (const Val& d : t.shape) n = int_binop("*", n, d, text);
     return n;
   }
+  if (m == "is_contiguous" && obj.elem == "permuted")
+    fail("host_logic", "`" + text +
+                           "`: the layout of an operator's result on a view, which kernrl does "
+                           "not follow");
   if (m == "is_contiguous" && obj.elem == "lazy") {
     auto c = C.contiguous(obj.tensor);
     if (!c) fail("host_logic", "`" + text + "`: a view contiguous at some size sets only");
@@ -675,10 +705,24 @@ Val PySide::reshaped(Env& env, const Val& obj, const std::string& m, const std::
   if (same) return obj;
   // A view of a lazy view: a view too where PyTorch can make one (view refuses otherwise; reshape,
   // flatten and the rest copy, here into a buffer of which it is then a view).
+  if (obj.elem == "permuted") {
+    if (m == "view" || m == "view_as")
+      fail("host_logic", "`" + text +
+                             "`: a view of an operator's result on a view, whose layout kernrl "
+                             "does not follow");
+    Val plain = obj;
+    plain.elem.clear();
+    Val dims;
+    dims.kind = Val::List;
+    dims.items = shape;
+    return C.torch_step("reshape", {plain, dims}, shape,
+                        C.tensors[static_cast<size_t>(obj.tensor)].dtype, text,
+                        "torch_op_in_forward");
+  }
   if (obj.elem == "lazy") {
-    if (m == "view" || C.view_strides(obj.tensor, shape))
+    if (m == "view" || m == "view_as" || C.view_strides(obj.tensor, shape))
       return C.lazy_view("view", obj, {}, shape, text, "torch_op_in_forward");
-    Val copy = C.materialized(obj, text, "torch_op_in_forward");
+    Val copy = C.materialized(obj, text, "torch_op_in_forward", true);
     Val dims;
     dims.kind = Val::List;
     dims.items = shape;

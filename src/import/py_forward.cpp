@@ -126,7 +126,9 @@ Val PySide::training_mode(const std::string& what) {
       const PyTok& b = l.toks[k + 1];
       bool call = a.kind == PyTok::Name && (a.text == "eval" || a.text == "train") &&
                   tok_is(b, "(") && k > 0 && tok_is(l.toks[k - 1], ".");
-      bool set = a.kind == PyTok::Name && a.text == "training" && tok_is(b, "=");
+      // `self.training = False`, `m.training = ...`: an attribute assigned (not a keyword).
+      bool set = a.kind == PyTok::Name && a.text == "training" && tok_is(b, "=") && k > 0 &&
+                 tok_is(l.toks[k - 1], ".");
       if (call || set)
         return make_unknown("`" + what + "` (the file changes a module's mode: `" + a.text +
                             "` at line " + std::to_string(l.line) +

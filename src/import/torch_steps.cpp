@@ -16,8 +16,20 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
                        "is not repeated");
   LaunchOut L;
   L.torch = op;
+  // PyTorch lays an elementwise operator's result out as its input: on a view that is not
+  // contiguous (or on such a result), the result is not contiguous either ("permuted": its values
+  // are right, its layout is not followed). Products, and the copies below, are contiguous.
+  static const std::set<std::string> contiguous_results = {
+      "linear",  "mm",      "bmm",       "matmul",  "addmm",
+      "baddbmm", "reshape", "transpose", "permute", "narrow"};
+  bool permuted = false;
   for (Val a : args) {
     LaunchArgOut o;
+    if (a.kind == Val::Tensor && a.elem == "lazy" && contiguous(a.tensor) != true) permuted = true;
+    if (a.kind == Val::Tensor && a.elem == "permuted") {
+      permuted = true;
+      a.elem.clear();
+    }
     // A view of forward (x.view(...), reshape, flatten...) is copied into a buffer of its shape
     // first: the operator sees each buffer in its own shape.
     if (a.kind == Val::Tensor && (a.elem == "reshaped" || a.elem == "lazy"))
@@ -54,6 +66,7 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   Val out = alloc(shape, dtype, "", text, "");
   L.out = out.tensor;
   launches.push_back(L);
+  if (permuted && !contiguous_results.count(op)) out.elem = "permuted";
   return out;
 }
 
@@ -197,6 +210,13 @@ Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<
                          "(its memory is not laid out for it; reshape would copy)");
     strides = *v;
   } else if (op == "narrow") {
+    // 0 <= start, start + length <= the dimension, at every size set (else PyTorch raises).
+    auto dim = per_set(src.shape[static_cast<size_t>(*args[0].k)]);
+    auto start = per_set(args[1]), length = per_set(args[2]);
+    bool in_range = dim && start && length;
+    for (size_t s = 0; in_range && s < dim->size(); ++s)
+      in_range = (*start)[s] >= 0 && (*length)[s] >= 0 && (*start)[s] + (*length)[s] <= (*dim)[s];
+    if (!in_range) fail(category, "`" + text + "`: a range outside the dimension at some size set");
     strides = *from;
   } else {  // transpose / permute: the dimensions' strides in the new order
     std::vector<int64_t> order;
@@ -225,14 +245,15 @@ Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<
   return tensor_val_of(add_tensor(t), "lazy");
 }
 
-Val Converter::materialized(const Val& view, const std::string& text, const std::string& category) {
+Val Converter::materialized(const Val& view, const std::string& text, const std::string& category,
+                            bool fresh) {
   const TensorInfo t = tensors[static_cast<size_t>(view.tensor)];
   if (view.elem == "lazy") {
     // Copied where it is read, so that the copy holds what the view shows now; the copy is kept
     // while no kernel was given the view's storage.
     int storage = storage_of(view.tensor);
     int w = writes.count(storage) ? writes.at(storage) : 0;
-    if (t.copy >= 0 && t.copy_writes == w) return tensor_val_of(t.copy);
+    if (!fresh && t.copy >= 0 && t.copy_writes == w) return tensor_val_of(t.copy);
     const TensorInfo& src = tensors[static_cast<size_t>(t.view_src)];
     Val from =
         tensor_val_of(t.view_src, src.view_src >= 0 ? "lazy" : (src.base >= 0 ? "reshaped" : ""));
@@ -248,9 +269,11 @@ Val Converter::materialized(const Val& view, const std::string& text, const std:
     }
     Val out = torch_step(t.view_op == "view" ? "reshape" : t.view_op, args, t.shape, t.dtype, text,
                          category);
-    TensorInfo& m = tensors[static_cast<size_t>(view.tensor)];
-    m.copy = out.tensor;
-    m.copy_writes = w;
+    if (!fresh) {
+      TensorInfo& m = tensors[static_cast<size_t>(view.tensor)];
+      m.copy = out.tensor;
+      m.copy_writes = w;
+    }
     const std::string note =
         "forward's view operators (transpose, permute, narrow, split, chunk and views of them) "
         "are copied by torch steps where an operator reads them; the copies' time counts in this "
@@ -280,7 +303,7 @@ Val Converter::product(const Val& a, const Val& b, const std::string& text,
   if (a.kind != Val::Tensor || b.kind != Val::Tensor)
     fail(category, "`" + text + "`: a product of values that are not tensors kernrl follows");
   auto known = [](const Val& v) {
-    return v.elem.empty() || v.elem == "reshaped" || v.elem == "lazy";
+    return v.elem.empty() || v.elem == "reshaped" || v.elem == "lazy" || v.elem == "permuted";
   };
   if (!known(a) || (!known(b) && b.elem != "transposed"))
     fail(category, "`" + text +

@@ -890,20 +890,82 @@ TEST_CASE("import_kernelbench: views keep PyTorch's memory semantics") {
   // A view is copied where it is read: after a kernel wrote its storage, the copy is made again.
   r = import_forward(
       "        y = self.linear(x)\n        t = y.transpose(0, 1)\n"
-      "        z = torch.relu(t)\n        y = ext.epilogue(y, 1.0)\n"
-      "        return ext.epilogue(self.linear(torch.relu(t).transpose(0, 1)), 1.0)");
+      "        z = torch.relu(t)\n        w = torch.sigmoid(t)\n        ext.epilogue(y, 1.0)\n"
+      "        v = torch.tanh(t)\n        return ext.epilogue(self.linear(x), 1.0)");
   REQUIRE_MESSAGE(r.converted, r.reason);
   {
     LaunchPlan plan = checked_plan(r, p);
     int transposes = 0;
     for (const auto& l : plan.launches) transposes += l.torch == "transpose";
-    CHECK(transposes == 3);  // t twice (before and after a kernel was given y), then the last
+    CHECK(transposes == 2);  // t once for relu and sigmoid, again after a kernel was given y
   }
+  // .contiguous() of a view copies it anew each time (each copy is the caller's, not a cache).
+  r = import_forward(
+      "        v = self.linear(x).narrow(1, 0, 4)\n        a = v.contiguous()\n"
+      "        b = v.contiguous()\n        return ext.epilogue(self.linear(x), 1.0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  {
+    int narrows = 0;
+    for (const auto& l : checked_plan(r, p).launches) narrows += l.torch == "narrow";
+    CHECK(narrows == 2);
+  }
+  // A view in a keyword argument or in a list reaches no kernel either.
+  for (const char* forward :
+       {"        return ext.epilogue(y=self.linear(x).narrow(1, 4, 4), divisor=1.0)",
+        "        return ext.epilogue([self.linear(x).narrow(1, 4, 4)][0], 1.0)"}) {
+    r = import_forward(forward);
+    CHECK_FALSE_MESSAGE(r.converted, forward);
+  }
+  // A view returned is copied into the output.
+  r = import_forward("        return ext.epilogue(self.linear(x), 1.0).narrow(0, 0, x.size(0))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches.back().torch == "narrow");
+  // An operator's result on a permuted view is laid out as it: no kernel argument, no view.
+  r = import_forward(
+      "        a = torch.relu(self.linear(x).transpose(0, 1))\n        return ext.epilogue(a, "
+      "1.0)");
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("laid out as one") != std::string::npos);
+  r = import_forward(
+      "        a = torch.relu(self.linear(x).transpose(0, 1)).view(-1)\n"
+      "        return ext.epilogue(self.linear(x), 1.0)");
+  CHECK_FALSE(r.converted);
+  // .contiguous() copies it into a buffer that is a kernel's argument.
+  r = import_forward(
+      "        a = torch.relu(self.linear(x).transpose(0, 1)).contiguous()\n"
+      "        return ext.epilogue(a, 1.0)");
+  CHECK_MESSAGE(r.converted, r.reason);
+  // clone() of a buffer is a copy of its own on a suite.
+  r = import_forward(
+      "        y = self.linear(x)\n        z = y.clone()\n        return ext.epilogue(z, 1.0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[1].torch == "reshape");
   // split with sizes that do not add up: PyTorch raises.
   r = import_forward(
       "        a, b = x.split([1, 1], dim=0)\n        return ext.epilogue(self.linear(a), 1.0)");
   CHECK_FALSE(r.converted);
   CHECK(r.reason.find("do not add up") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: a zero fill after a kernel wrote the buffer is kept") {
+  ProblemSpec p = problem("L1_23");
+  const char* cuda = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto t = torch::empty_like(x);
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), t.data_ptr<float>(), n);
+  t.zero_();
+  k<<<(n + 255) / 256, 256>>>(t.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 3);  // the fill between the kernels runs where it was
+  CHECK(plan.launches[1].kernel.rfind("kernrl_import_fill_", 0) == 0);
 }
 
 TEST_CASE("import_kernelbench: training mode, math of sizes, float arithmetic in forward") {
