@@ -89,28 +89,35 @@ std::optional<std::string> PySide::positional_param(const std::string& attr, con
     if (m == C.P.modules.end() || m->second.empty() || !kaiming_layers.count(m->second.front()))
       return std::nullopt;
   }
-  const TensorSpec& target = C.P.parameters[k];
-  // The tensor: torch.empty (dims, or one tuple of them), left for kaiming_uniform_ to fill.
-  const PyExprP& t = call->kids[1];
-  if (t->kind != PyExpr::Call || t->kids.empty() || !t->kwargs.empty()) return std::nullopt;
-  if (resolve(py_dotted(t->kids[0])) != "torch.empty") return std::nullopt;
-  std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
-  if (dims.size() == 1 && (dims[0]->kind == PyExpr::Tuple || dims[0]->kind == PyExpr::List))
-    dims = dims[0]->kids;
-  if (dims.size() != target.shape.size()) return std::nullopt;
+  // Every own weight (not only this one): torch.empty of the parameter's shape at every size
+  // set (a weight of another size before it would draw other numbers for it).
   std::vector<Vars> sets = C.P.tests;
   sets.push_back(C.P.bench);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    Val d = init_expr(dims[i]);
-    if (d.kind != Val::Int) return std::nullopt;
-    for (const Vars& s : sets) {
-      try {
-        if ((d.k ? *d.k : eval_expr(d.e, s)) != eval_expr(target.shape[i], s)) return std::nullopt;
-      } catch (const ExprError&) {
-        return std::nullopt;
+  for (size_t w = 0; w < own_params_.size(); ++w) {
+    auto a = init_attrs_.find(own_params_[w]);
+    if (a == init_attrs_.end() || a->second->kind != PyExpr::Call || a->second->kids.size() != 2)
+      return std::nullopt;
+    const PyExprP& t = a->second->kids[1];
+    if (t->kind != PyExpr::Call || t->kids.empty() || !t->kwargs.empty()) return std::nullopt;
+    if (resolve(py_dotted(t->kids[0])) != "torch.empty") return std::nullopt;
+    std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
+    if (dims.size() == 1 && (dims[0]->kind == PyExpr::Tuple || dims[0]->kind == PyExpr::List))
+      dims = dims[0]->kids;
+    const TensorSpec& want = C.P.parameters[w];
+    if (dims.size() != want.shape.size()) return std::nullopt;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      Val d = init_expr(dims[i]);
+      if (d.kind != Val::Int) return std::nullopt;
+      for (const Vars& s : sets) {
+        try {
+          if ((d.k ? *d.k : eval_expr(d.e, s)) != eval_expr(want.shape[i], s)) return std::nullopt;
+        } catch (const ExprError&) {
+          return std::nullopt;
+        }
       }
     }
   }
+  const TensorSpec& target = C.P.parameters[k];
   note_once("ModelNew's own parameter `self." + attr + "` is the problem's `" + target.name +
             "`: the same place in the parameters' order, the same shape, initialised as the "
             "reference's layer initialises it");

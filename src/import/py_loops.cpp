@@ -147,6 +147,30 @@ std::string PySide::own_params_drawn_as_reference() const {
                  t[5] == "." && layers.count(t[6]) && t[7] == "(";
     if (!layer && !plain(t)) return "the reference's __init__ does more than build layers";
   }
+  // ModelNew is an nn.Module whose constructor draws nothing of its own (a base class of the
+  // file's could), with one __init__ and no attribute hooks.
+  int inits = 0;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const auto& t = lines_[i].toks;
+    if (lines_[i].indent != 0 || !tok_is(t[0], "class") || t.size() < 2 || t[1].text != "ModelNew")
+      continue;
+    std::string header;
+    for (const auto& x : t) header += x.text;
+    if (header != "classModelNew(nn.Module):" && header != "classModelNew(torch.nn.Module):")
+      return "ModelNew derives from something else than nn.Module";
+    Block body = body_of(lines_, i);
+    for (size_t d = body.begin; d < body.end; ++d) {
+      const auto& h = lines_[d].toks;
+      if (lines_[d].indent != lines_[body.begin].indent || !tok_is(h[0], "def") || h.size() < 2)
+        continue;
+      if (h[1].text == "__init__") ++inits;
+      if (h[1].text == "__setattr__" || h[1].text == "__getattr__" || h[1].text == "__new__")
+        return "ModelNew defines " + h[1].text;
+    }
+  }
+  if (inits != 1 || resolve("nn") != "torch.nn" || module_vars_.count("nn") ||
+      module_vars_.count("torch"))
+    return "ModelNew is not a plain nn.Module";
   for (const auto& [indent, t] : init_statements(lines_, "ModelNew")) {
     if (indent != 0) return "ModelNew's __init__ has blocks";
     bool param = t.size() > 5 && t[0] == "self" && t[1] == "." && t[3] == "=" &&

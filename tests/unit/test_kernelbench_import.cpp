@@ -785,6 +785,16 @@ torch: |
                       std::string::npos,
                   init, ": ", r.reason);
   }
+  // A base class of the file's own could draw before the weight: no mapping by place.
+  {
+    std::string py =
+        "import math\n" + suite_module(forward, own("output_size, input_size", kaiming));
+    const std::string header = "class ModelNew(nn.Module):";
+    py.replace(py.find(header), header.size(),
+               "class Base(nn.Module):\n    pass\n\nclass ModelNew(Base):");
+    r = import_kernelbench(py, p);
+    CHECK_FALSE(r.converted);
+  }
   // A layer with a bias draws the bias between the weights: no mapping by place.
   r = import_kernelbench(
       suite_module("        return ext.epilogue(F.linear(x, self.weight, self.bias), 1.0)",
