@@ -18,7 +18,7 @@ OUTDIR=""
 TARGETS=()
 BUILD_STEP=1
 RUN_STEP=1
-ALL=(extract launch_block expr problem_yaml config trace)
+ALL=(extract launch_block expr problem_yaml config trace import)
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECS="$2"; shift ;;
@@ -64,7 +64,11 @@ for t in "${TARGETS[@]}"; do
   extra=()
   [ -n "$RUNS" ] && extra+=(-runs="$RUNS")
   [ -n "$SEED" ] && extra+=(-seed="$SEED")
-  "$BUILD/fuzz_$t" "$work/corpus" "$ROOT/tests/fuzz/corpus/$t" -max_total_time="$SECS" -timeout=10 \
+  # The importer's seeds are the KernelBench-style generations the tests already hold.
+  seeds=("$ROOT/tests/fuzz/corpus/$t")
+  [ "$t" = import ] && seeds=("$ROOT/tests/import/generations" "$ROOT/tests/kernelbench/generations"
+                              "$ROOT/tests/kernelbench/v2/generations")
+  "$BUILD/fuzz_$t" "$work/corpus" "${seeds[@]}" -max_total_time="$SECS" -timeout=10 \
     -rss_limit_mb=2048 -max_len=20000 -print_final_stats=1 -artifact_prefix="$work/" \
     ${extra[@]+"${extra[@]}"} >"$log" 2>&1
   rc=$?
