@@ -1,5 +1,6 @@
 #include "triton_compile/child.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -244,7 +245,11 @@ std::vector<std::string> triton_pythons(const Config& cfg) {
     for (size_t a = 0; a <= dirs.size();) {
       size_t b = dirs.find(':', a);
       if (b == std::string::npos) b = dirs.size();
-      if (b > a && dirs[a] == '/') add(dirs.substr(a, b - a) + "/python3");
+      // Absolute folders only, and none that anyone may write into (a python3 planted there).
+      std::string dir = dirs.substr(a, b > a ? b - a : 0);
+      struct stat st {};
+      if (!dir.empty() && dir[0] == '/' && stat(dir.c_str(), &st) == 0 && !(st.st_mode & S_IWOTH))
+        add(dir + "/python3");
       a = b + 1;
     }
   }

@@ -28,8 +28,9 @@ struct TritonInstall {
 
 // The Pythons kernrl tries for Triton, in order: config triton.python, else
 // $KERNRL_TRITON_PYTHON (either alone), else those of /usr/bin/python3, /usr/local/bin/python3 and
-// python3 in each folder of $PATH that exist (each path once; a virtual environment's python3 is
-// its own even where it links to the system's). triton_install uses the first that has Triton.
+// python3 in each absolute folder of $PATH that no one else may write into, those that exist (each
+// path once; a virtual environment's python3 is its own even where it links to the system's).
+// triton_install uses the first that has Triton.
 std::vector<std::string> triton_pythons(const Config& cfg);
 // The first of them; "" when none exists.
 std::string triton_python(const Config& cfg);

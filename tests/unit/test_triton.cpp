@@ -418,13 +418,21 @@ TEST_CASE(
   const char* old_env = std::getenv("KERNRL_TRITON_PYTHON");
   std::string saved_env = old_env ? old_env : "";
   unsetenv("KERNRL_TRITON_PYTHON");
-  setenv("PATH", (dir + ":" + dir + ":/usr/bin").c_str(), 1);
+  // A folder anyone may write into is skipped.
+  std::string open_dir = fresh_test_dir("pythons-open").string();
+  std::filesystem::create_symlink("/bin/sh", open_dir + "/python3");
+  chmod(open_dir.c_str(), 0777);
+  setenv("PATH", (open_dir + ":" + dir + ":" + dir + ":relative:/usr/bin").c_str(), 1);
   std::vector<std::string> got = triton_pythons(cfg);
+  std::filesystem::remove_all(open_dir);
   setenv("PATH", saved.c_str(), 1);
   if (old_env) setenv("KERNRL_TRITON_PYTHON", saved_env.c_str(), 1);
   REQUIRE(!got.empty());
   CHECK(got.back() == py);
   CHECK(std::count(got.begin(), got.end(), py) == 1);
+  CHECK(std::none_of(got.begin(), got.end(), [&](const std::string& p) {
+    return p.rfind(open_dir, 0) == 0 || p.rfind("relative", 0) == 0;
+  }));
   if (access("/usr/bin/python3", X_OK) == 0) CHECK(got.front() == "/usr/bin/python3");
   std::filesystem::remove_all(dir);
 }
