@@ -103,6 +103,11 @@ struct TensorInfo {
   std::vector<std::vector<int64_t>> strides;  // per size set (lazy views)
   int copy = -1;         // the buffer it was last copied into, while its storage is unchanged
   int copy_writes = -1;  // the storage's writes when it was
+  // A buffer holding an operator's result that PyTorch lays out as its input (Val::elem
+  // "permuted": relu of a transposed view, empty_like of one): PyTorch's strides at each size
+  // set (the buffer itself holds the values in order); `layout_unknown` where they are not known.
+  std::vector<std::vector<int64_t>> layout;
+  bool layout_unknown = false;
 };
 
 struct LaunchArgOut {
@@ -192,9 +197,16 @@ class Converter {
   // PyTorch's strides of tensor `t` at each size set: a buffer's are contiguous; nullopt where a
   // dimension depends on the GPU.
   std::optional<std::vector<std::vector<int64_t>>> strides_of(int t) const;
-  // Whether a tensor of `shape` with `strides` (per size set) is contiguous at every size set
-  // (nullopt: at some only).
+  // Whether tensor `t` (a view or a buffer with a layout) is contiguous at every size set
+  // (nullopt: at some only, or its layout is not known).
   std::optional<bool> contiguous(int t) const;
+  // The strides PyTorch gives a result laid out as tensor `t` (an elementwise operator's, a
+  // clone's, empty_like's): t's strides where t is dense (no gaps, no overlap) at every size set,
+  // else contiguous; empty when contiguous or not known (*unknown set).
+  std::vector<std::vector<int64_t>> layout_like(int t, bool* unknown) const;
+  // `v` (a buffer) with the layout of a result laid out as `like`: Val::elem "permuted" where
+  // that layout is not contiguous.
+  Val laid_out_as(Val v, int like);
   // The strides a view of tensor `t` in `shape` has at each size set, as PyTorch computes them
   // for Tensor.view; nullopt where PyTorch refuses the view at some size set.
   std::optional<std::vector<std::vector<int64_t>>> view_strides(

@@ -563,7 +563,11 @@ std::string Converter::run(const std::string& source_name) {
     // kernrl zeroes scratch buffers before each evaluation: a zero fill that comes before any
     // other use of the buffer is that.
     for (size_t l = 0; l < launches.size(); ++l) {
-      if (!launches[l].fill || launches[l].fills != static_cast<int>(i) || t.fill != "0") continue;
+      // (This fill's own value: a buffer filled with ones and zeroed later keeps its ones.)
+      if (!launches[l].fill || launches[l].fills != static_cast<int>(i) ||
+          launches[l].args.size() < 3 ||
+          std::strtod(launches[l].args[2].text.c_str(), nullptr) != 0)
+        continue;
       bool used_before = false;
       for (size_t k = 0; k < l && !used_before; ++k) {
         used_before = launches[k].out == static_cast<int>(i) ||

@@ -143,7 +143,9 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         return d;
       }
       if (e->text == "ndim") return make_int(static_cast<int64_t>(t.shape.size()));
-      if ((e->text == "T" || e->text == "mT") && obj.elem == "lazy" && t.shape.size() >= 2) {
+      if ((e->text == "T" || e->text == "mT") &&
+          (obj.elem == "lazy" || obj.elem == "permuted" || obj.elem == "reshaped") &&
+          t.shape.size() >= 2) {
         std::vector<std::pair<std::string, Val>> none;
         int64_t r = static_cast<int64_t>(t.shape.size());
         if (e->text == "T" && r != 2)
@@ -463,9 +465,10 @@ Val PySide::call(Env& env, const PyExprP& e) {
     std::string dtype = "float32";
     std::vector<Val> shape;
     std::string fill = starts_with(kind, "zeros") ? "0" : starts_with(kind, "ones") ? "1" : "";
+    Val src;  // the _like argument
     if (like) {
       if (e->kids.size() < 2) fail("host_logic", "`" + text + "` without a tensor");
-      Val src = eval(env, e->kids[1]);
+      src = eval(env, e->kids[1]);
       if (src.kind != Val::Tensor)
         fail("host_logic", "`" + text + "`: the _like argument is not a tensor kernrl follows");
       shape = C.tensors[static_cast<size_t>(src.tensor)].shape;
@@ -491,7 +494,11 @@ Val PySide::call(Env& env, const PyExprP& e) {
     } else {
       shape = shape_args(env, e, 1, &dtype);
     }
-    return C.alloc(shape, dtype, fill, text, "");
+    Val made = C.alloc(shape, dtype, fill, text, "");
+    // empty_like & co. keep a dense tensor's layout (preserve_format), as clone does.
+    if (like && (src.elem == "lazy" || src.elem == "permuted"))
+      made = C.laid_out_as(made, src.tensor);
+    return made;
   }
   if (auto v = torch_call(env, name, e)) return *v;
   if (starts_with(name, "torch.") || starts_with(name, "F.") || starts_with(name, "nn.") ||
@@ -515,19 +522,25 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   Val dims;  // this tensor's shape as a list
   dims.kind = Val::List;
   dims.items = t.shape;
-  if (obj.elem == "lazy" && (m == "contiguous" || m == "clone")) {
+  // .clone() keeps a dense tensor's layout (PyTorch's preserve_format); .contiguous() of a tensor
+  // that is not contiguous copies it in order; each copy is the caller's own.
+  if ((obj.elem == "lazy" || obj.elem == "permuted") && (m == "contiguous" || m == "clone")) {
     auto c = C.contiguous(obj.tensor);
-    if (!c) fail("host_logic", "`" + text + "`: a view contiguous at some size sets only");
-    if (!*c || m == "clone") return C.materialized(obj, text, "torch_op_in_forward", true);
-    return obj;
+    if (!c && !(m == "clone" && obj.elem == "permuted"))
+      fail("host_logic", "`" + text +
+                             "`: a view contiguous at some size sets only, or an operator's "
+                             "result on a view whose layout kernrl does not know");
+    if (m == "contiguous" && *c) return obj;  // PyTorch returns the tensor itself
+    Val copy = obj.elem == "lazy" ? C.materialized(obj, text, "torch_op_in_forward", true) : [&] {
+      Val plain = obj;
+      plain.elem.clear();
+      return C.torch_step("reshape", {plain, dims}, t.shape, t.dtype, text, "torch_op_in_forward");
+    }();
+    return m == "clone" ? C.laid_out_as(copy, obj.tensor) : copy;
   }
-  // An operator's result laid out as its permuted input: .contiguous() and .clone() copy it.
-  if (obj.elem == "permuted" && (m == "contiguous" || m == "clone")) {
-    Val plain = obj;
-    plain.elem.clear();
-    return C.torch_step("reshape", {plain, dims}, t.shape, t.dtype, text, "torch_op_in_forward");
-  }
-  // clone() of a buffer on a suite: a copy of its own (a kernel writing it leaves the original).
+  // clone() on a suite: a copy of its own (a kernel writing it leaves the original).
+  if (m == "clone" && obj.elem == "reshaped" && !C.P.torchscript.empty())
+    return C.materialized(obj, text, "torch_op_in_forward", true);
   if (m == "clone" && obj.elem.empty() && !C.P.torchscript.empty())
     return C.torch_step("reshape", {obj, dims}, t.shape, t.dtype, text, "torch_op_in_forward");
   if (m == "contiguous" || m == "cuda" || m == "detach" || m == "clone" || m == "requires_grad_")
@@ -537,7 +550,8 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     if (obj.elem == "transposed") torch_op("Tensor." + m + " of a transposed tensor", text);
     return reshaped(env, obj, m, args, e, text);
   }
-  if (m == "t" && args.empty() && t.shape.size() == 2 && obj.elem == "lazy") {
+  if (m == "t" && args.empty() && t.shape.size() == 2 &&
+      (obj.elem == "lazy" || obj.elem == "permuted" || obj.elem == "reshaped")) {
     std::vector<std::pair<std::string, Val>> none;
     return view_op(obj, "transpose", {make_int(0), make_int(1)}, none, text);
   }
@@ -600,11 +614,7 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     for (const Val& d : t.shape) n = int_binop("*", n, d, text);
     return n;
   }
-  if (m == "is_contiguous" && obj.elem == "permuted")
-    fail("host_logic", "`" + text +
-                           "`: the layout of an operator's result on a view, which kernrl does "
-                           "not follow");
-  if (m == "is_contiguous" && obj.elem == "lazy") {
+  if (m == "is_contiguous" && (obj.elem == "lazy" || obj.elem == "permuted")) {
     auto c = C.contiguous(obj.tensor);
     if (!c) fail("host_logic", "`" + text + "`: a view contiguous at some size sets only");
     return make_bool(*c);
@@ -705,21 +715,7 @@ Val PySide::reshaped(Env& env, const Val& obj, const std::string& m, const std::
   if (same) return obj;
   // A view of a lazy view: a view too where PyTorch can make one (view refuses otherwise; reshape,
   // flatten and the rest copy, here into a buffer of which it is then a view).
-  if (obj.elem == "permuted") {
-    if (m == "view" || m == "view_as")
-      fail("host_logic", "`" + text +
-                             "`: a view of an operator's result on a view, whose layout kernrl "
-                             "does not follow");
-    Val plain = obj;
-    plain.elem.clear();
-    Val dims;
-    dims.kind = Val::List;
-    dims.items = shape;
-    return C.torch_step("reshape", {plain, dims}, shape,
-                        C.tensors[static_cast<size_t>(obj.tensor)].dtype, text,
-                        "torch_op_in_forward");
-  }
-  if (obj.elem == "lazy") {
+  if (obj.elem == "lazy" || obj.elem == "permuted") {
     if (m == "view" || m == "view_as" || C.view_strides(obj.tensor, shape))
       return C.lazy_view("view", obj, {}, shape, text, "torch_op_in_forward");
     Val copy = C.materialized(obj, text, "torch_op_in_forward", true);

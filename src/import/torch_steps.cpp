@@ -16,20 +16,26 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
                        "is not repeated");
   LaunchOut L;
   L.torch = op;
-  // PyTorch lays an elementwise operator's result out as its input: on a view that is not
-  // contiguous (or on such a result), the result is not contiguous either ("permuted": its values
-  // are right, its layout is not followed). Products, and the copies below, are contiguous.
+  // PyTorch lays an elementwise operator's result out as its input (a dense transposed view
+  // gives a transposed result: "permuted", its strides kept in TensorInfo::layout); products and
+  // the copies below are contiguous; the layout of another operator's result on a tensor that is
+  // not contiguous is not known.
   static const std::set<std::string> contiguous_results = {
       "linear",  "mm",      "bmm",       "matmul",  "addmm",
       "baddbmm", "reshape", "transpose", "permute", "narrow"};
-  bool permuted = false;
+  static const std::set<std::string> elementwise = {"relu", "gelu",    "sigmoid",
+                                                    "tanh", "softmax", "log_softmax"};
+  int like = -1;  // the first tensor argument, whose layout the result may take
+  bool unknown = false;
   for (Val a : args) {
     LaunchArgOut o;
-    if (a.kind == Val::Tensor && a.elem == "lazy" && contiguous(a.tensor) != true) permuted = true;
-    if (a.kind == Val::Tensor && a.elem == "permuted") {
-      permuted = true;
-      a.elem.clear();
+    if (a.kind == Val::Tensor && like < 0 && (a.elem == "lazy" || a.elem == "permuted")) {
+      if (elementwise.count(op))
+        like = a.tensor;
+      else if (!contiguous_results.count(op) && contiguous(a.tensor) != true)
+        unknown = true;
     }
+    if (a.kind == Val::Tensor && a.elem == "permuted") a.elem.clear();
     // A view of forward (x.view(...), reshape, flatten...) is copied into a buffer of its shape
     // first: the operator sees each buffer in its own shape.
     if (a.kind == Val::Tensor && (a.elem == "reshaped" || a.elem == "lazy"))
@@ -66,7 +72,11 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   Val out = alloc(shape, dtype, "", text, "");
   L.out = out.tensor;
   launches.push_back(L);
-  if (permuted && !contiguous_results.count(op)) out.elem = "permuted";
+  if (like >= 0) out = laid_out_as(out, like);
+  if (unknown) {
+    tensors[static_cast<size_t>(out.tensor)].layout_unknown = true;
+    out.elem = "permuted";
+  }
   return out;
 }
 
@@ -98,6 +108,8 @@ int Converter::storage_of(int t) const {
 std::optional<std::vector<std::vector<int64_t>>> Converter::strides_of(int t) const {
   const TensorInfo& i = tensors[static_cast<size_t>(t)];
   if (i.view_src >= 0) return i.strides;
+  if (i.layout_unknown) return std::nullopt;
+  if (!i.layout.empty()) return i.layout;
   std::vector<std::vector<int64_t>> out(size_sets.size());
   std::vector<int64_t> acc(size_sets.size(), 1);
   for (size_t d = i.shape.size(); d-- > 0;) {
@@ -113,7 +125,10 @@ std::optional<std::vector<std::vector<int64_t>>> Converter::strides_of(int t) co
 
 std::optional<bool> Converter::contiguous(int t) const {
   const TensorInfo& i = tensors[static_cast<size_t>(t)];
-  if (i.view_src < 0) return true;
+  if (i.layout_unknown) return std::nullopt;
+  if (i.view_src < 0 && i.layout.empty()) return true;
+  auto strides = strides_of(t);
+  if (!strides) return std::nullopt;
   std::set<bool> answers;
   for (size_t s = 0; s < size_sets.size(); ++s) {
     int64_t want = 1;
@@ -121,13 +136,61 @@ std::optional<bool> Converter::contiguous(int t) const {
     for (size_t d = i.shape.size(); d-- > 0;) {
       auto n = per_set(i.shape[d]);
       if (!n) return std::nullopt;
-      if ((*n)[s] != 1 && i.strides[s][d] != want) ok = false;
+      if ((*n)[s] != 1 && (*strides)[s][d] != want) ok = false;
       want *= (*n)[s];
     }
     answers.insert(ok);
   }
   if (answers.size() != 1) return std::nullopt;
   return *answers.begin();
+}
+
+std::vector<std::vector<int64_t>> Converter::layout_like(int t, bool* unknown) const {
+  *unknown = false;
+  auto c = contiguous(t);
+  if (c && *c) return {};
+  auto strides = strides_of(t);
+  if (!strides) {
+    *unknown = true;
+    return {};
+  }
+  const TensorInfo& i = tensors[static_cast<size_t>(t)];
+  std::vector<std::vector<int64_t>> out;
+  bool all_dense = true;
+  for (size_t s = 0; s < size_sets.size(); ++s) {
+    // Dense: ordered by stride (size-1 dimensions aside), each stride the product of the sizes
+    // before it. PyTorch then keeps that order with no gaps.
+    std::vector<size_t> order;
+    std::vector<int64_t> size;
+    for (size_t d = 0; d < i.shape.size(); ++d) {
+      size.push_back((*per_set(i.shape[d]))[s]);
+      order.push_back(d);
+    }
+    const auto& st = (*strides)[s];
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return st[a] < st[b]; });
+    int64_t want = 1;
+    bool dense = true;
+    std::vector<int64_t> layout(i.shape.size(), 0);
+    for (size_t d : order) {
+      if (size[d] != 1 && st[d] != want) dense = false;
+      layout[d] = want;
+      want *= size[d];
+    }
+    all_dense = all_dense && dense;
+    out.push_back(layout);
+  }
+  if (!all_dense) return {};  // PyTorch lays out a result of a tensor with gaps contiguously
+  return out;
+}
+
+Val Converter::laid_out_as(Val v, int like) {
+  bool unknown = false;
+  auto layout = layout_like(like, &unknown);
+  TensorInfo& t = tensors[static_cast<size_t>(v.tensor)];
+  t.layout = layout;
+  t.layout_unknown = unknown;
+  if (!layout.empty() || unknown) v.elem = "permuted";
+  return v;
 }
 
 std::optional<std::vector<std::vector<int64_t>>> Converter::view_strides(
@@ -194,13 +257,17 @@ std::optional<std::vector<std::vector<int64_t>>> Converter::view_strides(
 Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
                          std::vector<Val> shape, const std::string& text,
                          const std::string& category) {
-  if (x.kind != Val::Tensor || (!x.elem.empty() && x.elem != "reshaped" && x.elem != "lazy"))
+  if (x.kind != Val::Tensor ||
+      (!x.elem.empty() && x.elem != "reshaped" && x.elem != "lazy" && x.elem != "permuted"))
     fail(category, "`" + text + "`: " + op + " of a value kernrl does not follow as a tensor");
   const TensorInfo src = tensors[static_cast<size_t>(x.tensor)];
   if (x.elem == "reshaped" && src.base < 0)
     fail(category, "`" + text + "`: " + op + " of a view made in the C++ wrapper");
   auto from = strides_of(x.tensor);
-  if (!from) fail(category, "`" + text + "`: a view of a tensor whose shape depends on the GPU");
+  if (!from)
+    fail(category, "`" + text +
+                       "`: a view of a tensor whose shape depends on the GPU, or whose layout "
+                       "(an operator's result on a view) kernrl does not know");
   std::vector<std::vector<int64_t>> strides;
   if (op == "view") {
     auto v = view_strides(x.tensor, shape);
@@ -281,7 +348,7 @@ Val Converter::materialized(const Val& view, const std::string& text, const std:
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
     return out;
   }
-  if (view.elem != "reshaped") {
+  if (view.elem != "reshaped") {  // a buffer (one with a layout holds its values in order)
     Val v = view;
     v.elem.clear();
     return v;

@@ -945,6 +945,28 @@ TEST_CASE("import_kernelbench: views keep PyTorch's memory semantics") {
       "        a = torch.relu(self.linear(x).transpose(0, 1)).contiguous()\n"
       "        return ext.epilogue(a, 1.0)");
   CHECK_MESSAGE(r.converted, r.reason);
+  // Layouts as PyTorch keeps them: clone() of a transposed view is laid out as it (no kernel
+  // argument), an operator's result on a narrowed view (not dense) is contiguous, a transposed
+  // result transposed back is read by operators.
+  r = import_forward(
+      "        a = self.linear(x).transpose(0, 1).clone()\n        return ext.epilogue(a, 1.0)");
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("laid out as one") != std::string::npos);
+  r = import_forward(
+      "        g = torch.relu(self.linear(x).narrow(1, 0, 4))\n        return ext.epilogue(g, "
+      "1.0)");
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("laid out as one") == std::string::npos);  // (its size is not the output's)
+  r = import_forward(
+      "        g = F.gelu(self.linear(x).transpose(0, 1)).transpose(0, 1)\n"
+      "        return ext.epilogue(torch.relu(g), 1.0)");
+  CHECK_MESSAGE(r.converted, r.reason);
+  // clone() of a view made by view(): a copy of its own, not the viewed buffer.
+  r = import_forward(
+      "        z = self.linear(x).view(-1).clone()\n        return ext.epilogue(self.linear(x), "
+      "1.0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[1].torch == "reshape");
   // clone() of a buffer is a copy of its own on a suite.
   r = import_forward(
       "        y = self.linear(x)\n        z = y.clone()\n        return ext.epilogue(z, 1.0)");
@@ -976,6 +998,25 @@ torch::Tensor f(torch::Tensor x) {
   LaunchPlan plan = checked_plan(r, p);
   REQUIRE(plan.launches.size() == 3);  // the fill between the kernels runs where it was
   CHECK(plan.launches[1].kernel.rfind("kernrl_import_fill_", 0) == 0);
+  // A buffer filled with ones, used, then zeroed: the ones are kept too.
+  const char* ones = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto t = torch::ones_like(x);
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  k<<<(n + 255) / 256, 256>>>(t.data_ptr<float>(), y.data_ptr<float>(), n);
+  t.zero_();
+  k<<<(n + 255) / 256, 256>>>(t.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  r = import_kernelbench(module(ones, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  int fills = 0;
+  for (const auto& l : checked_plan(r, p).launches)
+    fills += l.kernel.rfind("kernrl_import_fill_", 0) == 0;
+  CHECK(fills == 2);
 }
 
 TEST_CASE("import_kernelbench: training mode, math of sizes, float arithmetic in forward") {
