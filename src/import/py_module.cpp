@@ -41,12 +41,14 @@ void PySide::scan_imports(const PyLine& l) {
       std::string mod;
       while (i < t.size() && !tok_is(t[i], ",") && !tok_is(t[i], "as")) mod += t[i++].text;
       std::string as;
-      if (i < t.size() && tok_is(t[i], "as") && i + 1 < t.size()) {
+      if (i < t.size() && tok_is(t[i], "as")) {
+        if (i + 1 >= t.size()) break;  // `import x as` with no name: nothing more to read
         as = t[i + 1].text;
         i += 2;
       }
       if (!as.empty()) aliases_[as] = mod;
-      if (i < t.size() && tok_is(t[i], ",")) ++i;
+      if (i < t.size() && !tok_is(t[i], ",")) break;  // not a list of modules: stop reading
+      if (i < t.size()) ++i;
     }
   } else if (tok_is(t[0], "from")) {
     size_t i = 1;

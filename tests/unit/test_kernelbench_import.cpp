@@ -415,6 +415,15 @@ TEST_CASE("import_kernelbench: never throws, whatever the text") {
   }
 }
 
+TEST_CASE("import_kernelbench: an import line that ends early is read to its end") {
+  // `import torch as` (no name) once made the module scan loop for ever.
+  for (const char* head : {"import torch as\n", "import torch.nn as nn as\n", "import a b c\n"}) {
+    auto r =
+        import_kernelbench(std::string(head) + "class ModelNew:\n    pass\n", problem("L1_23"));
+    CHECK_FALSE(r.converted);
+  }
+}
+
 TEST_CASE("python reader: strings decode as Python decodes them") {
   auto lines =
       kbimport::py_lines("a = 'x\\ty'\nb = r'x\\ty'\nc = \"\"\"l1\nl2\\\n\"\"\"\nd = b'\\x41'\n");
