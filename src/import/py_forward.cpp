@@ -133,10 +133,12 @@ Val PySide::training_mode(const std::string& what) {
       const PyTok& b = l.toks[k + 1];
       bool call = a.kind == PyTok::Name && (a.text == "eval" || a.text == "train") &&
                   tok_is(b, "(") && k > 0 && tok_is(l.toks[k - 1], ".");
-      // `self.training = False`, `m.training = ...`: an attribute assigned (not a keyword).
-      bool set = a.kind == PyTok::Name && a.text == "training" && tok_is(b, "=") && k > 0 &&
-                 tok_is(l.toks[k - 1], ".");
-      if (call || set)
+      // `self.training = False`, `self.training: bool = False`, `m.training = ...`: an attribute
+      // assigned (not a keyword argument); `setattr(m, "training", ...)`.
+      bool set = a.kind == PyTok::Name && a.text == "training" &&
+                 (tok_is(b, "=") || tok_is(b, ":")) && k > 0 && tok_is(l.toks[k - 1], ".");
+      bool by_name = a.kind == PyTok::Name && a.text == "setattr";
+      if (call || set || by_name)
         return make_unknown("`" + what + "` (the file changes a module's mode: `" + a.text +
                             "` at line " + std::to_string(l.line) +
                             "; kernrl follows modules in training mode only, as KernelBench runs "

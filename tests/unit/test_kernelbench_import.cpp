@@ -1047,6 +1047,18 @@ TEST_CASE("import_kernelbench: training mode, math of sizes, float arithmetic in
                          p);
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("changes a module's mode") != std::string::npos, r.reason);
+  r = import_kernelbench(suite_module("        s = 2.0 if self.training else 3.0\n"
+                                      "        return ext.epilogue(self.linear(x), s)",
+                                      init + "\n        setattr(self, 'training', False)"),
+                         p);
+  CHECK_FALSE(r.converted);
+  // Set in __init__ as an attribute: followed as any attribute (False: the else branch).
+  r = import_kernelbench(suite_module("        s = 2.0 if self.training else 3.0\n"
+                                      "        return ext.epilogue(self.linear(x), s)",
+                                      init + "\n        self.training: bool = False"),
+                         p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[1].args[2].text.rfind("0.333", 0) == 0);
   // math.sqrt of a size that differs between size sets; a float divided by zero.
   r = import_kernelbench(
       "import math\n" + suite_module("        return ext.epilogue(self.linear(x), "
