@@ -7,6 +7,7 @@
 
 #include "core/expr.h"
 #include "import/host_interp.h"
+#include "parse/launch_block.h"
 
 namespace kernrl::kbimport::host {
 
@@ -204,6 +205,10 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
     for (size_t q = 0; q < targs.size(); ++q) L.kernel += (q ? ", " : "") + targs[q];
     L.kernel += ">";
   }
+  // The name the launch block will hold must be one the launch-block parser takes (template
+  // arguments written oddly in the source, `T~`, are not).
+  if (std::string why = kernel_name_problem(L.kernel); !why.empty())
+    fail("unsupported_cuda", "`" + what + "` launches a kernel kernrl cannot name: " + why);
 
   for (size_t q = 0; q < kern.params.size(); ++q) {
     const CParam& p = kern.params[q];
