@@ -190,6 +190,9 @@ class Converter {
   // copies), never the copy an operator's argument reuses.
   Val materialized(const Val& view, const std::string& text, const std::string& category,
                    bool fresh = false);
+  // A copy of `v`'s values that is the caller's own, in order: a view copied by its operators, a
+  // buffer by a `reshape` torch step.
+  Val copy_of(const Val& v, const std::string& text, const std::string& category);
   // A lazy view (TensorInfo::view_src) of `x` by `op` (transpose, permute, narrow, view) with
   // `args`, of `shape`; its strides are computed from x's. Nothing is launched.
   Val lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
@@ -224,6 +227,9 @@ class Converter {
              const std::string& category);
   // Per size set values of an Int (nullopt when it depends on num_sms or a repeat variable).
   std::optional<std::vector<int64_t>> per_set(const Val& v) const;
+  // The value of an Int that is the same at every size set (a constant, or a size the suite keeps
+  // at one value, such as a head size); nullopt otherwise.
+  std::optional<int64_t> one_value(const Val& v) const;
   std::string size_expr(const std::string& shape_entry) const;
   std::string repeat_count_, repeat_var_;  // set while a loop runs as a launch-block repeat
   int host_depth_ = 0;

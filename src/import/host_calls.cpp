@@ -372,19 +372,17 @@ Val Interp::builtin(Ex& x, const std::string& name,
     std::vector<double> d;
     for (const Val& v : vals) {
       // A size with one value at every size set (a head size the suite keeps) is that value.
-      std::optional<std::vector<int64_t>> sets = C.per_set(v);
+      std::optional<int64_t> one = C.one_value(v);
       if (v.kind == Val::Float && v.f)
         d.push_back(*v.f);
       else if (v.kind == Val::Int && v.k)
         d.push_back(static_cast<double>(*v.k));
-      else if (sets && !sets->empty() && std::all_of(sets->begin(), sets->end(), [&](int64_t one) {
-                 return one == sets->front();
-               }))
-        d.push_back(static_cast<double>(sets->front()));
+      else if (one)
+        d.push_back(static_cast<double>(*one));
       else
         fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                                "` computes with sizes in floating point on the host" +
-                               (sets ? " (a size that differs between size sets)" : ""));
+                               (C.per_set(v) ? " (a size that differs between size sets)" : ""));
     }
     double r = s.rfind("sqrt", 0) == 0  ? std::sqrt(d[0])
                : s.rfind("pow", 0) == 0 ? std::pow(d[0], d.at(1))

@@ -410,6 +410,14 @@ std::optional<std::vector<int64_t>> Converter::per_set(const Val& v) const {
   return out;
 }
 
+std::optional<int64_t> Converter::one_value(const Val& v) const {
+  auto p = per_set(v);
+  if (!p || p->empty()) return std::nullopt;
+  for (int64_t x : *p)
+    if (x != p->front()) return std::nullopt;
+  return p->front();
+}
+
 std::string Converter::size_expr(const std::string& entry) const {
   return entry;
 }

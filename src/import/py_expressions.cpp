@@ -409,12 +409,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
       if (args[0].kind == Val::Int && args[0].k) return make_float(static_cast<double>(*args[0].k));
       if (args[0].kind == Val::Float) return args[0];
       // A size that has one value at every size set (a constant of the module kept as a size).
-      if (args[0].kind == Val::Int) {
-        auto p = C.per_set(args[0]);
-        if (p && !p->empty() &&
-            std::all_of(p->begin(), p->end(), [&](int64_t v) { return v == p->front(); }))
-          return make_float(static_cast<double>(p->front()));
-      }
+      if (args[0].kind == Val::Int)
+        if (auto one = C.one_value(args[0])) return make_float(static_cast<double>(*one));
     }
     // math.sqrt(hs) and the like of a known number, or of a size with one value at every size
     // set (a head size the suite keeps).
@@ -422,12 +418,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
         args.size() == 1 && e->kwargs.empty()) {
       std::optional<double> x;
       if (args[0].kind == Val::Float) x = args[0].f;
-      if (args[0].kind == Val::Int) {
-        auto p = C.per_set(args[0]);
-        if (p && !p->empty() &&
-            std::all_of(p->begin(), p->end(), [&](int64_t v) { return v == p->front(); }))
-          x = static_cast<double>(p->front());
-      }
+      if (args[0].kind == Val::Int)
+        if (auto one = C.one_value(args[0])) x = static_cast<double>(*one);
       if (!x)
         fail("host_logic", "`" + text +
                                "` in forward computes with a size that differs between size "
@@ -517,11 +509,6 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
   std::string text = py_text(e);
   std::vector<Val> args;
   for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
-  // A view that is not contiguous: .contiguous() and .clone() copy it, as PyTorch does; one that
-  // is stays the view (PyTorch returns it).
-  Val dims;  // this tensor's shape as a list
-  dims.kind = Val::List;
-  dims.items = t.shape;
   // .clone() keeps a dense tensor's layout (PyTorch's preserve_format); .contiguous() of a tensor
   // that is not contiguous copies it in order; each copy is the caller's own.
   if ((obj.elem == "lazy" || obj.elem == "permuted") && (m == "contiguous" || m == "clone")) {
@@ -531,18 +518,12 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
                              "`: a view contiguous at some size sets only, or an operator's "
                              "result on a view whose layout kernrl does not know");
     if (m == "contiguous" && *c) return obj;  // PyTorch returns the tensor itself
-    Val copy = obj.elem == "lazy" ? C.materialized(obj, text, "torch_op_in_forward", true) : [&] {
-      Val plain = obj;
-      plain.elem.clear();
-      return C.torch_step("reshape", {plain, dims}, t.shape, t.dtype, text, "torch_op_in_forward");
-    }();
+    Val copy = C.copy_of(obj, text, "torch_op_in_forward");
     return m == "clone" ? C.laid_out_as(copy, obj.tensor) : copy;
   }
   // clone() on a suite: a copy of its own (a kernel writing it leaves the original).
-  if (m == "clone" && obj.elem == "reshaped" && !C.P.torchscript.empty())
-    return C.materialized(obj, text, "torch_op_in_forward", true);
-  if (m == "clone" && obj.elem.empty() && !C.P.torchscript.empty())
-    return C.torch_step("reshape", {obj, dims}, t.shape, t.dtype, text, "torch_op_in_forward");
+  if (m == "clone" && (obj.elem.empty() || obj.elem == "reshaped") && !C.P.torchscript.empty())
+    return C.copy_of(obj, text, "torch_op_in_forward");
   if (m == "contiguous" || m == "cuda" || m == "detach" || m == "clone" || m == "requires_grad_")
     return obj;
   if (m == "view" || m == "reshape" || m == "view_as" || m == "flatten" || m == "squeeze" ||

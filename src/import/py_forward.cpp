@@ -740,6 +740,12 @@ void PySide::name_alloc(const Val& v, const std::string& name) {
 }
 
 Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::string& text) {
+  // A number known here: a float's value, a constant integer's.
+  auto num = [](const Val& v) -> std::optional<double> {
+    if (v.kind == Val::Float) return v.f;
+    if (v.kind == Val::Int && v.k) return static_cast<double>(*v.k);
+    return std::nullopt;
+  };
   // `self.conv.bias is not None`: a tensor is never None (Void is Python's None here).
   if ((op == "is" || op == "is not") && (a.kind == Val::Void || b.kind == Val::Void) &&
       (a.kind == Val::Tensor || b.kind == Val::Tensor ||
@@ -788,11 +794,6 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
     if (a.kind == Val::Int && b.kind == Val::Int) return int_binop(op, a, b, text);
     if ((a.kind == Val::Int || a.kind == Val::Float) &&
         (b.kind == Val::Int || b.kind == Val::Float)) {
-      auto num = [](const Val& v) -> std::optional<double> {
-        if (v.kind == Val::Float) return v.f;
-        if (v.k) return static_cast<double>(*v.k);
-        return std::nullopt;
-      };
       auto x = num(a), y = num(b);
       if (x && y) {
         double r = op == "+"    ? *x + *y
@@ -806,11 +807,6 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
     }
   }
   if (op == "/") {
-    auto num = [](const Val& v) -> std::optional<double> {
-      if (v.kind == Val::Float) return v.f;
-      if (v.kind == Val::Int && v.k) return static_cast<double>(*v.k);
-      return std::nullopt;
-    };
     auto x = num(a), y = num(b);
     if (x && y && *y == 0) fail("host_logic", "`" + text + "` divides by zero");
     if (x && y) return make_float(*x / *y);
@@ -847,11 +843,6 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
     if ((a.kind == Val::Float || b.kind == Val::Float) &&
         (a.kind == Val::Int || a.kind == Val::Float) &&
         (b.kind == Val::Int || b.kind == Val::Float)) {
-      auto num = [](const Val& v) -> std::optional<double> {
-        if (v.kind == Val::Float) return v.f;
-        if (v.k) return static_cast<double>(*v.k);
-        return std::nullopt;
-      };
       auto x = num(a), y = num(b);
       if (x && y) return make_bool(cmp(*x, *y));
     }

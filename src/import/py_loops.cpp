@@ -119,6 +119,45 @@ std::set<std::string> header_params(const std::vector<std::string>& h) {
 
 }  // namespace
 
+std::string PySide::plain_module() const {
+  // torch and nn are torch's, ModelNew is an nn.Module with one undecorated __init__ and no
+  // attribute hooks, and nothing at the module's top level rebinds them or patches ModelNew.
+  if (resolve("nn") != "torch.nn" || resolve("torch") != "torch" || module_vars_.count("nn") ||
+      module_vars_.count("torch") || module_defs_.count("nn") || module_defs_.count("torch"))
+    return "the generation binds `nn` or `torch` to something else than torch's";
+  int inits = 0;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const auto& t = lines_[i].toks;
+    if (lines_[i].indent == 0 && assign_at(t) > 0 &&
+        (t[0].text == "nn" || t[0].text == "torch" || t[0].text == "ModelNew"))
+      return "the generation assigns to `" + t[0].text + "` at the module's top level";
+    if (lines_[i].indent == 0 && tok_is(t[0], "class") && t.size() > 1 && t[1].text == "ModelNew") {
+      std::string header;
+      for (const auto& x : t) header += x.text;
+      if (header != "classModelNew(nn.Module):" && header != "classModelNew(torch.nn.Module):")
+        return "ModelNew derives from something else than nn.Module";
+      Block body = body_of(lines_, i);
+      for (size_t d = body.begin; d < body.end; ++d) {
+        const auto& h = lines_[d].toks;
+        if (lines_[d].indent != lines_[body.begin].indent) continue;
+        if (tok_is(h[0], "def") && h.size() > 1 && h[1].text == "__init__") {
+          ++inits;
+          if (d > body.begin && tok_is(lines_[d - 1].toks[0], "@"))
+            return "ModelNew's __init__ is decorated";
+          for (const auto& x : h)
+            if (x.text == "nn" || x.text == "torch")
+              return "__init__ takes a parameter `" + x.text + "`";
+        }
+        if (tok_is(h[0], "def") && h.size() > 1 &&
+            (h[1].text == "__setattr__" || h[1].text == "__getattr__" || h[1].text == "__new__"))
+          return "ModelNew defines " + h[1].text;
+      }
+    }
+  }
+  if (inits != 1) return "ModelNew does not define __init__ once";
+  return "";
+}
+
 std::string PySide::own_params_drawn_as_reference() const {
   // KernelBench seeds (42) before building Model and again before building ModelNew: ModelNew's
   // own weights get the reference's values only when both draw the same numbers in the same
@@ -147,30 +186,8 @@ std::string PySide::own_params_drawn_as_reference() const {
                  t[5] == "." && layers.count(t[6]) && t[7] == "(";
     if (!layer && !plain(t)) return "the reference's __init__ does more than build layers";
   }
-  // ModelNew is an nn.Module whose constructor draws nothing of its own (a base class of the
-  // file's could), with one __init__ and no attribute hooks.
-  int inits = 0;
-  for (size_t i = 0; i < lines_.size(); ++i) {
-    const auto& t = lines_[i].toks;
-    if (lines_[i].indent != 0 || !tok_is(t[0], "class") || t.size() < 2 || t[1].text != "ModelNew")
-      continue;
-    std::string header;
-    for (const auto& x : t) header += x.text;
-    if (header != "classModelNew(nn.Module):" && header != "classModelNew(torch.nn.Module):")
-      return "ModelNew derives from something else than nn.Module";
-    Block body = body_of(lines_, i);
-    for (size_t d = body.begin; d < body.end; ++d) {
-      const auto& h = lines_[d].toks;
-      if (lines_[d].indent != lines_[body.begin].indent || !tok_is(h[0], "def") || h.size() < 2)
-        continue;
-      if (h[1].text == "__init__") ++inits;
-      if (h[1].text == "__setattr__" || h[1].text == "__getattr__" || h[1].text == "__new__")
-        return "ModelNew defines " + h[1].text;
-    }
-  }
-  if (inits != 1 || resolve("nn") != "torch.nn" || module_vars_.count("nn") ||
-      module_vars_.count("torch"))
-    return "ModelNew is not a plain nn.Module";
+  // ModelNew is a plain nn.Module (a base class of the file's could draw in its constructor).
+  if (std::string why = plain_module(); !why.empty()) return why;
   for (const auto& [indent, t] : init_statements(lines_, "ModelNew")) {
     if (indent != 0) return "ModelNew's __init__ has blocks";
     bool param = t.size() > 5 && t[0] == "self" && t[1] == "." && t[3] == "=" &&
@@ -211,42 +228,8 @@ std::string PySide::compare_init_with_reference() const {
   if (ref_header != my_header)
     return "ModelNew's __init__ takes other parameters than the reference's";
   const std::set<std::string> params = header_params(ref_header);
-  // What the statements mean must be what the reference's mean: torch and nn are torch's,
-  // ModelNew is an nn.Module with one undecorated __init__, and nothing at the module's top level
-  // rebinds them or patches ModelNew.
-  if (resolve("nn") != "torch.nn" || resolve("torch") != "torch" || module_vars_.count("nn") ||
-      module_vars_.count("torch") || module_defs_.count("nn") || module_defs_.count("torch"))
-    return "the generation binds `nn` or `torch` to something else than torch's";
-  int inits = 0;
-  for (size_t i = 0; i < lines_.size(); ++i) {
-    const auto& t = lines_[i].toks;
-    if (lines_[i].indent == 0 && assign_at(t) > 0 &&
-        (t[0].text == "nn" || t[0].text == "torch" || t[0].text == "ModelNew"))
-      return "the generation assigns to `" + t[0].text + "` at the module's top level";
-    if (lines_[i].indent == 0 && tok_is(t[0], "class") && t.size() > 1 && t[1].text == "ModelNew") {
-      std::string header;
-      for (const auto& x : t) header += x.text;
-      if (header != "classModelNew(nn.Module):" && header != "classModelNew(torch.nn.Module):")
-        return "ModelNew derives from something else than nn.Module";
-      Block body = body_of(lines_, i);
-      for (size_t d = body.begin; d < body.end; ++d) {
-        const auto& h = lines_[d].toks;
-        if (lines_[d].indent != lines_[body.begin].indent) continue;
-        if (tok_is(h[0], "def") && h.size() > 1 && h[1].text == "__init__") {
-          ++inits;
-          if (d > body.begin && tok_is(lines_[d - 1].toks[0], "@"))
-            return "ModelNew's __init__ is decorated";
-          for (const auto& x : h)
-            if (x.text == "nn" || x.text == "torch")
-              return "__init__ takes a parameter `" + x.text + "`";
-        }
-        if (tok_is(h[0], "def") && h.size() > 1 &&
-            (h[1].text == "__setattr__" || h[1].text == "__getattr__" || h[1].text == "__new__"))
-          return "ModelNew defines " + h[1].text;
-      }
-    }
-  }
-  if (inits != 1) return "ModelNew does not define __init__ once";
+  // What the statements mean must be what the reference's mean.
+  if (std::string why = plain_module(); !why.empty()) return why;
   std::set<std::string> ref_locals, ref_attrs, my_locals;
   auto locals_of = [](const std::vector<std::pair<int, std::vector<std::string>>>& stmts,
                       std::set<std::string>& out) {

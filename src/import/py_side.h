@@ -161,6 +161,9 @@ class PySide {
   // "" when KernelBench's seeding gives ModelNew's own weights the reference's values (see
   // positional_param), else why not.
   std::string own_params_drawn_as_reference() const;
+  // "" when ModelNew is a plain nn.Module of torch's (one undecorated __init__, no attribute
+  // hooks, torch and nn not rebound), else what is not.
+  std::string plain_module() const;
   std::string compare_init_with_reference() const;
   mutable std::optional<std::string> layers_built_;
   std::vector<Val> layer_children(const Val& layer, const std::string& text) const;

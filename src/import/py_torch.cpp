@@ -120,12 +120,8 @@ void PySide::bind_init_args() {
       Val v = ref_value(ref.init_inputs[i], 0);
       // A size with one value at every size set (`reduce_dim`, kept as a size by the suite) is
       // that constant: a loop over it unrolls, a float() of it is a number.
-      if (v.kind == Val::Int && !v.k) {
-        auto p = C.per_set(v);
-        if (p && !p->empty() &&
-            std::all_of(p->begin(), p->end(), [&](int64_t x) { return x == p->front(); }))
-          v = make_int(p->front());
-      }
+      if (v.kind == Val::Int && !v.k)
+        if (auto one = C.one_value(v)) v = make_int(*one);
       if (v.kind != Val::Unknown) init_args_[name] = v;
       continue;
     }
@@ -360,14 +356,6 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
       cannot("dimension " + std::to_string(*v.k) + " of a tensor of rank " + std::to_string(rank));
     return d;
   };
-  // The same value at every size set, or nullopt.
-  auto constant = [&](const Val& v) -> std::optional<int64_t> {
-    auto sets = C.per_set(v);
-    if (!sets || sets->empty()) return std::nullopt;
-    for (int64_t x : *sets)
-      if (x != sets->front()) return std::nullopt;
-    return sets->front();
-  };
   if (m == "transpose" || m == "swapaxes") {
     if (args.size() != 2) cannot("transpose takes two dimensions");
     int64_t a = dim_of(args[0]), b = dim_of(args[1]);
@@ -425,7 +413,7 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
     // the same at every size set and the pieces equal.
     Val n = m == "split" ? int_binop("/", whole, args[0], text) : args[0];
     Val piece = m == "split" ? args[0] : int_binop("/", whole, args[0], text);
-    auto count = constant(n);
+    auto count = C.one_value(n);
     auto wholes = C.per_set(whole), pieces = C.per_set(piece);
     if (!count || !wholes || !pieces || *count < 1 || *count > 64)
       cannot("a number of pieces that is not the same at every size set");

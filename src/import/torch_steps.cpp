@@ -254,6 +254,17 @@ std::optional<std::vector<std::vector<int64_t>>> Converter::view_strides(
   return out;
 }
 
+Val Converter::copy_of(const Val& v, const std::string& text, const std::string& category) {
+  if (v.elem == "lazy" || v.elem == "reshaped") return materialized(v, text, category, true);
+  const TensorInfo& t = tensors[static_cast<size_t>(v.tensor)];
+  Val plain = v;  // a buffer (one with a layout holds its values in order)
+  plain.elem.clear();
+  Val dims;
+  dims.kind = Val::List;
+  dims.items = t.shape;
+  return torch_step("reshape", {plain, dims}, t.shape, t.dtype, text, category);
+}
+
 Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
                          std::vector<Val> shape, const std::string& text,
                          const std::string& category) {
