@@ -6,7 +6,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 pkgs=(cmake ninja-build g++ pkg-config libcli11-dev libyaml-cpp-dev nlohmann-json3-dev doctest-dev libssl-dev libmd4c-dev
       libseccomp-dev clang libclang-rt-dev libtorch-dev python3-torch python3-numpy
-      libboost-dev python3-websockets)
+      libboost-dev python3-websockets gdb procps)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

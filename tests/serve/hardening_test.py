@@ -271,7 +271,8 @@ def main():
     finally:
         rc = s.stop()
         # rc None: it did not exit within stop()'s 60 s and was killed.
-        check("the server stops on SIGTERM with exit 0", rc == 0, f"rc={rc} " + "".join(s.stderr)[-3000:])
+        check("the server stops on SIGTERM with exit 0", rc == 0,
+              f"rc={rc} " + "".join(s.stderr)[-3000:] + "\n" + s.stuck)
     if want("cap"):
         test_connection_cap(kernrl)
     if want("bind"):

@@ -63,6 +63,7 @@ class Server:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, env=env)
         self.stderr = []
+        self.stuck = ""  # what the process was doing when stop() gave up waiting for it
         self.port = None
         ready = threading.Event()
 
@@ -105,6 +106,7 @@ class Server:
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
+            self.stuck = describe_process(self.proc.pid)
             self.proc.kill()
             return None
 
@@ -113,6 +115,44 @@ class Server:
             return []
         lines = self.trace.read_text().splitlines()
         return [json.loads(line) for line in lines]
+
+
+def describe_process(pid):
+    """What a process that did not exit is doing: each thread's state, kernel wait channel and
+    system call (from /proc, no ptrace needed), its children, and gdb's backtraces when gdb is
+    installed and may attach."""
+    out = [f"process {pid} did not exit; its threads:"]
+    task = f"/proc/{pid}/task"
+    try:
+        tids = sorted(os.listdir(task), key=int)
+    except OSError as e:
+        return f"process {pid}: {e}"
+    for tid in tids:
+        def read(name):
+            try:
+                with open(f"{task}/{tid}/{name}") as f:
+                    return f.read().strip()
+            except OSError:
+                return "?"
+        stat = read("stat")
+        state = stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else "?"
+        out.append(f"  {tid} {read('comm')} state={state} wchan={read('wchan')} "
+                   f"syscall={read('syscall').split(' ')[0]}")
+    try:
+        ps = subprocess.run(["ps", "-o", "pid,stat,etime,args", "--ppid", str(pid)],
+                            capture_output=True, text=True, timeout=10)
+        out.append("children:\n" + ps.stdout)
+    except (OSError, subprocess.SubprocessError) as e:
+        out.append(f"children: ps failed ({e})")
+    if shutil.which("gdb"):
+        try:
+            bt = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                                 "-ex", "thread apply all bt 12"],
+                                capture_output=True, text=True, timeout=60)
+            out.append("gdb:\n" + bt.stdout[-12000:] + bt.stderr[-2000:])
+        except (OSError, subprocess.SubprocessError) as e:
+            out.append(f"gdb failed ({e})")
+    return "\n".join(out)
 
 
 async def ws_call(ws, msg):
@@ -650,7 +690,7 @@ def test_suite(kernrl):
               ws_rec)
     finally:
         rc = s.stop()
-    check("suite: the server exits 0", rc == 0, "".join(s.stderr))
+    check("suite: the server exits 0", rc == 0, "".join(s.stderr) + s.stuck)
     p = subprocess.run([kernrl, "serve", "--stdio", "--compile-only", "--suites", "/nonexistent"],
                        input="", capture_output=True, text=True, timeout=120)
     check("suite: --suites naming no suite is a usage error", p.returncode == 2
@@ -704,7 +744,8 @@ def main():
     finally:
         rc = s.stop()
         if not a.only:
-            check("the server stops on SIGTERM with exit 0", rc == 0, f"rc={rc} " + "".join(s.stderr))
+            check("the server stops on SIGTERM with exit 0", rc == 0,
+                  f"rc={rc} " + "".join(s.stderr) + s.stuck)
     if want("token"):
         test_token(kernrl)
     if want("stdio"):
