@@ -76,6 +76,58 @@ class ModelNew(nn.Module):
         return x
 '''
 
+# A KernelBench-style generation for L1_1 whose kernel writes the softmax into its input, which
+# forward returns.
+IN_PLACE_SOFTMAX = r'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+
+__global__ void softmax_rows_inplace(float* x, int cols) {
+    float* row = x + (long)blockIdx.x * cols;
+    __shared__ float red[256];
+    float m = -1e30f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, row[c]);
+    red[threadIdx.x] = m;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+        __syncthreads();
+    }
+    m = red[0];
+    __syncthreads();
+    float sum = 0.f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) sum += __expf(row[c] - m);
+    red[threadIdx.x] = sum;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+        __syncthreads();
+    }
+    sum = red[0];
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) row[c] = __expf(row[c] - m) / sum;
+}
+
+torch::Tensor softmax_(torch::Tensor x) {
+    softmax_rows_inplace<<<x.size(0), 256>>>(x.data_ptr<float>(), x.size(1));
+    return x;
+}
+"""
+
+ext = load_inline(name="softmax_inplace", cpp_sources="torch::Tensor softmax_(torch::Tensor x);",
+                  cuda_sources=src, functions=["softmax_"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return ext.softmax_(x)
+'''
+
 # A KernelBench-style generation for L3_4 (heads of 16): the projection and the products left to
 # PyTorch, the heads split with split / view / transpose, a kernel of its own for the softmax.
 ATTENTION = r'''import math
@@ -245,6 +297,21 @@ def main():
         r = subprocess.run([a.kernrl, "eval", str(att / "level_3_problem_4_sample_0_kernel.cu"), "--suite", str(out),
                             "--compile-only"], capture_output=True, text=True, check=False)
         check(r.returncode == 0, f"the attention file compiles against the suite problem: {r.stdout} {r.stderr}")
+        # An in-place kernel on the input that forward returns: the output starts as a copy of
+        # the input (a reshape step first), the kernel works on the copy.
+        gen = pathlib.Path(tmp) / "level_1_problem_1_sample_0_kernel.py"
+        gen.write_text(IN_PLACE_SOFTMAX)
+        inpl = pathlib.Path(tmp) / "inplace"
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(inpl)],
+                           capture_output=True, text=True, check=False)
+        text = (inpl / "level_1_problem_1_sample_0_kernel.cu").read_text() if r.returncode == 0 else ""
+        block = text.split("/* kernrl", 1)[-1].split("*/", 1)[0]
+        check("- torch: reshape\n    args: [x, [batch_size, dim]]\n    out: out\n  - kernel: softmax_rows_inplace" in block
+              and "args: [out, dim]" in block and "starts as a copy of it" in text,
+              f"an in-place kernel works on a copy of the input in the output: {r.stdout} {r.stderr} {text[:1500]}")
+        r = subprocess.run([a.kernrl, "eval", str(inpl / "level_1_problem_1_sample_0_kernel.cu"), "--suite", str(out),
+                            "--compile-only"], capture_output=True, text=True, check=False)
+        check(r.returncode == 0, f"the in-place file compiles against the suite problem: {r.stdout} {r.stderr}")
         yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])
