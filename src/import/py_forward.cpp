@@ -48,9 +48,13 @@ Val PySide::problem_param(const std::string& name, const std::string& as_written
     }
   std::string names;
   for (const auto& p : C.P.parameters) names += (names.empty() ? "" : ", ") + p.name;
-  fail("mismatch", "ModelNew uses the parameter `" + as_written +
-                       "`, which is not among the problem's parameters (" +
-                       (names.empty() ? "it has none" : names) + ")");
+  fail("mismatch",
+       "ModelNew uses the parameter `" + as_written +
+           "`, which is not among the problem's parameters (" +
+           (names.empty() ? "it has none" : names) + ")" +
+           (own_params_why_.empty()
+                ? std::string()
+                : "; its own parameters are not the problem's by place: " + own_params_why_));
 }
 
 std::optional<std::string> PySide::positional_param(const std::string& attr, const PyExprP& call) {
@@ -63,65 +67,135 @@ std::optional<std::string> PySide::positional_param(const std::string& attr, con
   if (C.P.torchscript.empty() || named(attr)) return std::nullopt;
   auto at = std::find(own_params_.begin(), own_params_.end(), attr);
   if (at == own_params_.end()) return std::nullopt;
-  // Only where every parameter of ModelNew is its own (none matches the problem's by name, no
-  // layer of ModelNew holds problem parameters): then the k-th own parameter is the k-th.
-  for (const auto& own : own_params_)
-    if (named(own)) return std::nullopt;
-  for (const auto& [name, v] : init_attrs_)
-    for (const auto& p : C.P.parameters)
-      if (p.name.compare(0, name.size() + 1, name + ".") == 0) return std::nullopt;
-  size_t k = static_cast<size_t>(at - own_params_.begin());
-  // One own weight per parameter of the reference (which has no buffers: its __init__ only
-  // builds layers), drawn as the reference draws it.
-  if (own_params_.size() != C.P.parameters.size() || call->kids.size() != 2) return std::nullopt;
-  if (!own_params_drawn_as_reference().empty()) return std::nullopt;
-  // Each of the problem's first parameters the weight of a Linear or a convolution without bias.
-  for (size_t i = 0; i < own_params_.size(); ++i) {
-    const std::string& n = C.P.parameters[i].name;
-    if (n.size() < 8 || n.compare(n.size() - 7, 7, ".weight") != 0) return std::nullopt;
-    std::string layer = n.substr(0, n.size() - 7);
-    if (named(layer + ".bias")) return std::nullopt;
-    auto m = std::find_if(C.P.modules.begin(), C.P.modules.end(),
-                          [&](const auto& x) { return x.first == layer; });
-    static const std::set<std::string> kaiming_layers = {
-        "Linear",          "Conv1d",          "Conv2d",         "Conv3d",
-        "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
-    if (m == C.P.modules.end() || m->second.empty() || !kaiming_layers.count(m->second.front()))
-      return std::nullopt;
+  std::string why = own_params_by_place();
+  if (!why.empty() || call->kids.size() != 2) {
+    own_params_why_ = why;
+    return std::nullopt;
   }
-  // Every own weight (not only this one): torch.empty of the parameter's shape at every size
-  // set (a weight of another size before it would draw other numbers for it).
-  std::vector<Vars> sets = C.P.tests;
-  sets.push_back(C.P.bench);
-  for (size_t w = 0; w < own_params_.size(); ++w) {
-    auto a = init_attrs_.find(own_params_[w]);
-    if (a == init_attrs_.end() || a->second->kind != PyExpr::Call || a->second->kids.size() != 2)
-      return std::nullopt;
-    const PyExprP& t = a->second->kids[1];
-    if (t->kind != PyExpr::Call || t->kids.empty() || !t->kwargs.empty()) return std::nullopt;
-    if (resolve(py_dotted(t->kids[0])) != "torch.empty") return std::nullopt;
-    std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
-    if (dims.size() == 1 && (dims[0]->kind == PyExpr::Tuple || dims[0]->kind == PyExpr::List))
-      dims = dims[0]->kids;
-    const TensorSpec& want = C.P.parameters[w];
-    if (dims.size() != want.shape.size()) return std::nullopt;
-    for (size_t i = 0; i < dims.size(); ++i) {
-      Val d = init_expr(dims[i]);
-      if (d.kind != Val::Int) return std::nullopt;
-      for (const Vars& s : sets) {
-        try {
-          if ((d.k ? *d.k : eval_expr(d.e, s)) != eval_expr(want.shape[i], s)) return std::nullopt;
-        } catch (const ExprError&) {
-          return std::nullopt;
-        }
-      }
-    }
-  }
-  const TensorSpec& target = C.P.parameters[k];
+  const TensorSpec& target =
+      C.P.parameters[reference_params()[static_cast<size_t>(at - own_params_.begin())]];
   note_once("ModelNew's own parameter `self." + attr + "` is the problem's `" + target.name +
             "`: the same place in the parameters' order, the same shape, initialised as the "
             "reference's layer initialises it");
   return target.name;
+}
+
+std::string PySide::own_params_by_place() {
+  auto named = [&](const std::string& n) {
+    for (const auto& p : C.P.parameters)
+      if (p.name == n) return true;
+    return false;
+  };
+  // Only where every parameter of ModelNew is its own (none matches the problem's by name, no
+  // layer of ModelNew holds problem parameters): then the k-th own parameter is the k-th.
+  for (const auto& own : own_params_)
+    if (named(own)) return "`self." + own + "` is a parameter of the problem by name";
+  for (const auto& [name, v] : init_attrs_)
+    for (const auto& p : C.P.parameters)
+      if (p.name.compare(0, name.size() + 1, name + ".") == 0)
+        return "ModelNew's layer `self." + name + "` holds the problem's `" + p.name + "`";
+  // One own weight per parameter of the reference (nn.Module.parameters(): its buffers, the
+  // running statistics of its normalisation layers, are not parameters), initialised as the
+  // reference initialises it.
+  const std::vector<size_t> ref = reference_params();
+  if (own_params_.size() != ref.size())
+    return "ModelNew has " + std::to_string(own_params_.size()) +
+           " parameter(s) of its own, the reference " + std::to_string(ref.size());
+  if (std::string why = own_params_drawn_as_reference(); !why.empty()) return why;
+  // Each of the problem's parameters initialised as the own weight at its place is: the weight of
+  // a Linear or a convolution without bias for a drawn one, a normalisation layer's weight (ones)
+  // or bias (zeros) for one created so.
+  static const std::set<std::string> kaiming_layers = {
+      "Linear",          "Conv1d",          "Conv2d",         "Conv3d",
+      "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
+  static const std::set<std::string> norm_layers = {
+      "LayerNorm",   "GroupNorm",      "BatchNorm1d",    "BatchNorm2d",
+      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
+  auto class_of = [&](const std::string& layer) -> std::string {
+    auto m = std::find_if(C.P.modules.begin(), C.P.modules.end(),
+                          [&](const auto& x) { return x.first == layer; });
+    return m == C.P.modules.end() || m->second.empty() ? "" : m->second.front();
+  };
+  auto ends_with = [](const std::string& n, const std::string& tail) {
+    return n.size() > tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  std::vector<Vars> sets = C.P.tests;
+  sets.push_back(C.P.bench);
+  for (size_t i = 0; i < own_params_.size(); ++i) {
+    const TensorSpec& want = C.P.parameters[ref[i]];
+    const std::string& n = want.name;
+    const std::string& own = own_params_[i];
+    const std::string how = own_param_init(own);
+    const bool weight = ends_with(n, ".weight"), bias = ends_with(n, ".bias");
+    const std::string layer = n.substr(0, n.size() - (weight ? 7 : bias ? 5 : 0));
+    const std::string cls = class_of(layer);
+    const std::string pair = "`self." + own + "` (torch." + how + ") and the problem's `" + n +
+                             "`" + (cls.empty() ? "" : " (of an nn." + cls + ")");
+    if (how == "empty") {
+      if (!weight || named(layer + ".bias") || !kaiming_layers.count(cls))
+        return pair + ": a drawn weight is the weight of a Linear or convolution without bias";
+    } else if (!(how == "ones" ? weight : bias) || !norm_layers.count(cls)) {
+      return pair + ": a parameter created with torch." + how + " is a normalisation layer's " +
+             (how == "ones" ? "weight" : "bias");
+    }
+    // Of the parameter's shape at every size set (a weight of another size before it would draw
+    // other numbers for it).
+    const PyExprP& t = init_attrs_.at(own)->kids[1];
+    std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
+    std::vector<Val> shape;
+    if (dims.size() == 1) {
+      Val one = init_expr(dims[0]);
+      if (one.kind == Val::List) shape = one.items;
+    }
+    if (shape.empty())
+      for (const auto& d : dims) shape.push_back(init_expr(d));
+    bool same = shape.size() == want.shape.size();
+    for (size_t d = 0; same && d < shape.size(); ++d) {
+      if (shape[d].kind != Val::Int) same = false;
+      for (const Vars& s : sets) {
+        if (!same) break;
+        try {
+          same =
+              (shape[d].k ? *shape[d].k : eval_expr(shape[d].e, s)) == eval_expr(want.shape[d], s);
+        } catch (const ExprError&) {
+          same = false;
+        }
+      }
+    }
+    if (!same) return pair + ": not of the same shape at every size set";
+  }
+  return "";
+}
+
+std::vector<size_t> PySide::reference_params() const {
+  // The problem's tensors are the reference's state: parameters and buffers in module order. The
+  // buffers a reference of layers has are its normalisation layers' running statistics.
+  auto ends_with = [](const std::string& n, const std::string& tail) {
+    return n.size() > tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  std::vector<size_t> out;
+  for (size_t i = 0; i < C.P.parameters.size(); ++i) {
+    const std::string& n = C.P.parameters[i].name;
+    if (ends_with(n, ".running_mean") || ends_with(n, ".running_var") ||
+        ends_with(n, ".num_batches_tracked"))
+      continue;
+    out.push_back(i);
+  }
+  return out;
+}
+
+std::string PySide::own_param_init(const std::string& attr) const {
+  auto a = init_attrs_.find(attr);
+  if (a == init_attrs_.end() || a->second->kind != PyExpr::Call || a->second->kids.size() != 2 ||
+      !a->second->kwargs.empty())
+    return "";
+  const PyExprP& t = a->second->kids[1];
+  if (t->kind != PyExpr::Call || t->kids.size() < 2 || !t->kwargs.empty()) return "";
+  std::string f = resolve(py_dotted(t->kids[0]));
+  if (f == "torch.empty") return "empty";
+  if (f == "torch.ones") return "ones";
+  if (f == "torch.zeros") return "zeros";
+  return "";
 }
 
 Val PySide::training_mode(const std::string& what) {

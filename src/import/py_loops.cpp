@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -169,11 +170,24 @@ std::string PySide::own_params_drawn_as_reference() const {
     bool assign = t.size() > 4 && t[0] == "self" && t[1] == "." && t[3] == "=";
     bool check = !t.empty() && t[0] == "assert";
     if (!assign && !check) return false;
-    return std::find(t.begin(), t.end(), "(") == t.end();
+    // A `(` after a name, `)` or `]` is a call (after a keyword, an operator or `=`, a tuple or
+    // a grouping: `self.shape = (a, b)`).
+    static const std::set<std::string> keywords = {"and", "or", "not", "in", "is",
+                                                   "if",  "else", "assert"};
+    for (size_t k = 1; k < t.size(); ++k) {
+      if (t[k] != "(") continue;
+      const std::string& b = t[k - 1];
+      bool name = !b.empty() && (std::isalnum(static_cast<unsigned char>(b[0])) || b[0] == '_');
+      if ((name && !keywords.count(b)) || b == ")" || b == "]") return false;
+    }
+    return true;
   };
+  // Layers whose construction draws only kaiming_uniform_ weights (and biases, which the mapping
+  // refuses), or nothing at all (normalisation layers: ones and zeros).
   static const std::set<std::string> layers = {
-      "Linear",          "Conv1d",          "Conv2d",         "Conv3d",
-      "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
+      "Linear",          "Conv1d",          "Conv2d",         "Conv3d",         "ConvTranspose1d",
+      "ConvTranspose2d", "ConvTranspose3d", "LayerNorm",      "GroupNorm",      "BatchNorm1d",
+      "BatchNorm2d",     "BatchNorm3d",     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
   std::vector<std::pair<int, std::vector<std::string>>> ref;
   try {
     ref = init_statements(py_lines(C.P.torch), "Model");
@@ -198,8 +212,20 @@ std::string PySide::own_params_drawn_as_reference() const {
     if (!param && !kaiming && !module_ref && !plain(t))
       return "ModelNew's __init__ does more than create and draw its weights";
   }
-  if (other_inits_ || kaiming_inits_ != own_params_)
-    return "ModelNew does not draw each weight once with kaiming_uniform_(a=sqrt(5)), in order";
+  // The weights created with torch.empty are drawn, each once, in order; those created with
+  // torch.ones or torch.zeros are not.
+  std::vector<std::string> empties;
+  for (const auto& w : own_params_) {
+    std::string how = own_param_init(w);
+    if (how.empty())
+      return "ModelNew creates `self." + w +
+             "` otherwise than with torch.empty, "
+             "torch.ones or torch.zeros";
+    if (how == "empty") empties.push_back(w);
+  }
+  if (other_inits_ || kaiming_inits_ != empties)
+    return "ModelNew does not draw each torch.empty weight once with kaiming_uniform_(a=sqrt(5)), "
+           "in order, and nothing else";
   return "";
 }
 

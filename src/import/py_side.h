@@ -119,11 +119,22 @@ class PySide {
   Val problem_param(const std::string& name, const std::string& as_written);
   // The problem parameter ModelNew's own `self.<attr> = nn.Parameter(torch.empty(...))` is, on
   // a suite built from KernelBench, when KernelBench's seeding gives it that parameter's values:
-  // every parameter of ModelNew is its own, each the weight of a layer of the reference at the
-  // same place in the parameters' order (a Linear or convolution without bias), of the same shape
-  // at every size set, initialised as that layer initialises its weight and in the same order.
-  // nullopt otherwise.
+  // every parameter of ModelNew is its own, each at the same place in the parameters' order as a
+  // parameter of the reference's layers, of the same shape at every size set, and initialised as
+  // that layer initialises it: a weight of a Linear or convolution without bias drawn with
+  // kaiming_uniform_(a=sqrt(5)) in the same order, or a normalisation layer's weight created with
+  // torch.ones and bias with torch.zeros (no draw). nullopt otherwise.
   std::optional<std::string> positional_param(const std::string& attr, const PyExprP& call);
+  // "" when ModelNew's own parameters are the problem's by place (positional_param), else why not.
+  std::string own_params_by_place();
+  std::string own_params_why_;  // the last reason positional_param refused, for the message
+  // How ModelNew's own parameter `attr` is created: "empty", "ones" or "zeros" for
+  // `nn.Parameter(torch.<that>(dims))` (no keyword arguments), else "".
+  std::string own_param_init(const std::string& attr) const;
+  // The indices of the problem's tensors that are the reference's parameters
+  // (nn.Module.parameters(), in order), not its buffers (normalisation layers' running
+  // statistics).
+  std::vector<size_t> reference_params() const;
 
   Val from_problem_name(const std::string& n);
   // A module's `training` flag: true (KernelBench never calls eval(); kernrl's references run in

@@ -76,6 +76,58 @@ class ModelNew(nn.Module):
         return x
 '''
 
+# A KernelBench-style generation for L1_5 whose LayerNorm weight and bias are its own parameters,
+# created as nn.LayerNorm creates them (ones and zeros): the problem's ln.weight and ln.bias by
+# place. INIT is replaced to try other initialisations.
+OWN_NORM_PARAMS = r'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+
+__global__ void layer_norm_rows(const float* x, const float* w, const float* b, float* y, int n, float eps) {
+    const float* r = x + (long)blockIdx.x * n;
+    float* o = y + (long)blockIdx.x * n;
+    __shared__ float s1[256], s2[256];
+    float a = 0.f, q = 0.f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) { a += r[i]; q += r[i] * r[i]; }
+    s1[threadIdx.x] = a; s2[threadIdx.x] = q;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) { s1[threadIdx.x] += s1[threadIdx.x + s]; s2[threadIdx.x] += s2[threadIdx.x + s]; }
+        __syncthreads();
+    }
+    float mean = s1[0] / n;
+    float rstd = rsqrtf(s2[0] / n - mean * mean + eps);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) o[i] = (r[i] - mean) * rstd * w[i] + b[i];
+}
+
+torch::Tensor layer_norm(torch::Tensor x, torch::Tensor w, torch::Tensor b, double eps) {
+    auto y = torch::empty_like(x);
+    int n = w.numel();
+    int rows = x.numel() / n;
+    layer_norm_rows<<<rows, 256>>>(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+                                   y.data_ptr<float>(), n, (float)eps);
+    return y;
+}
+"""
+
+ext = load_inline(name="own_ln", cpp_sources="torch::Tensor layer_norm(torch::Tensor x, torch::Tensor w, torch::Tensor b, double eps);",
+                  cuda_sources=src, functions=["layer_norm"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, normalized_shape: tuple):
+        super(ModelNew, self).__init__()
+        self.normalized_shape = (normalized_shape[0], normalized_shape[1])
+        self.weight = nn.Parameter(INIT_W(normalized_shape))
+        self.bias = nn.Parameter(torch.zeros(normalized_shape))
+
+    def forward(self, x):
+        return ext.layer_norm(x, self.weight, self.bias, 1e-5)
+'''
+
 # A KernelBench-style generation for L1_1 whose kernel writes the softmax into its input, which
 # forward returns.
 IN_PLACE_SOFTMAX = r'''import torch
@@ -208,6 +260,7 @@ def main():
         suite = json.loads((out / "suite.json").read_text())
         ids = sorted(c["id"] for c in suite["converted"])
         check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast", "L1_4_Class_index_targets",
+                      "L1_5_Layer_norm",
                       "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd", "L2_2_Scale_named_like_a_constant",
                       "L3_1_Small_MLP", "L3_3_Nested_blocks", "L3_4_Head_attention"], f"converted: {ids}")
         # Test sizes where the module needs two constants equal: they shrink together.
@@ -312,6 +365,28 @@ def main():
         r = subprocess.run([a.kernrl, "eval", str(inpl / "level_1_problem_1_sample_0_kernel.cu"), "--suite", str(out),
                             "--compile-only"], capture_output=True, text=True, check=False)
         check(r.returncode == 0, f"the in-place file compiles against the suite problem: {r.stdout} {r.stderr}")
+        # ModelNew's own LayerNorm weight (torch.ones) and bias (torch.zeros) are the problem's
+        # ln.weight and ln.bias by place, as KernelBench's seeding makes them equal; a drawn
+        # weight is not, and the refusal says why.
+        gen = pathlib.Path(tmp) / "level_1_problem_5_sample_0_kernel.py"
+        gen.write_text(OWN_NORM_PARAMS.replace("INIT_W", "torch.ones"))
+        own = pathlib.Path(tmp) / "own_norm"
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(own)],
+                           capture_output=True, text=True, check=False)
+        text = (own / "level_1_problem_5_sample_0_kernel.cu").read_text() if r.returncode == 0 else ""
+        check("args: [x, ln.weight, ln.bias, out, features * dim, 1e-5]" in text
+              and "is the problem's `ln.weight`" in text and "is the problem's `ln.bias`" in text,
+              f"own LayerNorm parameters (ones, zeros) are the problem's by place: {r.stdout} {r.stderr} {text[:1500]}")
+        r = subprocess.run([a.kernrl, "eval", str(own / "level_1_problem_5_sample_0_kernel.cu"), "--suite", str(out),
+                            "--compile-only"], capture_output=True, text=True, check=False)
+        check(r.returncode == 0, f"the own-parameters file compiles against the suite problem: {r.stdout} {r.stderr}")
+        gen.write_text(OWN_NORM_PARAMS.replace("INIT_W", "torch.randn"))
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--json"],
+                           capture_output=True, text=True, check=False)
+        rep = json.loads(r.stdout or "{}")
+        check(not rep.get("converted") and "not the problem's by place" in rep.get("reason", "")
+              and "otherwise than with torch.empty, torch.ones or torch.zeros" in rep.get("reason", ""),
+              f"a drawn LayerNorm weight is refused, saying why: {r.stdout} {r.stderr}")
         yaml_text = (out / "problems" / "L2" / "1_Conv2d_BatchNorm_ReLU_BiasAdd" / "problem.yaml").read_text()
         check('reference: {"torchscript": "torchscript"}' in yaml_text, "problem.yaml names the TorchScript reference")
         kb_prompt = run([a.kernrl, "show", "--suite", str(out), "L2_1", "--prompt", "--style", "kernelbench"])
