@@ -298,6 +298,7 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
       if (v->text == "True" || v->text == "False") return make_bool(v->text == "True");
       return Val{};
     case PyExpr::Name:
+      if (auto local = init_local(v->text)) return *local;
       if (init_params_.count(v->text)) return init_param_value(v->text);
       return module_value(v->text);
     case PyExpr::Call: {

@@ -430,6 +430,64 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
       toks.clear();
   }
   bind_init_args();
+  // The names __init__ binds itself (`k = kernel_size`, `stride = stride or k`, `for i in ...`,
+  // `with ... as f`, `(n := ...)`): what a constructor argument or a module constant of that name
+  // holds afterwards is not what kernrl knows (PySide::init_local).
+  std::map<std::string, int> bound;
+  for (size_t i = b.begin; i < b.end; ++i) {
+    const auto& lt = lines_[i].toks;
+    auto target = [&](size_t from, size_t to) {
+      for (size_t k = from; k < to; ++k)
+        if (lt[k].kind == PyTok::Name && (k == from || !tok_is(lt[k - 1], ".")) &&
+            (k + 1 >= to || (!tok_is(lt[k + 1], ".") && !tok_is(lt[k + 1], "["))))
+          ++bound[lt[k].text];
+    };
+    int depth = 0;
+    for (size_t k = 0; k < lt.size(); ++k) {
+      const PyTok& tk = lt[k];
+      if (tk.kind == PyTok::Op && (tk.text == "(" || tk.text == "[" || tk.text == "{")) ++depth;
+      if (tk.kind == PyTok::Op && (tk.text == ")" || tk.text == "]" || tk.text == "}")) --depth;
+      if (tk.kind == PyTok::Op && tk.text == ":=" && k > 0) bound[lt[k - 1].text] += 2;
+      bool assign = tk.kind == PyTok::Op && depth == 0 && !tk.text.empty() &&
+                    tk.text.back() == '=' && tk.text != "==" && tk.text != "<=" &&
+                    tk.text != ">=" && tk.text != "!=";
+      if (assign) {
+        // An annotated target (`x: int = 3`) ends at its `:`.
+        size_t to = k;
+        for (size_t c = 0; c < k; ++c)
+          if (tok_is(lt[c], ":")) to = c;
+        target(0, to);
+        // Only `name = value` once at the top of __init__ can be followed; anything else (an
+        // augmented assignment, unpacking) counts twice.
+        if (tk.text != "=" || to != 1 || lines_[i].indent != lines_[b.begin].indent) target(0, to);
+        break;
+      }
+    }
+    if (!lt.empty() && (tok_is(lt[0], "for") || tok_is(lt[0], "async"))) {
+      size_t in = 1;
+      while (in < lt.size() && !tok_is(lt[in], "in")) ++in;
+      target(1, in);
+      target(1, in);
+    }
+    for (size_t k = 0; k + 1 < lt.size(); ++k)
+      if (tok_is(lt[k], "as") && lt[k + 1].kind == PyTok::Name) bound[lt[k + 1].text] += 2;
+  }
+  for (const auto& [name, n] : bound) {
+    if (name == "self") continue;
+    init_locals_[name] = nullptr;
+    if (n != 1 || init_params_.count(name)) continue;
+    // Bound once at the top of __init__ by `name = value`: that value.
+    for (size_t i = b.begin; i < b.end; ++i) {
+      const auto& lt = lines_[i].toks;
+      if (lines_[i].indent == lines_[b.begin].indent && lt.size() > 2 && lt[0].text == name &&
+          tok_is(lt[1], "=")) {
+        try {
+          init_locals_[name] = py_parse_expr(lt, 2, lt.size());
+        } catch (const ImportError&) {
+        }
+      }
+    }
+  }
   for (size_t i = b.begin; i < b.end; ++i) {
     const auto& lt = lines_[i].toks;
     if (read_register_buffer(lt)) continue;

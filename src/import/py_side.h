@@ -70,6 +70,13 @@ class PySide {
   std::vector<std::string> own_params_, kaiming_inits_;
   bool other_inits_ = false;
   std::set<std::string> init_params_;
+  // Names ModelNew's __init__ binds itself: the expression of one bound once at its top by
+  // `name = value`, else null (not followed). See init_local.
+  std::map<std::string, PyExprP> init_locals_;
+  // A name read by an __init__ expression (an attribute's value, a layer's argument) that
+  // __init__ binds itself: its value where it is bound once at the top of __init__, else Unknown
+  // naming it; nullopt for a name __init__ does not bind.
+  std::optional<Val> init_local(const std::string& name, int depth = 0);
   // ModelNew.__init__'s parameters in order, each with its default's tokens (empty: none), and
   // the value each takes when KernelBench builds ModelNew(*get_init_inputs()) (py_torch.cpp).
   std::vector<std::pair<std::string, std::vector<PyTok>>> init_signature_;
@@ -196,7 +203,7 @@ class PySide {
   // A constructor parameter's value: init_args_, else the problem's scalar or size of that name.
   Val init_param_value(const std::string& name);
   // A value of __init__ (a layer's constructor arguments): numbers, tuples, parameters, constants.
-  Val init_expr(const PyExprP& e);
+  Val init_expr(const PyExprP& e, int depth = 0);
   // The constructor arguments of layer `self.<name>` by the class's parameter names, defaults
   // filled in; nullopt for a class kernrl does not know.
   std::optional<std::map<std::string, Val>> layer_config(const Val& layer);

@@ -141,7 +141,21 @@ Val PySide::init_param_value(const std::string& name) {
   return from_problem_name(name);
 }
 
-Val PySide::init_expr(const PyExprP& e) {
+std::optional<Val> PySide::init_local(const std::string& name, int depth) {
+  auto it = init_locals_.find(name);
+  if (it == init_locals_.end()) return std::nullopt;
+  if (!it->second || depth > 16)
+    return make_unknown("`" + name +
+                        "`, which ModelNew's __init__ binds itself (kernrl follows a name __init__ "
+                        "binds only where it binds it once, at its top, with `" +
+                        name + " = value`)");
+  Val v = init_expr(it->second, depth + 1);
+  if (v.kind == Val::Void || v.kind == Val::Func)
+    return make_unknown("`" + name + "` of ModelNew's __init__ (`" + py_text(it->second) + "`)");
+  return v;
+}
+
+Val PySide::init_expr(const PyExprP& e, int depth) {
   switch (e->kind) {
     case PyExpr::Num:
       return number(e->text);
@@ -149,16 +163,17 @@ Val PySide::init_expr(const PyExprP& e) {
       if (e->text == "True" || e->text == "False") return make_bool(e->text == "True");
       return Val{};
     case PyExpr::Name:
+      if (auto local = init_local(e->text, depth)) return *local;
       if (init_params_.count(e->text)) return init_param_value(e->text);
       return module_value(e->text);
     case PyExpr::Unary: {
-      Val v = init_expr(e->kids[0]);
+      Val v = init_expr(e->kids[0], depth);
       if (e->text == "-" && v.kind == Val::Float && v.f) return make_float(-*v.f);
       if (e->text == "-" && v.kind == Val::Int) return int_binop("-", make_int(0), v, py_text(e));
       return make_unknown("`" + py_text(e) + "`");
     }
     case PyExpr::BinOp: {
-      Val a = init_expr(e->kids[0]), b = init_expr(e->kids[1]);
+      Val a = init_expr(e->kids[0], depth), b = init_expr(e->kids[1], depth);
       if (a.kind == Val::Int && b.kind == Val::Int &&
           (e->text == "+" || e->text == "-" || e->text == "*" || e->text == "//"))
         return int_binop(e->text == "//" ? "/" : e->text, a, b, py_text(e));
@@ -168,7 +183,7 @@ Val PySide::init_expr(const PyExprP& e) {
     case PyExpr::List: {
       Val l;
       l.kind = Val::List;
-      for (const auto& k : e->kids) l.items.push_back(init_expr(k));
+      for (const auto& k : e->kids) l.items.push_back(init_expr(k, depth));
       return l;
     }
     case PyExpr::Attr:

@@ -2093,3 +2093,45 @@ TEST_CASE("import_kernelbench: what renaming may not do: parameters, keywords, s
   CHECK_FALSE(shadow.converted);
   CHECK_MESSAGE(shadow.reason.find("binds `zip`") != std::string::npos, shadow.reason);
 }
+
+TEST_CASE("import_kernelbench: names __init__ binds itself shadow its arguments and constants") {
+  ProblemSpec p = suite_linear();
+  const char* cuda = R"(
+__global__ void lin(const float* x, const float* w, const float* b, float* y, float d, int M, int K, int N) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, double d) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+                          out.data_ptr<float>(), (float)d, x.size(0), x.size(1), w.size(0));
+  return out;
+}
+)";
+  auto gen = [&](const std::string& body) {
+    return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
+           "load_inline\n\nsrc = \"\"\"\n#include <torch/extension.h>\n" +
+           std::string(cuda) +
+           "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+           "functions=[\"run\"])\n\nclass ModelNew(nn.Module):\n    def __init__(self, "
+           "input_size, output_size, divisor):\n        super().__init__()\n        self.linear "
+           "= nn.Linear(input_size, output_size)\n" +
+           body +
+           "\n    def forward(self, x):\n        return ext.run(x, self.linear.weight, "
+           "self.linear.bias, self.divisor)\n";
+  };
+  // Bound once at the top of __init__: followed.
+  auto r = import_kernelbench(gen("        d = divisor\n        self.divisor = d\n"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches.back()).at(4) == "10.0");
+  // An argument rebound (its value is no longer the one KernelBench passes), a name bound twice
+  // or in a block, an augmented assignment: refused, naming it.
+  for (const char* body :
+       {"        divisor = divisor * 2\n        self.divisor = divisor\n",
+        "        d = divisor\n        d = 2 * d\n        self.divisor = d\n",
+        "        d = divisor\n        d += 1\n        self.divisor = d\n",
+        "        if divisor > 1:\n            d = 1.0\n        self.divisor = d\n",
+        "        for d in (1.0, 2.0):\n            pass\n        self.divisor = d\n"}) {
+    CAPTURE(body);
+    auto bad = import_kernelbench(gen(body), p);
+    CHECK_FALSE(bad.converted);
+    CHECK(bad.reason.find("binds itself") != std::string::npos);
+  }
+}
