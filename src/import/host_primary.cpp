@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
+#include <map>
 
 #include "core/expr.h"
 #include "import/host_interp.h"
@@ -42,6 +44,17 @@ Val Interp::postfix(Ex& x) {
         auto args = split_args(x.T, x.i + 1, c);
         if (args.size() == 1 && args[0].first == args[0].second) args.clear();
         x.i = c + 1;
+        // `shape.back()`, `shape.front()`: the list's last or first item, which may be assigned
+        // (`out_sizes.back() = N;`).
+        if ((member == "back" || member == "front") && args.empty() && v.kind == Val::List) {
+          if (v.items.empty())
+            fail("mismatch", "`" + what_of(x, from) + "` in `" + x.fr.fn + "` of an empty list");
+          size_t k = member == "back" ? v.items.size() - 1 : 0;
+          if (!x.lv_name.empty()) x.lv_path.push_back(std::to_string(k));
+          Val item = v.items[k];
+          v = item;
+          continue;
+        }
         x.obj_name = x.lv_name;
         x.obj_path = x.lv_path;
         x.lv_name.clear();
@@ -274,7 +287,20 @@ Val Interp::primary(Ex& x) {
     e.text = s;
     if (!at(x, "(")) return e;
   }
-  if (s == "INT_MAX") return make_int(2147483647);
+  // <climits> / <cstdint> limits.
+  static const std::map<std::string, int64_t> limits = {
+      {"INT_MAX", 2147483647},
+      {"INT32_MAX", 2147483647},
+      {"INT_MIN", -2147483647 - 1},
+      {"INT32_MIN", -2147483647 - 1},
+      {"UINT16_MAX", 65535},
+      {"USHRT_MAX", 65535},
+      {"UINT32_MAX", 4294967295LL},
+      {"UINT_MAX", 4294967295LL},
+      {"INT64_MAX", std::numeric_limits<int64_t>::max()},
+      {"LLONG_MAX", std::numeric_limits<int64_t>::max()},
+      {"LONG_MAX", std::numeric_limits<int64_t>::max()}};
+  if (auto lim = limits.find(s); lim != limits.end()) return make_int(lim->second);
   if (s == "M_PI") return make_float(3.14159265358979323846, "3.14159265358979323846");
   // Types used as values: float(x), dim3(a, b), torch::Tensor()
   if (type_word(x.fr, x.T[from]) || s == "float" || s == "double" || s == "int") {

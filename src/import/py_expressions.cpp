@@ -250,6 +250,97 @@ Val PySide::as_int(const Val& v, const std::string& text) {
   fail("host_logic", "host logic in forward: `" + text + "` needs an integer kernrl can compute");
 }
 
+Val PySide::call_def(Env& caller, size_t header, bool method, const PyExprP& e) {
+  const auto& t = lines_[header].toks;
+  const std::string fn = (method ? "self." : "") + t[1].text;
+  const std::string where = "`" + fn + "` (line " + std::to_string(lines_[header].line) + ")";
+  if (def_depth_ >= 16)
+    fail("host_logic", "forward calls " + where + " more than 16 calls deep (recursion)");
+  bool static_method = false;
+  if (header > 0 && !lines_[header - 1].toks.empty() && tok_is(lines_[header - 1].toks[0], "@") &&
+      lines_[header - 1].indent == lines_[header].indent) {
+    std::string deco;
+    for (const auto& x : lines_[header - 1].toks) deco += x.text;
+    if (method && deco == "@staticmethod")
+      static_method = true;
+    else
+      fail("host_logic", "forward calls " + where + ", which is decorated (`" + deco + "`)");
+  }
+  // The parameters: name, and the tokens of its default (empty: none).
+  std::vector<std::pair<std::string, std::pair<size_t, size_t>>> params;
+  if (t.size() < 4 || !tok_is(t[2], "("))
+    fail("host_logic", "forward calls " + where + ", whose parameters kernrl cannot read");
+  int d = 0;
+  size_t close = 2;
+  for (size_t k = 2; k < t.size(); ++k) {
+    if (t[k].kind == PyTok::Op && (t[k].text == "(" || t[k].text == "[" || t[k].text == "{")) ++d;
+    if (t[k].kind == PyTok::Op && (t[k].text == ")" || t[k].text == "]" || t[k].text == "}") &&
+        --d == 0) {
+      close = k;
+      break;
+    }
+  }
+  for (size_t k = 3; k < close;) {
+    size_t end = k;
+    int dd = 0;
+    for (; end < close; ++end) {
+      const PyTok& x = t[end];
+      if (x.kind == PyTok::Op && (x.text == "(" || x.text == "[" || x.text == "{")) ++dd;
+      if (x.kind == PyTok::Op && (x.text == ")" || x.text == "]" || x.text == "}")) --dd;
+      if (dd == 0 && tok_is(x, ",")) break;
+    }
+    if (t[k].kind != PyTok::Name)  // *args, **kwargs, a bare `*` or `/`
+      fail("host_logic", "forward calls " + where + ", which takes `" + t[k].text +
+                             "` parameters; kernrl binds arguments by position and name only");
+    size_t def_at = end;
+    for (size_t c = k; c < end; ++c)
+      if (tok_is(t[c], "=")) {
+        def_at = c;
+        break;
+      }
+    params.push_back({t[k].text, {def_at < end ? def_at + 1 : end, end}});
+    k = end + 1;
+  }
+  if (method && !static_method) {
+    if (params.empty()) fail("host_logic", "forward calls " + where + ", a method without `self`");
+    params.erase(params.begin());
+  }
+  Env local;
+  if (e->kids.size() - 1 > params.size())
+    fail("mismatch", "forward calls " + where + " with " + std::to_string(e->kids.size() - 1) +
+                         " arguments; it takes " + std::to_string(params.size()));
+  for (size_t i = 1; i < e->kids.size(); ++i)
+    local.locals[params[i - 1].first] = eval(caller, e->kids[i]);
+  for (const auto& kw : e->kwargs) {
+    const std::string& k = kw.first;
+    bool known = false;
+    for (const auto& p : params) known = known || p.first == k;
+    if (!known || local.locals.count(k))
+      fail("host_logic", "forward calls " + where + " with the keyword argument `" + k +
+                             "`, which kernrl cannot bind");
+    local.locals[k] = eval(caller, kw.second);
+  }
+  for (const auto& [pname, def] : params) {
+    if (local.locals.count(pname)) continue;
+    if (def.first >= def.second)
+      fail("mismatch", "forward calls " + where + " without its argument `" + pname + "`");
+    Env module_scope;
+    local.locals[pname] = eval(module_scope, py_parse_expr(t, def.first, def.second));
+  }
+  ++def_depth_;
+  Block b = body_of(lines_, header);
+  try {
+    exec_lines(local, b.begin, b.end);
+  } catch (...) {
+    --def_depth_;
+    throw;
+  }
+  --def_depth_;
+  if (local.brk || local.cont)
+    fail("host_logic", "`break` or `continue` outside a loop in " + where);
+  return local.ret ? *local.ret : Val{};
+}
+
 Val PySide::call(Env& env, const PyExprP& e) {
   const PyExprP& callee_e = e->kids[0];
   std::string text = py_text(e);
@@ -308,17 +399,25 @@ Val PySide::call(Env& env, const PyExprP& e) {
   if (f.kind == Val::Unknown) fail("host_logic", "forward calls " + f.why);
   if (f.kind != Val::Func) fail("host_logic", "host logic in forward: `" + text + "`");
   std::string name = f.name;
-  if (starts_with(name, "self."))
-    fail("host_logic",
-         "forward calls the method `" + name + "`; kernrl follows forward and the extension only");
-  if (module_defs_.count(name))
+  if (starts_with(name, "self.")) {
+    auto m = method_headers_.find(name.substr(5));
+    if (m != method_headers_.end() && m->first != "__init__" && m->first != "forward")
+      return call_def(env, m->second, true, e);
+    fail("host_logic", "forward calls the method `" + name +
+                           "`; kernrl follows forward, the extension and "
+                           "ModelNew's own methods only");
+  }
+  if (module_defs_.count(name)) {
+    auto d = module_def_headers_.find(name);
+    if (d != module_def_headers_.end()) return call_def(env, d->second, false, e);
     fail("host_logic", "forward calls the Python function `" + name + "` of the module");
+  }
   // Builtins.
-  if (name == "int" || name == "float" || name == "len" || name == "min" || name == "max" ||
-      name == "tuple" || name == "list" || name == "isinstance" || name == "math.ceil" ||
-      name == "math.floor" || name == "abs" || name == "enumerate" || name == "range" ||
-      name == "reversed" || name == "zip" || name == "math.sqrt" || name == "math.exp" ||
-      name == "math.log" || name == "math.log2") {
+  if (name == "int" || name == "float" || name == "bool" || name == "len" || name == "min" ||
+      name == "max" || name == "tuple" || name == "list" || name == "isinstance" ||
+      name == "math.ceil" || name == "math.floor" || name == "abs" || name == "enumerate" ||
+      name == "range" || name == "reversed" || name == "zip" || name == "math.sqrt" ||
+      name == "math.exp" || name == "math.log" || name == "math.log2") {
     eval_args();
     // Keyword arguments change what a builtin does: only enumerate's start is followed.
     for (const auto& [k, v] : e->kwargs) {
@@ -405,6 +504,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
         return make_int(static_cast<int64_t>(*args[0].f));
       return as_int(args[0], text);
     }
+    if (name == "bool" && args.size() == 1 && args[0].kind != Val::Tensor)
+      if (auto b = truth(args[0])) return make_bool(*b);
     if (name == "float" && args.size() == 1) {
       if (args[0].kind == Val::Int && args[0].k) return make_float(static_cast<double>(*args[0].k));
       if (args[0].kind == Val::Float) return args[0];

@@ -308,6 +308,13 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
         if (auto p = positional_param(attr, v)) return problem_param(*p, "self." + attr);
         return problem_param(attr, "self." + attr);
       }
+      if (d == "bool" && v->kids.size() == 2) {
+        Val inner = init_value(attr, v->kids[1]);
+        if (inner.kind == Val::Tensor)
+          return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
+        if (auto b = truth(inner)) return make_bool(*b);
+        return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
+      }
       if ((d == "int" || d == "float") && v->kids.size() == 2) {
         Val inner = init_value(attr, v->kids[1]);
         if (d == "float" && inner.kind == Val::Int && inner.k)
@@ -323,8 +330,50 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
       }
       return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
     }
+    case PyExpr::Other:
+    case PyExpr::BinOp:
+    case PyExpr::Unary:
+    case PyExpr::Tuple:
+    case PyExpr::List:
+      return init_computed(attr, v);
     default:
       return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
+  }
+}
+
+Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
+  Val unknown = make_unknown("`self." + attr + "` (" + py_text(v) + ")");
+  // Only arithmetic, comparisons and pure builtins: evaluating must not allocate or launch.
+  static const std::set<std::string> pure = {"int", "float", "bool",  "min",   "max",
+                                             "abs", "len",   "round", "tuple", "list"};
+  bool ok = true;
+  std::function<void(const PyExprP&)> check = [&](const PyExprP& x) {
+    if (x->kind == PyExpr::Call) {
+      std::string f = resolve(py_dotted(x->kids[0]));
+      if (!pure.count(f) && !starts_with(f, "math.")) ok = false;
+    }
+    if (x->kind == PyExpr::Other && x->text != "conditional expression") ok = false;
+    if (x->kind == PyExpr::BinOp && x->text == "@") ok = false;  // a product would be a step
+    for (const auto& k : x->kids) check(k);
+    for (const auto& kw : x->kwargs) check(kw.second);
+  };
+  check(v);
+  if (!ok) return unknown;
+  // `a if cond else b`: the branch taken, followed as an attribute's value.
+  Env env;
+  for (const auto& p : init_params_) env.locals[p] = init_param_value(p);
+  for (const auto& [name, e] : init_locals_)
+    if (auto l = init_local(name)) env.locals[name] = *l;
+  try {
+    if (v->kind == PyExpr::Other && v->kids.size() == 3) {
+      auto c = truth(eval(env, v->kids[1]));
+      if (!c) return unknown;
+      return init_value(attr, v->kids[*c ? 0 : 2]);
+    }
+    Val r = eval(env, v);
+    return r.kind == Val::Unknown || r.kind == Val::Void ? unknown : r;
+  } catch (const ImportError&) {
+    return unknown;
   }
 }
 
@@ -821,10 +870,15 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
     if (v.kind == Val::Int && v.k) return static_cast<double>(*v.k);
     return std::nullopt;
   };
-  // `self.conv.bias is not None`: a tensor is never None (Void is Python's None here).
+  // `self.conv.bias is not None`, `stride is None`: a tensor, a number, a list or a layer is
+  // never None (Void is Python's None here); anything kernrl does not know may be.
+  auto not_none = [](const Val& v) {
+    return v.kind == Val::Tensor || v.kind == Val::Int || v.kind == Val::Float ||
+           v.kind == Val::Bool || v.kind == Val::List || v.kind == Val::Str ||
+           v.kind == Val::DType || v.kind == Val::Layer;
+  };
   if ((op == "is" || op == "is not") && (a.kind == Val::Void || b.kind == Val::Void) &&
-      (a.kind == Val::Tensor || b.kind == Val::Tensor ||
-       (a.kind == Val::Void && b.kind == Val::Void)))
+      (not_none(a) || not_none(b) || (a.kind == Val::Void && b.kind == Val::Void)))
     return make_bool((a.kind == b.kind) == (op == "is"));
   // `hs in (32, 64)`: membership of a known integer in a list of known integers.
   // At every size set when `a` is a size expression; decided when the answer is the same at all.

@@ -172,8 +172,8 @@ std::string PySide::own_params_drawn_as_reference() const {
     if (!assign && !check) return false;
     // A `(` after a name, `)` or `]` is a call (after a keyword, an operator or `=`, a tuple or
     // a grouping: `self.shape = (a, b)`).
-    static const std::set<std::string> keywords = {"and", "or", "not", "in", "is",
-                                                   "if",  "else", "assert"};
+    static const std::set<std::string> keywords = {"and", "or", "not",  "in",
+                                                   "is",  "if", "else", "assert"};
     for (size_t k = 1; k < t.size(); ++k) {
       if (t[k] != "(") continue;
       const std::string& b = t[k - 1];

@@ -272,6 +272,7 @@ void PySide::scan_module() {
     }
     if (tok_is(t[0], "def") && t.size() > 1) {
       module_defs_.insert(t[1].text);
+      module_def_headers_[t[1].text] = i;
       continue;
     }
     if (tok_is(t[0], "class") || tok_is(t[0], "@") || tok_is(t[0], "if") || tok_is(t[0], "with") ||
@@ -306,6 +307,7 @@ void PySide::scan_module() {
     if (!tok_is(l.toks[0], "def") || l.toks.size() < 2) continue;
     std::string name = l.toks[1].text;
     class_defs_.insert(name);
+    if (l.indent == lines_[cls.begin].indent) method_headers_[name] = i;
     Block b = body_of(lines_, i);
     if (name == "__init__") read_init(i, b, &any_inline, &load_files);
     if (name == "forward") {

@@ -77,6 +77,10 @@ class PySide {
   // __init__ binds itself: its value where it is bound once at the top of __init__, else Unknown
   // naming it; nullopt for a name __init__ does not bind.
   std::optional<Val> init_local(const std::string& name, int depth = 0);
+  // An attribute's value computed in __init__ from its arguments and locals (`k if s is None else
+  // s`, `(k - 1) // 2`, `1.0 / math.sqrt(d)`): arithmetic, comparisons and pure builtins only;
+  // Unknown otherwise.
+  Val init_computed(const std::string& attr, const PyExprP& v);
   // ModelNew.__init__'s parameters in order, each with its default's tokens (empty: none), and
   // the value each takes when KernelBench builds ModelNew(*get_init_inputs()) (py_torch.cpp).
   std::vector<std::pair<std::string, std::vector<PyTok>>> init_signature_;
@@ -213,6 +217,7 @@ class PySide {
   // conv1d/2d/3d on [input, weight, bias, stride, padding, dilation, groups] (stride, padding and
   // dilation an integer or a list of `nd`).
   Val conv_step(const std::string& op, size_t nd, std::vector<Val> a, const std::string& text);
+  Val conv_transpose_step(size_t nd, std::vector<Val> a, const std::string& text);
   Val matmul(const Val& a, const Val& b, const std::string& text);
   // transpose / swapaxes / permute / narrow / split / chunk of a tensor in forward (a suite's
   // problem): lazy views (Converter::lazy_view), copied by torch steps where an operator reads
@@ -268,6 +273,13 @@ class PySide {
   Val as_int(const Val& v, const std::string& text);
 
   Val call(Env& env, const PyExprP& e);
+  // A call of a function of the file (a method of ModelNew, `self.helper(x)`, or a module-level
+  // `def`) whose `def` is at lines_[header]: its body runs as forward's does, with the arguments
+  // bound to its parameters (defaults evaluated at module level); what it returns.
+  Val call_def(Env& caller, size_t header, bool method, const PyExprP& e);
+  int def_depth_ = 0;                                 // nested calls of the file's functions
+  std::map<std::string, size_t> method_headers_;      // ModelNew's methods: their def lines
+  std::map<std::string, size_t> module_def_headers_;  // the module's functions: their def lines
 
   Val tensor_method(Env& env, const Val& obj, const std::string& m, const PyExprP& e);
 };

@@ -71,7 +71,7 @@ void PySide::bind_init_args() {
         return number(e->text);
       case PyExpr::Const:
         if (e->text == "True" || e->text == "False") return make_bool(e->text == "True");
-        return make_unknown("None");
+        return e->text == "None" ? Val{} : make_unknown(e->text);
       case PyExpr::Name: {
         if (C.P.bench.count(e->text)) return make_int_expr(e->text);
         if (const ScalarSpec* s = C.P.find_scalar(e->text)) {
@@ -128,7 +128,9 @@ void PySide::bind_init_args() {
     if (def.empty()) continue;
     try {
       Val v = init_expr(py_parse_expr(def, 0, def.size()));
-      if (v.kind == Val::Int || v.kind == Val::Float || v.kind == Val::Bool || v.kind == Val::List)
+      // A default of None is None where KernelBench's list decides the arguments (a suite).
+      if (v.kind == Val::Int || v.kind == Val::Float || v.kind == Val::Bool ||
+          v.kind == Val::List || (v.kind == Val::Void && ref.found))
         init_args_[name] = v;
     } catch (const ImportError&) {
     }
@@ -225,6 +227,36 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
         {"dilation", "1"},
         {"groups", "1"},
         {"bias", "True"}}},
+      {"ConvTranspose1d",
+       {{"in_channels", ""},
+        {"out_channels", ""},
+        {"kernel_size", ""},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"output_padding", "0"},
+        {"groups", "1"},
+        {"bias", "True"},
+        {"dilation", "1"}}},
+      {"ConvTranspose2d",
+       {{"in_channels", ""},
+        {"out_channels", ""},
+        {"kernel_size", ""},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"output_padding", "0"},
+        {"groups", "1"},
+        {"bias", "True"},
+        {"dilation", "1"}}},
+      {"ConvTranspose3d",
+       {{"in_channels", ""},
+        {"out_channels", ""},
+        {"kernel_size", ""},
+        {"stride", "1"},
+        {"padding", "0"},
+        {"output_padding", "0"},
+        {"groups", "1"},
+        {"bias", "True"},
+        {"dilation", "1"}}},
       {"LayerNorm", {{"normalized_shape", ""}, {"eps", "1e-05"}, {"elementwise_affine", "True"}}},
       {"BatchNorm1d",
        {{"num_features", ""},
@@ -238,7 +270,8 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
         {"momentum", "0.1"},
         {"affine", "True"},
         {"track_running_stats", "True"}}},
-      {"GroupNorm", {{"num_groups", ""}, {"num_channels", ""}, {"eps", "1e-05"}}},
+      {"GroupNorm",
+       {{"num_groups", ""}, {"num_channels", ""}, {"eps", "1e-05"}, {"affine", "True"}}},
       {"InstanceNorm2d", {{"num_features", ""}, {"eps", "1e-05"}}},
       {"LeakyReLU", {{"negative_slope", "0.01"}}},
       {"Hardtanh", {{"min_val", "-1.0"}, {"max_val", "1.0"}}},
@@ -288,6 +321,21 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
     const Val& h = cfg["num_heads"];
     if (e.kind == Val::Int && h.kind == Val::Int)
       cfg["head_dim"] = int_binop("/", e, h, "embed_dim // num_heads");
+  }
+  // A convolution keeps its sizes as tuples of its dimensions (torch's _single/_pair/_triple):
+  // `self.conv.stride[0]`.
+  if (starts_with(layer.elem, "Conv") && layer.elem.size() > 2 &&
+      std::isdigit(static_cast<unsigned char>(layer.elem[layer.elem.size() - 2]))) {
+    const size_t nd = static_cast<size_t>(layer.elem[layer.elem.size() - 2] - '0');
+    for (const char* k : {"kernel_size", "stride", "padding", "dilation", "output_padding"}) {
+      auto it = cfg.find(k);
+      if (it == cfg.end() || it->second.kind != Val::Int) continue;
+      Val l;
+      l.kind = Val::List;
+      l.seq = 't';
+      l.items.assign(nd, it->second);
+      it->second = l;
+    }
   }
   // KernelBench runs the modules in training mode, and kernrl's references do the same.
   cfg["training"] = training_mode("self." + layer.name + ".training");
@@ -562,6 +610,32 @@ Val PySide::conv_step(const std::string& op, size_t nd, std::vector<Val> a,
   return torch_step(op, a, shape, tx.dtype, text);
 }
 
+Val PySide::conv_transpose_step(size_t nd, std::vector<Val> a, const std::string& text) {
+  // aten::conv_transpose<N>d(input, weight, bias, stride, padding, output_padding, groups,
+  // dilation); the weight is [in_channels, out_channels / groups, k...].
+  const TensorInfo& tx = tensor_of(a[0], text);
+  const TensorInfo& tw = tensor_of(a[1], text);
+  if (a[2].kind != Val::Void) tensor_of(a[2], text);
+  if (tx.shape.size() != nd + 2 || tw.shape.size() != nd + 2)
+    fail("torch_op_in_forward", "`" + text + "`: tensors of these shapes kernrl does not map");
+  for (size_t i : {3, 4, 5, 7}) a[i] = int_list(a[i], nd, text);
+  if (a[6].kind != Val::Int)
+    fail("torch_op_in_forward", "`" + text + "`: groups kernrl cannot compute");
+  std::vector<Val> shape = {tx.shape[0], int_binop("*", tw.shape[1], a[6], text)};
+  for (size_t i = 0; i < nd; ++i) {
+    // (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+    Val n = int_binop("*", int_binop("-", tx.shape[2 + i], make_int(1), text), a[3].items[i], text);
+    n = int_binop("-", n, int_binop("*", make_int(2), a[4].items[i], text), text);
+    n = int_binop(
+        "+", n,
+        int_binop("*", a[7].items[i], int_binop("-", tw.shape[2 + i], make_int(1), text), text),
+        text);
+    n = int_binop("+", n, int_binop("+", a[5].items[i], make_int(1), text), text);
+    shape.push_back(n);
+  }
+  return torch_step("conv_transpose" + std::to_string(nd) + "d", a, shape, tx.dtype, text);
+}
+
 Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
   std::string text = py_text(e);
   // A layer of a container (`self.net[0]`): its class from the reference's modules.
@@ -583,7 +657,8 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
              (C.P.torchscript.empty()
                   ? "kernrl grades CUDA kernels only, so forward may only call the load_inline "
                     "extension"
-                  : "kernrl maps nn.Linear and nn.Conv1d/2d/3d modules only"));
+                  : "kernrl maps nn.Linear, nn.Conv1d/2d/3d and nn.ConvTranspose1d/2d/3d "
+                    "modules only"));
   if (e->kids.size() != 2 || !e->kwargs.empty())
     fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
   // Settings kernrl's step does not carry: only their defaults are mapped.
@@ -602,6 +677,13 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
   if (layer.elem == "Linear") {
     tensor_of(x, text);
     return C.linear(x, w, bias, text, "torch_op_in_forward");
+  }
+  if (starts_with(layer.elem, "ConvTranspose")) {
+    size_t nd = static_cast<size_t>(layer.elem[13] - '0');  // ConvTranspose<N>d
+    return conv_transpose_step(nd,
+                               {x, w, bias, (*cfg)["stride"], (*cfg)["padding"],
+                                (*cfg)["output_padding"], (*cfg)["groups"], (*cfg)["dilation"]},
+                               text);
   }
   size_t nd = static_cast<size_t>(layer.elem[4] - '0');  // Conv<N>d
   std::string op = "conv" + std::to_string(nd) + "d";

@@ -89,6 +89,37 @@ TEST_CASE("a torch step computes its operator into the out buffer") {
   CHECK(torch::allclose(out, torch::linear(x, w, b)));
 }
 
+TEST_CASE("transposed convolutions as torch steps, with every argument of their schema") {
+  torch::manual_seed(2);
+  // conv_transpose2d (ATen's .input overload): stride, padding, output_padding, groups, dilation.
+  torch::Tensor x = torch::randn({2, 4, 5, 6}), w = torch::randn({4, 3, 3, 3}),
+                b = torch::randn({6});
+  torch::Tensor ref = torch::conv_transpose2d(x, w, b, {2, 2}, {1, 1}, {1, 1}, 2, {1, 1});
+  torch::Tensor out = torch::full(ref.sizes(), std::nan(""));
+  TorchStep t2(
+      "conv_transpose2d",
+      {tensor(x, "x"), tensor(w, "conv_transpose.weight"), tensor(b, "conv_transpose.bias"),
+       ints({2, 2}), integer(1), ints({1, 1}), integer(2), ints({1, 1})},
+      out, false, "torch step conv_transpose2d (line 3)");
+  t2.run();
+  CHECK(torch::allclose(out, ref, 1e-5, 1e-5));
+  // conv_transpose1d and 3d, defaults after the bias.
+  torch::Tensor x1 = torch::randn({2, 3, 7}), w1 = torch::randn({3, 5, 4});
+  torch::Tensor r1 = torch::conv_transpose1d(x1, w1, {}, 3);
+  torch::Tensor o1 = torch::zeros(r1.sizes());
+  TorchStep t1("conv_transpose1d", {tensor(x1, "x"), tensor(w1, "w"), none(), integer(3)}, o1,
+               false, "torch step conv_transpose1d (line 4)");
+  t1.run();
+  CHECK(torch::allclose(o1, r1, 1e-5, 1e-5));
+  torch::Tensor x3 = torch::randn({1, 2, 3, 4, 5}), w3 = torch::randn({2, 2, 2, 2, 2});
+  torch::Tensor r3 = torch::conv_transpose3d(x3, w3);
+  torch::Tensor o3 = torch::zeros({r3.numel()});
+  TorchStep t3("conv_transpose3d", {tensor(x3, "x"), tensor(w3, "w")}, o3, true,
+               "torch step conv_transpose3d (line 5)");
+  t3.run();
+  CHECK(torch::allclose(o3.view(r3.sizes()), r3, 1e-5, 1e-5));
+}
+
 TEST_CASE("a torch step that does not fit its operator is refused, the step named") {
   torch::Tensor x = torch::randn({5, 7}), w = torch::randn({3, 7});
   // The result's shape is not the out buffer's.
