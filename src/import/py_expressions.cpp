@@ -20,6 +20,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       Val s;
       s.kind = Val::Str;
       s.text = e->text;
+      s.floaty = e->fstring;  // an f-string: its text is not its value
       return s;
     }
     case PyExpr::Const:
@@ -137,7 +138,8 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         d.dtype = t.dtype;
         return d;
       }
-      if (e->text == "device" || e->text == "is_cuda") {
+      if (e->text == "is_cuda") return make_bool(true);  // kernrl's tensors are on the GPU
+      if (e->text == "device") {
         Val d;
         d.kind = Val::Device;
         return d;
@@ -196,9 +198,21 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         if (p.name == full || p.name == e->text) return problem_param(p.name, "self." + path);
       // A constructor setting of a layer (`self.conv.stride`, `self.ln.eps`).
       if (auto cfg = layer_config(obj)) {
+        // A layer built without a bias (or affine parameters) has None for it: the constructor
+        // argument `bias` is not the attribute `bias`.
+        auto off = [&](const char* k) {
+          auto c = cfg->find(k);
+          return c != cfg->end() && c->second.kind == Val::Bool && c->second.k && !*c->second.k;
+        };
+        if (e->text == "bias" || e->text == "weight") {
+          if ((e->text == "bias" && off("bias")) || off("affine") || off("elementwise_affine"))
+            return Val{};
+          return problem_param(e->text, "self." + path);
+        }
         auto c = cfg->find(e->text);
         if (c != cfg->end()) return c->second;
       }
+      if (e->text == "training") return training_mode("self." + path);
       return problem_param(e->text, "self." + path);
     }
     case Val::Func: {
@@ -230,6 +244,10 @@ std::vector<Val> PySide::shape_args(Env& env, const PyExprP& call, size_t first,
   for (const auto& [k, v] : call->kwargs) {
     if (k == "dtype") {
       std::string d = dtype_of_torch(resolve(py_dotted(v)));
+      if (d.empty() && (v->kind == PyExpr::Attr || v->kind == PyExpr::Name)) {
+        Val dv = eval(env, v);  // `x.dtype`, a dtype held by a name
+        if (dv.kind == Val::DType) d = dv.dtype;
+      }
       if (d.empty()) fail("host_logic", "forward allocates with dtype `" + py_text(v) + "`");
       *dtype = d;
     }

@@ -335,6 +335,7 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
     case PyExpr::Unary:
     case PyExpr::Tuple:
     case PyExpr::List:
+    case PyExpr::Attr:
       return init_computed(attr, v);
     default:
       return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
@@ -391,6 +392,23 @@ Val PySide::module_value(const std::string& name) {
     if (it->second->kind == PyExpr::Const &&
         (it->second->text == "True" || it->second->text == "False"))
       return make_bool(it->second->text == "True");
+    // `_SUPPORTED_K = (1, 3, 5)`, `BLOCK = 4 * 64`, `EPS = -1e-5`: computed as __init__'s
+    // expressions are (numbers only).
+    if (it->second->kind == PyExpr::Tuple || it->second->kind == PyExpr::List ||
+        it->second->kind == PyExpr::BinOp || it->second->kind == PyExpr::Unary) {
+      if (module_depth_ > 16) return make_unknown("`" + name + "` (defined through itself)");
+      ++module_depth_;
+      Val v = init_expr(it->second);
+      --module_depth_;
+      bool numbers = v.kind == Val::Int || v.kind == Val::Float;
+      if (v.kind == Val::List) {
+        numbers = std::all_of(v.items.begin(), v.items.end(), [](const Val& i) {
+          return (i.kind == Val::Int && i.k) || (i.kind == Val::Float && i.f);
+        });
+        v.seq = it->second->kind == PyExpr::Tuple ? 't' : 'l';
+      }
+      if (numbers) return v;
+    }
   }
   if (module_defs_.count(name)) {
     Val f;
@@ -762,6 +780,9 @@ std::optional<bool> PySide::truth(const Val& v) {
   }
   if (v.kind == Val::Float && v.f) return *v.f != 0;
   if (v.kind == Val::Void) return false;
+  // Non-empty strings, lists and known layers are true, empty ones false.
+  if (v.kind == Val::List) return !v.items.empty();
+  if (v.kind == Val::Layer || v.kind == Val::DType || v.kind == Val::Device) return true;
   // A tensor's truth is its single element's (Python refuses a larger one): unknown here.
   return std::nullopt;
 }
@@ -863,7 +884,21 @@ void PySide::name_alloc(const Val& v, const std::string& name) {
   }
 }
 
-Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::string& text) {
+Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
+                  const std::string& text) {
+  // `torch.float32` (a name of torch's) compares as the dtype it is.
+  auto as_dtype = [](Val v) {
+    if (v.kind == Val::Func) {
+      std::string d = dtype_of_torch(v.name);
+      if (!d.empty() && starts_with(v.name, "torch.")) {
+        v = Val{};
+        v.kind = Val::DType;
+        v.dtype = d;
+      }
+    }
+    return v;
+  };
+  const Val a = as_dtype(a_in), b = as_dtype(b_in);
   // A number known here: a float's value, a constant integer's.
   auto num = [](const Val& v) -> std::optional<double> {
     if (v.kind == Val::Float) return v.f;
@@ -968,6 +1003,10 @@ Val PySide::binop(const std::string& op, const Val& a, const Val& b, const std::
       }
     }
     if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
+    // Two strings known as written (`self.conv.padding_mode == 'zeros'`; not an f-string).
+    if (a.kind == Val::Str && b.kind == Val::Str && !a.floaty && !b.floaty &&
+        (op == "==" || op == "!="))
+      return make_bool((a.text == b.text) == (op == "=="));
     // Known numbers, one of them a float (`self.attn.dropout > 0.0`).
     if ((a.kind == Val::Float || b.kind == Val::Float) &&
         (a.kind == Val::Int || a.kind == Val::Float) &&

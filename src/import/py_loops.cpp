@@ -598,6 +598,20 @@ Val PySide::builtin_isinstance(const std::vector<Val>& args, const std::string& 
   if (v.kind == Val::Tensor &&
       std::all_of(wanted.begin(), wanted.end(), [](const auto& w) { return w == "torch.Tensor"; }))
     return make_bool(true);
+  // A value of a Python type kernrl knows against builtin types (a bool is an int).
+  static const std::set<std::string> builtins = {"int", "float", "bool", "tuple", "list", "str"};
+  if (std::all_of(wanted.begin(), wanted.end(), [](const auto& w) { return builtins.count(w); })) {
+    std::set<std::string> is;
+    if (v.kind == Val::Int) is = {v.floaty ? "float" : "int"};
+    if (v.kind == Val::Float) is = {"float"};
+    if (v.kind == Val::Bool) is = {"bool", "int"};
+    if (v.kind == Val::Str) is = {"str"};
+    if (v.kind == Val::List && v.seq) is = {v.seq == 't' ? "tuple" : "list"};
+    if (v.kind == Val::Tensor || v.kind == Val::Layer || v.kind == Val::Void) is = {"-"};
+    if (!is.empty())
+      return make_bool(std::any_of(wanted.begin(), wanted.end(),
+                                   [&](const auto& w) { return is.count(w) > 0; }));
+  }
   if (v.kind == Val::Layer && v.name != "self") {
     std::vector<std::string> has = module_classes(v);
     bool from_modules = std::any_of(C.P.modules.begin(), C.P.modules.end(),

@@ -211,6 +211,10 @@ class PySide {
   // The constructor arguments of layer `self.<name>` by the class's parameter names, defaults
   // filled in; nullopt for a class kernrl does not know.
   std::optional<std::map<std::string, Val>> layer_config(const Val& layer);
+  // The constructor call of ModelNew's layer at `path` (`conv`, `features.0`): its own
+  // attribute's, or the argument of the nn.Sequential / nn.ModuleList that built it in place;
+  // null when kernrl cannot tell.
+  PyExprP layer_ctor(const std::string& path) const;
   // A PyTorch operator forward calls, as a torch step (nullopt: not one kernrl maps).
   std::optional<Val> torch_call(Env& env, const std::string& name, const PyExprP& e);
   Val layer_call(Env& env, const Val& layer, const PyExprP& e);
@@ -277,7 +281,8 @@ class PySide {
   // `def`) whose `def` is at lines_[header]: its body runs as forward's does, with the arguments
   // bound to its parameters (defaults evaluated at module level); what it returns.
   Val call_def(Env& caller, size_t header, bool method, const PyExprP& e);
-  int def_depth_ = 0;                                 // nested calls of the file's functions
+  int def_depth_ = 0;     // nested calls of the file's functions
+  int module_depth_ = 0;  // module constants defined through other module constants
   std::map<std::string, size_t> method_headers_;      // ModelNew's methods: their def lines
   std::map<std::string, size_t> module_def_headers_;  // the module's functions: their def lines
 

@@ -196,6 +196,31 @@ Val PySide::init_expr(const PyExprP& e, int depth) {
   }
 }
 
+PyExprP PySide::layer_ctor(const std::string& path) const {
+  // ModelNew's own attribute (`self.conv = nn.Conv2d(...)`), or a child of one built in place:
+  // `nn.Sequential(a, b)`'s k-th argument, `nn.ModuleList([a, b])`'s k-th item.
+  auto it = init_attrs_.find(path);
+  if (it != init_attrs_.end()) return it->second;
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos) return nullptr;
+  PyExprP parent = layer_ctor(path.substr(0, dot));
+  const std::string idx = path.substr(dot + 1);
+  if (!parent || parent->kind != PyExpr::Call || idx.empty() ||
+      !std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(c); }))
+    return nullptr;
+  const size_t k = std::stoul(idx);
+  const std::string f = resolve(py_dotted(parent->kids[0]));
+  if ((f == "torch.nn.Sequential" || f == "nn.Sequential") && parent->kwargs.empty()) {
+    bool starred = std::any_of(parent->kids.begin() + 1, parent->kids.end(),
+                               [](const PyExprP& a) { return a->kind != PyExpr::Call; });
+    if (!starred && k + 1 < parent->kids.size()) return parent->kids[k + 1];
+  }
+  if ((f == "torch.nn.ModuleList" || f == "nn.ModuleList") && parent->kids.size() == 2 &&
+      parent->kids[1]->kind == PyExpr::List && k < parent->kids[1]->kids.size())
+    return parent->kids[1]->kids[k];
+  return nullptr;
+}
+
 std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer) {
   // Each class's constructor parameters and their defaults (torch.nn's).
   static const std::map<std::string, std::vector<std::pair<std::string, std::string>>> classes = {
@@ -293,11 +318,15 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
         {"vdim", ""},
         {"batch_first", "False"}}},
   };
-  auto cls = classes.find(layer.elem);
-  auto ctor = init_attrs_.find(layer.name);
-  if (cls == classes.end() || ctor == init_attrs_.end() || ctor->second->kind != PyExpr::Call)
-    return std::nullopt;
-  const PyExprP& call = ctor->second;
+  std::string elem = layer.elem;
+  if (elem == "Module") elem = module_class(layer);
+  auto cls = classes.find(elem);
+  PyExprP call = layer_ctor(layer.name);
+  if (cls == classes.end() || !call || call->kind != PyExpr::Call) return std::nullopt;
+  // The constructor must be the class problem.yaml's modules record for that path (or, for
+  // ModelNew's own attribute, the class its call names).
+  std::string named = resolve(py_dotted(call->kids[0]));
+  if (named != "torch.nn." + elem && named != "nn." + elem) return std::nullopt;
   std::map<std::string, Val> cfg;
   const auto& params = cls->second;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -315,18 +344,31 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
     else if (!def.empty())
       cfg[pname] = number(def);
   }
-  if (layer.elem == "MultiheadAttention" && cfg.count("num_heads")) {
+  if (elem == "MultiheadAttention" && cfg.count("num_heads")) {
     // The attributes torch sets from them: head_dim = embed_dim // num_heads.
     const Val& e = cfg["embed_dim"];
     const Val& h = cfg["num_heads"];
     if (e.kind == Val::Int && h.kind == Val::Int)
       cfg["head_dim"] = int_binop("/", e, h, "embed_dim // num_heads");
   }
+  // A convolution's padding mode: a string ('zeros' unless given as one).
+  if (starts_with(elem, "Conv")) {
+    Val mode;
+    mode.kind = Val::Str;
+    mode.text = "zeros";
+    for (const auto& [k, v] : call->kwargs)
+      if (k == "padding_mode")
+        mode = v->kind == PyExpr::Str ? mode
+                                      : make_unknown("`padding_mode` of `self." + layer.name + "`");
+    for (const auto& [k, v] : call->kwargs)
+      if (k == "padding_mode" && v->kind == PyExpr::Str) mode.text = v->text;
+    cfg["padding_mode"] = mode;
+  }
   // A convolution keeps its sizes as tuples of its dimensions (torch's _single/_pair/_triple):
   // `self.conv.stride[0]`.
-  if (starts_with(layer.elem, "Conv") && layer.elem.size() > 2 &&
-      std::isdigit(static_cast<unsigned char>(layer.elem[layer.elem.size() - 2]))) {
-    const size_t nd = static_cast<size_t>(layer.elem[layer.elem.size() - 2] - '0');
+  if (starts_with(elem, "Conv") && elem.size() > 2 &&
+      std::isdigit(static_cast<unsigned char>(elem[elem.size() - 2]))) {
+    const size_t nd = static_cast<size_t>(elem[elem.size() - 2] - '0');
     for (const char* k : {"kernel_size", "stride", "padding", "dilation", "output_padding"}) {
       auto it = cfg.find(k);
       if (it == cfg.end() || it->second.kind != Val::Int) continue;
