@@ -156,6 +156,8 @@ Val Interp::to_int(const Val& v, const std::string& what, Frame& fr) {
     }
     case Val::Bool:
       if (v.k) return make_int(*v.k);
+      // A condition that differs between size sets: its 0-or-1 arithmetic (host_branches.cpp).
+      if (!v.e.empty()) return make_int_expr(v.e);
       break;
     case Val::Float:
       if (v.f) return make_int(static_cast<int64_t>(*v.f));
