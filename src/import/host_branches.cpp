@@ -67,7 +67,14 @@ bool Interp::evaluates(const std::string& e) const {
 }
 
 bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_begin,
-                                size_t then_end, size_t else_begin, size_t else_end) {
+                                size_t then_end, size_t else_begin, size_t else_end,
+                                bool statements) {
+  auto run = [&](Frame& f, size_t b, size_t e) {
+    if (statements)
+      exec_block(f, b, e);
+    else
+      exec_body(f, b, e);
+  };
   const size_t launches0 = C.launches.size(), tensors0 = C.tensors.size();
   const std::vector<std::string> notes0 = C.notes;
   // The frames this one is nested in (a lambda's: an AT_DISPATCH body sees its function's
@@ -101,13 +108,13 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
   Frame then_fr = fr, else_fr = fr;
   size_t then_launches = 0;
   try {
-    exec_body(then_fr, then_begin, then_end);
+    run(then_fr, then_begin, then_end);
     then_launches = C.launches.size();
     if (outer_changed()) {
       undo();
       return false;
     }
-    if (else_begin < else_end) exec_body(else_fr, else_begin, else_end);
+    if (else_begin < else_end) run(else_fr, else_begin, else_end);
     if (outer_changed()) {
       undo();
       return false;

@@ -151,6 +151,13 @@ class Interp {
   bool macro_is_check(const Converter::FnMacro& m, int depth = 0);
 
   size_t exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+  // `switch (x) { case A: ...; break; default: ... }` where every size set takes the same case
+  // (a dispatch on a kernel size, a head size): that case's statements, falling through to the
+  // next as C++ does until a `break`; else host_logic.
+  size_t exec_switch(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);
+  // A case's statements from `begin` (after its label) before `stop` (the next label or the end
+  // of the body): [first, break), the break's position `stop` when it has none.
+  std::pair<size_t, size_t> case_statements(const std::vector<CTok>& T, size_t begin, size_t stop);
   // host_branches.cpp: a condition that is not the same at every size set, as arithmetic.
   // A condition's 0-or-1 integer expression over the sizes ("" when it has none).
   static std::string cond_expr(const Val& v);
@@ -166,8 +173,9 @@ class Interp {
   // `cond` times, each of the else-branch 1 - cond times, and an integer variable the branches
   // set differently takes select_int's value. False (nothing changed) when the branches do
   // something else differently (allocate, return, set a non-integer).
+  // `statements`: each branch is a run of statements (a switch's case), not one statement.
   bool exec_both_branches(Frame& fr, const std::string& cond, size_t then_begin, size_t then_end,
-                          size_t else_begin, size_t else_end);
+                          size_t else_begin, size_t else_end, bool statements = false);
 
   bool contains_launch(const std::vector<CTok>& T, size_t i, size_t end);
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
+#include <set>
 
 #include "core/expr.h"
 #include "import/host_interp.h"
@@ -134,7 +136,7 @@ size_t Interp::exec_stmt(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
     if (w == "if") return exec_if(fr, T, i, end);
     if (w == "for") return exec_for(fr, T, i, end);
     if (w == "while" || w == "do") return exec_while(fr, T, i, end);
-    if (w == "switch") fail("host_logic", "host logic in `" + fr.fn + "`: a `switch` statement");
+    if (w == "switch") return exec_switch(fr, T, i, end);
     if (w == "break" || w == "continue" || w == "goto")
       fail("host_logic", "host logic in `" + fr.fn + "`: `" + w + "` in the host code");
     if (w == "try") {
@@ -385,6 +387,168 @@ size_t Interp::exec_while(Frame& fr, const std::vector<CTok>& T, size_t i, size_
     if (fr.returned) break;
   }
   return e;
+}
+
+}  // namespace kernrl::kbimport::host
+
+namespace kernrl::kbimport::host {
+
+std::pair<size_t, size_t> Interp::case_statements(const std::vector<CTok>& T, size_t begin,
+                                                  size_t stop) {
+  // `{ ...; break; }` as a case's whole body: the block's statements before its break.
+  if (begin < stop && is_punct(T[begin], "{")) {
+    const size_t c = close_of(T, begin, stop);
+    if (c + 1 == stop || (c + 1 < stop && is_ident(T[c + 1], "break")) || c + 1 >= stop) {
+      size_t k = begin + 1;
+      while (k < c && !is_ident(T[k], "break")) k = stmt_end(T, k, c);
+      if (k < c) return {begin + 1, k};
+    }
+  }
+  size_t k = begin;
+  while (k < stop && !is_ident(T[k], "break")) k = stmt_end(T, k, stop);
+  return {begin, k};
+}
+
+size_t Interp::exec_switch(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
+  if (i + 1 >= end || !is_punct(T[i + 1], "("))
+    fail("unsupported_cuda",
+         "the host code cannot be read near `switch` at line " + std::to_string(T[i].line));
+  const size_t c = close_of(T, i + 1, end);
+  const std::string what = "switch (" + snippet(T, i + 2, c) + ")";
+  if (c + 1 >= end || !is_punct(T[c + 1], "{"))
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` without a braced body");
+  const size_t open = c + 1, close = close_of(T, open, end);
+  const Val d = to_int(eval(fr, T, i + 2, c), what, fr);
+  std::vector<int64_t> values;
+  if (d.k)
+    values.assign(C.size_sets.size(), *d.k);
+  else if (auto p = C.per_set(d))
+    values = *p;
+  else
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                           "` switches on a value that depends on the GPU or a loop");
+  // The labels at the body's top level: `case VALUE:` (its value) and `default:`.
+  struct Label {
+    size_t at, body;  // the label's first token, the token after its ':'
+    std::optional<int64_t> value;
+  };
+  std::vector<Label> labels;
+  int depth = 0;
+  for (size_t k = open + 1; k < close; ++k) {
+    const CTok& t = T[k];
+    if (is_punct(t, "{") || is_punct(t, "(") || is_punct(t, "[")) ++depth;
+    if (is_punct(t, "}") || is_punct(t, ")") || is_punct(t, "]")) --depth;
+    if (depth != 0 || !(is_ident(t, "case") || is_ident(t, "default"))) continue;
+    size_t colon = k + 1;
+    while (colon < close && !is_punct(T[colon], ":")) ++colon;
+    if (colon >= close)
+      fail("unsupported_cuda",
+           "the host code cannot be read near `" + t.text + "` at line " + std::to_string(t.line));
+    Label l{k, colon + 1, std::nullopt};
+    if (is_ident(t, "case")) {
+      Val v = to_int(eval(fr, T, k + 1, colon), what, fr);
+      if (!v.k)
+        fail("host_logic",
+             "host logic in `" + fr.fn + "`: a case of `" + what + "` that is not a constant");
+      l.value = v.k;
+    }
+    labels.push_back(l);
+    k = colon;
+  }
+  // The case each size set takes (labels.size(): none, the body is skipped).
+  std::set<size_t> taken;
+  for (int64_t v : values) {
+    size_t pick = labels.size();
+    for (size_t l = 0; l < labels.size(); ++l)
+      if (labels[l].value && *labels[l].value == v) pick = l;
+    if (pick == labels.size())
+      for (size_t l = 0; l < labels.size(); ++l)
+        if (!labels[l].value) pick = l;
+    taken.insert(pick);
+  }
+  if (taken.size() != 1) {
+    // Cases that differ between size sets: each run of statements between a case's labels and
+    // its `break` is an `if` on its values (a default on none of the others'), followed as a
+    // size-dependent `if` is (host_branches.cpp). Falling through into a case is not followed.
+    struct Group {
+      std::vector<int64_t> values;
+      bool is_default = false;
+      size_t begin = 0, end = 0;  // the statements, up to the break
+    };
+    std::vector<Group> groups;
+    for (size_t l = 0; l < labels.size(); ++l) {
+      if (groups.empty() || groups.back().end != 0) groups.emplace_back();
+      Group& g = groups.back();
+      if (labels[l].value)
+        g.values.push_back(*labels[l].value);
+      else
+        g.is_default = true;
+      if (l + 1 < labels.size() && labels[l + 1].at == labels[l].body)
+        continue;  // `case 1: case 2:`
+      // The group's statements end at a top-level `break` (or a braced body's last statement,
+      // `case 4: { ...; break; }`), the next label or the body's end.
+      const size_t stop = l + 1 < labels.size() ? labels[l + 1].at : close;
+      auto [begin, brk] = case_statements(T, labels[l].body, stop);
+      g.begin = begin;
+      g.end = brk;
+      if (brk >= stop && stop != close && brk > begin)
+        fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                               "` falls through from one case into another, and takes different "
+                               "cases at different size sets of the problem");
+      if (g.end == 0) g.end = g.begin;  // an empty group is still closed
+    }
+    auto equals = [&](int64_t v) {
+      return "(" + compare_expr("==", int_text(d), std::to_string(v)) + ")";
+    };
+    std::string any_case;  // 1 where some case's value matches
+    for (const Group& g : groups)
+      for (int64_t v : g.values) any_case += (any_case.empty() ? "" : " + ") + equals(v);
+    for (const Group& g : groups) {
+      std::string cond;
+      for (int64_t v : g.values) cond += (cond.empty() ? "" : " + ") + equals(v);
+      if (g.is_default)
+        cond = (cond.empty() ? "" : cond + " + ") + "1 - min(" +
+               (any_case.empty() ? "0" : any_case) + ", 1)";
+      cond = "min(" + cond + ", 1)";
+      if (g.begin >= g.end) continue;
+      if (!exec_both_branches(fr, cond, g.begin, g.end, close, close, true))
+        fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                               "` takes different cases at different size sets of the problem, "
+                               "and a case does more than launch kernels and set integers");
+    }
+    return close + 1;
+  }
+  const size_t pick = *taken.begin();
+  if (pick < labels.size()) {
+    C.notes.push_back("`" + what + "` in `" + fr.fn + "` takes `" +
+                      (labels[pick].value ? "case " + std::to_string(*labels[pick].value)
+                                          : std::string("default")) +
+                      "` at every size set of the problem (bench and tests), so it was decided "
+                      "here");
+    fr.scopes.emplace_back();
+    size_t k = labels[pick].body;
+    while (k < close && !fr.returned) {
+      bool label = false;
+      for (const Label& l : labels)
+        if (l.at == k) {
+          k = l.body;  // falling through into the next case
+          label = true;
+        }
+      if (label) continue;
+      const size_t stop = std::find_if(labels.begin(), labels.end(),
+                                       [&](const Label& l) { return l.at > k; }) == labels.end()
+                              ? close
+                              : std::find_if(labels.begin(), labels.end(), [&](const Label& l) {
+                                  return l.at > k;
+                                })->at;
+      auto [begin, brk] = case_statements(T, k, stop);
+      exec_range(fr, begin, brk);
+      if (brk < stop) break;  // the case's break
+      k = stop;
+    }
+    fr.scopes.pop_back();
+  }
+  return close + 1;
 }
 
 }  // namespace kernrl::kbimport::host

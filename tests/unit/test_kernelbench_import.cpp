@@ -2135,3 +2135,86 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, double d) {
     CHECK(bad.reason.find("binds itself") != std::string::npos);
   }
 }
+
+TEST_CASE("import_kernelbench: a switch on a size, the same case at every set or not") {
+  ProblemSpec p = problem("L1_26");  // x: [batch_size, dim]; dim 16384, 256, 1001
+  auto gen = [&](const std::string& sw) {
+    std::string cuda = R"(
+template <int V> __global__ void k(const float* x, float* y, int n) {}
+__global__ void g(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  int rows = x.size(0);
+)" + sw + R"(
+  return y;
+}
+)";
+    return module(cuda, "f", "x", "ext.f(x)");
+  };
+  // rows differs between sets but every set takes the default: decided.
+  auto r = import_kernelbench(gen(R"(  switch (rows) {
+    case 1: k<1><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); break;
+    case 2:
+    case 3: k<3><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); break;
+    default: g<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  })"),
+                              p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].kernel == "g");
+  // dim is 256 at one test set only: each case's launches run where its value matches.
+  r = import_kernelbench(gen(R"(  int d = x.size(1);
+  switch (d) {
+    case 256: k<256><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); break;
+    case 16384: { int t = 4; k<4><<<t, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); break; }
+    default: g<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); break;
+  })"),
+                         p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 3);
+  std::vector<Vars> sets = p.tests;
+  sets.insert(sets.begin(), p.bench);
+  for (const Vars& s : sets) {
+    Vars v = plan_vars(p, s, 132);
+    int64_t runs[3];
+    for (int l = 0; l < 3; ++l) runs[l] = eval_expr(plan.launches[l].repeat_count, v);
+    CHECK(runs[0] == (s.at("dim") == 256 ? 1 : 0));
+    CHECK(runs[1] == (s.at("dim") == 16384 ? 1 : 0));
+    CHECK(runs[2] == (s.at("dim") != 256 && s.at("dim") != 16384 ? 1 : 0));
+  }
+  // Falling through into another case where the sets differ: refused, saying so.
+  r = import_kernelbench(gen(R"(  int d = x.size(1);
+  switch (d) {
+    case 256: k<256><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    default: g<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  })"),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("falls through") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: ModelNew's own methods and the module's functions run as forward") {
+  ProblemSpec p = problem("L1_26");
+  std::string py = module(kGelu, "gelu", "x", "self._run(x)") +
+                   "\n    def _run(self, x, scale=1):\n        if self._ok(x) and scale == 1:\n"
+                   "            return helper(x)\n        raise RuntimeError('no')\n"
+                   "\n    @staticmethod\n    def _ok(x):\n        return x.is_cuda and "
+                   "x.dtype == torch.float32\n\n\ndef helper(t):\n    return ext.gelu(t)\n";
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches.at(0).kernel == "gelu_kernel");
+  // A decorated function other than a staticmethod, and recursion, are refused by name.
+  std::string deco = module(kGelu, "gelu", "x", "self._run(x)") +
+                     "\n    @property\n    def _run(self, x):\n        return ext.gelu(x)\n";
+  r = import_kernelbench(deco, p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("decorated") != std::string::npos);
+  std::string rec = module(kGelu, "gelu", "x", "self._run(x)") +
+                    "\n    def _run(self, x):\n        return self._run(x)\n";
+  r = import_kernelbench(rec, p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("recursion") != std::string::npos);
+}
