@@ -516,6 +516,7 @@ Val PySide::call(Env& env, const PyExprP& e) {
       return l;
     }
     if (name == "int" && args.size() == 1) {
+      if (args[0].kind == Val::Bool && args[0].k) return make_int(*args[0].k);
       if (args[0].kind == Val::Ratio)
         return int_binop("/", args[0].items[0], args[0].items[1], text);
       if (args[0].kind == Val::Float && args[0].f)

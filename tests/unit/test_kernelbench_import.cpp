@@ -2218,3 +2218,105 @@ TEST_CASE("import_kernelbench: ModelNew's own methods and the module's functions
   CHECK_FALSE(r.converted);
   CHECK(r.reason.find("recursion") != std::string::npos);
 }
+
+TEST_CASE(
+    "import_kernelbench: ConvTranspose layers as torch steps, their settings as torch keeps them") {
+  ProblemSpec p = parse_problem_yaml(R"(id: L2_5_ConvTranspose2d_Bias_Tanh
+level: 2
+name: ConvTranspose2d_Bias_Tanh
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 16, in_channels: 32, out_channels: 64, height: 16, width: 16}
+  test:
+    - {batch_size: 3, in_channels: 5, out_channels: 7, height: 9, width: 11}
+    - {batch_size: 2, in_channels: 8, out_channels: 3, height: 5, width: 4}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, in_channels, height, width], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: conv_transpose.weight, dtype: float32, shape: [in_channels, out_channels, 4, 4], init: custom}
+  - {name: conv_transpose.bias, dtype: float32, shape: [out_channels], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, out_channels, 2 * height + 1, 2 * width + 1]}
+modules: {"conv_transpose": ["ConvTranspose2d"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, in_channels, out_channels):
+          super().__init__()
+          self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, 4, stride=2, padding=1, output_padding=1)
+      def forward(self, x):
+          return torch.tanh(self.conv_transpose(x))
+  batch_size = 16
+  in_channels = 32
+  out_channels = 64
+  height = 16
+  width = 16
+  def get_inputs():
+      return [torch.rand(batch_size, in_channels, height, width)]
+  def get_init_inputs():
+      return [in_channels, out_channels]
+)",
+                                     "suite.yaml");
+  const char* cuda = R"(
+__global__ void tanh_k(float* y, int n, int s) {}
+torch::Tensor act(torch::Tensor y, int64_t s) {
+  int n = y.numel();
+  tanh_k<<<(n + 255) / 256, 256>>>(y.data_ptr<float>(), n, (int)s);
+  return y;
+}
+)";
+  std::string py =
+      module(cuda, "act", "x",
+             "ext.act(self.conv_transpose(x), self.conv_transpose.stride[0] if "
+             "isinstance(self.conv_transpose.stride, tuple) and self.conv_transpose.padding_mode "
+             "== 'zeros' else 0)",
+             "in_channels, out_channels: self.conv_transpose = nn.ConvTranspose2d(in_channels, "
+             "out_channels, 4, stride=2, padding=1, output_padding=1)");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);  // the step's result shape fits `out` at every set
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].torch == "conv_transpose2d");
+  // Lists are kept as their items' text.
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "conv_transpose.weight",
+                                                                "conv_transpose.bias", "2, 2",
+                                                                "1, 1", "1, 1", "1", "1, 1"});
+  CHECK(arg_texts(plan.launches[1]).back() == "2");
+}
+
+TEST_CASE("import_kernelbench: __init__ values computed from its arguments") {
+  ProblemSpec p = suite_linear();  // Model(input_size, output_size, divisor), divisor 10.0
+  const char* cuda = R"(
+__global__ void lin(const float* x, const float* w, const float* b, float* y, float d, int k, int M, int K, int N) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, double d, int64_t k) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  std::vector<int64_t> shape(out.sizes().begin(), out.sizes().end());
+  shape.back() = w.size(0);
+  lin<<<std::min<int64_t>(x.size(0), INT32_MAX), 128>>>(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+                          out.data_ptr<float>(), (float)d, (int)k, x.size(0), x.size(1), shape.back());
+  return out;
+}
+)";
+  std::string py =
+      "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+      "\nsrc = \"\"\"\n#include <torch/extension.h>\n" +
+      std::string(cuda) +
+      "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+      "functions=[\"run\"])\n\nclass ModelNew(nn.Module):\n    def __init__(self, input_size, "
+      "output_size, divisor, scale=None):\n        super().__init__()\n        self.linear = "
+      "nn.Linear(input_size, output_size)\n        self.d = divisor * 2 if scale is None else "
+      "scale\n        self.k = (3 - 1) // 2 + int(bool(divisor))\n\n    def forward(self, x):\n"
+      "        return ext.run(x, self.linear.weight, self.linear.bias, self.d, self.k)\n";
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  std::vector<std::string> args = arg_texts(checked_plan(r, p).launches.back());
+  CHECK(args.at(4) == "20.0");
+  CHECK(args.at(5) == "2");
+  CHECK(args.at(8) == "output_size");
+  CHECK(checked_plan(r, p).launches.back().grid ==
+        std::vector<std::string>{"min(batch_size, 2147483647)"});
+}
