@@ -1,35 +1,41 @@
 #!/usr/bin/env bash
-# The KernelBench import corpus (tests/import/generations): converts every generation with
+# A KernelBench import corpus (default tests/import/generations): converts every generation with
 # `kernrl import-kernelbench`, then grades the .py files with `kernrl grade-dir` (which converts
 # them the same way and records the unconvertible ones as format_error with the reason), and prints
 # the conversion rate and the counts by status, overall and for the converted files.
 #   scripts/import-bench.sh [--compile-only] [--build DIR] [--out DIR] [--gpus 0,1]
+#                           [--corpus DIR] [--suite SUITE_DIR]
 # On a machine without a GPU use --compile-only (converted files then reach `compiled`).
+# --suite grades against a suite built from KernelBench (`kernrl suite add kernelbench`), e.g.
+# for tests/kernelbench/v3/kb-prompt, answers to KernelBench's own prompt for its problems.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build
 OUTDIR="${OUT:-$(mktemp -d)}"
 EXTRA=()
+CORPUS=tests/import/generations
+SUITE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --compile-only) EXTRA+=(--compile-only) ;;
     --out) OUTDIR="$2"; shift ;;
     --build) BUILD="$2"; shift ;;
     --gpus) EXTRA+=(--gpus "$2"); shift ;;
+    --corpus) CORPUS="$2"; shift ;;
+    --suite) SUITE=(--suite "$2"); shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 mkdir -p "$OUTDIR"
-CORPUS=tests/import/generations
 
-"$BUILD/kernrl" import-kernelbench "$CORPUS" --out "$OUTDIR/converted" --quiet 2>"$OUTDIR/import.log"
+"$BUILD/kernrl" "${SUITE[@]}" import-kernelbench "$CORPUS" --out "$OUTDIR/converted" --quiet 2>"$OUTDIR/import.log"
 rc=$?
 if [ "$rc" -gt 1 ]; then cat "$OUTDIR/import.log"; exit 2; fi
 
 TRACE="$OUTDIR/import-bench.jsonl"
 rm -f "$TRACE"
-"$BUILD/kernrl" grade-dir "$CORPUS" --out "$TRACE" --run import-bench --no-resume --quiet "${EXTRA[@]}" >/dev/null
+"$BUILD/kernrl" "${SUITE[@]}" grade-dir "$CORPUS" --out "$TRACE" --run import-bench --no-resume --quiet "${EXTRA[@]}" >/dev/null
 rc=$?
 if [ "$rc" -gt 1 ]; then echo "grade-dir failed (exit $rc)" >&2; exit 2; fi
 

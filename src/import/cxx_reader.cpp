@@ -321,6 +321,7 @@ void describe_function(const std::vector<CTok>& toks, CItem& item, size_t body_o
     if (k == 0) break;
     const CTok& prev = toks[k - 1];
     std::string name;
+    size_t name_at = k - 1;  // the name's token
     if (prev.kind == CTok::Ident) {
       if (prev.text == "__launch_bounds__" || prev.text == "__attribute__" ||
           prev.text == "alignas" || prev.text == "decltype" || prev.text == "__align__" ||
@@ -330,6 +331,26 @@ void describe_function(const std::vector<CTok>& toks, CItem& item, size_t body_o
       }
       name = prev.text;
       if (k >= 2 && toks[k - 2].text == "::") name = toks[k - 3 < k ? k - 3 : 0].text + "::" + name;
+    } else if (prev.text == ">" && k >= 3) {
+      // An explicit specialization or instantiation, `fast_tanh<float>(float v)`: the name
+      // before its template arguments.
+      size_t open = k - 1;
+      int depth = 0;
+      for (size_t q = k - 1; q > decl_start; --q) {
+        if (toks[q].kind != CTok::Punct) continue;
+        if (toks[q].text == ">") ++depth;
+        if (toks[q].text == ">>") depth += 2;
+        if (toks[q].text == "<" && --depth == 0) {
+          open = q;
+          break;
+        }
+      }
+      if (open == k - 1 || open == 0 || toks[open - 1].kind != CTok::Ident) {
+        k = close;
+        continue;
+      }
+      name = toks[open - 1].text;
+      name_at = open - 1;
     } else if (k >= 2 && toks[k - 2].text == "operator") {
       name = "operator" + prev.text;
     } else if (prev.text == ")" && k >= 3 && toks[k - 3].text == "operator") {
@@ -341,13 +362,13 @@ void describe_function(const std::vector<CTok>& toks, CItem& item, size_t body_o
     item.name = name;
     item.params = c_params(toks, k + 1, close);
     std::string ret;
-    for (size_t r = decl_start; r + 1 < k; ++r) {
+    for (size_t r = decl_start; r < name_at; ++r) {
       const std::string& x = toks[r].text;
       if (x == "__global__") item.is_global = true;
       if (x == "__device__") item.is_device = true;
       if (x == "__host__") item.is_host = true;
     }
-    item.return_type = c_text(toks, decl_start, k - 1);
+    item.return_type = c_text(toks, decl_start, name_at);
     break;
   }
   item.body_open = body_open;

@@ -2320,3 +2320,30 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, double d, i
   CHECK(checked_plan(r, p).launches.back().grid ==
         std::vector<std::string>{"min(batch_size, 2147483647)"});
 }
+
+TEST_CASE("import_kernelbench: explicit specializations of device templates are device code") {
+  ProblemSpec p = problem("L1_26");
+  const char* cuda = R"(
+template <typename T>
+__device__ __forceinline__ T act(T v);
+template <>
+__device__ __forceinline__ float act<float>(float v) { return tanhf(v); }
+template <>
+__device__ __forceinline__ double act<double>(double v) { return tanh(v); }
+template <typename T>
+__global__ void k(const T* x, T* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = act<T>(x[i]);
+}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  k<float><<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(r.kernel_file.find("float act<float>(float v) { return tanhf(v); }") != std::string::npos);
+  CHECK(r.kernel_file.find("double act<double>(double v)") != std::string::npos);
+}
