@@ -331,6 +331,10 @@ void describe_function(const std::vector<CTok>& toks, CItem& item, size_t body_o
       }
       name = prev.text;
       if (k >= 2 && toks[k - 2].text == "::") name = toks[k - 3 < k ? k - 3 : 0].text + "::" + name;
+    } else if (k >= 2 && toks[k - 2].text == "operator") {
+      name = "operator" + prev.text;
+    } else if (prev.text == ")" && k >= 3 && toks[k - 3].text == "operator") {
+      name = "operator()";
     } else if (prev.text == ">" && k >= 3) {
       // An explicit specialization or instantiation, `fast_tanh<float>(float v)`: the name
       // before its template arguments.
@@ -351,10 +355,6 @@ void describe_function(const std::vector<CTok>& toks, CItem& item, size_t body_o
       }
       name = toks[open - 1].text;
       name_at = open - 1;
-    } else if (k >= 2 && toks[k - 2].text == "operator") {
-      name = "operator" + prev.text;
-    } else if (prev.text == ")" && k >= 3 && toks[k - 3].text == "operator") {
-      name = "operator()";
     } else {
       k = close;
       continue;

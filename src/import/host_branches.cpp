@@ -169,7 +169,8 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
     auto float_literal = [](const std::string& t) {
       char* end = nullptr;
       std::strtod(t.c_str(), &end);
-      return end && *end == '\0' && t.find_first_of(".eEnN") != std::string::npos;
+      bool hex = t.size() > 1 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+      return !hex && end && *end == '\0' && t.find_first_of(".eEnN") != std::string::npos;
     };
     for (const auto& a : L.args)
       if (a.tensor < 0 && !a.text.empty() && !C.P.find_scalar(a.text) &&

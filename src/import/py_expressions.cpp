@@ -67,6 +67,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
           fail("mismatch", "`" + py_text(e) + "` in forward indexes past the end for this problem");
         return obj.items[static_cast<size_t>(k)];
       }
+      if (obj.kind == Val::Unknown) fail("host_logic", "forward uses " + obj.why);
       fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
     }
     case PyExpr::BinOp: {
@@ -180,6 +181,17 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         fail("host_logic", "forward reads `" + py_text(e) +
                                "` after updating it in place; kernrl does not follow a layer's "
                                "running statistics across a forward");
+      // A layer built without a bias (or affine parameters) has None for it, whatever the
+      // problem holds: the constructor argument `bias` is not the attribute `bias`.
+      if (e->text == "bias" || e->text == "weight")
+        if (auto cfg = layer_config(obj)) {
+          auto off = [&](const char* k) {
+            auto c = cfg->find(k);
+            return c != cfg->end() && c->second.kind == Val::Bool && c->second.k && !*c->second.k;
+          };
+          if ((e->text == "bias" && off("bias")) || off("affine") || off("elementwise_affine"))
+            return Val{};
+        }
       for (const auto& p : C.P.parameters)
         if (p.name == path) return problem_param(path, "self." + path);
       // A submodule of a submodule (`self.block.conv`, `self.features[0]`): a Layer by path.
@@ -194,21 +206,15 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       // `features_0_weight`).
       std::string full = path;
       std::replace(full.begin(), full.end(), '.', '_');
+      // (On a suite, named by module path, a layer's own weight or bias is never a top-level
+      // parameter of that name.)
       for (const auto& p : C.P.parameters)
-        if (p.name == full || p.name == e->text) return problem_param(p.name, "self." + path);
+        if (p.name == full || (p.name == e->text && (C.P.torchscript.empty() ||
+                                                     (e->text != "weight" && e->text != "bias"))))
+          return problem_param(p.name, "self." + path);
       // A constructor setting of a layer (`self.conv.stride`, `self.ln.eps`).
       if (auto cfg = layer_config(obj)) {
-        // A layer built without a bias (or affine parameters) has None for it: the constructor
-        // argument `bias` is not the attribute `bias`.
-        auto off = [&](const char* k) {
-          auto c = cfg->find(k);
-          return c != cfg->end() && c->second.kind == Val::Bool && c->second.k && !*c->second.k;
-        };
-        if (e->text == "bias" || e->text == "weight") {
-          if ((e->text == "bias" && off("bias")) || off("affine") || off("elementwise_affine"))
-            return Val{};
-          return problem_param(e->text, "self." + path);
-        }
+        if (e->text == "bias" || e->text == "weight") return problem_param(path, "self." + path);
         auto c = cfg->find(e->text);
         if (c != cfg->end()) return c->second;
       }
@@ -275,11 +281,14 @@ Val PySide::call_def(Env& caller, size_t header, bool method, const PyExprP& e) 
   if (def_depth_ >= 16)
     fail("host_logic", "forward calls " + where + " more than 16 calls deep (recursion)");
   bool static_method = false;
-  if (header > 0 && !lines_[header - 1].toks.empty() && tok_is(lines_[header - 1].toks[0], "@") &&
-      lines_[header - 1].indent == lines_[header].indent) {
+  // Its decorators (the lines just above it that start with `@`): only a lone @staticmethod.
+  for (size_t d = header;
+       d > 0 && !lines_[d - 1].toks.empty() && tok_is(lines_[d - 1].toks[0], "@") &&
+       lines_[d - 1].indent == lines_[header].indent;
+       --d) {
     std::string deco;
-    for (const auto& x : lines_[header - 1].toks) deco += x.text;
-    if (method && deco == "@staticmethod")
+    for (const auto& x : lines_[d - 1].toks) deco += x.text;
+    if (method && deco == "@staticmethod" && !static_method && d == header)
       static_method = true;
     else
       fail("host_logic", "forward calls " + where + ", which is decorated (`" + deco + "`)");
@@ -342,8 +351,22 @@ Val PySide::call_def(Env& caller, size_t header, bool method, const PyExprP& e) 
     if (local.locals.count(pname)) continue;
     if (def.first >= def.second)
       fail("mismatch", "forward calls " + where + " without its argument `" + pname + "`");
+    // Python evaluated the default where the function was defined (a class body's names, a
+    // module constant's value then): only a default that reads no name is followed.
+    PyExprP dv = py_parse_expr(t, def.first, def.second);
+    bool reads_names = false;
+    std::function<void(const PyExprP&)> scan = [&](const PyExprP& x) {
+      if (x->kind == PyExpr::Name) reads_names = true;
+      for (const auto& k : x->kids) scan(k);
+      for (const auto& kw : x->kwargs) scan(kw.second);
+    };
+    scan(dv);
+    if (reads_names)
+      fail("host_logic", "forward calls " + where + " without its argument `" + pname +
+                             "`, whose default `" + py_text(dv) +
+                             "` reads names (Python evaluated it where the function was defined)");
     Env module_scope;
-    local.locals[pname] = eval(module_scope, py_parse_expr(t, def.first, def.second));
+    local.locals[pname] = eval(module_scope, dv);
   }
   ++def_depth_;
   Block b = body_of(lines_, header);

@@ -248,6 +248,11 @@ Val PySide::self_attr(const std::string& attr) {
     return v;
   }
   auto it = init_attrs_.find(attr);
+  if (init_attrs_changed_.count(attr))
+    return make_unknown("`self." + attr +
+                        "`, which ModelNew's __init__ sets more than once, under a condition or "
+                        "by an augmented assignment (kernrl follows an attribute set once, at the "
+                        "top of __init__)");
   // nn.Module's own flag: KernelBench never calls eval(), so ModelNew runs in training mode (as
   // kernrl's references do).
   if (it == init_attrs_.end() && attr == "training" && !class_defs_.count(attr))
@@ -359,13 +364,29 @@ Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
     for (const auto& kw : x->kwargs) check(kw.second);
   };
   check(v);
-  if (!ok) return unknown;
-  // `a if cond else b`: the branch taken, followed as an attribute's value.
+  if (!ok || init_depth_ > 16) return unknown;
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(++x) {}
+    ~Depth() { --d; }
+  } depth(init_depth_);
+  // `a if cond else b`: the branch taken, followed as an attribute's value. The names it reads:
+  // __init__'s arguments and the locals it binds.
+  std::set<std::string> names;
+  std::function<void(const PyExprP&)> collect = [&](const PyExprP& x) {
+    if (x->kind == PyExpr::Name) names.insert(x->text);
+    for (const auto& k : x->kids) collect(k);
+    for (const auto& kw : x->kwargs) collect(kw.second);
+  };
+  collect(v);
   Env env;
-  for (const auto& p : init_params_) env.locals[p] = init_param_value(p);
-  for (const auto& [name, e] : init_locals_)
-    if (auto l = init_local(name)) env.locals[name] = *l;
   try {
+    for (const auto& n : names) {
+      if (auto l = init_local(n))
+        env.locals[n] = *l;
+      else if (init_params_.count(n))
+        env.locals[n] = init_param_value(n);
+    }
     if (v->kind == PyExpr::Other && v->kids.size() == 3) {
       auto c = truth(eval(env, v->kids[1]));
       if (!c) return unknown;
@@ -398,7 +419,7 @@ Val PySide::module_value(const std::string& name) {
         it->second->kind == PyExpr::BinOp || it->second->kind == PyExpr::Unary) {
       if (module_depth_ > 16) return make_unknown("`" + name + "` (defined through itself)");
       ++module_depth_;
-      Val v = init_expr(it->second);
+      Val v = init_expr(it->second);  // in module scope: its names are the module's
       --module_depth_;
       bool numbers = v.kind == Val::Int || v.kind == Val::Float;
       if (v.kind == Val::List) {
@@ -782,7 +803,15 @@ std::optional<bool> PySide::truth(const Val& v) {
   if (v.kind == Val::Void) return false;
   // Non-empty strings, lists and known layers are true, empty ones false.
   if (v.kind == Val::List) return !v.items.empty();
-  if (v.kind == Val::Layer || v.kind == Val::DType || v.kind == Val::Device) return true;
+  // A layer is true, but a container (Sequential, ModuleList, ...) is true only when not empty.
+  if (v.kind == Val::Layer) {
+    static const std::set<std::string> containers = {"Sequential",    "ModuleList",    "ModuleDict",
+                                                     "ParameterList", "ParameterDict", "Module"};
+    std::string cls = v.elem == "Module" && v.name != "self" ? module_class(v) : v.elem;
+    if (v.name == "self" || cls.empty() || containers.count(cls)) return std::nullopt;
+    return true;
+  }
+  if (v.kind == Val::DType || v.kind == Val::Device) return true;
   // A tensor's truth is its single element's (Python refuses a larger one): unknown here.
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <sstream>
 
 #include "core/expr.h"
@@ -436,43 +437,89 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
   // `with ... as f`, `(n := ...)`): what a constructor argument or a module constant of that name
   // holds afterwards is not what kernrl knows (PySide::init_local).
   std::map<std::string, int> bound;
+  static const std::set<std::string> compound = {"if",   "elif", "else",   "for",     "while",
+                                                 "with", "try",  "except", "finally", "async"};
+  // One statement's tokens [from, to) (a `;`-separated part of a line, or a one-line body after a
+  // compound header): the names it binds. `top`: a statement at the top of __init__.
+  std::function<void(const std::vector<PyTok>&, size_t, size_t, bool)> statement =
+      [&](const std::vector<PyTok>& lt, size_t from, size_t to, bool top) {
+        if (from >= to) return;
+        // A target's names; a name it subscripts or reaches into (`e[0] =`, `e.x =`) is changed.
+        auto target = [&](size_t a, size_t z, int weight) {
+          for (size_t k = a; k < z; ++k) {
+            if (lt[k].kind != PyTok::Name || (k > a && tok_is(lt[k - 1], "."))) continue;
+            bool reached = k + 1 < z && (tok_is(lt[k + 1], ".") || tok_is(lt[k + 1], "["));
+            bound[lt[k].text] += reached ? 2 : weight;
+          }
+        };
+        if (lt[from].kind == PyTok::Name && compound.count(lt[from].text)) {
+          // The header's own bindings (`for i in`, `with ... as f`), then a one-line body.
+          int nest = 0;
+          size_t colon = to;
+          for (size_t k = from; k < to; ++k) {
+            if (lt[k].kind == PyTok::Op &&
+                (lt[k].text == "(" || lt[k].text == "[" || lt[k].text == "{"))
+              ++nest;
+            if (lt[k].kind == PyTok::Op &&
+                (lt[k].text == ")" || lt[k].text == "]" || lt[k].text == "}"))
+              --nest;
+            if (nest == 0 && tok_is(lt[k], ":")) {
+              colon = k;
+              break;
+            }
+          }
+          if (tok_is(lt[from], "for") || tok_is(lt[from], "async")) {
+            size_t in = from + 1;
+            while (in < colon && !tok_is(lt[in], "in")) ++in;
+            target(from + 1, in, 2);
+          }
+          statement(lt, colon + 1, to, false);
+          return;
+        }
+        // Assignments: every top-level `=` of a chain (`a = b = 0`) and augmented ones.
+        int nest = 0;
+        size_t seg = from;
+        std::vector<std::pair<size_t, size_t>> targets;
+        bool augmented = false;
+        for (size_t k = from; k < to; ++k) {
+          const PyTok& tk = lt[k];
+          if (tk.kind == PyTok::Op && (tk.text == "(" || tk.text == "[" || tk.text == "{")) ++nest;
+          if (tk.kind == PyTok::Op && (tk.text == ")" || tk.text == "]" || tk.text == "}")) --nest;
+          bool assign = tk.kind == PyTok::Op && nest == 0 && !tk.text.empty() &&
+                        tk.text.back() == '=' && tk.text != "==" && tk.text != "<=" &&
+                        tk.text != ">=" && tk.text != "!=" && tk.text != ":=";
+          if (!assign) continue;
+          size_t z = k;  // an annotated target (`x: int = 3`) ends at its `:`
+          for (size_t c = seg; c < k; ++c)
+            if (tok_is(lt[c], ":")) z = c;
+          targets.push_back({seg, z});
+          augmented = augmented || tk.text != "=";
+          seg = k + 1;
+        }
+        bool simple =
+            top && targets.size() == 1 && !augmented && targets[0].second == targets[0].first + 1;
+        for (const auto& [a, z] : targets) target(a, z, simple ? 1 : 2);
+        for (size_t k = from; k + 1 < to; ++k) {
+          if (tok_is(lt[k + 1], ":=") && lt[k].kind == PyTok::Name) bound[lt[k].text] += 2;
+          if (tok_is(lt[k], "as") && lt[k + 1].kind == PyTok::Name) bound[lt[k + 1].text] += 2;
+          if (tok_is(lt[k], "del") && lt[k + 1].kind == PyTok::Name) bound[lt[k + 1].text] += 2;
+        }
+      };
   for (size_t i = b.begin; i < b.end; ++i) {
     const auto& lt = lines_[i].toks;
-    auto target = [&](size_t from, size_t to) {
-      for (size_t k = from; k < to; ++k)
-        if (lt[k].kind == PyTok::Name && (k == from || !tok_is(lt[k - 1], ".")) &&
-            (k + 1 >= to || (!tok_is(lt[k + 1], ".") && !tok_is(lt[k + 1], "["))))
-          ++bound[lt[k].text];
-    };
-    int depth = 0;
-    for (size_t k = 0; k < lt.size(); ++k) {
-      const PyTok& tk = lt[k];
-      if (tk.kind == PyTok::Op && (tk.text == "(" || tk.text == "[" || tk.text == "{")) ++depth;
-      if (tk.kind == PyTok::Op && (tk.text == ")" || tk.text == "]" || tk.text == "}")) --depth;
-      if (tk.kind == PyTok::Op && tk.text == ":=" && k > 0) bound[lt[k - 1].text] += 2;
-      bool assign = tk.kind == PyTok::Op && depth == 0 && !tk.text.empty() &&
-                    tk.text.back() == '=' && tk.text != "==" && tk.text != "<=" &&
-                    tk.text != ">=" && tk.text != "!=";
-      if (assign) {
-        // An annotated target (`x: int = 3`) ends at its `:`.
-        size_t to = k;
-        for (size_t c = 0; c < k; ++c)
-          if (tok_is(lt[c], ":")) to = c;
-        target(0, to);
-        // Only `name = value` once at the top of __init__ can be followed; anything else (an
-        // augmented assignment, unpacking) counts twice.
-        if (tk.text != "=" || to != 1 || lines_[i].indent != lines_[b.begin].indent) target(0, to);
-        break;
+    const bool top = lines_[i].indent == lines_[b.begin].indent;
+    int nest = 0;
+    size_t from = 0;
+    for (size_t k = 0; k <= lt.size(); ++k) {
+      if (k < lt.size()) {
+        const PyTok& tk = lt[k];
+        if (tk.kind == PyTok::Op && (tk.text == "(" || tk.text == "[" || tk.text == "{")) ++nest;
+        if (tk.kind == PyTok::Op && (tk.text == ")" || tk.text == "]" || tk.text == "}")) --nest;
+        if (!(nest == 0 && tok_is(tk, ";"))) continue;
       }
+      statement(lt, from, k, top && from == 0 && k == lt.size());
+      from = k + 1;
     }
-    if (!lt.empty() && (tok_is(lt[0], "for") || tok_is(lt[0], "async"))) {
-      size_t in = 1;
-      while (in < lt.size() && !tok_is(lt[in], "in")) ++in;
-      target(1, in);
-      target(1, in);
-    }
-    for (size_t k = 0; k + 1 < lt.size(); ++k)
-      if (tok_is(lt[k], "as") && lt[k + 1].kind == PyTok::Name) bound[lt[k + 1].text] += 2;
   }
   for (const auto& [name, n] : bound) {
     if (name == "self") continue;
@@ -492,6 +539,21 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
   }
   for (size_t i = b.begin; i < b.end; ++i) {
     const auto& lt = lines_[i].toks;
+    // An attribute __init__ sets more than once, under a block or a one-line `if`, by an
+    // augmented assignment or anywhere but at the start of a statement: its value is not the one
+    // expression kernrl would read (PySide::self_attr refuses it).
+    for (size_t k = 0; k + 3 < lt.size(); ++k) {
+      if (!tok_is(lt[k], "self") || !tok_is(lt[k + 1], ".") || lt[k + 2].kind != PyTok::Name ||
+          lt[k + 3].kind != PyTok::Op)
+        continue;
+      const std::string& op = lt[k + 3].text;
+      bool assign =
+          !op.empty() && op.back() == '=' && op != "==" && op != "<=" && op != ">=" && op != "!=";
+      if (!assign) continue;
+      bool simple =
+          k == 0 && op == "=" && lines_[i].indent == lines_[b.begin].indent && assign_at(lt) == 3;
+      if (!simple || init_attrs_.count(lt[k + 2].text)) init_attrs_changed_.insert(lt[k + 2].text);
+    }
     if (read_register_buffer(lt)) continue;
     read_init_call(lt);
     size_t eq = assign_at(lt);

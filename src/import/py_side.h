@@ -63,6 +63,9 @@ class PySide {
   std::map<std::string, PyExprP> module_vars_;
   std::set<std::string> module_defs_;
   std::map<std::string, PyExprP> init_attrs_;  // self.X = expr in ModelNew.__init__
+  // Attributes __init__ sets more than once or not by one top-level `self.X = value`.
+  std::set<std::string> init_attrs_changed_;
+  int init_depth_ = 0;  // nested evaluations of __init__ values (init_computed)
   // `self.X = nn.Parameter(...)` in ModelNew.__init__, in statement order; and the X of
   // `nn.init.kaiming_uniform_(self.X, a=math.sqrt(5))` statements there (the initialisation
   // torch's Linear and ConvNd layers give their weight), in statement order; `other_inits_`: any

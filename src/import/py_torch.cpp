@@ -165,6 +165,7 @@ Val PySide::init_expr(const PyExprP& e, int depth) {
       if (e->text == "True" || e->text == "False") return make_bool(e->text == "True");
       return Val{};
     case PyExpr::Name:
+      if (module_depth_ > 0) return module_value(e->text);  // a module constant's expression
       if (auto local = init_local(e->text, depth)) return *local;
       if (init_params_.count(e->text)) return init_param_value(e->text);
       return module_value(e->text);
@@ -176,9 +177,24 @@ Val PySide::init_expr(const PyExprP& e, int depth) {
     }
     case PyExpr::BinOp: {
       Val a = init_expr(e->kids[0], depth), b = init_expr(e->kids[1], depth);
+      if (a.kind == Val::Int && b.kind == Val::Int && e->text == "//") {
+        // Python floors; kernrl's expressions truncate: the same where neither side is negative.
+        if (a.k && b.k) {
+          if (*b.k == 0) return make_unknown("`" + py_text(e) + "` (a division by zero)");
+          int64_t q = *a.k / *b.k;
+          if ((*a.k % *b.k != 0) && ((*a.k < 0) != (*b.k < 0))) --q;
+          return make_int(q);
+        }
+        auto pa = C.per_set(a), pb = C.per_set(b);
+        bool non_negative = pa && pb &&
+                            std::all_of(pa->begin(), pa->end(), [](int64_t x) { return x >= 0; }) &&
+                            std::all_of(pb->begin(), pb->end(), [](int64_t x) { return x > 0; });
+        if (!non_negative) return make_unknown("`" + py_text(e) + "`");
+        return int_binop("/", a, b, py_text(e));
+      }
       if (a.kind == Val::Int && b.kind == Val::Int &&
-          (e->text == "+" || e->text == "-" || e->text == "*" || e->text == "//"))
-        return int_binop(e->text == "//" ? "/" : e->text, a, b, py_text(e));
+          (e->text == "+" || e->text == "-" || e->text == "*"))
+        return int_binop(e->text, a, b, py_text(e));
       return make_unknown("`" + py_text(e) + "`");
     }
     case PyExpr::Tuple:
@@ -704,8 +720,8 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
   if (e->kids.size() != 2 || !e->kwargs.empty())
     fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
   // Settings kernrl's step does not carry: only their defaults are mapped.
-  if (auto ctor = init_attrs_.find(layer.name); ctor != init_attrs_.end())
-    for (const auto& [k, v] : ctor->second->kwargs)
+  if (PyExprP ctor = layer_ctor(layer.name))
+    for (const auto& [k, v] : ctor->kwargs)
       if ((k == "padding_mode" && !(v->kind == PyExpr::Str && v->text == "zeros")) ||
           k == "device" || k == "dtype")
         fail("torch_op_in_forward", "`self." + layer.name + "` is built with `" + k +

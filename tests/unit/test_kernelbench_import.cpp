@@ -36,7 +36,9 @@ std::string module(const std::string& cuda, const std::string& fn, const std::st
          "    def __init__(self" +
          (init.empty() ? "" : ", " + init.substr(0, init.find(':'))) +
          "):\n        super().__init__()\n" +
-         (init.empty() ? "" : "        " + init.substr(init.find(':') + 1) + "\n") +
+         (init.empty()
+              ? ""
+              : "        " + init.substr(init.find_first_not_of(' ', init.find(':') + 1)) + "\n") +
          "\n    def forward(self, " + params + "):\n        return " + call + "\n";
 }
 
@@ -1527,7 +1529,10 @@ TEST_CASE("import_kernelbench: loops follow Python's break, continue and else, o
           "        self.net = nn.ModuleList([])"),
       p);
   CHECK_FALSE(r.converted);
-  CHECK(r.reason.find("where the reference module has Sequential") != std::string::npos);
+  // (Set twice: the reference's `self.net = nn.Sequential(...)`, then this.)
+  CHECK_MESSAGE(r.reason.find("`self.net`, which ModelNew's __init__ sets more than once") !=
+                    std::string::npos,
+                r.reason);
   // `or` on a tensor is Tensor.__bool__.
   r = import_kernelbench(mlp_module("        return ext.bias_act(x or x, self.net[0].bias, True)"),
                          p);
