@@ -52,7 +52,8 @@ struct Val {
   std::string scalar;  // Int/Float taken unchanged from a problem scalar
   std::optional<double> f;
   std::string text;
-  bool floaty = false;  // an Int converted to a floating type; a Str: an f-string (not its value)
+  bool floaty = false;   // an Int converted to a floating type
+  bool fstring = false;  // a Str written as an f-string: its text is not its value
   // List from Python: 't' a tuple (or torch.Size, a tuple), 'l' a list, 0 anything else (range,
   // reversed, a layer list): what == between sequences depends on.
   char seq = 0;

@@ -133,7 +133,10 @@ class Interp {
 
   // Whether T[i, end) does anything but checks: no launch, no assignment, no call of the source's
   // functions, no return of a value.
-  bool only_checks(const std::vector<CTok>& T, size_t i, size_t end);
+  // Whether tokens [i, end) only check and report (no launch, assignment or call of the file's
+  // functions); `exits_count`: a return, break, continue or goto is not a check either.
+  bool only_checks(const std::vector<CTok>& T, size_t i, size_t end, bool exits_count = false);
+  int eval_depth_ = 0;  // nested eval calls (parentheses, calls)
 
   void exec_range(Frame& fr, size_t i, size_t end);
 

@@ -73,10 +73,13 @@ Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::s
   for (size_t k = 0; k < it.params.size(); ++k) {
     const CParam& p = it.params[k];
     Val v = k < args.size() ? args[k] : Val{};
-    if (k >= args.size() || (v.kind == Val::Void && !contains(p.base, "optional"))) {
+    if (k >= args.size())
       fail("mismatch", "`" + it.name + "` is called with " + std::to_string(args.size()) +
                            " arguments; it takes " + std::to_string(it.params.size()));
-    }
+    if (v.kind == Val::Void && !contains(p.base, "optional"))
+      fail("mismatch", "`" + it.name + "` is called with None for its parameter `" +
+                           (p.name.empty() ? std::to_string(k + 1) : p.name) + "` (`" + p.type +
+                           "`), which is not optional");
     if (!p.name.empty()) declare(fr, p.name, bind_param(p, v, it.name, fr));
   }
   exec_range(fr, it.body_open + 1, it.body_close);

@@ -59,9 +59,13 @@ size_t Interp::stmt_end(const std::vector<CTok>& T, size_t i, size_t end) {
   return std::min(end, find_semi(T, i, end) + 1);
 }
 
-bool Interp::only_checks(const std::vector<CTok>& T, size_t i, size_t end) {
+bool Interp::only_checks(const std::vector<CTok>& T, size_t i, size_t end, bool exits_count) {
   for (size_t k = i; k < end; ++k) {
     const CTok& t = T[k];
+    // Under a condition that depends on the sizes, leaving early changes what runs.
+    if (exits_count && t.kind == CTok::Ident &&
+        (t.text == "return" || t.text == "break" || t.text == "continue" || t.text == "goto"))
+      return false;
     if (t.kind == CTok::Punct &&
         (t.text == "<<<" || t.text == "=" || t.text == "+=" || t.text == "-=" || t.text == "*=" ||
          t.text == "/=" || t.text == "++" || t.text == "--"))
@@ -224,15 +228,18 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
   }
   note_decided(fr, cond, what);
   if (!cond) {
-    bool checks = only_checks(T, c + 1, then_end) &&
-                  (else_begin == end || only_checks(T, else_begin, else_end));
-    if (checks) return else_end;  // an input check or an error report: no effect on launches
     Val cv;
     try {
       cv = eval(fr, T, j + 1, c);
     } catch (const ImportError&) {
     }
     std::string ce = cond_expr(cv);
+    // An input check or an error report (on a value kernrl cannot know, such as a CUDA error):
+    // no effect on launches. On the sizes, an early exit is not a check.
+    const bool by_sizes = !ce.empty();
+    bool checks = only_checks(T, c + 1, then_end, by_sizes) &&
+                  (else_begin == end || only_checks(T, else_begin, else_end, by_sizes));
+    if (checks) return else_end;
     if (!ce.empty() &&
         exec_both_branches(fr, ce, c + 1, then_end, else_begin < end ? else_begin : end, else_end))
       return else_end;
@@ -398,7 +405,7 @@ std::pair<size_t, size_t> Interp::case_statements(const std::vector<CTok>& T, si
   // `{ ...; break; }` as a case's whole body: the block's statements before its break.
   if (begin < stop && is_punct(T[begin], "{")) {
     const size_t c = close_of(T, begin, stop);
-    if (c + 1 == stop || (c + 1 < stop && is_ident(T[c + 1], "break")) || c + 1 >= stop) {
+    if (c + 1 >= stop || is_ident(T[c + 1], "break")) {
       size_t k = begin + 1;
       while (k < c && !is_ident(T[k], "break")) k = stmt_end(T, k, c);
       if (k < c) return {begin + 1, k};
@@ -535,12 +542,9 @@ size_t Interp::exec_switch(Frame& fr, const std::vector<CTok>& T, size_t i, size
           label = true;
         }
       if (label) continue;
-      const size_t stop = std::find_if(labels.begin(), labels.end(),
-                                       [&](const Label& l) { return l.at > k; }) == labels.end()
-                              ? close
-                              : std::find_if(labels.begin(), labels.end(), [&](const Label& l) {
-                                  return l.at > k;
-                                })->at;
+      auto next =
+          std::find_if(labels.begin(), labels.end(), [&](const Label& l) { return l.at > k; });
+      const size_t stop = next == labels.end() ? close : next->at;
       auto [begin, brk] = case_statements(T, k, stop);
       exec_range(fr, begin, brk);
       if (brk < stop) break;  // the case's break

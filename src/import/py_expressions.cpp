@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "core/expr.h"
@@ -20,7 +21,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       Val s;
       s.kind = Val::Str;
       s.text = e->text;
-      s.floaty = e->fstring;  // an f-string: its text is not its value
+      s.fstring = e->fstring;
       return s;
     }
     case PyExpr::Const:
@@ -181,17 +182,25 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         fail("host_logic", "forward reads `" + py_text(e) +
                                "` after updating it in place; kernrl does not follow a layer's "
                                "running statistics across a forward");
-      // A layer built without a bias (or affine parameters) has None for it, whatever the
-      // problem holds: the constructor argument `bias` is not the attribute `bias`.
-      if (e->text == "bias" || e->text == "weight")
-        if (auto cfg = layer_config(obj)) {
-          auto off = [&](const char* k) {
+      // A layer built without a bias, affine parameters or running statistics has None for
+      // them, whatever the problem holds: the constructor's `bias=False` is not the attribute.
+      static const std::map<std::string, std::vector<const char*>> flags = {
+          {"bias", {"bias", "affine", "elementwise_affine"}},
+          {"weight", {"affine", "elementwise_affine"}},
+          {"running_mean", {"track_running_stats"}},
+          {"running_var", {"track_running_stats"}},
+          {"num_batches_tracked", {"track_running_stats"}}};
+      if (auto fl = flags.find(e->text); fl != flags.end())
+        if (auto cfg = layer_config(obj))
+          for (const char* k : fl->second) {
             auto c = cfg->find(k);
-            return c != cfg->end() && c->second.kind == Val::Bool && c->second.k && !*c->second.k;
-          };
-          if ((e->text == "bias" && off("bias")) || off("affine") || off("elementwise_affine"))
-            return Val{};
-        }
+            if (c == cfg->end()) continue;
+            auto on = truth(c->second);
+            if (!on)
+              fail("host_logic", "`" + py_text(e) + "` depends on the layer's `" + k +
+                                     "`, which kernrl cannot decide");
+            if (!*on) return Val{};
+          }
       for (const auto& p : C.P.parameters)
         if (p.name == path) return problem_param(path, "self." + path);
       // A submodule of a submodule (`self.block.conv`, `self.features[0]`): a Layer by path.
@@ -430,6 +439,25 @@ Val PySide::call(Env& env, const PyExprP& e) {
     }
     note_stat_reads(args);
     for (const auto& kv : kwargs) note_stat_reads({kv.second});
+    // A BatchNorm's running statistics given to the extension (whose kernels may update them, as
+    // nn.BatchNorm does in training mode): on a suite, the kernels get a copy made before the
+    // call, since kernrl's inputs stay unchanged; in training mode the output does not depend
+    // on them. Passing a statistic to two calls (one could read what the other wrote) is refused.
+    auto give_copy = [&](Val& a) {
+      if (C.P.torchscript.empty() || !is_running_stat(a)) return;
+      const std::string stat = C.tensors[static_cast<size_t>(a.tensor)].name;
+      if (!stats_copied_.insert(stat).second)
+        fail("host_logic", "forward passes the running statistic `" + stat +
+                               "` to the extension twice; kernrl gives each call a copy of it, "
+                               "so one call would not see what another wrote");
+      a = C.copy_of(a, text, "torch_op_in_forward");
+      note_once("forward passes BatchNorm's running statistics to `" + f.name +
+                "`: its kernels get a copy made before the call (a reshape step, timed), which "
+                "they may update as nn.BatchNorm does; kernrl's inputs stay unchanged, and in "
+                "training mode the output does not depend on them");
+    };
+    for (Val& a : args) give_copy(a);
+    for (auto& kv : kwargs) give_copy(kv.second);
     Val r = C.call_host(f.ext, f.name, args, kwargs);
     return r;
   }
@@ -554,6 +582,14 @@ Val PySide::call(Env& env, const PyExprP& e) {
       // A size that has one value at every size set (a constant of the module kept as a size).
       if (args[0].kind == Val::Int)
         if (auto one = C.one_value(args[0])) return make_float(static_cast<double>(*one));
+      // A size that differs between size sets: a real expression, evaluated at each
+      // (docs/kernel-format.md), for a float argument.
+      if (args[0].kind == Val::Int && !args[0].e.empty() && C.per_set(args[0])) {
+        Val real;
+        real.kind = Val::Float;
+        real.e = "1.0 * (" + args[0].e + ")";
+        return real;
+      }
     }
     // math.sqrt(hs) and the like of a known number, or of a size with one value at every size
     // set (a head size the suite keeps).

@@ -13,6 +13,20 @@
 
 namespace kernrl::kbimport::py {
 
+namespace {
+
+bool is_parameter(const ProblemSpec& p, const std::string& name) {
+  for (const auto& t : p.parameters)
+    if (t.name == name) return true;
+  return false;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
 Val PySide::tensor_val(int idx) {
   Val v;
   v.kind = Val::Tensor;
@@ -58,11 +72,7 @@ Val PySide::problem_param(const std::string& name, const std::string& as_written
 }
 
 std::optional<std::string> PySide::positional_param(const std::string& attr, const PyExprP& call) {
-  auto named = [&](const std::string& n) {
-    for (const auto& p : C.P.parameters)
-      if (p.name == n) return true;
-    return false;
-  };
+  auto named = [&](const std::string& n) { return is_parameter(C.P, n); };
   // Only on suites built from KernelBench, whose parameters are the reference module's in order.
   if (C.P.torchscript.empty() || named(attr)) return std::nullopt;
   auto at = std::find(own_params_.begin(), own_params_.end(), attr);
@@ -81,11 +91,7 @@ std::optional<std::string> PySide::positional_param(const std::string& attr, con
 }
 
 std::string PySide::own_params_by_place() {
-  auto named = [&](const std::string& n) {
-    for (const auto& p : C.P.parameters)
-      if (p.name == n) return true;
-    return false;
-  };
+  auto named = [&](const std::string& n) { return is_parameter(C.P, n); };
   // Only where every parameter of ModelNew is its own (none matches the problem's by name, no
   // layer of ModelNew holds problem parameters): then the k-th own parameter is the k-th.
   for (const auto& own : own_params_)
@@ -115,9 +121,6 @@ std::string PySide::own_params_by_place() {
     auto m = std::find_if(C.P.modules.begin(), C.P.modules.end(),
                           [&](const auto& x) { return x.first == layer; });
     return m == C.P.modules.end() || m->second.empty() ? "" : m->second.front();
-  };
-  auto ends_with = [](const std::string& n, const std::string& tail) {
-    return n.size() > tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
   };
   std::vector<Vars> sets = C.P.tests;
   sets.push_back(C.P.bench);
@@ -170,9 +173,6 @@ std::string PySide::own_params_by_place() {
 std::vector<size_t> PySide::reference_params() const {
   // The problem's tensors are the reference's state: parameters and buffers in module order. The
   // buffers a reference of layers has are its normalisation layers' running statistics.
-  auto ends_with = [](const std::string& n, const std::string& tail) {
-    return n.size() > tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
-  };
   std::vector<size_t> out;
   for (size_t i = 0; i < C.P.parameters.size(); ++i) {
     const std::string& n = C.P.parameters[i].name;
@@ -542,7 +542,10 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
         continue;
       }
       std::vector<std::pair<size_t, size_t>> updated;  // (line, tokens before the statistic)
-      if (w == "with" && updates_running_stats_only(i, next, &updated)) {
+      // A `with torch.no_grad():` block, or one statement (`bn.num_batches_tracked.add_(1)`),
+      // that only updates running statistics.
+      if ((w == "with" || (next == i + 1 && with_depth_ == 0)) &&
+          updates_running_stats_only(i, next, &updated)) {
         // What it updates is not read again in this forward: a read after it is refused.
         for (const auto& [li, k] : updated) {
           Val layer = eval(env, py_parse_expr(lines_[li].toks, 0, k - 1));
@@ -553,7 +556,10 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
                                    py_text(py_parse_expr(lines_[li].toks, 0, k - 1)) +
                                    "`, which kernrl does not know as a BatchNorm layer (line " +
                                    std::to_string(lines_[li].line) + ")");
+          // The statistic this line updates (the others of the layer may still be read).
+          const std::string updated_stat = lines_[li].toks[k].text;
           for (const char* s : {"running_mean", "running_var", "num_batches_tracked"}) {
+            if (updated_stat != s) continue;
             // Read before the update, or held by a name to be read after it (an alias): the
             // output would depend on how many forwards ran earlier.
             std::function<bool(const Val&)> holds = [&](const Val& v) {
@@ -576,19 +582,29 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
             stale_.insert(layer.name + "." + s);
           }
         }
-        note_once("forward updates BatchNorm's running statistics under torch.no_grad() (line " +
+        note_once("forward updates BatchNorm's running statistics in place (line " +
                   std::to_string(l.line) +
-                  "): kernrl skips them (they are not read again in this forward, and in training "
-                  "mode they do not change its output)");
+                  "): kernrl skips the update (they are not read again in this forward, and in "
+                  "training mode they do not change its output)");
         i = next;
         continue;
       }
       if (w == "with" || w == "try") {
+        // (A statement updating running statistics inside another block is not skipped alone:
+        // the block is, as a whole, or not at all.)
+        const bool with = w == "with";
+        with_depth_ += with;
         size_t colon = header_colon(t);
-        if (colon + 1 < t.size())
-          exec_inline(env, l, colon + 1);
-        else
-          exec_lines(env, i + 1, next);
+        try {
+          if (colon + 1 < t.size())
+            exec_inline(env, l, colon + 1);
+          else
+            exec_lines(env, i + 1, next);
+        } catch (...) {
+          with_depth_ -= with;
+          throw;
+        }
+        with_depth_ -= with;
         i = next;
         // except/finally/else clauses of a try: skipped.
         while (i < end && lines_[i].indent == l.indent &&
@@ -623,10 +639,18 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
   // place (`bn.num_batches_tracked.add_(1)`, `bn.running_mean.mul_(1 - m).add_(mean, ...)`),
   // with local names it assigns for that alone. Anything else in the body: not skipped.
   const auto& h = lines_[header].toks;
-  size_t colon = header_colon(h);
-  std::string what;
-  for (size_t k = 1; k < colon; ++k) what += h[k].text;
-  if (what != "torch.no_grad()" || colon + 1 != h.size() || next == header + 1) return false;
+  // One statement alone (its line is the update), or a `with torch.no_grad():` block's body.
+  const bool bare = !tok_is(h[0], "with");
+  size_t body = header + 1;
+  if (bare) {
+    if (next != header + 1) return false;
+    body = header;
+  } else {
+    size_t colon = header_colon(h);
+    std::string what;
+    for (size_t k = 1; k < colon; ++k) what += h[k].text;
+    if (what != "torch.no_grad()" || colon + 1 != h.size() || next == header + 1) return false;
+  }
   static const std::set<std::string> stats = {"running_mean", "running_var", "num_batches_tracked"};
   // Nothing but the statistic's own chain of in-place calls changes anything: no other in-place
   // call (`y.mul_(2)` in an argument), no `:=`, no `out=`.
@@ -677,14 +701,16 @@ bool PySide::updates_running_stats_only(size_t header, size_t next,
     return true;
   };
   std::set<std::string> locals;
-  for (size_t i = header + 1; i < next; ++i) {
+  for (size_t i = body; i < next; ++i) {
     const auto& t = lines_[i].toks;
-    if (tok_is(t[0], "if") || tok_is(t[0], "elif") || tok_is(t[0], "else")) {
+    if (bare && !(t.size() > 3 && t[0].kind == PyTok::Name)) return false;
+    if (!bare && (tok_is(t[0], "if") || tok_is(t[0], "elif") || tok_is(t[0], "else"))) {
       if (header_colon(t) + 1 != t.size()) return false;  // a one-line body: not followed here
       if (!no_side_effects(t, 1, 0)) return false;
       continue;
     }
-    if (t.size() > 2 && t[0].kind == PyTok::Name && t[1].kind == PyTok::Op && t[1].text == "=") {
+    if (!bare && t.size() > 2 && t[0].kind == PyTok::Name && t[1].kind == PyTok::Op &&
+        t[1].text == "=") {
       if (!no_side_effects(t, 2, 0)) return false;
       locals.insert(t[0].text);
       continue;
@@ -803,6 +829,7 @@ std::optional<bool> PySide::truth(const Val& v) {
   if (v.kind == Val::Void) return false;
   // Non-empty strings, lists and known layers are true, empty ones false.
   if (v.kind == Val::List) return !v.items.empty();
+  if (v.kind == Val::Str && !v.fstring) return !v.text.empty();
   // A layer is true, but a container (Sequential, ModuleList, ...) is true only when not empty.
   if (v.kind == Val::Layer) {
     static const std::set<std::string> containers = {"Sequential",    "ModuleList",    "ModuleDict",
@@ -1033,7 +1060,7 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
     }
     if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
     // Two strings known as written (`self.conv.padding_mode == 'zeros'`; not an f-string).
-    if (a.kind == Val::Str && b.kind == Val::Str && !a.floaty && !b.floaty &&
+    if (a.kind == Val::Str && b.kind == Val::Str && !a.fstring && !b.fstring &&
         (op == "==" || op == "!="))
       return make_bool((a.text == b.text) == (op == "=="));
     // Known numbers, one of them a float (`self.attn.dropout > 0.0`).

@@ -245,6 +245,9 @@ class PySide {
   [[noreturn]] void torch_op(const std::string& what, const std::string& text);
 
   void exec_lines(Env& env, size_t begin, size_t end);
+  // Whether lines_[header, next) only update BatchNorm running statistics in place: a
+  // `with torch.no_grad():` block, or one statement (`bn.num_batches_tracked.add_(1)`); the
+  // updated statistics' (line, tokens before the statistic) in *updated.
   bool updates_running_stats_only(size_t header, size_t next,
                                   std::vector<std::pair<size_t, size_t>>* updated) const;
   std::set<std::string> stale_;  // running statistics forward updated (skipped): not read again
@@ -284,8 +287,10 @@ class PySide {
   // `def`) whose `def` is at lines_[header]: its body runs as forward's does, with the arguments
   // bound to its parameters (defaults evaluated at module level); what it returns.
   Val call_def(Env& caller, size_t header, bool method, const PyExprP& e);
-  int def_depth_ = 0;     // nested calls of the file's functions
-  int module_depth_ = 0;  // module constants defined through other module constants
+  std::set<std::string> stats_copied_;  // running statistics given to the extension as a copy
+  int with_depth_ = 0;                  // `with` blocks forward is running the body of
+  int def_depth_ = 0;                   // nested calls of the file's functions
+  int module_depth_ = 0;                // module constants defined through other module constants
   std::map<std::string, size_t> method_headers_;      // ModelNew's methods: their def lines
   std::map<std::string, size_t> module_def_headers_;  // the module's functions: their def lines
 

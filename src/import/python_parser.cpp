@@ -1,4 +1,5 @@
 // Python expressions from tokens (py_parse_expr) and back to text (py_dotted, py_text).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -26,6 +27,11 @@ class Parser {
   PyExprP parse_all() {
     PyExprP e = tuple_or_expr();
     if (i_ != end_) syntax(t_[i_].line, "unexpected '" + t_[i_].text + "'");
+    // What reads the tree recurses along it: a tree deeper than any real generation's (a sum of
+    // thousands of terms) is refused here rather than overflowing the stack there.
+    if (tree_depth(e, 0) > kMaxDepth)
+      syntax(e->line,
+             "an expression nested or chained more than " + std::to_string(kMaxDepth) + " deep");
     return e;
   }
 
@@ -63,7 +69,24 @@ class Parser {
     return tup;
   }
 
+  static constexpr int kMaxDepth = 400;
+
+  static int tree_depth(const PyExprP& e, int d) {
+    if (!e || d > kMaxDepth) return d;
+    int m = d;
+    for (const auto& k : e->kids) m = std::max(m, tree_depth(k, d + 1));
+    for (const auto& kw : e->kwargs) m = std::max(m, tree_depth(kw.second, d + 1));
+    return m;
+  }
+
   PyExprP expr() {
+    // Nested brackets recurse through every level of the grammar: bounded.
+    struct Nest {
+      int& n;
+      explicit Nest(int& x) : n(++x) {}
+      ~Nest() { --n; }
+    } nest(nesting_);
+    if (nesting_ > 100) syntax(line(), "an expression nested more than 100 deep");
     int l = line();
     if (at_name("lambda")) {
       // lambda args: body
@@ -162,6 +185,7 @@ class Parser {
       int l = line();
       ++i_;
       PyExprP u = make(PyExpr::Unary, "not", l);
+      if (++unary_ > 100) syntax(l, "more than 100 unary operators in a row");
       u->kids.push_back(not_expr());
       return u;
     }
@@ -225,6 +249,7 @@ class Parser {
       int l = line();
       std::string op = t_[i_++].text;
       PyExprP u = make(PyExpr::Unary, op, l);
+      if (++unary_ > 100) syntax(l, "more than 100 unary operators in a row");
       u->kids.push_back(factor());
       return u;
     }
@@ -449,6 +474,8 @@ class Parser {
     syntax(l, "unexpected '" + t.text + "'");
   }
 
+  int nesting_ = 0;  // expr() calls in progress
+  int unary_ = 0;    // unary operators read (a chain of them recurses)
   const std::vector<PyTok>& t_;
   size_t i_, end_;
 };
