@@ -2352,3 +2352,124 @@ torch::Tensor f(torch::Tensor x) {
   CHECK(r.kernel_file.find("float act<float>(float v) { return tanhf(v); }") != std::string::npos);
   CHECK(r.kernel_file.find("double act<double>(double v)") != std::string::npos);
 }
+
+TEST_CASE("import_kernelbench: BatchNorm bookkeeping in forward: statistics given as copies") {
+  ProblemSpec p = parse_problem_yaml(R"(id: L1_33_BatchNorm
+level: 1
+name: BatchNorm
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 16, features: 64, dim: 256}
+  test:
+    - {batch_size: 3, features: 5, dim: 7}
+    - {batch_size: 2, features: 8, dim: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, features, dim], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: bn.weight, dtype: float32, shape: [features], init: custom}
+  - {name: bn.bias, dtype: float32, shape: [features], init: custom}
+  - {name: bn.running_mean, dtype: float32, shape: [features], init: custom}
+  - {name: bn.running_var, dtype: float32, shape: [features], init: custom}
+  - {name: bn.num_batches_tracked, dtype: int64, shape: [], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, features, dim]}
+modules: {"bn": ["BatchNorm1d"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, num_features):
+          super().__init__()
+          self.bn = nn.BatchNorm1d(num_features=num_features)
+      def forward(self, x):
+          return self.bn(x)
+  batch_size = 16
+  features = 64
+  dim = 256
+  def get_inputs():
+      return [torch.rand(batch_size, features, dim)]
+  def get_init_inputs():
+      return [features]
+)",
+                                     "suite.yaml");
+  const char* cuda = R"(
+__global__ void bn_k(const float* x, float* y, const float* w, const float* b, float* rm, float* rv,
+                     int n, int c, int l, float m, float cnt) {}
+torch::Tensor bn(torch::Tensor x, torch::Tensor w, torch::Tensor b, torch::Tensor rm,
+                 torch::Tensor rv, double m) {
+  auto y = torch::empty_like(x);
+  bn_k<<<x.size(1), 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), w.data_ptr<float>(),
+                           b.data_ptr<float>(), rm.data_ptr<float>(), rv.data_ptr<float>(),
+                           x.size(0), x.size(1), x.size(2), (float)m, (float)(x.size(0) * x.size(2)));
+  return y;
+}
+)";
+  auto gen = [&](const std::string& fwd) {
+    return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
+           "load_inline\n\nsrc = \"\"\"\n#include <torch/extension.h>\n" +
+           std::string(cuda) +
+           "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+           "functions=[\"bn\"])\n\nclass ModelNew(nn.Module):\n    def __init__(self, "
+           "num_features):\n        super().__init__()\n        self.bn = "
+           "nn.BatchNorm1d(num_features=num_features)\n\n    def forward(self, x):\n" +
+           fwd;
+  };
+  auto r = import_kernelbench(
+      gen("        bn = self.bn\n        if bn.training and bn.track_running_stats:\n"
+          "            bn.num_batches_tracked.add_(1)\n"
+          "        return ext.bn(x, bn.weight, bn.bias, bn.running_mean, bn.running_var, "
+          "bn.momentum)\n"),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].torch == "reshape");  // copies of the statistics, made first
+  CHECK(arg_texts(plan.launches[0]).at(0) == "bn.running_mean");
+  CHECK(arg_texts(plan.launches[1]).at(0) == "bn.running_var");
+  std::vector<std::string> args = arg_texts(plan.launches[2]);
+  CHECK(args.at(4) == plan.launches[0].out);
+  CHECK(args.at(5) == plan.launches[1].out);
+  CHECK(args.at(9) == "0.1");
+  CHECK(args.at(10) == "1.0 * (batch_size * dim)");
+  // The same statistic to two calls, or one read again after its update: refused.
+  r = import_kernelbench(
+      gen("        y = ext.bn(x, self.bn.weight, self.bn.bias, self.bn.running_mean, "
+          "self.bn.running_var, 0.1)\n        return ext.bn(y, self.bn.weight, self.bn.bias, "
+          "self.bn.running_mean, self.bn.running_var, 0.1)\n"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("twice") != std::string::npos);
+  r = import_kernelbench(
+      gen("        self.bn.running_mean.mul_(0.9)\n        return ext.bn(x, self.bn.weight, "
+          "self.bn.bias, self.bn.running_mean, self.bn.running_var, 0.1)\n"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("after updating it in place") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: an early exit under a size-dependent condition is not a check") {
+  ProblemSpec p = problem("L1_26");
+  std::string cuda = R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  int n = x.numel();
+  if (x.size(1) > 1000) return y;
+  k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+)";
+  auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("is not the same at every size set") != std::string::npos);
+  // Absurdly deep expressions are refused, never a crash.
+  std::string deep = "(" + std::string(3000, '(') + "1" + std::string(3000, ')') + ")";
+  r = import_kernelbench(module(kGelu, "gelu", "x", "ext.gelu(x) if " + deep + " else x"), p);
+  CHECK_FALSE(r.converted);
+  std::string minus(5000, '-');
+  r = import_kernelbench(module(kGelu, "gelu", "x", "ext.gelu(x) if " + minus + "1 else x"), p);
+  CHECK_FALSE(r.converted);
+}
