@@ -248,6 +248,15 @@ Val PySide::self_attr(const std::string& attr) {
     return v;
   }
   auto it = init_attrs_.find(attr);
+  if (init_setattr_) return make_unknown("`self." + attr + "` (ModelNew's __init__ calls setattr)");
+  if (init_attrs_mutated_.count(attr) && it != init_attrs_.end()) {
+    const PyExprP& v = it->second;
+    std::string callee =
+        v->kind == PyExpr::Call && !v->kids.empty() ? resolve(py_dotted(v->kids[0])) : "";
+    if (!starts_with(callee, "torch.nn."))
+      return make_unknown("`self." + attr +
+                          "`, which ModelNew's __init__ changes in place after setting it");
+  }
   if (init_attrs_changed_.count(attr))
     return make_unknown("`self." + attr +
                         "`, which ModelNew's __init__ sets more than once, under a condition or "

@@ -317,6 +317,40 @@ void PySide::scan_module() {
       have_forward_ = true;
     }
   }
+  // Attributes set outside __init__'s own statements: in a method __init__ calls
+  // (`self._setup()`), or with setattr (by a name kernrl reads, else any attribute).
+  auto init_it = method_headers_.find("__init__");
+  if (init_it != method_headers_.end()) {
+    Block ib = body_of(lines_, init_it->second);
+    for (size_t i = ib.begin; i < ib.end; ++i) {
+      const auto& lt = lines_[i].toks;
+      for (size_t k = 0; k < lt.size(); ++k) {
+        if (tok_is(lt[k], "setattr")) {
+          if (k + 5 < lt.size() && tok_is(lt[k + 1], "(") && tok_is(lt[k + 2], "self") &&
+              lt[k + 4].kind == PyTok::String)
+            init_attrs_changed_.insert(lt[k + 4].text);
+          else
+            init_setattr_ = true;
+        }
+        if (k + 3 >= lt.size() || !tok_is(lt[k], "self") || !tok_is(lt[k + 1], ".") ||
+            !tok_is(lt[k + 3], "("))
+          continue;
+        auto m = method_headers_.find(lt[k + 2].text);
+        if (m == method_headers_.end() || m->first == "__init__") continue;
+        Block mb = body_of(lines_, m->second);
+        for (size_t j = mb.begin; j < mb.end; ++j) {
+          const auto& mt = lines_[j].toks;
+          for (size_t q = 0; q + 3 < mt.size(); ++q)
+            if (tok_is(mt[q], "self") && tok_is(mt[q + 1], ".") && mt[q + 2].kind == PyTok::Name &&
+                (tok_is(mt[q + 3], "=") || tok_is(mt[q + 3], ":") || tok_is(mt[q + 3], ".") ||
+                 tok_is(mt[q + 3], "[") ||
+                 (mt[q + 3].kind == PyTok::Op && mt[q + 3].text.size() == 2 &&
+                  mt[q + 3].text.back() == '=')))
+              init_attrs_changed_.insert(mt[q + 2].text);
+        }
+      }
+    }
+  }
   if (!any_inline) {
     if (load_files)
       fail("not_kernelbench",
@@ -437,6 +471,7 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
   // `with ... as f`, `(n := ...)`): what a constructor argument or a module constant of that name
   // holds afterwards is not what kernrl knows (PySide::init_local).
   std::map<std::string, int> bound;
+  std::vector<std::pair<std::string, std::string>> aliases;  // (b, a) of `b = a`
   static const std::set<std::string> compound = {"if",   "elif", "else",   "for",     "while",
                                                  "with", "try",  "except", "finally", "async"};
   // One statement's tokens [from, to) (a `;`-separated part of a line, or a one-line body after a
@@ -499,6 +534,18 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
         bool simple =
             top && targets.size() == 1 && !augmented && targets[0].second == targets[0].first + 1;
         for (const auto& [a, z] : targets) target(a, z, simple ? 1 : 2);
+        // `b = a`: a second name for a's value, through which it may change in place.
+        if (targets.size() == 1 && seg + 1 == to && lt[seg].kind == PyTok::Name &&
+            targets[0].second == targets[0].first + 1)
+          aliases.push_back({lt[targets[0].first].text, lt[seg].text});
+        // A local list or dict changed in place (`sizes.append(n)`, `d.update(...)`).
+        static const std::set<std::string> mutators = {
+            "append", "extend", "insert",     "pop",     "remove",  "reverse", "sort",
+            "clear",  "update", "setdefault", "popitem", "discard", "add"};
+        for (size_t k = from; k + 3 < to; ++k)
+          if (lt[k].kind == PyTok::Name && (k == from || !tok_is(lt[k - 1], ".")) &&
+              tok_is(lt[k + 1], ".") && mutators.count(lt[k + 2].text) && tok_is(lt[k + 3], "("))
+            bound[lt[k].text] += 2;
         for (size_t k = from; k + 1 < to; ++k) {
           if (tok_is(lt[k + 1], ":=") && lt[k].kind == PyTok::Name) bound[lt[k].text] += 2;
           if (tok_is(lt[k], "as") && lt[k + 1].kind == PyTok::Name) bound[lt[k + 1].text] += 2;
@@ -521,6 +568,9 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
       from = k + 1;
     }
   }
+  // A local another name refers to, when that name is rebound or changed: not followed either.
+  for (const auto& [b2, a2] : aliases)
+    if (bound.count(a2) && !init_params_.count(a2) && bound[b2] > 1) bound[a2] += 2;
   for (const auto& [name, n] : bound) {
     if (name == "self") continue;
     init_locals_[name] = nullptr;
@@ -542,16 +592,30 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
     // An attribute __init__ sets more than once, under a block or a one-line `if`, by an
     // augmented assignment or anywhere but at the start of a statement: its value is not the one
     // expression kernrl would read (PySide::self_attr refuses it).
+    // An attribute changed in place (`self.sizes.append(n)`, `self.w[0] = 1`): kernrl reads the
+    // value it was set to (PySide::self_attr refuses it unless it is a layer, whose structure
+    // the suite's modules give).
+    static const std::set<std::string> mutators = {
+        "append", "extend", "insert",     "pop",     "remove",  "reverse", "sort",
+        "clear",  "update", "setdefault", "popitem", "discard", "add"};
+    for (size_t k = 0; k + 4 < lt.size(); ++k)
+      if (tok_is(lt[k], "self") && tok_is(lt[k + 1], ".") && lt[k + 2].kind == PyTok::Name &&
+          ((tok_is(lt[k + 3], ".") && mutators.count(lt[k + 4].text) && k + 5 < lt.size() &&
+            tok_is(lt[k + 5], "(")) ||
+           (tok_is(lt[k + 3], "[") && assign_at(lt) > k + 3)))
+        init_attrs_mutated_.insert(lt[k + 2].text);
     for (size_t k = 0; k + 3 < lt.size(); ++k) {
       if (!tok_is(lt[k], "self") || !tok_is(lt[k + 1], ".") || lt[k + 2].kind != PyTok::Name ||
           lt[k + 3].kind != PyTok::Op)
         continue;
-      const std::string& op = lt[k + 3].text;
+      // `self.x: int = 3`: an annotated assignment.
+      const bool annotated = tok_is(lt[k + 3], ":") && assign_at(lt) > k + 3;
+      const std::string op = annotated ? "=" : lt[k + 3].text;
       bool assign =
           !op.empty() && op.back() == '=' && op != "==" && op != "<=" && op != ">=" && op != "!=";
       if (!assign) continue;
-      bool simple =
-          k == 0 && op == "=" && lines_[i].indent == lines_[b.begin].indent && assign_at(lt) == 3;
+      bool simple = k == 0 && op == "=" && lines_[i].indent == lines_[b.begin].indent &&
+                    (assign_at(lt) == 3 || annotated);
       if (!simple || init_attrs_.count(lt[k + 2].text)) init_attrs_changed_.insert(lt[k + 2].text);
     }
     if (read_register_buffer(lt)) continue;

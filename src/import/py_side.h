@@ -65,7 +65,10 @@ class PySide {
   std::map<std::string, PyExprP> init_attrs_;  // self.X = expr in ModelNew.__init__
   // Attributes __init__ sets more than once or not by one top-level `self.X = value`.
   std::set<std::string> init_attrs_changed_;
-  int init_depth_ = 0;  // nested evaluations of __init__ values (init_computed)
+  // Attributes __init__ changes in place (`self.sizes.append(n)`, `self.w[0] = 1`).
+  std::set<std::string> init_attrs_mutated_;
+  bool init_setattr_ = false;  // __init__ calls setattr with a name kernrl cannot read
+  int init_depth_ = 0;         // nested evaluations of __init__ values (init_computed)
   // `self.X = nn.Parameter(...)` in ModelNew.__init__, in statement order; and the X of
   // `nn.init.kaiming_uniform_(self.X, a=math.sqrt(5))` statements there (the initialisation
   // torch's Linear and ConvNd layers give their weight), in statement order; `other_inits_`: any

@@ -2473,3 +2473,43 @@ torch::Tensor f(torch::Tensor x) {
   r = import_kernelbench(module(kGelu, "gelu", "x", "ext.gelu(x) if " + minus + "1 else x"), p);
   CHECK_FALSE(r.converted);
 }
+
+TEST_CASE(
+    "import_kernelbench: attributes __init__ changes other than by one assignment are refused") {
+  ProblemSpec p = suite_linear();
+  const char* cuda = R"(
+__global__ void lin(const float* x, float* y, int e, int M) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t e) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), out.data_ptr<float>(), (int)e, x.size(0));
+  return out;
+}
+)";
+  auto gen = [&](const std::string& body, const std::string& use, const std::string& more = "") {
+    return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
+           "load_inline\n\nsrc = \"\"\"\n#include <torch/extension.h>\n" +
+           std::string(cuda) +
+           "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+           "functions=[\"run\"])\n\nclass ModelNew(nn.Module):\n    def __init__(self, "
+           "input_size, output_size, divisor):\n        super().__init__()\n" +
+           "        self.linear = nn.Linear(input_size, output_size)\n" + body +
+           "\n    def forward(self, x):\n        return ext.run(x, self.linear.weight, " + use +
+           ")\n" + more;
+  };
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"        self.sizes = []\n        for i in range(3):\n            self.sizes.append(i)\n",
+       "len(self.sizes)"},
+      {"        self.e = 2\n        setattr(self, 'e', 9)\n", "self.e"},
+      {"        self.e = 2\n        self._setup()\n", "self.e"},
+      {"        self.e = 2\n        if divisor > 100:\n            self.e: int = 9\n", "self.e"},
+      {"        a = [1, 2]\n        b = a\n        b[0] = 100\n        self.e = a\n", "self.e[0]"},
+  };
+  for (const auto& [body, use] : refused) {
+    CAPTURE(body);
+    auto r = import_kernelbench(gen(body, use, "\n    def _setup(self):\n        self.e = 9\n"), p);
+    CHECK_FALSE(r.converted);
+  }
+  auto r = import_kernelbench(gen("        self.e = 2\n", "self.e"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches.back()).at(2) == "2");
+}
