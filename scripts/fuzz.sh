@@ -67,7 +67,8 @@ for t in "${TARGETS[@]}"; do
   # The importer's seeds are the KernelBench-style generations the tests already hold.
   seeds=("$ROOT/tests/fuzz/corpus/$t")
   [ "$t" = import ] && seeds+=("$ROOT/tests/import/generations" "$ROOT/tests/kernelbench/generations"
-                               "$ROOT/tests/kernelbench/v2/generations")
+                               "$ROOT/tests/kernelbench/v2/generations"
+                               "$ROOT/tests/kernelbench/v3/kb-prompt" "$ROOT/tests/kernelbench/v3/kernrl-prompt")
   "$BUILD/fuzz_$t" "$work/corpus" "${seeds[@]}" -max_total_time="$SECS" -timeout=10 \
     -rss_limit_mb=2048 -max_len=20000 -print_final_stats=1 -artifact_prefix="$work/" \
     ${extra[@]+"${extra[@]}"} >"$log" 2>&1
