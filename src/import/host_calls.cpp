@@ -34,6 +34,10 @@ Val Interp::call_value(Ex& x, const Val& callee, const std::vector<std::pair<siz
     return cast_to(fr, callee.text, eval(fr, x.T, args[0].first, args[0].second), what);
   // Functions of the source.
   if (FnRef f = find_function(name, false); f.item) {
+    if (f.ambiguous)
+      fail("host_logic", "`" + what + "` in `" + fr.fn + "` calls `" + name +
+                             "`, which the source defines more than once (overloads or "
+                             "specializations); kernrl does not choose between them");
     std::vector<std::string> targ_types;
     if (!callee.text.empty() && callee.toks)
       for (auto [a, b] : split_args(*callee.toks, callee.first + 1, callee.last))

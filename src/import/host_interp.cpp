@@ -24,6 +24,10 @@ Val Interp::call_named(const std::string& fn, std::vector<Val> args,
   if (!f.item)
     fail("mismatch", "forward calls `" + fn + "`, which the CUDA source of load_inline module `" +
                          C.exts[ext_].var + "` does not define");
+  if (f.ambiguous)
+    fail("host_logic", "forward calls `" + fn +
+                           "`, which the CUDA source defines more than once (overloads or "
+                           "specializations); kernrl does not choose between them");
   if (f.item->is_global)
     fail("unsupported_cuda", "forward calls the __global__ kernel `" + fn + "` directly");
   // Keyword arguments by parameter name.
@@ -66,7 +70,9 @@ void Interp::collect(const std::vector<CItem>& items, const ExtModule::Source& s
     if (it.kind == CItem::Block) collect(it.children, src, name, kernel, out);
     if (it.kind != CItem::Function || it.name != name) continue;
     if (kernel != it.is_global) continue;
-    if (!out->item) *out = FnRef{&it, &src};
+    // A declaration without a body (a prototype) does not count as another definition.
+    if (out->item && it.body_close > it.body_open) out->ambiguous = true;
+    if (!out->item) *out = FnRef{&it, &src, false};
   }
 }
 

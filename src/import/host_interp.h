@@ -63,6 +63,9 @@ struct Frame {
 struct FnRef {
   const CItem* item = nullptr;
   const ExtModule::Source* src = nullptr;
+  // Another definition of that name (an overload, an explicit specialization `template <>`):
+  // which one C++ calls depends on the arguments' types, which kernrl does not resolve.
+  bool ambiguous = false;
 };
 
 class Interp {

@@ -2513,3 +2513,28 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t e) {
   REQUIRE_MESSAGE(r.converted, r.reason);
   CHECK(arg_texts(checked_plan(r, p).launches.back()).at(2) == "2");
 }
+
+TEST_CASE("import_kernelbench: a host function defined more than once is not chosen between") {
+  ProblemSpec p = problem("L1_26");
+  for (const char* defs :
+       {"template <typename T> void launch(const T* x, T* y, int n) { ka<<<1, 32>>>(x, y, n); }\n"
+        "template <> void launch<float>(const float* x, float* y, int n) { kb<<<2, 32>>>(x, y, "
+        "n); }\n",
+        "void launch(const float* x, float* y, int n) { ka<<<1, 32>>>(x, y, n); }\n"
+        "void launch(const float* x, float* y, float n) { kb<<<2, 32>>>(x, y, (int)n); }\n"}) {
+    std::string cuda = std::string(R"(
+__global__ void ka(const float* x, float* y, int n) {}
+__global__ void kb(const float* x, float* y, int n) {}
+)") + defs + R"(
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  launch<float>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+  return y;
+}
+)";
+    CAPTURE(defs);
+    auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+    CHECK_FALSE(r.converted);
+    CHECK(r.reason.find("defines more than once") != std::string::npos);
+  }
+}
