@@ -3,10 +3,10 @@
 // of their difference; a branch runs its launches that many times (repeat count 0 or 1) and an
 // integer it sets takes the value of the branch that ran.
 #include <algorithm>
-#include <cstdlib>
 
 #include "core/expr.h"
 #include "import/host_interp.h"
+#include "parse/launch_block.h"
 #include "protocol/launch_plan.h"
 
 namespace kernrl::kbimport::host {
@@ -166,15 +166,9 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
     exprs.push_back(L.repeat_count);
     // Integer arguments: not a scalar's name, not a float (a literal such as `1e-06`, a real
     // expression with `1.0`).
-    auto float_literal = [](const std::string& t) {
-      char* end = nullptr;
-      std::strtod(t.c_str(), &end);
-      bool hex = t.size() > 1 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
-      return !hex && end && *end == '\0' && t.find_first_of(".eEnN") != std::string::npos;
-    };
     for (const auto& a : L.args)
       if (a.tensor < 0 && !a.text.empty() && !C.P.find_scalar(a.text) &&
-          a.text.find('.') == std::string::npos && !float_literal(a.text))
+          a.text.find('.') == std::string::npos && !is_float_literal(a.text))
         exprs.push_back(a.text);
     const std::string& rv = L.repeat_var.empty() ? C.repeat_var_ : L.repeat_var;
     for (const auto& e : exprs)

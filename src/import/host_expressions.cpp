@@ -7,16 +7,13 @@
 
 #include "core/expr.h"
 #include "import/host_interp.h"
+#include "import/nesting.h"
 
 namespace kernrl::kbimport::host {
 
 Val Interp::eval(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
   // Nested parentheses and calls recurse: bounded, so that no input overflows the stack.
-  struct Nest {
-    int& n;
-    explicit Nest(int& v) : n(++v) {}
-    ~Nest() { --n; }
-  } nest(eval_depth_);
+  Nesting nest(eval_depth_);
   if (eval_depth_ > 200)
     fail("host_logic", "host logic in `" + fr.fn + "`: an expression nested more than 200 deep");
   Ex x{fr, T, i, end, "", {}, "", {}};

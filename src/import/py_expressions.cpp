@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/expr.h"
+#include "import/nesting.h"
 #include "import/py_side.h"
 
 namespace kernrl::kbimport::py {
@@ -377,15 +378,11 @@ Val PySide::call_def(Env& caller, size_t header, bool method, const PyExprP& e) 
     Env module_scope;
     local.locals[pname] = eval(module_scope, dv);
   }
-  ++def_depth_;
   Block b = body_of(lines_, header);
-  try {
+  {
+    Nesting nest(def_depth_);
     exec_lines(local, b.begin, b.end);
-  } catch (...) {
-    --def_depth_;
-    throw;
   }
-  --def_depth_;
   if (local.brk || local.cont)
     fail("host_logic", "`break` or `continue` outside a loop in " + where);
   return local.ret ? *local.ret : Val{};

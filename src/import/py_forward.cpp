@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/expr.h"
+#include "import/nesting.h"
 #include "import/py_side.h"
 
 namespace kernrl::kbimport::py {
@@ -111,12 +112,6 @@ std::string PySide::own_params_by_place() {
   // Each of the problem's parameters initialised as the own weight at its place is: the weight of
   // a Linear or a convolution without bias for a drawn one, a normalisation layer's weight (ones)
   // or bias (zeros) for one created so.
-  static const std::set<std::string> kaiming_layers = {
-      "Linear",          "Conv1d",          "Conv2d",         "Conv3d",
-      "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"};
-  static const std::set<std::string> norm_layers = {
-      "LayerNorm",   "GroupNorm",      "BatchNorm1d",    "BatchNorm2d",
-      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
   auto class_of = [&](const std::string& layer) -> std::string {
     auto m = std::find_if(C.P.modules.begin(), C.P.modules.end(),
                           [&](const auto& x) { return x.first == layer; });
@@ -135,9 +130,9 @@ std::string PySide::own_params_by_place() {
     const std::string pair = "`self." + own + "` (torch." + how + ") and the problem's `" + n +
                              "`" + (cls.empty() ? "" : " (of an nn." + cls + ")");
     if (how == "empty") {
-      if (!weight || named(layer + ".bias") || !kaiming_layers.count(cls))
+      if (!weight || named(layer + ".bias") || !kaiming_layers().count(cls))
         return pair + ": a drawn weight is the weight of a Linear or convolution without bias";
-    } else if (!(how == "ones" ? weight : bias) || !norm_layers.count(cls)) {
+    } else if (!(how == "ones" ? weight : bias) || !norm_layers().count(cls)) {
       return pair + ": a parameter created with torch." + how + " is a normalisation layer's " +
              (how == "ones" ? "weight" : "bias");
     }
@@ -168,6 +163,20 @@ std::string PySide::own_params_by_place() {
     if (!same) return pair + ": not of the same shape at every size set";
   }
   return "";
+}
+
+const std::set<std::string>& PySide::kaiming_layers() {
+  static const std::set<std::string> s = {"Linear",         "Conv1d",          "Conv2d",
+                                          "Conv3d",         "ConvTranspose1d", "ConvTranspose2d",
+                                          "ConvTranspose3d"};
+  return s;
+}
+
+const std::set<std::string>& PySide::norm_layers() {
+  static const std::set<std::string> s = {"LayerNorm",      "GroupNorm",     "BatchNorm1d",
+                                          "BatchNorm2d",    "BatchNorm3d",   "InstanceNorm1d",
+                                          "InstanceNorm2d", "InstanceNorm3d"};
+  return s;
 }
 
 std::vector<size_t> PySide::reference_params() const {
@@ -374,11 +383,7 @@ Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
   };
   check(v);
   if (!ok || init_depth_ > 16) return unknown;
-  struct Depth {
-    int& d;
-    explicit Depth(int& x) : d(++x) {}
-    ~Depth() { --d; }
-  } depth(init_depth_);
+  Nesting depth(init_depth_);
   // `a if cond else b`: the branch taken, followed as an attribute's value. The names it reads:
   // __init__'s arguments and the locals it binds.
   std::set<std::string> names;
@@ -427,9 +432,11 @@ Val PySide::module_value(const std::string& name) {
     if (it->second->kind == PyExpr::Tuple || it->second->kind == PyExpr::List ||
         it->second->kind == PyExpr::BinOp || it->second->kind == PyExpr::Unary) {
       if (module_depth_ > 16) return make_unknown("`" + name + "` (defined through itself)");
-      ++module_depth_;
-      Val v = init_expr(it->second);  // in module scope: its names are the module's
-      --module_depth_;
+      Val v;
+      {
+        Nesting nest(module_depth_);
+        v = init_expr(it->second);  // in module scope: its names are the module's
+      }
       bool numbers = v.kind == Val::Int || v.kind == Val::Float;
       if (v.kind == Val::List) {
         numbers = std::all_of(v.items.begin(), v.items.end(), [](const Val& i) {
@@ -601,19 +608,12 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
       if (w == "with" || w == "try") {
         // (A statement updating running statistics inside another block is not skipped alone:
         // the block is, as a whole, or not at all.)
-        const bool with = w == "with";
-        with_depth_ += with;
+        Nesting in_with(with_depth_, w == "with" ? 1 : 0);
         size_t colon = header_colon(t);
-        try {
-          if (colon + 1 < t.size())
-            exec_inline(env, l, colon + 1);
-          else
-            exec_lines(env, i + 1, next);
-        } catch (...) {
-          with_depth_ -= with;
-          throw;
-        }
-        with_depth_ -= with;
+        if (colon + 1 < t.size())
+          exec_inline(env, l, colon + 1);
+        else
+          exec_lines(env, i + 1, next);
         i = next;
         // except/finally/else clauses of a try: skipped.
         while (i < end && lines_[i].indent == l.indent &&

@@ -184,10 +184,6 @@ std::string PySide::own_params_drawn_as_reference() const {
   };
   // Layers whose construction draws only kaiming_uniform_ weights (and biases, which the mapping
   // refuses), or nothing at all (normalisation layers: ones and zeros).
-  static const std::set<std::string> layers = {
-      "Linear",          "Conv1d",          "Conv2d",         "Conv3d",         "ConvTranspose1d",
-      "ConvTranspose2d", "ConvTranspose3d", "LayerNorm",      "GroupNorm",      "BatchNorm1d",
-      "BatchNorm2d",     "BatchNorm3d",     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
   std::vector<std::pair<int, std::vector<std::string>>> ref;
   try {
     ref = init_statements(py_lines(C.P.torch), "Model");
@@ -197,7 +193,8 @@ std::string PySide::own_params_drawn_as_reference() const {
   for (const auto& [indent, t] : ref) {
     if (indent != 0) return "the reference's __init__ has blocks";
     bool layer = t.size() > 8 && t[0] == "self" && t[1] == "." && t[3] == "=" && t[4] == "nn" &&
-                 t[5] == "." && layers.count(t[6]) && t[7] == "(";
+                 t[5] == "." && (kaiming_layers().count(t[6]) || norm_layers().count(t[6])) &&
+                 t[7] == "(";
     if (!layer && !plain(t)) return "the reference's __init__ does more than build layers";
   }
   // ModelNew is a plain nn.Module (a base class of the file's could draw in its constructor).

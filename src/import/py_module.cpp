@@ -243,6 +243,25 @@ int PySide::add_ext(const std::string& var, const PyExprP& call, int line) {
   return idx;
 }
 
+namespace {
+
+// The methods of list, dict and set that change them in place.
+const std::set<std::string>& mutators() {
+  static const std::set<std::string> s = {"append",  "extend",  "insert", "pop",    "remove",
+                                          "reverse", "sort",    "clear",  "update", "setdefault",
+                                          "popitem", "discard", "add"};
+  return s;
+}
+
+// `=`, `+=`, `:=` and the other assignment operators (not `==`, `<=`, `>=`, `!=`).
+bool assign_op(const PyTok& t) {
+  const std::string& x = t.text;
+  return t.kind == PyTok::Op && !x.empty() && x.back() == '=' && x != "==" && x != "<=" &&
+         x != ">=" && x != "!=";
+}
+
+}  // namespace
+
 size_t PySide::assign_at(const std::vector<PyTok>& t) {
   int d = 0;
   for (size_t i = 0; i < t.size(); ++i) {
@@ -520,10 +539,7 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
           const PyTok& tk = lt[k];
           if (tk.kind == PyTok::Op && (tk.text == "(" || tk.text == "[" || tk.text == "{")) ++nest;
           if (tk.kind == PyTok::Op && (tk.text == ")" || tk.text == "]" || tk.text == "}")) --nest;
-          bool assign = tk.kind == PyTok::Op && nest == 0 && !tk.text.empty() &&
-                        tk.text.back() == '=' && tk.text != "==" && tk.text != "<=" &&
-                        tk.text != ">=" && tk.text != "!=" && tk.text != ":=";
-          if (!assign) continue;
+          if (nest != 0 || !assign_op(tk) || tk.text == ":=") continue;
           size_t z = k;  // an annotated target (`x: int = 3`) ends at its `:`
           for (size_t c = seg; c < k; ++c)
             if (tok_is(lt[c], ":")) z = c;
@@ -539,12 +555,9 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
             targets[0].second == targets[0].first + 1)
           aliases.push_back({lt[targets[0].first].text, lt[seg].text});
         // A local list or dict changed in place (`sizes.append(n)`, `d.update(...)`).
-        static const std::set<std::string> mutators = {
-            "append", "extend", "insert",     "pop",     "remove",  "reverse", "sort",
-            "clear",  "update", "setdefault", "popitem", "discard", "add"};
         for (size_t k = from; k + 3 < to; ++k)
           if (lt[k].kind == PyTok::Name && (k == from || !tok_is(lt[k - 1], ".")) &&
-              tok_is(lt[k + 1], ".") && mutators.count(lt[k + 2].text) && tok_is(lt[k + 3], "("))
+              tok_is(lt[k + 1], ".") && mutators().count(lt[k + 2].text) && tok_is(lt[k + 3], "("))
             bound[lt[k].text] += 2;
         for (size_t k = from; k + 1 < to; ++k) {
           if (tok_is(lt[k + 1], ":=") && lt[k].kind == PyTok::Name) bound[lt[k].text] += 2;
@@ -595,12 +608,9 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
     // An attribute changed in place (`self.sizes.append(n)`, `self.w[0] = 1`): kernrl reads the
     // value it was set to (PySide::self_attr refuses it unless it is a layer, whose structure
     // the suite's modules give).
-    static const std::set<std::string> mutators = {
-        "append", "extend", "insert",     "pop",     "remove",  "reverse", "sort",
-        "clear",  "update", "setdefault", "popitem", "discard", "add"};
     for (size_t k = 0; k + 4 < lt.size(); ++k)
       if (tok_is(lt[k], "self") && tok_is(lt[k + 1], ".") && lt[k + 2].kind == PyTok::Name &&
-          ((tok_is(lt[k + 3], ".") && mutators.count(lt[k + 4].text) && k + 5 < lt.size() &&
+          ((tok_is(lt[k + 3], ".") && mutators().count(lt[k + 4].text) && k + 5 < lt.size() &&
             tok_is(lt[k + 5], "(")) ||
            (tok_is(lt[k + 3], "[") && assign_at(lt) > k + 3)))
         init_attrs_mutated_.insert(lt[k + 2].text);
@@ -610,10 +620,8 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
         continue;
       // `self.x: int = 3`: an annotated assignment.
       const bool annotated = tok_is(lt[k + 3], ":") && assign_at(lt) > k + 3;
+      if (!annotated && !assign_op(lt[k + 3])) continue;
       const std::string op = annotated ? "=" : lt[k + 3].text;
-      bool assign =
-          !op.empty() && op.back() == '=' && op != "==" && op != "<=" && op != ">=" && op != "!=";
-      if (!assign) continue;
       bool simple = k == 0 && op == "=" && lines_[i].indent == lines_[b.begin].indent &&
                     (assign_at(lt) == 3 || annotated);
       if (!simple || init_attrs_.count(lt[k + 2].text)) init_attrs_changed_.insert(lt[k + 2].text);

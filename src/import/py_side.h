@@ -148,6 +148,10 @@ class PySide {
   // How ModelNew's own parameter `attr` is created: "empty", "ones" or "zeros" for
   // `nn.Parameter(torch.<that>(dims))` (no keyword arguments), else "".
   std::string own_param_init(const std::string& attr) const;
+  // torch.nn layers whose construction draws the weight with kaiming_uniform_(a=sqrt(5)) (and a
+  // bias, if any), and the normalisation layers, whose weight is ones and bias zeros (no draw).
+  static const std::set<std::string>& kaiming_layers();
+  static const std::set<std::string>& norm_layers();
   // The indices of the problem's tensors that are the reference's parameters
   // (nn.Module.parameters(), in order), not its buffers (normalisation layers' running
   // statistics).

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "import/import_error.h"
+#include "import/nesting.h"
 #include "import/python_reader.h"
 
 namespace kernrl::kbimport {
@@ -81,11 +82,7 @@ class Parser {
 
   PyExprP expr() {
     // Nested brackets recurse through every level of the grammar: bounded.
-    struct Nest {
-      int& n;
-      explicit Nest(int& x) : n(++x) {}
-      ~Nest() { --n; }
-    } nest(nesting_);
+    Nesting nest(nesting_);
     if (nesting_ > 100) syntax(line(), "an expression nested more than 100 deep");
     int l = line();
     if (at_name("lambda")) {
