@@ -19,7 +19,9 @@
 #   levels 1-3). KB_IDENTITY=1: after the side by side, every problem of the suite is checked
 #   against KernelBench's own module (scripts/kb-gpu.sh identity; kb-identity.md). KB_BUILD_TARGETS:
 #   kernrl's targets to build (default: those the run needs; add kernrl-triton to run
-#   scripts/gpu-test.sh triton on the same build afterwards).
+#   scripts/gpu-test.sh triton on the same build afterwards). KB_AGAIN: NAME@SET of files KernelBench
+#   evaluates again despite --previous; KB_CUDNN_TF32=0|1: cuDNN's TF32 in KernelBench's evaluations
+#   (default: PyTorch's, on).
 # wait: waits until the run has finished or SECONDS have passed, then copies its results to OUT
 #   (side.json, side_by_side.md and the logs, as kb-*).
 set -uo pipefail
@@ -77,6 +79,7 @@ run)
   python3 scripts/kb_side_by_side.py --kernrl "$WORK/build-gpu/kernrl" --suite "$WORK/suite" --kernelbench "$KB" \
     --gens $gens --out "$WORK/side" --ready "$WORK/ready" --jobs "${KB_BUILD_JOBS:-8}" --max-eval "${KB_MAX_EVAL:-8}" \
     --deadline "${KB_SIDE_DEADLINE:-980}" --hard-deadline "${KB_SIDE_HARD:-1060}" ${PREV:+--previous "$PREV"} \
+    ${KB_AGAIN:+--kb-again $KB_AGAIN} \
     >"$WORK/side-run.log" 2>&1 &
   side=$!
   log "kernrl build and the suite's conversion beside KernelBench's side (pid $side)"

@@ -179,8 +179,15 @@ def child_eval(kb_root, file, ref, build_dir, lock_path, stamp):
     # which KernelBench's timing calls too): the next process's GPU phase may need it.
     lock = GpuLock(lock_path, stamp, lambda: torch.cuda.is_initialized() and torch.cuda.empty_cache())
     patch(kb_eval, lock)
+    # KB_CUDNN_TF32=0: cuDNN's TF32 off (PyTorch's default is on, which KernelBench keeps), to tell
+    # a reference convolution's TF32 error from a kernel's (recorded in the row).
+    tf32 = os.environ.get("KB_CUDNN_TF32")
+    if tf32 in ("0", "1"):
+        torch.backends.cudnn.allow_tf32 = tf32 == "1"
     t0 = time.monotonic()
     row = {"file": file}
+    if tf32 in ("0", "1"):
+        row["cudnn_tf32"] = tf32 == "1"
     try:
         r = kb_eval.eval_kernel_against_ref(
             pathlib.Path(ref).read_text(), pathlib.Path(file).read_text(), seed_num=42,
@@ -195,6 +202,8 @@ def child_eval(kb_root, file, ref, build_dir, lock_path, stamp):
                        runtime_ms=r.runtime if r.runtime and r.runtime > 0 else None,
                        ref_runtime_ms=r.ref_runtime if r.ref_runtime and r.ref_runtime > 0 else None,
                        excessive_speedup=bool(md.get("excessive_speedup", False)), error=str(err)[:300])
+            if md.get("max_difference"):
+                row["max_difference"] = md["max_difference"][:5]
     except Exception as e:  # noqa: BLE001 - KernelBench's own failure, recorded
         row.update(compiled=True, correct=False, error=f"{type(e).__name__}: {str(e)[:250]}")
     row["s"] = round(time.monotonic() - t0, 2)

@@ -128,7 +128,7 @@ class Run:
         self.kb, self.kr = {}, {}
         for x in self.files:
             old = self.prev.get(x["orig"].name + "@" + set_name(x["orig"]))
-            if old:
+            if old and f'{x["orig"].name}@{set_name(x["orig"])}' not in (a.kb_again or []):
                 self.kb[str(x["copy"])] = dict(old, previous=True)
         self.walls = {"kernrl": 0.0, "kernrl_wait": 0.0, "kb_build": 0.0, "kb_eval": 0.0}
         self.gpu = gpu_name()
@@ -486,6 +486,8 @@ def main():
     ap.add_argument("--chunk", type=int, default=8, help="files per kernrl grade-dir (each holds the GPU lock)")
     ap.add_argument("--ready", help="a file whose existence says kernrl is built and the suite converted")
     ap.add_argument("--previous", help="side.json of an earlier run: its KernelBench verdicts are reused")
+    ap.add_argument("--kb-again", nargs="*", help="NAME@SET (e.g. level_1_problem_50_sample_0_kernel.py@v3/kb-prompt): "
+                    "files KernelBench evaluates again despite --previous")
     ap.add_argument("--deadline", type=float, default=0, help="seconds after which no evaluation starts")
     ap.add_argument("--hard-deadline", type=float, default=0, help="seconds after which everything is stopped")
     ap.add_argument("--combine", nargs="+")

@@ -272,3 +272,101 @@ def check_deterministic(s):
 def tolerance_for(outputs):
     tol = max((KB_TOLERANCE.get(o.dtype, 0) for o in outputs), default=0)
     return {"atol": tol or 1e-4, "rtol": tol or 1e-4}
+
+
+# kernrl's policy for float32 problems (docs/grading.md, "How fp32 tolerances are set"): the exact
+# result (float64) must pass with a margin, using at most this share of the tolerance.
+EXACT_SHARE = 0.3
+# The bench size is measured on a GPU when its counted work is at most this (float64 is slow).
+BENCH_FLOPS_LIMIT = 5e12
+
+
+def _round_up(v):
+    """v rounded up to one significant digit (3.2e-4 -> 4e-4)."""
+    e = math.floor(math.log10(v))
+    return math.ceil(v / 10**e - 1e-9) * 10**e
+
+
+def _float64_run(model, layout, args, device):
+    """The module in float64 on `device`: its outputs, on that device."""
+    import copy
+
+    m = copy.deepcopy(model).double().to(device)
+    xs = [a.double().to(device) if a.is_floating_point() else a.to(device) for a in args]
+    seed_all()
+    with torch.no_grad():
+        return outputs_of(Wrapped(m, layout)(*xs))
+
+
+def _float32_run(model, layout, args, device):
+    import copy
+
+    m = model if device == "cpu" else copy.deepcopy(model).to(device)
+    seed_all()
+    with torch.no_grad():
+        return outputs_of(Wrapped(m, layout)(*[a.to(device) for a in args]))
+
+
+def _needed_atol(got32, want64, rtol):
+    """The atol under which every element of got32 is within EXACT_SHARE of the tolerance of the
+    float64 result (0 where it already is at any atol)."""
+    need = 0.0
+    for g, w in zip(got32, want64):
+        if not w.is_floating_point() or w.numel() == 0:
+            continue
+        g, w = g.double().flatten(), w.flatten()
+        ok = torch.isfinite(w) & torch.isfinite(g)
+        if not bool(ok.any()):
+            continue
+        d = (g[ok] - w[ok]).abs() / EXACT_SHARE - rtol * w[ok].abs()
+        need = max(need, float(d.max()))
+    return need
+
+
+def calibrate_tolerance(sets, bench_flops=None):
+    """KernelBench's tolerance, with atol raised where the module's own float32 result is further
+    from its float64 result than kernrl's policy allows (an exact kernel would then fail against
+    the float32 reference on some draws: a sum of many terms whose result can be near zero).
+    Measured at every test size set (on this host's CPU) and at the bench size where a GPU is
+    available and the counted work is at most BENCH_FLOPS_LIMIT. Returns (tolerance, note): the
+    note says what was measured, for the problem's description."""
+    outs = sets[0].outputs
+    tol = tolerance_for(outs)
+    if not any(o.dtype == torch.float32 for o in outs):
+        return tol, ""
+    need, where, skipped = 0.0, [], []
+    for i, s in enumerate(sets[1:], 1):
+        args = [x for x, _ in s.inputs]
+        try:
+            n = _needed_atol(s.outputs, _float64_run(s.model, s.layout, args, "cpu"), tol["rtol"])
+        except Exception as e:  # noqa: BLE001 - an operation without float64 support
+            skipped.append(f"test size {i}: {type(e).__name__}")
+            continue
+        need = max(need, n)
+        where.append(f"test size {i}")
+    bench = sets[0]
+    if torch.cuda.is_available() and bench_flops is not None and 0 < bench_flops <= BENCH_FLOPS_LIMIT:
+        torch.backends.cuda.matmul.allow_tf32 = False  # as kernrl's worker runs the reference
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            with recording_factories("cuda"):
+                seed_all()
+                xs = [x for x in bench.ns["get_inputs"]() if isinstance(x, torch.Tensor)]
+            got = _float32_run(bench.model, bench.layout, xs, "cuda")
+            want = _float64_run(bench.model, bench.layout, xs, "cuda")
+            need = max(need, _needed_atol(got, want, tol["rtol"]))
+            where.append("the bench size")
+        except Exception as e:  # noqa: BLE001 - out of GPU memory, no float64 kernel
+            skipped.append(f"bench size: {type(e).__name__}")
+        finally:
+            torch.cuda.empty_cache()
+    elif bench_flops is not None:
+        skipped.append("bench size: " + ("no GPU here" if not torch.cuda.is_available() else "too much work in float64"))
+    note = ""
+    if need > tol["atol"]:
+        tol = {"atol": _round_up(need), "rtol": tol["rtol"]}
+        note = (f"the tolerance's atol is {tol['atol']:g}, not KernelBench's {tolerance_for(outs)['atol']:g}: the module's own "
+                f"float32 result is far enough from its float64 result (measured at {', '.join(where)}) that an "
+                f"exact kernel needs it to use at most {EXACT_SHARE:g} of the tolerance, as kernrl requires of "
+                "float32 problems")
+    return tol, note

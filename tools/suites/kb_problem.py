@@ -56,7 +56,7 @@ def convert(path, level, out_root):
     kb_convert.check_deterministic(tests[0])
     how, blobs = kb_convert.compile_reference(sets)
     generators = kb_convert.input_generators(sets)
-    spec = problem_yaml(pid, level, number, name, src, sets, how, generators is not None)
+    spec, tol = problem_yaml(pid, level, number, name, src, sets, how, generators is not None)
     folder = out_root / "problems" / f"L{level}" / f"{number}_{name}"
     (folder / "torchscript").mkdir(parents=True, exist_ok=True)
     for i, blob in enumerate(blobs):
@@ -73,7 +73,7 @@ def convert(path, level, out_root):
     tensors = [x for x, _ in bench.inputs] + list(bench.outputs) + list(bench.model.parameters())
     mb = sum(t.numel() * t.element_size() for t in tensors) / 1e6
     return {"id": pid, "file": f"level{level}/{path.name}", "reference": how,
-            "bench_mb": round(mb, 1), "test_sizes": [t.sizes for t in tests]}
+            "bench_mb": round(mb, 1), "test_sizes": [t.sizes for t in tests], "tolerance": tol}
 
 
 def _weight_names(model):
@@ -120,6 +120,7 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
                         "shape": shapes.shape(oname, per_set)})
     _check_unique(shapes.sets[0], inputs + params + outputs)
     flops = _flops(sets, shapes)
+    tol, tol_note = kb_convert.calibrate_tolerance(sets, shapes.sets[0].get("work_kflops", 0) * 1000 or None)
     reference = {"torchscript": "torchscript"}
     if how == "trace":
         reference["weights"] = "model"
@@ -131,7 +132,7 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         f"level: {level}",
         f"name: {j(name)}",
         "description: |",
-        *_indent(_description(src, level, number, [t["name"] for t in params], shapes.extra)),
+        *_indent(_description(src, level, number, [t["name"] for t in params], shapes.extra, tol_note)),
         f"reference: {j(reference)}",
         "sizes:",
         f"  bench: {j(shapes.sets[0])}",
@@ -141,14 +142,14 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         "parameters:" + ("" if params else " []"), *[f"  - {j(t)}" for t in params],
         "outputs:", *[f"  - {j(t)}" for t in outputs],
         f"modules: {j(_modules(bench.model))}",
-        f"tolerance: {j(kb_convert.tolerance_for(outs))}",
+        f"tolerance: {j(tol)}",
         "compare: allclose",
         f"flops: {j(flops)}",
         "bytes: auto",
         "torch: |",
         *_indent(src.text.rstrip("\n").replace("\t", "    ")),
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", tol
 
 
 def _modules(model):
@@ -184,7 +185,7 @@ def _indent(text):
     return [("  " + line).rstrip() for line in text.split("\n")]
 
 
-def _description(src, level, number, params, extra):
+def _description(src, level, number, params, extra, tol_note=""):
     doc = src.docstring.strip() or "See the module below."
     lines = [doc, "",
              f"KernelBench level {level} problem {number} ({src.path.name}): the module below is the",
@@ -196,6 +197,8 @@ def _description(src, level, number, params, extra):
     dims = [e for e in extra if e != "work_kflops"]
     if dims:
         lines.append("Sizes that are not constants of the file, each a tensor dimension: " + ", ".join(dims) + ".")
+    if tol_note:
+        lines.append(tol_note[0].upper() + tol_note[1:] + ".")
     return "\n".join(lines)
 
 
