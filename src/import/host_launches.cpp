@@ -225,9 +225,9 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
     if (p.pointer) {
       if (v.kind == Val::Ptr) {
         if (v.tensor < 0)
-          fail("unsupported_cuda",
-               where + " is a null pointer; kernrl passes a tensor or a scratch buffer");
-        out.tensor = v.tensor;
+          out.text = "null";  // an optional tensor the kernel does not get (`nullptr`)
+        else
+          out.tensor = v.tensor;
       } else if (v.kind == Val::Tensor) {
         fail("unsupported_cuda",
              where + " passes a tensor object where the kernel takes a pointer");

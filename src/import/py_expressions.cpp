@@ -45,7 +45,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       return call(env, e);
     case PyExpr::Index: {
       Val obj = eval(env, e->kids[0]);
-      if (obj.kind == Val::Tensor) torch_op("Tensor.__getitem__", py_text(e));
+      if (obj.kind == Val::Tensor) return tensor_index(env, obj, e->kids[1], py_text(e));
       if (e->kids[1]->kind == PyExpr::Other && e->kids[1]->text == "slice" &&
           e->kids[1]->kids.size() == 3)
         return sliced(env, obj, e->kids[1], py_text(e));

@@ -236,6 +236,8 @@ class PySide {
   // transpose / swapaxes / permute / narrow / split / chunk of a tensor in forward (a suite's
   // problem): lazy views (Converter::lazy_view), copied by torch steps where an operator reads
   // them (split and chunk: a tuple of pieces, their count the same at every size set).
+  // x[a:b], x[:, a:b]: basic slices (step 1) as narrow views; other indexes are refused.
+  Val tensor_index(Env& env, const Val& obj, const PyExprP& idx, const std::string& text);
   Val view_op(const Val& obj, const std::string& m, std::vector<Val> args,
               const std::vector<std::pair<std::string, Val>>& kwargs, const std::string& text);
   // Appends a torch step of `op` on `args` whose result (a new buffer of `shape`) it returns.

@@ -408,6 +408,54 @@ Val conv_out(const Val& in, const Val& k, const Val& s, const Val& p, const Val&
 
 }  // namespace
 
+Val PySide::tensor_index(Env& env, const Val& obj, const PyExprP& idx, const std::string& text) {
+  std::vector<PyExprP> parts;
+  if (idx->kind == PyExpr::Other && idx->text == "slice" && idx->kids.size() == 3)
+    parts = {idx};
+  else if (idx->kind == PyExpr::Other && idx->text == "dims")
+    parts = idx->kids;
+  bool basic = !parts.empty();
+  for (const auto& p : parts)
+    basic = basic && p->kind == PyExpr::Other && p->text == "slice" && p->kids.size() == 3;
+  // An integer, a list, a mask, None or `...` as an index: an operator kernrl does not map.
+  if (!basic || C.P.torchscript.empty()) torch_op("Tensor.__getitem__", text);
+  const TensorInfo t = tensor_of(obj, text);
+  if (parts.size() > t.shape.size())
+    fail("mismatch", "`" + text + "` in forward indexes more dimensions than the tensor has");
+  auto cannot = [&](const std::string& why) {
+    fail("torch_op_in_forward", "`" + text + "`: " + why);
+  };
+  Val v = obj;
+  for (size_t d = 0; d < parts.size(); ++d) {
+    const auto& k = parts[d]->kids;
+    const Val whole = t.shape[d];
+    auto bound = [&](const PyExprP& b) -> std::optional<Val> {
+      if (b->kind == PyExpr::Const && b->text == "None") return std::nullopt;
+      Val x = eval(env, b);
+      if (x.kind == Val::Bool && x.k) x = make_int(*x.k);
+      if (x.kind != Val::Int) cannot("a slice bound kernrl cannot compute");
+      // A negative constant counts from the dimension's end, as in Python.
+      if (x.k && *x.k < 0) x = int_binop("+", whole, x, text);
+      return x;
+    };
+    std::optional<Val> step = bound(k[2]);
+    if (step && !(step->k && *step->k == 1))
+      cannot("a slice with a step (only basic slices map onto narrow)");
+    std::optional<Val> first = bound(k[0]), last = bound(k[1]);
+    if (!first && !last) continue;  // `:`, the whole dimension
+    Val start = first ? *first : make_int(0);
+    Val len = int_binop("-", last ? *last : whole, start, text);
+    auto st = C.per_set(start), ln = C.per_set(len), wh = C.per_set(whole);
+    if (!st || !ln || !wh) cannot("slice bounds kernrl cannot compute at every size set");
+    // PyTorch clamps a slice to the dimension; narrow does not: the bounds must lie within it.
+    for (size_t i = 0; i < st->size(); ++i)
+      if ((*st)[i] < 0 || (*ln)[i] < 0 || (*st)[i] + (*ln)[i] > (*wh)[i])
+        cannot("a slice beyond the dimension at some size set (kernrl maps slices within it)");
+    v = view_op(v, "narrow", {make_int(static_cast<int64_t>(d)), start, len}, {}, text);
+  }
+  return v;
+}
+
 Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
                     const std::vector<std::pair<std::string, Val>>& kwargs,
                     const std::string& text) {

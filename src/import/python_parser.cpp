@@ -56,6 +56,25 @@ class Parser {
     return e;
   }
 
+  // One slice, a:b or a:b:c (None where a part is left out), up to the next ',' or ']'.
+  PyExprP slice_part(int l) {
+    PyExprP sl = make(PyExpr::Other, "slice", l);
+    for (int part = 0; part < 3; ++part) {
+      if (at_op(":") || at_op("]") || at_op(","))
+        sl->kids.push_back(make(PyExpr::Const, "None", l));
+      else
+        sl->kids.push_back(expr());
+      if (part < 2 && at_op(":")) {
+        ++i_;
+      } else if (part < 2) {
+        for (int rest = part + 1; rest < 3; ++rest)
+          sl->kids.push_back(make(PyExpr::Const, "None", l));
+        break;
+      }
+    }
+    return sl;
+  }
+
   PyExprP tuple_or_expr() {
     int l = line();
     PyExprP first = expr();
@@ -347,7 +366,9 @@ class Parser {
         x->kids.push_back(e);
         size_t save = i_;
         // A slice (a:b, a:b:c) is "Other" "slice" with kids start, stop, step (None where left
-        // out); a multi-dimensional index (a, b or a:b, c) is "Other" "slice" without kids.
+        // out); a multi-dimensional index (a, b or a:b, c) is "Other" "dims" with a kid per
+        // dimension, each a slice or an expression ("Other" "slice" without kids where a part is
+        // neither: `...`).
         int depth = 0;
         bool slice = false, comma = false;
         size_t j = i_;
@@ -362,23 +383,32 @@ class Parser {
           if (depth == 0 && t.kind == PyTok::Op && t.text == ",") comma = true;
         }
         if (slice && !comma) {
-          PyExprP sl = make(PyExpr::Other, "slice", l);
-          for (int part = 0; part < 3; ++part) {
-            if (at_op(":") || at_op("]"))
-              sl->kids.push_back(make(PyExpr::Const, "None", l));
-            else
-              sl->kids.push_back(expr());
-            if (part < 2 && at_op(":"))
-              ++i_;
-            else if (part < 2) {
-              for (int rest = part + 1; rest < 3; ++rest)
-                sl->kids.push_back(make(PyExpr::Const, "None", l));
-              break;
-            }
-          }
+          x->kids.push_back(slice_part(l));
           if (!at_op("]")) syntax(line(), "expected ']' after a slice");
-          x->kids.push_back(sl);
-        } else if (slice || comma || j == save) {
+        } else if (comma) {
+          PyExprP dims = make(PyExpr::Other, "dims", l);
+          bool plain = true;
+          while (i_ < j && plain) {
+            size_t k = i_;
+            int dd = 0;
+            bool part_slice = false;
+            for (; k < j; ++k) {
+              const PyTok& t = t_[k];
+              if (t.kind == PyTok::Op && (t.text == "(" || t.text == "[" || t.text == "{")) ++dd;
+              if (t.kind == PyTok::Op && (t.text == ")" || t.text == "]" || t.text == "}")) --dd;
+              if (dd == 0 && t.kind == PyTok::Op && t.text == ",") break;
+              if (dd == 0 && t.kind == PyTok::Op && t.text == ":") part_slice = true;
+            }
+            if (k == i_ || (t_[i_].kind == PyTok::Op && t_[i_].text[0] == '.'))
+              plain = false;  // an empty part or `...`
+            else
+              dims->kids.push_back(part_slice ? slice_part(l) : expr());
+            if (plain && i_ != k) plain = false;  // the part did not end where it should
+            if (plain && at_op(",")) ++i_;
+          }
+          i_ = j;
+          x->kids.push_back(plain ? dims : make(PyExpr::Other, "slice", l));
+        } else if (j == save) {
           i_ = j;
           x->kids.push_back(make(PyExpr::Other, "slice", l));
         } else {
@@ -535,6 +565,11 @@ std::string py_text(const PyExprP& e) {
         };
         std::string t = part(e->kids[0]) + ":" + part(e->kids[1]);
         if (!part(e->kids[2]).empty()) t += ":" + part(e->kids[2]);
+        return t;
+      }
+      if (e->text == "dims") {
+        std::string t;
+        for (size_t i = 0; i < e->kids.size(); ++i) t += (i ? ", " : "") + py_text(e->kids[i]);
         return t;
       }
       return e->text;

@@ -42,6 +42,12 @@ bool is_non_finite_word(std::string s) {
   return s == "nan" || s == "inf" || s == "infinity" || s == ".nan" || s == ".inf";
 }
 
+// The spellings of a left-out argument: an optional tensor of a torch step, a null pointer of a
+// kernel (YAML's null and `~`, Python's None, C++'s nullptr).
+bool is_null_word(const std::string& s) {
+  return s == "none" || s == "None" || s == "null" || s == "~" || s == "nullptr";
+}
+
 // YAML's "cannot read this" messages, each with what usually causes it.
 std::string yaml_hint(const std::string& msg) {
   if (msg.find("anchor") != std::string::npos || msg.find("alias") != std::string::npos)
@@ -82,7 +88,8 @@ class BlockReader {
     std::vector<std::string> out;
     if (n.IsScalar()) return split_top_level(scalar(n, what));
     if (!n.IsSequence()) fail(n, "'" + what + "' must be a list");
-    for (const auto& d : n) out.push_back(scalar(d, what));
+    for (const auto& d : n)  // YAML's null (`null`, `~`) as an argument: a null pointer
+      out.push_back(d.IsNull() && what == "args" ? "null" : scalar(d, what));
     return out;
   }
   std::vector<std::string> dims(const YAML::Node& n, const std::string& what) const {
@@ -261,7 +268,7 @@ class BlockReader {
           l.args.push_back({text, ArgKind::IntList});
           continue;
         }
-        std::string t = scalar(item, "args");
+        std::string t = item.IsNull() ? "null" : scalar(item, "args");
         if (is_non_finite_word(t))
           fail(item, "argument '" + printable(t) +
                          "' is not a finite number; float arguments must be finite");
@@ -269,9 +276,9 @@ class BlockReader {
           std::string why = float_literal_problem(t);
           if (!why.empty()) fail(item, "argument '" + t + "': " + why);
         }
-        ArgKind k = t == "none" || t == "None" || t == "null" || t == "~" ? ArgKind::None
-                    : t == "true" || t == "false"                         ? ArgKind::Bool
-                                                                          : ArgKind::IntExpr;
+        ArgKind k = is_null_word(t)               ? ArgKind::None
+                    : t == "true" || t == "false" ? ArgKind::Bool
+                                                  : ArgKind::IntExpr;
         l.args.push_back({t, k});
       }
     }
@@ -501,6 +508,7 @@ ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
                  const std::set<std::string>& scratch) {
   if (p.find_tensor(text)) return ArgKind::Tensor;
   if (scratch.count(text)) return ArgKind::Scratch;
+  if (is_null_word(text)) return ArgKind::None;
   if (p.find_scalar(text)) return ArgKind::Scalar;
   if (is_float_literal(text)) return ArgKind::FloatLiteral;
   if (has_real_literal(text)) return ArgKind::FloatExpr;

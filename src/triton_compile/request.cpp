@@ -54,9 +54,13 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
       } catch (const ExprError& e) {
         throw FormatError("argument '" + a.text + "': " + e.what(), line);
       }
+    case ArgKind::None:
+      throw FormatError("argument '" + a.text +
+                            "': a null pointer is an argument of CUDA kernels; a Triton kernel "
+                            "takes tensors and values",
+                        line);
     case ArgKind::IntList:
     case ArgKind::Bool:
-    case ArgKind::None:
       break;  // torch steps only, which Triton plans do not have
   }
   throw FormatError("argument '" + a.text + "' names nothing of the problem", line);

@@ -212,12 +212,16 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
             }
             break;
           }
+          case ArgKind::None:  // a null pointer (an optional tensor the kernel does not get)
+            if (w != 8)
+              throw LaunchError(
+                  where + " is a null pointer but the parameter is " + std::to_string(w) + " bytes",
+                  spec.line);
+            l.arg_storage.push_back(bytes_of<CUdeviceptr>(0));
+            break;
           case ArgKind::IntList:
           case ArgKind::Bool:
-          case ArgKind::None:
-            throw LaunchError(where +
-                                  ": a list, true, false or none is an argument of torch "
-                                  "steps only",
+            throw LaunchError(where + ": a list, true or false is an argument of torch steps only",
                               spec.line);
         }
       }

@@ -1849,7 +1849,7 @@ TEST_CASE("import_kernelbench: slices of shapes, lists and a Sequential's layers
   auto tensor = import_kernelbench(
       mlp_module("        return ext.bias_act(x[:, :4], self.net[0].bias, True)"), p);
   CHECK_FALSE(tensor.converted);
-  CHECK_MESSAGE(tensor.reason.find("__getitem__") != std::string::npos, tensor.reason);
+  CHECK_MESSAGE(tensor.reason.find("forward passes a view") != std::string::npos, tensor.reason);
 }
 
 TEST_CASE("import_kernelbench: a float variable holding a size stays a float when assigned") {
@@ -2537,4 +2537,80 @@ torch::Tensor f(torch::Tensor x) {
     CHECK_FALSE(r.converted);
     CHECK(r.reason.find("defines more than once") != std::string::npos);
   }
+}
+
+TEST_CASE("import_kernelbench: a null pointer argument (an optional tensor) becomes null") {
+  ProblemSpec p = suite_linear();
+  const char* cuda = R"(
+__global__ void lin(const float* x, const float* w, const float* b, float* y, int M) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, bool use_bias) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  const float* bias_ptr = nullptr;
+  if (use_bias) bias_ptr = b.data_ptr<float>();
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), w.data_ptr<float>(), bias_ptr,
+                          out.data_ptr<float>(), x.size(0));
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), w.data_ptr<float>(), NULL,
+                          out.data_ptr<float>(), x.size(0));
+  return out;
+}
+)";
+  std::string py =
+      module(cuda, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias, False)",
+             "input_size, output_size: self.linear = nn.Linear(input_size, output_size)");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  for (const auto& l : plan.launches) {
+    CHECK(arg_texts(l) ==
+          std::vector<std::string>{"x", "linear.weight", "null", "out", "batch_size"});
+    CHECK(l.args[2].kind == ArgKind::None);
+  }
+}
+
+TEST_CASE("import_kernelbench: basic slices of a tensor in forward are narrow views") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  auto import_y = [&](const std::string& y) {
+    return import_kernelbench(
+        suite_module("        y = " + y + "\n        return ext.epilogue(self.linear(y), 1.0)",
+                     init),
+        p);
+  };
+  auto r = import_y("x[:, :]");  // the whole tensor: no step
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[0].torch == "linear");
+  // Slices with bounds: one narrow each, within the dimension.
+  r = import_y("x[0:]");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() >= 2);
+  CHECK(plan.launches[0].torch == "narrow");
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "0", "0", "batch_size"});
+  r = import_y("x[:, 0:x.size(1)]");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  CHECK(plan.launches[0].torch == "narrow");
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "1", "0", "input_size"});
+  // A slice that changes the shape is followed: the output no longer matches the problem's.
+  r = import_y("x[1:]");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("elements") != std::string::npos, r.reason);
+  // What PyTorch would clamp, a step, an integer index, or `...`: refused, saying why.
+  for (const auto& [y, why] :
+       std::vector<std::pair<std::string, std::string>>{{"x[:, :40]", "beyond the dimension"},
+                                                        {"x[::2]", "a step"},
+                                                        {"x[0]", "Tensor.__getitem__"},
+                                                        {"x[..., 1:]", "Tensor.__getitem__"},
+                                                        {"x[:, :, :]", "more dimensions"}}) {
+    r = import_y(y);
+    CHECK_FALSE_MESSAGE(r.converted, y);
+    CHECK_MESSAGE(r.reason.find(why) != std::string::npos, y, ": ", r.reason);
+  }
+  // On kernrl's own problems the kernels do all of the work.
+  r = import_kernelbench(suite_module("        return ext.epilogue(self.linear(x[1:]), 1.0)", init),
+                         problem("L2_86_Matmul_Divide_GELU"));
+  CHECK_FALSE(r.converted);
+  CHECK(r.category == "torch_op_in_forward");
 }

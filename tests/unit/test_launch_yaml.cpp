@@ -436,3 +436,20 @@ TEST_CASE("real expressions as float arguments: checked at every size set, sent 
   j["launches"][0]["args"][0]["kind"] = 42;
   CHECK_THROWS(LaunchPlan::from_json(j));
 }
+
+TEST_CASE("null kernel arguments: a null pointer for an optional tensor, in every spelling") {
+  for (const std::string word : {"null", "nullptr", "none", "~"}) {
+    auto plan = parse(
+        "launches:\n  - kernel: k\n    grid: [batch_size]\n    block: [256]\n"
+        "    args: [x, " +
+        word + ", out, dim]\n");
+    check_plan(plan, softmax(), 132);
+    const auto& a = plan.launches[0].args;
+    REQUIRE(a.size() == 4);
+    CHECK(a[0].kind == ArgKind::Tensor);
+    CHECK(a[1].kind == ArgKind::None);
+    CHECK(a[2].kind == ArgKind::Tensor);
+    LaunchPlan back = LaunchPlan::from_json(plan.to_json());
+    CHECK(back.launches[0].args[1].kind == ArgKind::None);
+  }
+}
