@@ -84,6 +84,10 @@ struct ProblemSpec {
   // problem.yaml's reference.torchscript: the folder of a suite problem's TorchScript modules,
   // one per size set (the reference runs at those sets only); empty for a libtorch reference.
   std::string torchscript;
+  // problem.yaml's reference.forward (suites only): the module's forward arguments in order, each
+  // an input or a scalar (a Python number KernelBench's get_inputs passes, which the TorchScript
+  // reference has fixed); empty: the inputs in order.
+  std::vector<std::string> forward_args;
   // problem.yaml's modules (suites built from KernelBench): the reference module's submodules, by
   // module path, in the order nn.Module registers them, each with its class and the torch.nn
   // classes it derives from (`network.0: [Linear]`, `act: [ReLU6, Hardtanh]`; a class defined

@@ -135,12 +135,17 @@ class SpecReader {
     if (!n.IsMap()) fail(n, "reference must be a mapping such as {torchscript: torchscript}");
     for (const auto& kv : n) {
       const std::string k = kv.first.Scalar();
+      if (k == "forward") {
+        if (!kv.second.IsSequence())
+          fail(kv.second, "reference.forward must be a list of input and scalar names");
+        continue;
+      }
       std::string v = as<std::string>(kv.second, k.c_str());
       if (k == "torchscript" || k == "inputs") {
         if (v.empty() || v.find("..") != std::string::npos || v[0] == '/')
           fail(kv.second, "reference." + k + " must be a folder inside the problem's folder");
       } else if (k != "weights") {
-        fail(kv.first, "reference has only torchscript, weights and inputs");
+        fail(kv.first, "reference has only torchscript, weights, inputs and forward");
       }
     }
     if (!n["torchscript"]) fail(n, "reference needs torchscript: the folder of its modules");
@@ -297,6 +302,22 @@ class SpecReader {
     if (root["reference"]) {
       check_reference(root["reference"]);
       p.torchscript = root["reference"]["torchscript"].Scalar();
+      if (auto f = root["reference"]["forward"]) {
+        // Each input exactly once, the rest scalars of the problem.
+        std::set<std::string> given;
+        for (const auto& n : f) {
+          std::string name = as<std::string>(n, "reference.forward");
+          bool input = false;
+          for (const auto& t : p.inputs) input = input || t.name == name;
+          if (!input && !p.find_scalar(name))
+            fail(n, "reference.forward: '" + name + "' is not an input or scalar of the problem");
+          if (!given.insert(name).second)
+            fail(n, "reference.forward: '" + name + "' is given twice");
+          p.forward_args.push_back(name);
+        }
+        for (const auto& t : p.inputs)
+          if (!given.count(t.name)) fail(f, "reference.forward: input '" + t.name + "' is missing");
+      }
     }
 
     // Names must be unique across sizes, tensors and scalars: launch blocks refer to them bare.

@@ -76,6 +76,35 @@ class ModelNew(nn.Module):
         return x
 '''
 
+# A KernelBench-style generation for L1_7, whose forward takes the number get_inputs passes.
+SCALE_BY_NUMBER = r'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+__global__ void scale_kernel(const float* a, float* out, float s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[i] * s;
+}
+torch::Tensor scale(torch::Tensor a, double s) {
+    auto out = torch::empty_like(a);
+    int n = a.numel();
+    scale_kernel<<<(n + 255) / 256, 256>>>(a.data_ptr<float>(), out.data_ptr<float>(), (float)s, n);
+    return out;
+}
+"""
+ext = load_inline(name="scale", cpp_sources="torch::Tensor scale(torch::Tensor a, double s);",
+                  cuda_sources=src, functions=["scale"])
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, s):
+        return ext.scale(A, s)
+'''
+
 # A KernelBench-style generation for L1_5 whose LayerNorm weight and bias are its own parameters,
 # created as nn.LayerNorm creates them (ones and zeros): the problem's ln.weight and ln.bias by
 # place. INIT is replaced to try other initialisations.
@@ -260,7 +289,7 @@ def main():
         suite = json.loads((out / "suite.json").read_text())
         ids = sorted(c["id"] for c in suite["converted"])
         check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast", "L1_4_Class_index_targets",
-                      "L1_5_Layer_norm", "L1_6_Scaled_cumsum",
+                      "L1_5_Layer_norm", "L1_6_Scaled_cumsum", "L1_7_Scale_by_a_number",
                       "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd", "L2_2_Scale_named_like_a_constant",
                       "L3_1_Small_MLP", "L3_3_Nested_blocks", "L3_4_Head_attention"], f"converted: {ids}")
         # Test sizes where the module needs two constants equal: they shrink together.
@@ -286,6 +315,18 @@ def main():
         cum = (out / "problems" / "L1" / "6_Scaled_cumsum" / "problem.yaml").read_text()
         check(f'tolerance: {json.dumps(tol["L1_6_Scaled_cumsum"])}' in cum and "not KernelBench's 0.0001" in cum,
               f"the raised tolerance and why, in problem.yaml: {cum[:1200]}")
+        # A Python number get_inputs passes to forward: a scalar of the problem, and forward's
+        # arguments in order; a ModelNew whose forward takes it gets the scalar.
+        num = (out / "problems" / "L1" / "7_Scale_by_a_number" / "problem.yaml").read_text()
+        check('"forward": ["A", "s"]' in num and 's: {"dtype": "float64", "value": 2.5}' in num,
+              f"a number passed to forward is a scalar: {num[:900]}")
+        gen = pathlib.Path(tmp) / "level_1_problem_7_sample_0_kernel.py"
+        gen.write_text(SCALE_BY_NUMBER)
+        conv = pathlib.Path(tmp) / "scaled"
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(conv)],
+                           capture_output=True, text=True, check=False)
+        cu = (conv / "level_1_problem_7_sample_0_kernel.cu").read_text() if r.returncode == 0 else ""
+        check("args: [A, out, s, M * N]" in cu, f"forward's number reaches the kernel as the scalar: {r.stdout} {r.stderr} {cu[-600:]}")
         # A constant named like a parameter is not a size; the parameter keeps its name.
         scaled = (out / "problems" / "L2" / "2_Scale_named_like_a_constant" / "problem.yaml").read_text()
         check('"name": "scaling_factor"' in scaled and '"scaling_factor": 2' not in scaled,

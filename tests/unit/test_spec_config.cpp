@@ -152,3 +152,35 @@ TEST_CASE("KernelBench file names give a problem id by plain scanning") {
   CHECK(kernelbench_problem_id("level_" + std::string(30000, '1') + "_problem_2_").empty());
   CHECK(kernelbench_problem_id(std::string(30000, 'l')).empty());
 }
+
+#define CHECK_CONTAINS(text, part) CHECK_MESSAGE((text).find(part) != std::string::npos, text)
+
+TEST_CASE("problem YAML: reference.forward names each input once, the rest scalars") {
+  auto with = [](const std::string& forward) {
+    return replace(kGood, "flops: \"N\"",
+                   "scalars:\n  s: {dtype: float64, value: 2.5}\nreference: {torchscript: ts, "
+                   "forward: " +
+                       forward + "}\nflops: \"N\"");
+  };
+  ProblemSpec p = parse_problem_yaml(with("[x, s]"), "p.yaml");
+  CHECK(p.forward_args == std::vector<std::string>{"x", "s"});
+  CHECK(parse_problem_yaml(with("[s, x]"), "p.yaml").forward_args ==
+        std::vector<std::string>{"s", "x"});
+  CHECK(parse_problem_yaml(replace(kGood, "flops: \"N\"",
+                                   "reference: {torchscript: ts}\nflops: "
+                                   "\"N\""),
+                           "p.yaml")
+            .forward_args.empty());
+  auto err = [&](const std::string& forward) {
+    try {
+      parse_problem_yaml(with(forward), "p.yaml");
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_CONTAINS(err("[x, t]"), "'t' is not an input or scalar");
+  CHECK_CONTAINS(err("[s]"), "input 'x' is missing");
+  CHECK_CONTAINS(err("[x, x, s]"), "given twice");
+  CHECK_CONTAINS(err("x"), "must be a list");
+}

@@ -25,14 +25,35 @@ def set_name(i):
     return "bench" if i == 0 else f"test{i - 1}"
 
 
-def input_names(model, count):
-    """forward()'s parameter names for the tensors it takes (input<k> where it takes *args)."""
+def forward_names(model, count):
+    """forward()'s parameter names, one per argument get_inputs() gives (input<k> where it takes
+    *args)."""
     try:
         params = list(inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):
         params = []
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return names if len(names) >= count else [f"input{k}" for k in range(count)]
+    return names[:count] if len(names) >= count else [f"input{k}" for k in range(count)]
+
+
+def forward_numbers(sets, names, taken):
+    """The Python numbers get_inputs() passes to forward (fixed in the TorchScript reference), as
+    scalars of the problem: [(name, dtype, value)], and reference.forward (every argument's name in
+    order), or ([], None) where forward takes tensors only or a number differs between size sets."""
+    layout = sets[0].layout
+    if all(v is None for v in layout):
+        return [], None
+    if any(s.layout != layout for s in sets) or any(isinstance(v, bool) for v in layout):
+        return [], None
+    scalars, order = [], []
+    for name, v in zip(names, layout):
+        if v is not None:
+            while name in taken:
+                name += "_value"
+            taken.add(name)
+            scalars.append((name, "float64" if isinstance(v, float) else "int64", v))
+        order.append(name)
+    return scalars, order
 
 
 def convert(path, level, out_root):
@@ -86,7 +107,8 @@ def _tensor(name, dtype, shape, init):
 
 def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
     bench = sets[0]
-    names = input_names(bench.model, len(bench.inputs))
+    all_names = forward_names(bench.model, len(bench.layout))
+    names = [n for n, v in zip(all_names, bench.layout) if v is None]
     # A module constant that one value at every size set and a tensor share a name
     # (`scaling_factor = 2` beside `self.scaling_factor = nn.Parameter(...)`): the constant is not
     # a size; the tensor keeps the name (dimensions of that value are written as numbers).
@@ -121,7 +143,10 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
     _check_unique(shapes.sets[0], inputs + params + outputs)
     flops = _flops(sets, shapes)
     tol, tol_note = kb_convert.calibrate_tolerance(sets, shapes.sets[0].get("work_kflops", 0) * 1000 or None)
+    numbers, order = forward_numbers(sets, all_names, set(all_sets[0]) | {t["name"] for t in inputs + params + outputs})
     reference = {"torchscript": "torchscript"}
+    if order:
+        reference["forward"] = order
     if how == "trace":
         reference["weights"] = "model"
     if traced_inputs:
@@ -140,6 +165,7 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         *[f"    - {j(s)}" for s in shapes.sets[1:]],
         "inputs:", *[f"  - {j(t)}" for t in inputs],
         "parameters:" + ("" if params else " []"), *[f"  - {j(t)}" for t in params],
+        *(["scalars:"] + [f"  {n}: {j({'dtype': d, 'value': v})}" for n, d, v in numbers] if numbers else []),
         "outputs:", *[f"  - {j(t)}" for t in outputs],
         f"modules: {j(_modules(bench.model))}",
         f"tolerance: {j(tol)}",
