@@ -112,7 +112,10 @@ Val PySide::eval(Env& env, const PyExprP& e) {
         if (cond.kind == Val::Unknown)
           fail("host_logic", "forward uses " + cond.why + " in `" + py_text(e) + "`");
       }
-      if (e->text == "list comprehension" && e->kids.size() >= 3) return comprehension(env, e);
+      // A generator expression is read as the list it yields (its items are pure values).
+      if ((e->text == "list comprehension" || e->text == "generator expression") &&
+          e->kids.size() >= 3)
+        return comprehension(env, e);
       fail("host_logic", "host logic in forward: a " + e->text);
   }
   fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
@@ -483,7 +486,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
       name == "max" || name == "tuple" || name == "list" || name == "isinstance" ||
       name == "math.ceil" || name == "math.floor" || name == "abs" || name == "enumerate" ||
       name == "range" || name == "reversed" || name == "zip" || name == "math.sqrt" ||
-      name == "math.exp" || name == "math.log" || name == "math.log2") {
+      name == "math.exp" || name == "math.log" || name == "math.log2" || name == "any" ||
+      name == "all") {
     eval_args();
     // Keyword arguments change what a builtin does: only enumerate's start is followed.
     for (const auto& [k, v] : e->kwargs) {
@@ -494,6 +498,21 @@ Val PySide::call(Env& env, const PyExprP& e) {
       fail("host_logic", "host logic in forward: `" + text + "` (a keyword argument)");
     }
     if (name == "isinstance") return builtin_isinstance(args, text);
+    if ((name == "any" || name == "all") && args.size() == 1) {
+      // Each item's truth decided at every size set, as Python decides it (empty: all is true).
+      bool result = name == "all";
+      for (const Val& item : items_of(args[0], text)) {
+        auto t = truth(item);
+        if (!t)
+          fail("host_logic", "host logic in forward: an item of `" + text +
+                                 "` is not the same at every size set");
+        if (*t == (name == "any")) {
+          result = !result;
+          break;
+        }
+      }
+      return make_bool(result);
+    }
     if (name == "len" && args.size() == 1 &&
         (args[0].kind == Val::List || (args[0].kind == Val::Layer && args[0].name != "self")))
       return make_int(static_cast<int64_t>(items_of(args[0], text).size()));

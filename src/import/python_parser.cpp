@@ -139,7 +139,10 @@ class Parser {
     PyExprP c = make(PyExpr::Other, "list comprehension", l);
     size_t start = i_;
     try {
-      if (PyExprP whole = comprehension_parts(c, elem)) return whole;
+      if (PyExprP whole = comprehension_parts(c, elem, "]")) {
+        ++i_;  // ]
+        return whole;
+      }
     } catch (const ImportError&) {
       // A form not read here (the whole text was read as Python before): no kids.
     }
@@ -148,7 +151,21 @@ class Parser {
     expect("]");
     return c;
   }
-  PyExprP comprehension_parts(const PyExprP& c, const PyExprP& elem) {
+  // `(elem for target in iterable if cond)`, read after `elem`, up to the closing parenthesis
+  // (left for the caller): "generator expression" with the kids of a list comprehension, or
+  // without kids for other forms.
+  PyExprP generator(const PyExprP& elem, int l) {
+    PyExprP c = make(PyExpr::Other, "generator expression", l);
+    size_t start = i_;
+    try {
+      if (PyExprP whole = comprehension_parts(c, elem, ")")) return whole;
+    } catch (const ImportError&) {
+    }
+    i_ = start;
+    skip_to_close();
+    return c;
+  }
+  PyExprP comprehension_parts(const PyExprP& c, const PyExprP& elem, const char* close) {
     int l = c->line;
     ++i_;  // for
     PyExprP target = bitor_expr();
@@ -169,8 +186,7 @@ class Parser {
         ++i_;
         cond = or_expr();
       }
-      if (at_op("]")) {
-        ++i_;
+      if (at_op(close)) {
         c->kids = {elem, target, iterable};
         if (cond) c->kids.push_back(cond);
         return c;
@@ -348,8 +364,7 @@ class Parser {
           } else {
             c->kids.push_back(expr());
             if (at_name("for")) {  // a generator expression as the only argument
-              skip_to_close();
-              c->kids.back() = make(PyExpr::Other, "generator expression", l);
+              c->kids.back() = generator(c->kids.back(), l);
               break;
             }
           }
@@ -466,10 +481,7 @@ class Parser {
         return make(PyExpr::Tuple, "", l);
       }
       PyExprP e = tuple_or_expr();
-      if (at_name("for")) {
-        skip_to_close();
-        e = make(PyExpr::Other, "generator expression", l);
-      }
+      if (at_name("for")) e = generator(e, l);
       expect(")");
       return e;
     }

@@ -2614,3 +2614,77 @@ TEST_CASE("import_kernelbench: basic slices of a tensor in forward are narrow vi
   CHECK_FALSE(r.converted);
   CHECK(r.category == "torch_op_in_forward");
 }
+
+TEST_CASE("import_kernelbench: any() and all() of a generator expression, decided per size set") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  auto r = import_kernelbench(
+      suite_module("        if any(d != 1 for d in (1, 1)) or not all(s > 0 for s in x.shape):\n"
+                   "            return x\n"
+                   "        return ext.epilogue(self.linear(x), 1.0)",
+                   init),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[0].torch == "linear");
+  // An item whose truth differs between size sets: refused.
+  r = import_kernelbench(
+      suite_module("        if any(s > 40 for s in x.shape):\n            return x\n"
+                   "        return ext.epilogue(self.linear(x), 1.0)",
+                   init),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("not the same at every size set") != std::string::npos, r.reason);
+}
+
+TEST_CASE("import_kernelbench: a weight permuted in the C++ wrapper is copied by a torch step") {
+  ProblemSpec p = suite_linear();
+  auto convert = [&](const std::string& relayout) {
+    const std::string cuda =
+        "__global__ void lin(const float* x, const float* wt, float* y, int M) {}\n"
+        "torch::Tensor run(torch::Tensor x, torch::Tensor w) {\n"
+        "  auto out = torch::empty({x.size(0), w.size(0)}, x.options());\n"
+        "  auto wt = " +
+        relayout +
+        ";\n"
+        "  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), wt.data_ptr<float>(), "
+        "out.data_ptr<float>(), x.size(0));\n"
+        "  return out;\n}\n";
+    return import_kernelbench(
+        module(cuda, "run", "x", "ext.run(x, self.linear.weight)",
+               "input_size, output_size: self.linear = nn.Linear(input_size, output_size)"),
+        p);
+  };
+  for (const char* relayout : {"w.transpose(0, 1).contiguous()", "w.permute({1, 0}).contiguous()",
+                               "w.permute({-1, 0}).clone()"}) {
+    auto r = convert(relayout);
+    REQUIRE_MESSAGE(r.converted, relayout, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CHECK((plan.launches[0].torch == "permute" || plan.launches[0].torch == "transpose"));
+    REQUIRE(plan.scratch.size() == 1);
+    CHECK(plan.scratch[0].shape == std::vector<std::string>{"input_size", "output_size"});
+    CHECK(arg_texts(plan.launches[1]) ==
+          std::vector<std::string>{"x", plan.scratch[0].name, "out", "batch_size"});
+  }
+  // The view itself is no kernel's pointer; a permutation must name every dimension once.
+  auto r = convert("w.permute({1, 0})");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("uses a view") != std::string::npos, r.reason);
+  r = convert("w.permute({1, 1}).contiguous()");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("a dimension twice") != std::string::npos, r.reason);
+  // On kernrl's own problems a permute in the wrapper stays a library call.
+  r = import_kernelbench(
+      module("__global__ void lin(const float* x, const float* wt, float* y, int M) {}\n"
+             "torch::Tensor run(torch::Tensor x, torch::Tensor w) {\n"
+             "  auto out = torch::empty({x.size(0), w.size(0)}, x.options());\n"
+             "  auto wt = w.permute({1, 0}).contiguous();\n"
+             "  lin<<<1, 1>>>(x.data_ptr<float>(), wt.data_ptr<float>(), out.data_ptr<float>(), "
+             "1);\n  return out;\n}\n",
+             "run", "x", "ext.run(x, self.weight)",
+             "input_size, output_size: self.weight = nn.Parameter(torch.randn(output_size, "
+             "input_size))"),
+      problem("L2_86_Matmul_Divide_GELU"));
+  CHECK_FALSE(r.converted);
+}
