@@ -277,8 +277,11 @@ def tolerance_for(outputs):
 # kernrl's policy for float32 problems (docs/grading.md, "How fp32 tolerances are set"): the exact
 # result (float64) must pass with a margin, using at most this share of the tolerance.
 EXACT_SHARE = 0.3
-# The bench size is measured on a GPU when its counted work is at most this (float64 is slow).
+# The bench size is measured on a GPU when its counted work is at most this (float64 is slow) and
+# its inputs and outputs, in float32 and float64 together, take at most BENCH_BYTES_LIMIT (the GPU
+# is shared with the other conversions and whatever runs beside the build).
 BENCH_FLOPS_LIMIT = 5e12
+BENCH_BYTES_LIMIT = 8 << 30
 
 
 def _round_up(v):
@@ -345,7 +348,9 @@ def calibrate_tolerance(sets, bench_flops=None):
         need = max(need, n)
         where.append(f"test size {i}")
     bench = sets[0]
-    if torch.cuda.is_available() and bench_flops is not None and 0 < bench_flops <= BENCH_FLOPS_LIMIT:
+    bench_bytes = 12 * sum(math.prod(t.shape) for t in [x for x, _ in bench.inputs] + list(bench.outputs))
+    if (torch.cuda.is_available() and bench_flops is not None and 0 < bench_flops <= BENCH_FLOPS_LIMIT
+            and bench_bytes <= BENCH_BYTES_LIMIT):
         torch.backends.cuda.matmul.allow_tf32 = False  # as kernrl's worker runs the reference
         torch.backends.cudnn.allow_tf32 = False
         try:
@@ -361,7 +366,7 @@ def calibrate_tolerance(sets, bench_flops=None):
         finally:
             torch.cuda.empty_cache()
     elif bench_flops is not None:
-        skipped.append("bench size: " + ("no GPU here" if not torch.cuda.is_available() else "too much work in float64"))
+        skipped.append("bench size: " + ("no GPU here" if not torch.cuda.is_available() else "too large to run in float64 here"))
     note = ""
     if need > tol["atol"]:
         tol = {"atol": _round_up(need), "rtol": tol["rtol"]}
