@@ -220,14 +220,15 @@ if want import; then
 fi
 
 if want kernelbench; then
-  log "torch steps: the test suite's small MLP, its linear layers as torch steps (expect correct)"
+  log "torch steps: the test suite's small MLP, its linear layers as torch steps, cat and null arguments (expect correct)"
   TS=/tmp/kernrl-torch-steps-suite; rm -rf "$TS"
   "$K" suite add kernelbench tests/suites/kernelbench --out "$TS" --only L3_1 >"$OUT/torch-steps.log" 2>&1
-  "$K" eval tests/suites/torch_steps/L3_1_Small_MLP.cu --suite "$TS" --json 2>>"$OUT/torch-steps.log" |
-    tee "$OUT/torch-steps.jsonl" | python3 -c '
+  for f in tests/suites/torch_steps/*.cu; do
+    "$K" eval "$f" --suite "$TS" --json 2>>"$OUT/torch-steps.log" | tee -a "$OUT/torch-steps.jsonl" | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.readline() or "{}")
-print("torch steps: %s (speedup %s)" % (r.get("status", "no record"), r.get("speedup")))'
+print("torch steps %s: %s (speedup %s) %s" % (sys.argv[1], r.get("status", "no record"), r.get("speedup"), r.get("message", "")[:200]))' "$(basename "$f")"
+  done
   log "KernelBench suite: built with this host's torch, checked against KernelBench's own modules"
   if [ -z "${KERNELBENCH_DIR:-}" ] || [ ! -d "${KERNELBENCH_DIR:-}/KernelBench" ]; then
     log "KERNELBENCH_DIR is not a KernelBench checkout: skipped"

@@ -112,8 +112,9 @@ struct TensorInfo {
 };
 
 struct LaunchArgOut {
-  int tensor = -1;   // a tensor's pointer
-  std::string text;  // else the argument's text
+  int tensor = -1;           // a tensor's pointer
+  std::vector<int> tensors;  // else a torch step's list of tensors (`cat`)
+  std::string text;          // else the argument's text
 };
 
 struct LaunchOut {

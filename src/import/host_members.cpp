@@ -99,7 +99,8 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
       std::vector<int64_t> order;
       for (const Val& d : dims) {
         if (d.kind != Val::Int || !d.k || *d.k < -rank || *d.k >= rank)
-          fail("library_call", "`" + what + "` in `" + fr.fn + "`: a dimension kernrl cannot compute");
+          fail("library_call",
+               "`" + what + "` in `" + fr.fn + "`: a dimension kernrl cannot compute");
         order.push_back(*d.k < 0 ? *d.k + rank : *d.k);
       }
       std::vector<Val> shape = t.shape;
@@ -127,7 +128,8 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     if (v.elem == "lazy" && (m == "contiguous" || m == "clone")) {
       auto c = C.contiguous(v.tensor);
       if (!c)
-        fail("host_logic", "`" + what + "` in `" + fr.fn + "`: a view contiguous at some size sets only");
+        fail("host_logic",
+             "`" + what + "` in `" + fr.fn + "`: a view contiguous at some size sets only");
       if (m == "contiguous" && *c) return v;  // PyTorch returns the tensor itself
       return C.copy_of(v, what, "library_call");
     }

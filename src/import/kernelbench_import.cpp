@@ -475,7 +475,10 @@ std::string Converter::run(const std::string& source_name) {
     return t;
   };
   for (LaunchOut& L : launches) {
-    for (auto& a : L.args) a.tensor = root(a.tensor);
+    for (auto& a : L.args) {
+      a.tensor = root(a.tensor);
+      for (int& t : a.tensors) t = root(t);
+    }
     L.out = root(L.out);
     L.fills = root(L.fills);
   }
@@ -521,8 +524,11 @@ std::string Converter::run(const std::string& source_name) {
       copy.fill_launch = -1;
       const int made = add_tensor(copy);
       for (LaunchOut& L : launches) {
-        for (auto& a : L.args)
+        for (auto& a : L.args) {
           if (a.tensor == input) a.tensor = made;
+          for (int& t : a.tensors)
+            if (t == input) t = made;
+        }
         if (L.out == input) L.out = made;
         if (L.fills == input) L.fills = made;
       }
@@ -590,8 +596,10 @@ std::string Converter::run(const std::string& source_name) {
     if (!L.torch.empty()) {
       used.insert(L.out);
       shaped.insert(L.out);
-      for (const auto& a : L.args)
+      for (const auto& a : L.args) {
         if (a.tensor >= 0) shaped.insert(a.tensor);
+        for (int t : a.tensors) used.insert(t), shaped.insert(t);
+      }
     }
   }
   std::vector<bool> drop(launches.size(), false);
@@ -675,8 +683,13 @@ std::string Converter::run(const std::string& source_name) {
     if (drop[l]) continue;
     const LaunchOut& L = launches[l];
     std::vector<std::string> args;
-    for (const auto& a : L.args)
-      args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name : a.text);
+    for (const auto& a : L.args) {
+      std::vector<std::string> names;
+      for (int t : a.tensors) names.push_back(tensors[static_cast<size_t>(t)].name);
+      args.push_back(a.tensor >= 0    ? tensors[static_cast<size_t>(a.tensor)].name
+                     : !names.empty() ? "[" + join(names) + "]"
+                                      : a.text);
+    }
     if (!L.torch.empty()) {
       o << "  - torch: " << L.torch << "\n    args: [" << join(args)
         << "]\n    out: " << tensors[static_cast<size_t>(L.out)].name << "\n";

@@ -589,6 +589,9 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
       {"torch.sigmoid", "sigmoid"},
       {"torch.tanh", "tanh"},
       {"torch.nn.functional.gelu", "gelu"},
+      {"torch.cat", "cat"},
+      {"torch.concat", "cat"},
+      {"torch.concatenate", "cat"},
   };
   auto it = aliases.find(name);
   if (it == aliases.end()) return std::nullopt;
@@ -624,6 +627,38 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
     for (const Val& t : {args[0], args[1]}) tensor_of(t, text);
     if (bias.kind != Val::Void) tensor_of(bias, text);
     return C.linear(args[0], args[1], bias, text, "torch_op_in_forward");
+  }
+  if (op == "cat") {
+    // torch.cat([a, b, ...], dim): tensors of one rank and dtype whose other dimensions are equal
+    // at every size set (else PyTorch raises); the result is a buffer of its own.
+    Val list = !args.empty() ? args[0] : kw("tensors").value_or(Val{});
+    Val dim_v = args.size() > 1 ? args[1] : kw("dim").value_or(kw("axis").value_or(make_int(0)));
+    for (const auto& [k, v] : e->kwargs)
+      if (k != "tensors" && k != "dim" && k != "axis")
+        fail("torch_op_in_forward", "`" + text + "`: the keyword argument `" + k + "`");
+    if (list.kind != Val::List || list.items.empty())
+      fail("torch_op_in_forward", "`" + text + "`: kernrl maps torch.cat of a list of tensors");
+    const TensorInfo first = tensor_of(list.items[0], text);
+    const int64_t rank = static_cast<int64_t>(first.shape.size());
+    if (dim_v.kind != Val::Int || !dim_v.k || *dim_v.k < -rank || *dim_v.k >= rank)
+      fail("torch_op_in_forward", "`" + text + "`: a dimension kernrl cannot compute");
+    const size_t d = static_cast<size_t>(*dim_v.k < 0 ? *dim_v.k + rank : *dim_v.k);
+    std::vector<Val> shape = first.shape;
+    for (size_t i = 1; i < list.items.size(); ++i) {
+      const TensorInfo t = tensor_of(list.items[i], text);
+      if (t.shape.size() != first.shape.size() || t.dtype != first.dtype)
+        fail("torch_op_in_forward", "`" + text + "`: tensors of different ranks or dtypes");
+      for (size_t q = 0; q < t.shape.size(); ++q) {
+        if (q == d) continue;
+        auto a = C.per_set(t.shape[q]), b = C.per_set(first.shape[q]);
+        if (!a || !b || *a != *b)
+          fail("torch_op_in_forward",
+               "`" + text + "`: tensors whose other dimensions differ at some size set");
+      }
+      shape[d] = int_binop("+", shape[d], t.shape[d], text);
+    }
+    list.seq = 'l';
+    return torch_step("cat", {list, make_int(static_cast<int64_t>(d))}, shape, first.dtype, text);
   }
   if (starts_with(op, "conv")) {
     size_t nd = static_cast<size_t>(op[4] - '0');  // conv<N>d

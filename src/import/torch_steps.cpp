@@ -21,8 +21,8 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   // the copies below are contiguous; the layout of another operator's result on a tensor that is
   // not contiguous is not known.
   static const std::set<std::string> contiguous_results = {
-      "linear",  "mm",      "bmm",       "matmul",  "addmm",
-      "baddbmm", "reshape", "transpose", "permute", "narrow"};
+      "linear",  "mm",        "bmm",     "matmul", "addmm", "baddbmm",
+      "reshape", "transpose", "permute", "narrow", "cat"};
   static const std::set<std::string> elementwise = {"relu", "gelu",    "sigmoid",
                                                     "tanh", "softmax", "log_softmax"};
   int like = -1;  // the first tensor argument, whose layout the result may take
@@ -55,6 +55,17 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
       o.text = float_literal(*a.f);
     } else if (a.kind == Val::Bool && a.k) {
       o.text = *a.k ? "true" : "false";
+    } else if (a.kind == Val::List && !a.items.empty() && a.items[0].kind == Val::Tensor) {
+      // A list of tensors (`cat`'s): each a buffer, views copied first.
+      for (Val t : a.items) {
+        if (t.kind != Val::Tensor)
+          fail(category, "`" + text + "`: a list of tensors and other values");
+        if (t.elem == "reshaped" || t.elem == "lazy") t = materialized(t, text, category);
+        if (!t.elem.empty())
+          fail(category, "`" + text + "`: a " + t.elem +
+                             " tensor as an argument of a PyTorch operator kernrl does not map");
+        o.tensors.push_back(t.tensor);
+      }
     } else if (a.kind == Val::List) {
       std::string items;
       for (const Val& d : a.items) {

@@ -562,9 +562,21 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                           (out_t ? "' is an input; inputs must stay unchanged"
                                  : "' is not an output or scratch buffer of this file"),
                       l.line);
-  for (auto& a : l.args)
-    if (a.kind != ArgKind::IntList && a.kind != ArgKind::None && a.kind != ArgKind::Bool)
-      a.kind = arg_kind(a.text, p, scratch);
+  for (auto& a : l.args) {
+    if (a.kind == ArgKind::IntList || a.kind == ArgKind::TensorList) {
+      // A list of tensor or scratch names (`cat`'s tensors), else of integer expressions.
+      auto items = split_top_level(a.text);
+      size_t named = 0;
+      for (const auto& it : items) named += p.find_tensor(it) || scratch.count(it) ? 1 : 0;
+      if (named > 0 && named != items.size())
+        throw FormatError("argument [" + a.text + "] of " + what +
+                              ": a list is of tensors or of integers, not both",
+                          l.line);
+      a.kind = named > 0 ? ArgKind::TensorList : ArgKind::IntList;
+      continue;
+    }
+    if (a.kind != ArgKind::None && a.kind != ArgKind::Bool) a.kind = arg_kind(a.text, p, scratch);
+  }
   for (const auto& sizes : size_sets) {
     Vars vars = plan_vars(p, sizes, num_sms);
     for (const auto& a : l.args) {

@@ -52,6 +52,7 @@ const std::vector<TorchOp>& torch_step_ops() {
       {"transpose", "int"},
       {"permute", ""},
       {"narrow", ""},
+      {"cat", ""},
   };
   return t;
 }
@@ -191,7 +192,7 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.shared_bytes = l.at("shared_bytes");
     for (const auto& a : l.at("args")) {
       int kind = a.at("kind").get<int>();
-      if (kind < 0 || kind > static_cast<int>(ArgKind::FloatExpr))
+      if (kind < 0 || kind > static_cast<int>(ArgKind::TensorList))
         throw std::runtime_error("launch plan: unknown argument kind " + std::to_string(kind));
       s.args.push_back({a.at("text"), static_cast<ArgKind>(kind)});
     }

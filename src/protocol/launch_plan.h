@@ -13,10 +13,11 @@
 
 namespace kernrl {
 
-// IntList, Bool and None are arguments of torch steps only (an IntList's text is its items joined
-// by ", "). FloatExpr: a real expression (a float literal or float scalar in arithmetic, such as
-// `1.0 / (batch_size * dim)`), evaluated per size set by eval_real_expr. New kinds go last: the
-// kind is sent as its number.
+// IntList, Bool, None (as a kernel's argument: a null pointer) and TensorList are arguments of
+// torch steps (an IntList's or TensorList's text is its items joined by ", "; a TensorList's items
+// are tensor or scratch names, `cat`'s tensors). FloatExpr: a real expression (a float literal or
+// float scalar in arithmetic, such as `1.0 / (batch_size * dim)`), evaluated per size set by
+// eval_real_expr. New kinds go last: the kind is sent as its number.
 enum class ArgKind {
   Tensor,
   Scratch,
@@ -26,7 +27,8 @@ enum class ArgKind {
   IntList,
   Bool,
   None,
-  FloatExpr
+  FloatExpr,
+  TensorList
 };
 
 struct LaunchArg {

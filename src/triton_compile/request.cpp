@@ -60,6 +60,7 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
                             "takes tensors and values",
                         line);
     case ArgKind::IntList:
+    case ArgKind::TensorList:
     case ArgKind::Bool:
       break;  // torch steps only, which Triton plans do not have
   }

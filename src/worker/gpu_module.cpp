@@ -220,6 +220,7 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
             l.arg_storage.push_back(bytes_of<CUdeviceptr>(0));
             break;
           case ArgKind::IntList:
+          case ArgKind::TensorList:
           case ArgKind::Bool:
             throw LaunchError(where + ": a list, true or false is an argument of torch steps only",
                               spec.line);

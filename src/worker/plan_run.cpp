@@ -111,6 +111,10 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
       case ArgKind::None:
         v.kind = TorchStepArg::None;
         break;
+      case ArgKind::TensorList:
+        v.kind = TorchStepArg::TensorList;
+        for (const auto& item : split_top_level(a.text)) v.tensors.push_back(tensor(item));
+        break;
     }
     args.push_back(v);
   }

@@ -27,6 +27,11 @@ c10::IValue convert(const TorchStepArg& a, const c10::Argument& param, const std
   std::string t = type->str();
   if (type->kind() == c10::TypeKind::ListType) {
     std::string elem = type->expectRef<c10::ListType>().getElementType()->str();
+    if (elem == "Tensor") {
+      if (a.kind != TorchStepArg::TensorList)
+        throw TorchStepError(what + " needs a list of tensors");
+      return c10::IValue(c10::List<at::Tensor>(a.tensors));
+    }
     if (elem != "int" && elem != "SymInt") throw TorchStepError(what + " is not supported");
     std::vector<int64_t> v;
     if (a.kind == TorchStepArg::IntList)
@@ -95,12 +100,19 @@ TorchStep::TorchStep(const std::string& op, std::vector<TorchStepArg> args, torc
   // The result's shape: on meta tensors where the operator has a meta kernel, else by running it.
   torch::Tensor result;
   try {
+    auto meta = [](const at::Tensor& t) {
+      return at::empty_strided(t.sizes(), t.strides(), t.options().device(torch::kMeta));
+    };
     std::vector<c10::IValue> stack;
-    for (const auto& v : args_)
-      stack.push_back(
-          v.isTensor() ? c10::IValue(at::empty_strided(v.toTensor().sizes(), v.toTensor().strides(),
-                                                       v.toTensor().options().device(torch::kMeta)))
-                       : v);
+    for (const auto& v : args_) {
+      if (v.isTensorList()) {
+        c10::List<at::Tensor> m;
+        for (const at::Tensor& t : v.toTensorList()) m.push_back(meta(t));
+        stack.emplace_back(m);
+      } else {
+        stack.push_back(v.isTensor() ? c10::IValue(meta(v.toTensor())) : v);
+      }
+    }
     fn_->callBoxed(&stack);
     result = stack.at(0).toTensor();
   } catch (const c10::Error&) {

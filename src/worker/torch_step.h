@@ -17,8 +17,9 @@ namespace kernrl {
 
 // One argument of a torch step as the worker has it.
 struct TorchStepArg {
-  enum Kind { Tensor, Int, Float, IntList, Bool, None } kind = None;
+  enum Kind { Tensor, Int, Float, IntList, Bool, None, TensorList } kind = None;
   torch::Tensor tensor;
+  std::vector<torch::Tensor> tensors;  // TensorList
   int64_t i = 0;
   double f = 0;
   std::vector<int64_t> list;

@@ -148,3 +148,24 @@ TEST_CASE("a torch step that does not fit its operator is refused, the step name
   CHECK(step_error("from_file", {}, torch::zeros({1}))
             .find("not an operator a torch step may call") != std::string::npos);
 }
+
+TEST_CASE("cat: a list of tensors as a torch step's argument") {
+  torch::manual_seed(2);
+  torch::Tensor a = torch::randn({2, 3}), b = torch::randn({4, 3});
+  TorchStepArg list;
+  list.kind = TorchStepArg::TensorList;
+  list.tensors = {a, b};
+  list.text = "[a, b]";
+  torch::Tensor out = torch::full({6, 3}, std::nan(""));
+  TorchStep cat("cat", {list, integer(0)}, out, false, "torch step cat (line 3)");
+  CHECK(cat.result_shape() == std::vector<int64_t>{6, 3});
+  cat.run();
+  CHECK(torch::equal(out, torch::cat({a, b}, 0)));
+  // Tensors whose other dimensions differ, or a list where a tensor is expected, are refused.
+  TorchStepArg bad = list;
+  bad.tensors = {a, torch::randn({4, 5})};
+  CHECK(step_error("cat", {bad, integer(0)}, out).find("refused its arguments") !=
+        std::string::npos);
+  CHECK(step_error("cat", {tensor(a, "a"), integer(0)}, out).find("needs a list of tensors") !=
+        std::string::npos);
+}

@@ -352,10 +352,11 @@ def main():
         # Torch steps: a hand-written kernel file whose linear layers are torch steps parses,
         # checks against the suite problem at every size set and compiles; on kernrl's own
         # problems the same steps are a format_error.
-        steps = HERE / "torch_steps" / "L3_1_Small_MLP.cu"
-        r = subprocess.run([a.kernrl, "eval", str(steps), "--suite", str(out), "--compile-only"],
-                           capture_output=True, text=True, check=False)
-        check(r.returncode == 0, f"a kernel file with torch steps on a suite problem: {r.returncode} {r.stdout} {r.stderr}")
+        for name in ("L3_1_Small_MLP.cu", "L3_1_Small_MLP_cat_null.cu"):
+            steps = HERE / "torch_steps" / name
+            r = subprocess.run([a.kernrl, "eval", str(steps), "--suite", str(out), "--compile-only"],
+                               capture_output=True, text=True, check=False)
+            check(r.returncode == 0, f"a kernel file with torch steps on a suite problem ({name}): {r.returncode} {r.stdout} {r.stderr}")
         own = pathlib.Path(tmp) / "own.cu"
         own.write_text("/* kernrl\nproblem: L2_40_Matmul_Scaling_ResidualAdd\nlaunches:\n"
                        "  - {torch: linear, args: [x, weight, bias], out: y}\n"

@@ -2688,3 +2688,33 @@ TEST_CASE("import_kernelbench: a weight permuted in the C++ wrapper is copied by
       problem("L2_86_Matmul_Divide_GELU"));
   CHECK_FALSE(r.converted);
 }
+
+TEST_CASE("import_kernelbench: torch.cat of tensors in forward is a torch step") {
+  ProblemSpec p = suite_linear();  // linear.weight: [output_size, input_size]; 1024, 17, 40 rows
+  const std::string init =
+      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  auto import_w = [&](const std::string& w) {
+    return import_kernelbench(
+        suite_module("        w = " + w +
+                         "\n        return ext.epilogue(F.linear(x, w, self.linear.bias), 1.0)",
+                     init),
+        p);
+  };
+  auto r = import_w("torch.cat([self.linear.weight[:2], self.linear.weight[2:]], dim=0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 5);
+  CHECK(plan.launches[0].torch == "narrow");
+  CHECK(plan.launches[1].torch == "narrow");
+  CHECK(plan.launches[2].torch == "cat");
+  CHECK(plan.launches[2].args[0].kind == ArgKind::TensorList);
+  CHECK(plan.launches[2].args[1].text == "0");
+  CHECK(plan.launches[3].torch == "linear");
+  // Other dimensions that differ, and a dimension out of range: refused, saying why.
+  r = import_w("torch.cat([self.linear.weight, x], dim=1)");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("other dimensions differ") != std::string::npos, r.reason);
+  r = import_w("torch.cat([self.linear.weight], dim=2)");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("a dimension kernrl cannot compute") != std::string::npos, r.reason);
+}

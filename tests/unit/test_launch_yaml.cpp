@@ -453,3 +453,27 @@ TEST_CASE("null kernel arguments: a null pointer for an optional tensor, in ever
     CHECK(back.launches[0].args[1].kind == ArgKind::None);
   }
 }
+
+TEST_CASE("torch step cat: a list of tensor names, kept apart from lists of integers") {
+  LaunchPlan plan = parse(
+      "launches:\n"
+      "  - {torch: cat, args: [[weight, weight], 0], out: w2}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [w2]}\n"
+      "scratch:\n  w2: {dtype: float32, shape: [2 * out_features, in_features]}\n");
+  check_plan(plan, linear_problem(true), 132);
+  REQUIRE(plan.launches[0].args.size() == 2);
+  CHECK(plan.launches[0].args[0].kind == ArgKind::TensorList);
+  CHECK(plan.launches[0].args[0].text == "weight, weight");
+  CHECK(LaunchPlan::from_json(plan.to_json()).launches[0].args[0].kind == ArgKind::TensorList);
+  LaunchPlan mixed = parse(
+      "launches:\n"
+      "  - {torch: cat, args: [[weight, 2], 0], out: w2}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [w2]}\n"
+      "scratch:\n  w2: {dtype: float32, count: 4}\n");
+  try {
+    check_plan(mixed, linear_problem(true), 132);
+    FAIL("a list of a tensor and an integer was accepted");
+  } catch (const FormatError& e) {
+    CHECK_CONTAINS(std::string(e.what()), "of tensors or of integers");
+  }
+}
