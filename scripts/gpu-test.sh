@@ -222,7 +222,8 @@ fi
 if want kernelbench; then
   log "torch steps: the test suite's small MLP, its linear layers as torch steps, cat and null arguments (expect correct)"
   TS=/tmp/kernrl-torch-steps-suite; rm -rf "$TS"
-  "$K" suite add kernelbench tests/suites/kernelbench --out "$TS" --only L3_1 >"$OUT/torch-steps.log" 2>&1
+  KERNRL_PYTHON="$(command -v python3)" "$K" suite add kernelbench tests/suites/kernelbench --out "$TS" --only L3_1 \
+    >"$OUT/torch-steps.log" 2>&1
   for f in tests/suites/torch_steps/*.cu; do
     "$K" eval "$f" --suite "$TS" --json 2>>"$OUT/torch-steps.log" | tee -a "$OUT/torch-steps.jsonl" | python3 -c '
 import json, sys

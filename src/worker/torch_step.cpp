@@ -107,7 +107,8 @@ TorchStep::TorchStep(const std::string& op, std::vector<TorchStepArg> args, torc
     for (const auto& v : args_) {
       if (v.isTensorList()) {
         c10::List<at::Tensor> m;
-        for (const at::Tensor& t : v.toTensorList()) m.push_back(meta(t));
+        const c10::List<at::Tensor> in = v.toTensorList();
+        for (size_t i = 0; i < in.size(); ++i) m.push_back(meta(in.get(i)));
         stack.emplace_back(m);
       } else {
         stack.push_back(v.isTensor() ? c10::IValue(meta(v.toTensor())) : v);
