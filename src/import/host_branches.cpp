@@ -167,8 +167,9 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
     // Integer arguments: not a scalar's name, not a float (a literal such as `1e-06`, a real
     // expression with `1.0`).
     for (const auto& a : L.args)
-      if (a.tensor < 0 && !a.text.empty() && !C.P.find_scalar(a.text) &&
-          a.text.find('.') == std::string::npos && !is_float_literal(a.text))
+      if (a.tensor < 0 && a.tensors.empty() && !a.text.empty() && a.text != "null" &&
+          !C.P.find_scalar(a.text) && a.text.find('.') == std::string::npos &&
+          !is_float_literal(a.text))
         exprs.push_back(a.text);
     const std::string& rv = L.repeat_var.empty() ? C.repeat_var_ : L.repeat_var;
     for (const auto& e : exprs)

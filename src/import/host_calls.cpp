@@ -145,6 +145,9 @@ Val Interp::alloc_call(Ex& x, const std::string& s,
     if (vals.empty() || vals[0].kind != Val::Tensor)
       fail("host_logic",
            "`" + what + "` in `" + fr.fn + "`: the _like argument is not a tensor kernrl follows");
+    if (vals[0].elem == "lazy")  // PyTorch keeps the view's strides; kernrl's buffers are dense
+      fail("library_call",
+           "`" + what + "` in `" + fr.fn + "`: a tensor laid out as a view (permute, transpose)");
     const TensorInfo& src = C.tensors[static_cast<size_t>(vals[0].tensor)];
     shape = src.shape;
     dtype = src.dtype;

@@ -72,7 +72,8 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
                    const std::vector<std::pair<size_t, size_t>>& args, const std::string& what) {
   Frame& fr = x.fr;
   if (v.kind == Val::Tensor) {
-    TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
+    // A copy: evaluating an argument may add tensors and move C.tensors.
+    const TensorInfo t = C.tensors[static_cast<size_t>(v.tensor)];
     auto a = [&](size_t k) { return eval(fr, x.T, args[k].first, args[k].second); };
     // w.t() (a suite's weight for torch::matmul(x, w.t())): a mark the product reads; the
     // tensor's memory is unchanged, so nothing else may use it.
@@ -87,7 +88,8 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     // On a suite: weight.permute({1, 2, 0}) / x.transpose(0, 1), a view as in forward (a torch
     // step copies it where .contiguous() or .clone() asks for a copy), never a kernel's pointer.
     if (!C.P.torchscript.empty() && (m == "permute" || m == "transpose")) {
-      const int64_t rank = static_cast<int64_t>(t.shape.size());
+      const std::vector<Val>& tshape = t.shape;
+      const int64_t rank = static_cast<int64_t>(tshape.size());
       std::vector<Val> dims;
       for (size_t k = 0; k < args.size(); ++k) {
         Val d = a(k);
@@ -103,7 +105,7 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
                "`" + what + "` in `" + fr.fn + "`: a dimension kernrl cannot compute");
         order.push_back(*d.k < 0 ? *d.k + rank : *d.k);
       }
-      std::vector<Val> shape = t.shape;
+      std::vector<Val> shape = tshape;
       if (m == "transpose") {
         if (order.size() != 2)
           fail("library_call", "`" + what + "` in `" + fr.fn + "`: transpose takes two dimensions");
@@ -121,23 +123,28 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
           fail("library_call", "`" + what + "` in `" + fr.fn + "`: a dimension twice");
         seen[static_cast<size_t>(order[q])] = true;
         perm.items.push_back(make_int(order[q]));
-        shape[q] = t.shape[static_cast<size_t>(order[q])];
+        shape[q] = tshape[static_cast<size_t>(order[q])];
       }
       return C.lazy_view("permute", v, {perm}, shape, what, "library_call");
     }
-    if (v.elem == "lazy" && (m == "contiguous" || m == "clone")) {
+    if (v.elem == "lazy" && m == "contiguous") {
       auto c = C.contiguous(v.tensor);
       if (!c)
-        fail("host_logic",
-             "`" + what + "` in `" + fr.fn + "`: a view contiguous at some size sets only");
-      if (m == "contiguous" && *c) return v;  // PyTorch returns the tensor itself
+        fail("host_logic", "`" + what + "` in `" + fr.fn +
+                               "`: a view contiguous at some size sets only, or whose layout "
+                               "kernrl does not know");
+      if (*c)
+        fail("library_call", "`" + what + "` in `" + fr.fn +
+                                 "`: a view that is already contiguous, which PyTorch returns "
+                                 "itself (its pointer into the viewed tensor)");
       return C.copy_of(v, what, "library_call");
     }
     if (v.elem == "lazy" && m != "size" && m != "sizes" && m != "dim" && m != "numel" &&
         m != "scalar_type" && m != "dtype" && m != "options" && m != "is_cuda" && m != "device")
       fail("library_call", "`" + what + "` in `" + fr.fn +
                                "` uses a view (permute, transpose) other than through "
-                               ".contiguous(): in PyTorch its memory is laid out by its strides");
+                               ".contiguous(): in PyTorch its memory is laid out by its strides "
+                               "(and .clone() keeps them)");
     if (m == "size" || m == "sizes" || m == "sym_size" || m == "sym_sizes") {
       if (args.empty()) return list_of(t.shape);
       return t

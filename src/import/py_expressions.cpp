@@ -112,10 +112,12 @@ Val PySide::eval(Env& env, const PyExprP& e) {
         if (cond.kind == Val::Unknown)
           fail("host_logic", "forward uses " + cond.why + " in `" + py_text(e) + "`");
       }
-      // A generator expression is read as the list it yields (its items are pure values).
-      if ((e->text == "list comprehension" || e->text == "generator expression") &&
-          e->kids.size() >= 3)
-        return comprehension(env, e);
+      if (e->text == "list comprehension" && e->kids.size() >= 3) return comprehension(env, e);
+      if (e->text == "generator expression")  // lazy and single-use: see eval_args in call()
+        fail("host_logic", "host logic in forward: a generator expression (`" + py_text(e) +
+                               "`) other than as the argument of any(), all(), tuple() or list()");
+      if (e->text == "dims" || e->text == "slice")
+        fail("host_logic", "host logic in forward: the index `" + py_text(e) + "`");
       fail("host_logic", "host logic in forward: a " + e->text);
   }
   fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
@@ -405,6 +407,15 @@ Val PySide::call(Env& env, const PyExprP& e) {
   std::vector<Val> args;
   auto eval_args = [&]() {
     args.clear();
+    // A generator expression as the only argument of a builtin that consumes it at once and in
+    // full (any, all, tuple, list): the items it yields. Anywhere else it is refused (eval).
+    if (e->kids.size() == 2 && e->kids[1]->kind == PyExpr::Other &&
+        e->kids[1]->text == "generator expression" && e->kids[1]->kids.size() >= 3 &&
+        f.kind == Val::Func &&
+        (f.name == "any" || f.name == "all" || f.name == "tuple" || f.name == "list")) {
+      args.push_back(comprehension(env, e->kids[1]));
+      return;
+    }
     for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
   };
   if (f.kind == Val::ExtFn) {

@@ -429,28 +429,40 @@ Val PySide::tensor_index(Env& env, const Val& obj, const PyExprP& idx, const std
   for (size_t d = 0; d < parts.size(); ++d) {
     const auto& k = parts[d]->kids;
     const Val whole = t.shape[d];
-    auto bound = [&](const PyExprP& b) -> std::optional<Val> {
+    auto value = [&](const PyExprP& b) -> std::optional<Val> {
       if (b->kind == PyExpr::Const && b->text == "None") return std::nullopt;
       Val x = eval(env, b);
       if (x.kind == Val::Bool && x.k) x = make_int(*x.k);
       if (x.kind != Val::Int) cannot("a slice bound kernrl cannot compute");
-      // A negative constant counts from the dimension's end, as in Python.
-      if (x.k && *x.k < 0) x = int_binop("+", whole, x, text);
       return x;
     };
-    std::optional<Val> step = bound(k[2]);
+    std::optional<Val> step = value(k[2]);
     if (step && !(step->k && *step->k == 1))
       cannot("a slice with a step (only basic slices map onto narrow)");
+    // A bound negative at every size set counts from the dimension's end, as in Python; one
+    // negative at some only is refused below.
+    auto bound = [&](const PyExprP& b) -> std::optional<Val> {
+      std::optional<Val> x = value(b);
+      if (!x) return x;
+      auto ps = C.per_set(*x);
+      if (ps && !ps->empty() &&
+          std::all_of(ps->begin(), ps->end(), [](int64_t q) { return q < 0; }))
+        x = int_binop("+", whole, *x, text);
+      return x;
+    };
     std::optional<Val> first = bound(k[0]), last = bound(k[1]);
     if (!first && !last) continue;  // `:`, the whole dimension
     Val start = first ? *first : make_int(0);
     Val len = int_binop("-", last ? *last : whole, start, text);
     auto st = C.per_set(start), ln = C.per_set(len), wh = C.per_set(whole);
     if (!st || !ln || !wh) cannot("slice bounds kernrl cannot compute at every size set");
-    // PyTorch clamps a slice to the dimension; narrow does not: the bounds must lie within it.
+    // PyTorch clamps a slice to the dimension (and an empty one gives an empty tensor); narrow
+    // does not: the bounds must lie within the dimension, in order.
     for (size_t i = 0; i < st->size(); ++i)
       if ((*st)[i] < 0 || (*ln)[i] < 0 || (*st)[i] + (*ln)[i] > (*wh)[i])
-        cannot("a slice beyond the dimension at some size set (kernrl maps slices within it)");
+        cannot(
+            "a slice that is empty, or reaches beyond the dimension or before its start, at "
+            "some size set (kernrl maps slices within the dimension)");
     v = view_op(v, "narrow", {make_int(static_cast<int64_t>(d)), start, len}, {}, text);
   }
   return v;

@@ -403,23 +403,27 @@ class Parser {
         } else if (comma) {
           PyExprP dims = make(PyExpr::Other, "dims", l);
           bool plain = true;
-          while (i_ < j && plain) {
-            size_t k = i_;
-            int dd = 0;
-            bool part_slice = false;
-            for (; k < j; ++k) {
-              const PyTok& t = t_[k];
-              if (t.kind == PyTok::Op && (t.text == "(" || t.text == "[" || t.text == "{")) ++dd;
-              if (t.kind == PyTok::Op && (t.text == ")" || t.text == "]" || t.text == "}")) --dd;
-              if (dd == 0 && t.kind == PyTok::Op && t.text == ",") break;
-              if (dd == 0 && t.kind == PyTok::Op && t.text == ":") part_slice = true;
+          try {
+            while (i_ < j && plain) {
+              size_t k = i_;
+              int dd = 0;
+              bool part_slice = false;
+              for (; k < j; ++k) {
+                const PyTok& t = t_[k];
+                if (t.kind == PyTok::Op && (t.text == "(" || t.text == "[" || t.text == "{")) ++dd;
+                if (t.kind == PyTok::Op && (t.text == ")" || t.text == "]" || t.text == "}")) --dd;
+                if (dd == 0 && t.kind == PyTok::Op && t.text == ",") break;
+                if (dd == 0 && t.kind == PyTok::Op && t.text == ":") part_slice = true;
+              }
+              if (k == i_ || (t_[i_].kind == PyTok::Op && t_[i_].text[0] == '.'))
+                plain = false;  // an empty part or `...`
+              else
+                dims->kids.push_back(part_slice ? slice_part(l) : expr());
+              if (plain && i_ != k) plain = false;  // the part did not end where it should
+              if (plain && at_op(",")) ++i_;
             }
-            if (k == i_ || (t_[i_].kind == PyTok::Op && t_[i_].text[0] == '.'))
-              plain = false;  // an empty part or `...`
-            else
-              dims->kids.push_back(part_slice ? slice_part(l) : expr());
-            if (plain && i_ != k) plain = false;  // the part did not end where it should
-            if (plain && at_op(",")) ++i_;
+          } catch (const ImportError&) {
+            plain = false;  // a part not read here (`*idx`): the index stays opaque
           }
           i_ = j;
           x->kids.push_back(plain ? dims : make(PyExpr::Other, "slice", l));

@@ -573,6 +573,10 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                               ": a list is of tensors or of integers, not both",
                           l.line);
       a.kind = named > 0 ? ArgKind::TensorList : ArgKind::IntList;
+      for (const auto& it : items)
+        if (named > 0 && it == l.out)
+          throw FormatError(what + ": out '" + printable(l.out) + "' is also one of its tensors",
+                            l.line);
       continue;
     }
     if (a.kind != ArgKind::None && a.kind != ArgKind::Bool) a.kind = arg_kind(a.text, p, scratch);

@@ -312,6 +312,9 @@ def main():
         check(tol["L1_1_Row_softmax"] == {"atol": 1e-4, "rtol": 1e-4}, f"KernelBench's tolerance: {tol}")
         check(tol["L1_6_Scaled_cumsum"]["rtol"] == 1e-4 and tol["L1_6_Scaled_cumsum"]["atol"] >= 3e-4,
               f"atol raised where float32 is far from exact: {tol}")
+        checked = {c["id"]: c["tolerance_checked"] for c in suite["converted"]}["L1_6_Scaled_cumsum"]
+        check("test size 1" in checked["at"] and any(w.startswith("bench size") for w in checked["not_at"]),
+              f"suite.json says where the tolerance was checked: {checked}")
         cum = (out / "problems" / "L1" / "6_Scaled_cumsum" / "problem.yaml").read_text()
         check(f'tolerance: {json.dumps(tol["L1_6_Scaled_cumsum"])}' in cum and "not KernelBench's 0.0001" in cum,
               f"the raised tolerance and why, in problem.yaml: {cum[:1200]}")

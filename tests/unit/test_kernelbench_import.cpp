@@ -2600,6 +2600,8 @@ TEST_CASE("import_kernelbench: basic slices of a tensor in forward are narrow vi
   // What PyTorch would clamp, a step, an integer index, or `...`: refused, saying why.
   for (const auto& [y, why] :
        std::vector<std::pair<std::string, std::string>>{{"x[:, :40]", "beyond the dimension"},
+                                                        {"x[2:1]", "is empty"},
+                                                        {"x[:, ::-1]", "a step"},
                                                         {"x[::2]", "a step"},
                                                         {"x[0]", "Tensor.__getitem__"},
                                                         {"x[..., 1:]", "Tensor.__getitem__"},
@@ -2635,6 +2637,14 @@ TEST_CASE("import_kernelbench: any() and all() of a generator expression, decide
       p);
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("not the same at every size set") != std::string::npos, r.reason);
+  // A generator anywhere else is lazy and single-use (torch.cat even refuses one): refused.
+  r = import_kernelbench(suite_module("        y = torch.cat(t for t in (x, x))\n"
+                                      "        return ext.epilogue(self.linear(x), 1.0)",
+                                      init),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("other than as the argument of any()") != std::string::npos,
+                r.reason);
 }
 
 TEST_CASE("import_kernelbench: a weight permuted in the C++ wrapper is copied by a torch step") {
@@ -2656,7 +2666,7 @@ TEST_CASE("import_kernelbench: a weight permuted in the C++ wrapper is copied by
         p);
   };
   for (const char* relayout : {"w.transpose(0, 1).contiguous()", "w.permute({1, 0}).contiguous()",
-                               "w.permute({-1, 0}).clone()"}) {
+                               "w.permute({-1, 0}).contiguous()"}) {
     auto r = convert(relayout);
     REQUIRE_MESSAGE(r.converted, relayout, ": ", r.reason);
     LaunchPlan plan = checked_plan(r, p);
@@ -2671,6 +2681,13 @@ TEST_CASE("import_kernelbench: a weight permuted in the C++ wrapper is copied by
   auto r = convert("w.permute({1, 0})");
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("uses a view") != std::string::npos, r.reason);
+  // clone() keeps the view's strides, and contiguous() of a view already contiguous is the view.
+  r = convert("w.permute({1, 0}).clone()");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find(".clone() keeps them") != std::string::npos, r.reason);
+  r = convert("w.permute({0, 1}).contiguous()");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("already contiguous") != std::string::npos, r.reason);
   r = convert("w.permute({1, 1}).contiguous()");
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("a dimension twice") != std::string::npos, r.reason);

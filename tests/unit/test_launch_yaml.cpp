@@ -476,4 +476,16 @@ TEST_CASE("torch step cat: a list of tensor names, kept apart from lists of inte
   } catch (const FormatError& e) {
     CHECK_CONTAINS(std::string(e.what()), "of tensors or of integers");
   }
+  // cat's out buffer may not be one of the tensors it reads.
+  LaunchPlan self = parse(
+      "launches:\n"
+      "  - {torch: cat, args: [[weight, w2], 0], out: w2}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [w2]}\n"
+      "scratch:\n  w2: {dtype: float32, shape: [2 * out_features, in_features]}\n");
+  try {
+    check_plan(self, linear_problem(true), 132);
+    FAIL("cat into one of its own tensors was accepted");
+  } catch (const FormatError& e) {
+    CHECK_CONTAINS(std::string(e.what()), "is also one of its tensors");
+  }
 }

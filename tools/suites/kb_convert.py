@@ -331,12 +331,13 @@ def calibrate_tolerance(sets, bench_flops=None):
     from its float64 result than kernrl's policy allows (an exact kernel would then fail against
     the float32 reference on some draws: a sum of many terms whose result can be near zero).
     Measured at every test size set (on this host's CPU) and at the bench size where a GPU is
-    available and the counted work is at most BENCH_FLOPS_LIMIT. Returns (tolerance, note): the
-    note says what was measured, for the problem's description."""
+    available and its work and tensors fit (BENCH_FLOPS_LIMIT, BENCH_BYTES_LIMIT). Returns
+    (tolerance, note, checked): the note says why atol was raised, for the problem's description;
+    checked lists the size sets measured and those not, with why (suite.json)."""
     outs = sets[0].outputs
     tol = tolerance_for(outs)
     if not any(o.dtype == torch.float32 for o in outs):
-        return tol, ""
+        return tol, "", {"at": [], "not_at": ["no float32 output"]}
     need, where, skipped = 0.0, [], []
     for i, s in enumerate(sets[1:], 1):
         args = [x for x, _ in s.inputs]
@@ -349,7 +350,8 @@ def calibrate_tolerance(sets, bench_flops=None):
         where.append(f"test size {i}")
     bench = sets[0]
     bench_bytes = 12 * sum(math.prod(t.shape) for t in [x for x, _ in bench.inputs] + list(bench.outputs))
-    if (torch.cuda.is_available() and bench_flops is not None and 0 < bench_flops <= BENCH_FLOPS_LIMIT
+    # Work torch cannot count (reductions, scans, elementwise: flops None) is bounded by the bytes.
+    if (torch.cuda.is_available() and (bench_flops is None or bench_flops <= BENCH_FLOPS_LIMIT)
             and bench_bytes <= BENCH_BYTES_LIMIT):
         torch.backends.cuda.matmul.allow_tf32 = False  # as kernrl's worker runs the reference
         torch.backends.cudnn.allow_tf32 = False
@@ -365,13 +367,14 @@ def calibrate_tolerance(sets, bench_flops=None):
             skipped.append(f"bench size: {type(e).__name__}")
         finally:
             torch.cuda.empty_cache()
-    elif bench_flops is not None:
+    else:
         skipped.append("bench size: " + ("no GPU here" if not torch.cuda.is_available() else "too large to run in float64 here"))
     note = ""
+    tol_checked = {"at": where, "not_at": skipped}
     if need > tol["atol"]:
         tol = {"atol": _round_up(need), "rtol": tol["rtol"]}
         note = (f"the tolerance's atol is {tol['atol']:g}, not KernelBench's {tolerance_for(outs)['atol']:g}: the module's own "
                 f"float32 result is far enough from its float64 result (measured at {', '.join(where)}) that an "
                 f"exact kernel needs it to use at most {EXACT_SHARE:g} of the tolerance, as kernrl requires of "
                 "float32 problems")
-    return tol, note
+    return tol, note, tol_checked

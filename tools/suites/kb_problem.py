@@ -77,7 +77,7 @@ def convert(path, level, out_root):
     kb_convert.check_deterministic(tests[0])
     how, blobs = kb_convert.compile_reference(sets)
     generators = kb_convert.input_generators(sets)
-    spec, tol = problem_yaml(pid, level, number, name, src, sets, how, generators is not None)
+    spec, tol, tol_checked = problem_yaml(pid, level, number, name, src, sets, how, generators is not None)
     folder = out_root / "problems" / f"L{level}" / f"{number}_{name}"
     (folder / "torchscript").mkdir(parents=True, exist_ok=True)
     for i, blob in enumerate(blobs):
@@ -94,7 +94,8 @@ def convert(path, level, out_root):
     tensors = [x for x, _ in bench.inputs] + list(bench.outputs) + list(bench.model.parameters())
     mb = sum(t.numel() * t.element_size() for t in tensors) / 1e6
     return {"id": pid, "file": f"level{level}/{path.name}", "reference": how,
-            "bench_mb": round(mb, 1), "test_sizes": [t.sizes for t in tests], "tolerance": tol}
+            "bench_mb": round(mb, 1), "test_sizes": [t.sizes for t in tests], "tolerance": tol,
+            "tolerance_checked": tol_checked}
 
 
 def _weight_names(model):
@@ -142,8 +143,10 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
                         "shape": shapes.shape(oname, per_set)})
     _check_unique(shapes.sets[0], inputs + params + outputs)
     flops = _flops(sets, shapes)
-    tol, tol_note = kb_convert.calibrate_tolerance(sets, shapes.sets[0].get("work_kflops", 0) * 1000 or None)
-    numbers, order = forward_numbers(sets, all_names, set(all_sets[0]) | {t["name"] for t in inputs + params + outputs})
+    tol, tol_note, tol_checked = kb_convert.calibrate_tolerance(
+        sets, shapes.sets[0].get("work_kflops", 0) * 1000 or None)
+    numbers, order = forward_numbers(sets, all_names, set(shapes.sets[0]) | {"work_kflops"}
+                                     | {t["name"] for t in inputs + params + outputs})
     reference = {"torchscript": "torchscript"}
     if order:
         reference["forward"] = order
@@ -175,7 +178,7 @@ def problem_yaml(pid, level, number, name, src, sets, how, traced_inputs):
         "torch: |",
         *_indent(src.text.rstrip("\n").replace("\t", "    ")),
     ]
-    return "\n".join(lines) + "\n", tol
+    return "\n".join(lines) + "\n", tol, tol_checked
 
 
 def _modules(model):
