@@ -74,7 +74,12 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
   if (v.kind == Val::Tensor) {
     // A copy: evaluating an argument may add tensors and move C.tensors.
     const TensorInfo t = C.tensors[static_cast<size_t>(v.tensor)];
-    auto a = [&](size_t k) { return eval(fr, x.T, args[k].first, args[k].second); };
+    auto a = [&](size_t k) {
+      if (k >= args.size())
+        fail("host_logic",
+             "`" + what + "` in `" + fr.fn + "` leaves out an argument of `" + m + "`");
+      return eval(fr, x.T, args[k].first, args[k].second);
+    };
     // w.t() (a suite's weight for torch::matmul(x, w.t())): a mark the product reads; the
     // tensor's memory is unchanged, so nothing else may use it.
     if (!C.P.torchscript.empty() && t.shape.size() == 2 && m == "t" && args.empty()) {
