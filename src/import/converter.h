@@ -199,6 +199,11 @@ class Converter {
   // `args`, of `shape`; its strides are computed from x's. Nothing is launched.
   Val lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
                 std::vector<Val> shape, const std::string& text, const std::string& category);
+  // x.transpose(a, b) / x.permute(dims) (`dims` as given: integers, or one list of them) as a
+  // lazy view, the dimensions checked as PyTorch checks them; a transpose of a dimension with
+  // itself is x. Used by forward and by the C++ wrapper.
+  Val reorder_view(const std::string& op, const Val& x, std::vector<Val> dims,
+                   const std::string& text, const std::string& category);
   // PyTorch's strides of tensor `t` at each size set: a buffer's are contiguous; nullopt where a
   // dimension depends on the GPU.
   std::optional<std::vector<std::vector<int64_t>>> strides_of(int t) const;

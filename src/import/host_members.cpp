@@ -93,44 +93,9 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     // On a suite: weight.permute({1, 2, 0}) / x.transpose(0, 1), a view as in forward (a torch
     // step copies it where .contiguous() or .clone() asks for a copy), never a kernel's pointer.
     if (!C.P.torchscript.empty() && (m == "permute" || m == "transpose")) {
-      const std::vector<Val>& tshape = t.shape;
-      const int64_t rank = static_cast<int64_t>(tshape.size());
       std::vector<Val> dims;
-      for (size_t k = 0; k < args.size(); ++k) {
-        Val d = a(k);
-        if (d.kind == Val::List)
-          for (const Val& item : d.items) dims.push_back(item);
-        else
-          dims.push_back(d);
-      }
-      std::vector<int64_t> order;
-      for (const Val& d : dims) {
-        if (d.kind != Val::Int || !d.k || *d.k < -rank || *d.k >= rank)
-          fail("library_call",
-               "`" + what + "` in `" + fr.fn + "`: a dimension kernrl cannot compute");
-        order.push_back(*d.k < 0 ? *d.k + rank : *d.k);
-      }
-      std::vector<Val> shape = tshape;
-      if (m == "transpose") {
-        if (order.size() != 2)
-          fail("library_call", "`" + what + "` in `" + fr.fn + "`: transpose takes two dimensions");
-        std::swap(shape[static_cast<size_t>(order[0])], shape[static_cast<size_t>(order[1])]);
-        return C.lazy_view("transpose", v, {make_int(order[0]), make_int(order[1])}, shape, what,
-                           "library_call");
-      }
-      std::vector<bool> seen(static_cast<size_t>(rank), false);
-      if (static_cast<int64_t>(order.size()) != rank)
-        fail("library_call", "`" + what + "` in `" + fr.fn + "`: a permutation of another rank");
-      Val perm;
-      perm.kind = Val::List;
-      for (size_t q = 0; q < order.size(); ++q) {
-        if (seen[static_cast<size_t>(order[q])])
-          fail("library_call", "`" + what + "` in `" + fr.fn + "`: a dimension twice");
-        seen[static_cast<size_t>(order[q])] = true;
-        perm.items.push_back(make_int(order[q]));
-        shape[q] = tshape[static_cast<size_t>(order[q])];
-      }
-      return C.lazy_view("permute", v, {perm}, shape, what, "library_call");
+      for (size_t k = 0; k < args.size(); ++k) dims.push_back(a(k));
+      return C.reorder_view(m, v, dims, what, "library_call");
     }
     if (v.elem == "lazy" && m == "contiguous") {
       auto c = C.contiguous(v.tensor);

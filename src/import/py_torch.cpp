@@ -489,32 +489,9 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
       cannot("dimension " + std::to_string(*v.k) + " of a tensor of rank " + std::to_string(rank));
     return d;
   };
-  if (m == "transpose" || m == "swapaxes") {
-    if (args.size() != 2) cannot("transpose takes two dimensions");
-    int64_t a = dim_of(args[0]), b = dim_of(args[1]);
-    std::vector<Val> shape = t.shape;
-    std::swap(shape[static_cast<size_t>(a)], shape[static_cast<size_t>(b)]);
-    if (a == b) return obj;
-    return C.lazy_view("transpose", obj, {make_int(a), make_int(b)}, shape, text,
-                       "torch_op_in_forward");
-  }
-  if (m == "permute") {
-    std::vector<Val> dims = args;
-    if (dims.size() == 1 && dims[0].kind == Val::List) dims = dims[0].items;
-    if (static_cast<int64_t>(dims.size()) != rank) cannot("a permutation of another rank");
-    Val perm;
-    perm.kind = Val::List;
-    std::vector<Val> shape;
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
-    for (const Val& d : dims) {
-      int64_t k = dim_of(d);
-      if (seen[static_cast<size_t>(k)]) cannot("a dimension twice in a permutation");
-      seen[static_cast<size_t>(k)] = true;
-      perm.items.push_back(make_int(k));
-      shape.push_back(t.shape[static_cast<size_t>(k)]);
-    }
-    return C.lazy_view("permute", obj, {perm}, shape, text, "torch_op_in_forward");
-  }
+  if (m == "transpose" || m == "swapaxes" || m == "permute")
+    return C.reorder_view(m == "permute" ? "permute" : "transpose", obj, args, text,
+                          "torch_op_in_forward");
   if (m == "narrow") {
     if (args.size() != 3) cannot("narrow takes a dimension, a start and a length");
     int64_t d = dim_of(args[0]);

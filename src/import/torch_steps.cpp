@@ -334,6 +334,41 @@ Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<
   return tensor_val_of(add_tensor(t), "lazy");
 }
 
+Val Converter::reorder_view(const std::string& op, const Val& x, std::vector<Val> dims,
+                            const std::string& text, const std::string& category) {
+  const std::vector<Val> shape0 = tensors[static_cast<size_t>(x.tensor)].shape;
+  const int64_t rank = static_cast<int64_t>(shape0.size());
+  auto cannot = [&](const std::string& why) { fail(category, "`" + text + "`: " + why); };
+  auto dim_of = [&](const Val& v) -> int64_t {
+    if (v.kind != Val::Int || !v.k) cannot("a dimension kernrl cannot compute");
+    int64_t d = *v.k < 0 ? *v.k + rank : *v.k;
+    if (d < 0 || d >= rank)
+      cannot("dimension " + std::to_string(*v.k) + " of a tensor of rank " + std::to_string(rank));
+    return d;
+  };
+  std::vector<Val> shape = shape0;
+  if (op == "transpose") {
+    if (dims.size() != 2) cannot("transpose takes two dimensions");
+    int64_t a = dim_of(dims[0]), b = dim_of(dims[1]);
+    if (a == b) return x;
+    std::swap(shape[static_cast<size_t>(a)], shape[static_cast<size_t>(b)]);
+    return lazy_view("transpose", x, {make_int(a), make_int(b)}, shape, text, category);
+  }
+  if (dims.size() == 1 && dims[0].kind == Val::List) dims = dims[0].items;
+  if (static_cast<int64_t>(dims.size()) != rank) cannot("a permutation of another rank");
+  Val perm;
+  perm.kind = Val::List;
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t q = 0; q < dims.size(); ++q) {
+    int64_t k = dim_of(dims[q]);
+    if (seen[static_cast<size_t>(k)]) cannot("a dimension twice in a permutation");
+    seen[static_cast<size_t>(k)] = true;
+    perm.items.push_back(make_int(k));
+    shape[q] = shape0[static_cast<size_t>(k)];
+  }
+  return lazy_view("permute", x, {perm}, shape, text, category);
+}
+
 Val Converter::materialized(const Val& view, const std::string& text, const std::string& category,
                             bool fresh) {
   const TensorInfo t = tensors[static_cast<size_t>(view.tensor)];

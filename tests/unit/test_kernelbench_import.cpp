@@ -653,6 +653,10 @@ torch::Tensor epilogue(torch::Tensor y, double divisor) {
 }
 )";
 
+// The __init__ body of suite_linear's ModelNew: its linear layer and divisor.
+const char* kLinearInit =
+    "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+
 std::string suite_module(const std::string& forward, const std::string& init) {
   return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
          "from torch.utils.cpp_extension import load_inline\n\n"
@@ -827,8 +831,7 @@ torch: |
 
 TEST_CASE("import_kernelbench: view operators in forward become torch steps that copy") {
   ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
-  const std::string init =
-      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  const std::string init = kLinearInit;
   auto plan_of = [&](const std::string& y) {
     auto r = import_kernelbench(
         suite_module("        y = " + y + "\n        return ext.epilogue(self.linear(y), 1.0)",
@@ -880,8 +883,7 @@ TEST_CASE("import_kernelbench: view operators in forward become torch steps that
 
 TEST_CASE("import_kernelbench: views keep PyTorch's memory semantics") {
   ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
-  const std::string init =
-      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  const std::string init = kLinearInit;
   auto import_forward = [&](const std::string& forward) {
     return import_kernelbench(suite_module(forward, init), p);
   };
@@ -1032,8 +1034,7 @@ torch::Tensor f(torch::Tensor x) {
 
 TEST_CASE("import_kernelbench: training mode, math of sizes, float arithmetic in forward") {
   ProblemSpec p = suite_linear();
-  const std::string init =
-      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  const std::string init = kLinearInit;
   auto r = import_kernelbench(
       "import math\n" +
           suite_module("        s = 2.0 if self.training and self.divisor > 1.5 else 3.0\n"
@@ -2570,8 +2571,7 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b, bool use_bi
 
 TEST_CASE("import_kernelbench: basic slices of a tensor in forward are narrow views") {
   ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
-  const std::string init =
-      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  const std::string init = kLinearInit;
   auto import_y = [&](const std::string& y) {
     return import_kernelbench(
         suite_module("        y = " + y + "\n        return ext.epilogue(self.linear(y), 1.0)",
@@ -2619,8 +2619,7 @@ TEST_CASE("import_kernelbench: basic slices of a tensor in forward are narrow vi
 
 TEST_CASE("import_kernelbench: any() and all() of a generator expression, decided per size set") {
   ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
-  const std::string init =
-      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  const std::string init = kLinearInit;
   auto r = import_kernelbench(
       suite_module("        if any(d != 1 for d in (1, 1)) or not all(s > 0 for s in x.shape):\n"
                    "            return x\n"
@@ -2708,8 +2707,7 @@ TEST_CASE("import_kernelbench: a weight permuted in the C++ wrapper is copied by
 
 TEST_CASE("import_kernelbench: torch.cat of tensors in forward is a torch step") {
   ProblemSpec p = suite_linear();  // linear.weight: [output_size, input_size]; 1024, 17, 40 rows
-  const std::string init =
-      "        self.linear = nn.Linear(input_size, output_size)\n        self.divisor = divisor";
+  const std::string init = kLinearInit;
   auto import_w = [&](const std::string& w) {
     return import_kernelbench(
         suite_module("        w = " + w +
