@@ -266,6 +266,11 @@ Val PySide::self_attr(const std::string& attr) {
       return make_unknown("`self." + attr +
                           "`, which ModelNew's __init__ changes in place after setting it");
   }
+  if (auto u = init_attrs_undecided_.find(attr);
+      u != init_attrs_undecided_.end() && init_attrs_changed_.count(attr))
+    return make_unknown("`self." + attr + "`, which ModelNew's __init__ sets under " + u->second +
+                        " (kernrl follows the branch an `if` of __init__ takes where it can "
+                        "decide its condition)");
   if (init_attrs_changed_.count(attr))
     return make_unknown("`self." + attr +
                         "`, which ModelNew's __init__ sets more than once, under a condition or "

@@ -360,9 +360,13 @@ std::string PySide::compare_init_with_reference() const {
 std::vector<std::string> PySide::module_classes(const Val& layer) const {
   for (const auto& [path, classes] : C.P.modules)
     if (path == layer.name) {
-      // A layer inside a container: known only when ModelNew builds the layers as the reference.
+      // A layer inside a container: known only when ModelNew builds the layers as the reference,
+      // or builds this one itself as the reference's class, in place in a container it sets
+      // once and never changes (`self.shortcut = nn.Sequential(nn.Conv2d(...), ...)`).
       if (path.find('.') != std::string::npos) {
         std::string why = layers_built_as_reference();
+        if (!why.empty() && !classes.empty() && built_in_place(path, classes.front()))
+          return classes;
         if (!why.empty())
           fail("host_logic", "forward needs the class of `self." + path +
                                  "`, which kernrl knows from the reference's module only: " + why);
@@ -381,6 +385,17 @@ std::vector<std::string> PySide::module_classes(const Val& layer) const {
     return {};  // a container of the reference that modules does not list itself: unknown
   if (layer.elem.empty() || layer.elem == "Module") return {};
   return {layer.elem};
+}
+
+bool PySide::built_in_place(const std::string& path, const std::string& cls) const {
+  const std::string top = path.substr(0, path.find('.'));
+  if (init_setattr_ || !init_attrs_.count(top) || init_attrs_changed_.count(top) ||
+      init_attrs_mutated_.count(top))
+    return false;
+  PyExprP call = layer_ctor(path);
+  if (!call || call->kind != PyExpr::Call || call->kids.empty()) return false;
+  std::string named = resolve(py_dotted(call->kids[0]));
+  return named == "torch.nn." + cls || named == "nn." + cls;
 }
 
 std::string PySide::module_class(const Val& layer) const {

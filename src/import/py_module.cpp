@@ -600,8 +600,15 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
       }
     }
   }
-  for (size_t i = b.begin; i < b.end; ++i) {
-    const auto& lt = lines_[i].toks;
+  // An `if` at the top of __init__ (or at the top of a branch taken) whose conditions kernrl
+  // decides with the constructor's arguments (init_condition) runs one branch: its statements
+  // are read as statements at the top of __init__, the other branches' not at all. One it cannot
+  // decide is read as before (what its branches set is not followed), and the reason kept.
+  const int top_indent = lines_[b.begin].indent;
+  std::vector<char> lifted(b.end - b.begin, 0), skipped(b.end - b.begin, 0);
+  std::vector<std::string> undecided(b.end - b.begin);
+  // One statement's tokens: `top` when it is a statement at the top of __init__.
+  auto read_statement = [&](const std::vector<PyTok>& lt, size_t i, bool top) {
     // An attribute __init__ sets more than once, under a block or a one-line `if`, by an
     // augmented assignment or anywhere but at the start of a statement: its value is not the one
     // expression kernrl would read (PySide::self_attr refuses it).
@@ -622,11 +629,12 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
       const bool annotated = tok_is(lt[k + 3], ":") && assign_at(lt) > k + 3;
       if (!annotated && !assign_op(lt[k + 3])) continue;
       const std::string op = annotated ? "=" : lt[k + 3].text;
-      bool simple = k == 0 && op == "=" && lines_[i].indent == lines_[b.begin].indent &&
-                    (assign_at(lt) == 3 || annotated);
+      bool simple = k == 0 && op == "=" && top && (assign_at(lt) == 3 || annotated);
       if (!simple || init_attrs_.count(lt[k + 2].text)) init_attrs_changed_.insert(lt[k + 2].text);
+      if (!undecided[i - b.begin].empty())
+        init_attrs_undecided_.emplace(lt[k + 2].text, undecided[i - b.begin]);
     }
-    if (read_register_buffer(lt)) continue;
+    if (read_register_buffer(lt)) return;
     read_init_call(lt);
     size_t eq = assign_at(lt);
     if (eq >= 3 && tok_is(lt[0], "self") && tok_is(lt[1], ".") && lt[2].kind == PyTok::Name) {
@@ -634,7 +642,7 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
       try {
         v = py_parse_expr(lt, eq + 1, lt.size());
       } catch (const ImportError&) {
-        continue;
+        return;
       }
       std::string attr = lt[2].text;
       init_attrs_[attr] = v;
@@ -650,7 +658,134 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
       }
       if (is_load_files(v)) *load_files = true;
     }
+  };
+  for (size_t i = b.begin; i < b.end; ++i) {
+    if (skipped[i - b.begin]) continue;
+    const auto& lt = lines_[i].toks;
+    const bool top = lines_[i].indent == top_indent || lifted[i - b.begin];
+    if (top && tok_is(lt[0], "if")) {
+      // The chain's clauses: (header line, first line after its body).
+      const int indent = lines_[i].indent;
+      std::vector<std::pair<size_t, size_t>> clauses;
+      for (size_t h = i; h < b.end;) {
+        const auto& ht = lines_[h].toks;
+        if (lines_[h].indent != indent ||
+            !(h == i ? tok_is(ht[0], "if") : tok_is(ht[0], "elif") || tok_is(ht[0], "else")))
+          break;
+        size_t next = h + 1;
+        while (next < b.end && lines_[next].indent > indent) ++next;
+        clauses.push_back({h, next});
+        h = next;
+        if (tok_is(ht[0], "else")) break;
+      }
+      const size_t chain_end = clauses.back().second;
+      // `if cond:` (line N), as the file has it.
+      auto header_text = [&](size_t h) {
+        const auto& ht = lines_[h].toks;
+        std::string text = ht[0].text;
+        if (text != "else") {
+          try {
+            text += " " + py_text(py_parse_expr(ht, 1, header_colon(ht)));
+          } catch (const ImportError&) {
+            text += " ...";
+          }
+        }
+        return "`" + text + ":` (line " + std::to_string(lines_[h].line) + ")";
+      };
+      // The clause taken: the first whose condition is true, else `else`'s; none if neither.
+      std::optional<size_t> taken;
+      std::string why;
+      for (size_t c = 0; c < clauses.size() && why.empty() && !taken; ++c) {
+        const auto& ht = lines_[clauses[c].first].toks;
+        if (tok_is(ht[0], "else")) {
+          taken = c;
+          break;
+        }
+        size_t colon = header_colon(ht);
+        std::optional<bool> on;
+        std::string cond_why;
+        try {
+          on = init_condition(py_parse_expr(ht, 1, colon), b.begin, i, &cond_why);
+          cond_why = header_text(clauses[c].first) + ", " + cond_why;
+        } catch (const ImportError&) {
+          cond_why = "a condition kernrl cannot read (line " +
+                     std::to_string(lines_[clauses[c].first].line) + ")";
+        }
+        if (!on)
+          why = cond_why;
+        else if (*on)
+          taken = c;
+      }
+      // A branch taken that returns or raises ends __init__ there: not followed.
+      if (taken && why.empty()) {
+        const auto& [h, next] = clauses[*taken];
+        const auto& ht = lines_[h].toks;
+        const size_t colon = header_colon(ht);
+        bool ends = colon + 1 < ht.size() &&
+                    (tok_is(ht[colon + 1], "return") || tok_is(ht[colon + 1], "raise"));
+        for (size_t j = h + 1; j < next; ++j)
+          ends = ends || tok_is(lines_[j].toks[0], "return") || tok_is(lines_[j].toks[0], "raise");
+        if (ends) why = header_text(h) + ", a branch that returns or raises";
+      }
+      if (!why.empty()) {
+        for (size_t j = i; j < chain_end; ++j) undecided[j - b.begin] = why;
+      } else {
+        for (size_t j = i; j < chain_end; ++j) skipped[j - b.begin] = 1;
+        if (taken) {
+          const auto& [h, next] = clauses[*taken];
+          const auto& ht = lines_[h].toks;
+          const size_t colon = header_colon(ht);
+          for (size_t j = h + 1; j < next; ++j) {
+            skipped[j - b.begin] = 0;
+            lifted[j - b.begin] = lines_[j].indent == lines_[h + 1].indent;
+          }
+          // A one-line branch (`if c: self.k = 3`): its statement.
+          if (colon > 0 && colon + 1 < ht.size())
+            read_statement(
+                std::vector<PyTok>(ht.begin() + static_cast<std::ptrdiff_t>(colon) + 1, ht.end()),
+                h, true);
+        }
+        continue;
+      }
+    }
+    read_statement(lt, i, top);
   }
+}
+
+std::optional<bool> PySide::init_condition(const PyExprP& cond, size_t from, size_t line,
+                                           std::string* why) {
+  // What __init__ ran before the `if` could have set an attribute the condition reads otherwise
+  // than kernrl reads it (setattr, a method of ModelNew's).
+  bool reads_self = false;
+  std::function<void(const PyExprP&)> find_self = [&](const PyExprP& x) {
+    if (x->kind == PyExpr::Name && x->text == "self") reads_self = true;
+    for (const auto& k : x->kids) find_self(k);
+    for (const auto& kw : x->kwargs) find_self(kw.second);
+  };
+  find_self(cond);
+  if (reads_self) {
+    static const std::set<std::string> registers = {"register_buffer", "register_parameter",
+                                                    "add_module"};
+    for (size_t i = from; i < line; ++i) {
+      const auto& lt = lines_[i].toks;
+      for (size_t k = 0; k < lt.size(); ++k)
+        if (tok_is(lt[k], "setattr") ||
+            (k + 3 < lt.size() && tok_is(lt[k], "self") && tok_is(lt[k + 1], ".") &&
+             tok_is(lt[k + 3], "(") && !registers.count(lt[k + 2].text))) {
+          *why = "which reads `self` after __init__ calls `" +
+                 (lt[k].text == "self" ? "self." + lt[k + 2].text : lt[k].text) + "` (line " +
+                 std::to_string(lines_[i].line) + ")";
+          return std::nullopt;
+        }
+    }
+  }
+  Val v = init_computed("<condition>", cond);
+  if (auto b = truth(v)) return b;
+  if (v.kind == Val::Bool && !v.per_set.empty())
+    *why = "which is true at some size sets of the problem and false at others";
+  else
+    *why = "which kernrl cannot decide from the constructor's arguments";
+  return std::nullopt;
 }
 
 }  // namespace kernrl::kbimport::py

@@ -67,6 +67,8 @@ class PySide {
   std::set<std::string> init_attrs_changed_;
   // Attributes __init__ changes in place (`self.sizes.append(n)`, `self.w[0] = 1`).
   std::set<std::string> init_attrs_mutated_;
+  // Attributes __init__ sets under an `if` kernrl cannot decide: why not (for the message).
+  std::map<std::string, std::string> init_attrs_undecided_;
   bool init_setattr_ = false;  // __init__ calls setattr with a name kernrl cannot read
   int init_depth_ = 0;         // nested evaluations of __init__ values (init_computed)
   // `self.X = nn.Parameter(...)` in ModelNew.__init__, in statement order; and the X of
@@ -127,6 +129,11 @@ class PySide {
   bool read_register_buffer(const std::vector<PyTok>& lt);
   void read_init(size_t header, const Block& b, bool* any_inline, bool* load_files);
   void read_init_call(const std::vector<PyTok>& lt);
+  // The truth of an `if` condition of __init__ (at lines_[line]; __init__'s body starts at
+  // lines_[from]) from the constructor's arguments, module constants and what __init__ set
+  // before it, the same at every size set; nullopt with the reason in *why otherwise.
+  std::optional<bool> init_condition(const PyExprP& cond, size_t from, size_t line,
+                                     std::string* why);
 
   // ---------------------------------------------------------------- values
   Val tensor_val(int idx);
@@ -186,6 +193,10 @@ class PySide {
   int unrolled_ = 0;
   void count_iteration(int line);
   std::string module_class(const Val& layer) const;  // "" when kernrl does not know it
+  // Whether ModelNew's __init__ builds the layer at `path` (inside a container) itself, as the
+  // torch.nn class `cls`, in place in the constructor call of a container it sets once, at its
+  // top, and never changes.
+  bool built_in_place(const std::string& path, const std::string& cls) const;
   // The class and its torch.nn bases (problem.yaml's modules, else ModelNew's own constructor).
   std::vector<std::string> module_classes(const Val& layer) const;
   // "" when ModelNew's __init__ builds its layers as the reference's does; else why not.

@@ -2502,7 +2502,8 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t e) {
        "len(self.sizes)"},
       {"        self.e = 2\n        setattr(self, 'e', 9)\n", "self.e"},
       {"        self.e = 2\n        self._setup()\n", "self.e"},
-      {"        self.e = 2\n        if divisor > 100:\n            self.e: int = 9\n", "self.e"},
+      // (A condition true at some size sets only: not decided.)
+      {"        self.e = 2\n        if input_size > 40:\n            self.e: int = 9\n", "self.e"},
       {"        a = [1, 2]\n        b = a\n        b[0] = 100\n        self.e = a\n", "self.e[0]"},
   };
   for (const auto& [body, use] : refused) {
@@ -2732,4 +2733,122 @@ TEST_CASE("import_kernelbench: torch.cat of tensors in forward is a torch step")
   r = import_w("torch.cat([self.linear.weight], dim=2)");
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("a dimension kernrl cannot compute") != std::string::npos, r.reason);
+}
+
+namespace {
+
+// suite_linear's ModelNew whose __init__ body (after the linear layer) is `body` and whose
+// forward passes `use` to a kernel's int parameter `e`; `more`: further methods.
+std::string int_attr_module(const std::string& body, const std::string& use,
+                            const std::string& more = "") {
+  return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
+         "load_inline\n\nsrc = \"\"\"\n#include <torch/extension.h>\n"
+         "__global__ void lin(const float* x, float* y, int e, int M) {}\n"
+         "torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t e) {\n"
+         "  auto out = torch::empty({x.size(0), w.size(0)}, x.options());\n"
+         "  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), out.data_ptr<float>(), (int)e, "
+         "x.size(0));\n  return out;\n}\n"
+         "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"run\"])\n\nclass ModelNew(nn.Module):\n    def __init__(self, "
+         "input_size, output_size, divisor):\n        super().__init__()\n"
+         "        self.linear = nn.Linear(input_size, output_size)\n" +
+         body + "\n    def forward(self, x):\n        return ext.run(x, self.linear.weight, " +
+         use + ")\n" + more;
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: an `if` of __init__ decided by the constructor's arguments") {
+  ProblemSpec p = suite_linear();  // Model(input_size, output_size, divisor): divisor 10.0;
+                                   // input_size 512, 33, 64; output_size 1024, 17, 40
+  auto e_of = [&](const std::string& body) {
+    auto r = import_kernelbench(int_attr_module(body, "self.e"), p);
+    REQUIRE_MESSAGE(r.converted, body, ": ", r.reason);
+    return arg_texts(checked_plan(r, p).launches.back()).at(2);
+  };
+  // The branch taken is read as statements of __init__'s top, the others not at all.
+  CHECK(e_of("        if divisor > 100:\n            self.e = 9\n        else:\n"
+             "            self.e = 2\n") == "2");
+  // A condition of sizes false at every size set, through an attribute set before; elif.
+  CHECK(e_of("        self.same = input_size == output_size\n        if self.same:\n"
+             "            self.e = 1\n        elif divisor < 20:\n            self.e = 3\n"
+             "        else:\n            self.e = 5\n") == "3");
+  // A one-line branch, an `if` nested in a branch taken, a local of __init__'s top.
+  CHECK(e_of("        if divisor > 1: self.e = 4\n") == "4");
+  CHECK(e_of("        k = 2\n        if k == 2:\n            if input_size > 0:\n"
+             "                self.e = 6\n            else:\n                self.e = 7\n") == "6");
+  // No branch taken: the attribute is set once, before.
+  CHECK(e_of("        self.e = 8\n        if divisor < 0:\n            self.e = 9\n") == "8");
+  // A branch not taken creates no parameter of ModelNew's and draws nothing.
+  CHECK(e_of("        if divisor < 0:\n            self.w = nn.Parameter(torch.randn(3))\n"
+             "            nn.init.normal_(self.w)\n        self.e = 1\n") == "1");
+
+  // Conditions kernrl cannot decide: what their branches set is refused, saying why.
+  auto refused = [&](const std::string& body, const std::string& more = "") {
+    auto r = import_kernelbench(int_attr_module(body, "self.e", more), p);
+    CHECK_FALSE_MESSAGE(r.converted, body);
+    return r.reason;
+  };
+  std::string why = refused(
+      "        if input_size > 40:\n            self.e = 9\n        else:\n            self.e = "
+      "2\n");
+  CHECK_MESSAGE(why.find("sets under `if input_size > 40:` (line") != std::string::npos, why);
+  CHECK_MESSAGE(
+      why.find("true at some size sets of the problem and false at others") != std::string::npos,
+      why);
+  why = refused("        if torch.cuda.is_available():\n            self.e = 9\n");
+  CHECK_MESSAGE(why.find("cannot decide from the constructor's arguments") != std::string::npos,
+                why);
+  // An elif after a condition that cannot be decided is not decided either.
+  why = refused(
+      "        if input_size > 40:\n            self.e = 9\n        elif divisor > 1:\n"
+      "            self.e = 2\n");
+  CHECK_MESSAGE(why.find("`if input_size > 40:`") != std::string::npos, why);
+  // A condition on `self` after __init__ called a method that could set it.
+  why = refused(
+      "        self.k = 1\n        self._setup()\n        if self.k > 0:\n"
+      "            self.e = 2\n",
+      "\n    def _setup(self):\n        self.k = 0\n");
+  CHECK_MESSAGE(why.find("after __init__ calls `self._setup`") != std::string::npos, why);
+  // A branch taken that returns ends __init__ there: not followed.
+  why = refused("        if divisor > 1:\n            self.e = 2\n            return\n"
+                "        self.k = 3\n");
+  CHECK_MESSAGE(why.find("`if divisor > 1:` (line") != std::string::npos, why);
+  CHECK_MESSAGE(why.find("a branch that returns or raises") != std::string::npos, why);
+}
+
+TEST_CASE("import_kernelbench: a layer built in place in a container ModelNew sets once") {
+  ProblemSpec p = suite_mlp(true);
+  // ModelNew's __init__ differs from the reference's (a local of its own), so the reference's
+  // layers are not known; a layer it builds itself in place in its container still is, when
+  // its class is the reference's at that path.
+  const std::string forward =
+      "        y = torch.mm(torch.mm(x, self.net[0].weight.t()), self.net[2].weight.t())\n"
+      "        return ext.bias_act(y, self.net[2].bias, True)";
+  auto with_net = [&](const std::string& net) {
+    std::string py = mlp_module(forward);
+    const std::string ref_init =
+        "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))\n";
+    py.replace(py.find(ref_init), ref_init.size(), "        h = hidden\n" + net);
+    return import_kernelbench(py, p);
+  };
+  auto r = with_net(
+      "        self.net = nn.Sequential(nn.Linear(input_size, h), nn.ReLU(),\n"
+      "                                 nn.Linear(h, output_size))\n");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches.back()).at(1) == "net.2.bias");
+  // Built from a list, changed after, or of another class: refused.
+  for (const char* net :
+       {"        layers = [nn.Linear(input_size, h), nn.ReLU(), nn.Linear(h, output_size)]\n"
+        "        self.net = nn.Sequential(*layers)\n",
+        "        self.net = nn.Sequential(nn.Linear(input_size, h), nn.ReLU(),\n"
+        "                                 nn.Linear(h, output_size))\n"
+        "        self.net.insert(2, nn.ReLU())\n",
+        "        self.net = nn.Sequential(nn.Linear(input_size, h), nn.ReLU(),\n"
+        "                                 nn.Bilinear(h, h, output_size))\n"}) {
+    r = with_net(net);
+    CHECK_FALSE_MESSAGE(r.converted, net);
+    CHECK_MESSAGE(r.reason.find("from the reference's module only") != std::string::npos, r.reason);
+  }
 }
