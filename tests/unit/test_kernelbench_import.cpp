@@ -2852,3 +2852,50 @@ TEST_CASE("import_kernelbench: a layer built in place in a container ModelNew se
     CHECK_MESSAGE(r.reason.find("from the reference's module only") != std::string::npos, r.reason);
   }
 }
+
+TEST_CASE("import_kernelbench: tensors' devices compare equal (one GPU)") {
+  ProblemSpec p = suite_linear();
+  const char* cuda = R"(
+__global__ void lin(const float* x, const float* e, float* y, int M) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor e) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), e.numel() > 0 ? e.data_ptr<float>() : nullptr,
+                          out.data_ptr<float>(), x.size(0));
+  return out;
+}
+)";
+  auto gen = [&](const std::string& forward) {
+    return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
+           "load_inline\n\nsrc = \"\"\"\n#include <torch/extension.h>\n" +
+           std::string(cuda) +
+           "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+           "functions=[\"run\"])\n\nclass ModelNew(nn.Module):\n    def __init__(self, "
+           "input_size, output_size, divisor):\n        super().__init__()\n"
+           "        self.linear = nn.Linear(input_size, output_size)\n"
+           "        self._empty = None\n\n"
+           "    def _e(self, ref):\n"
+           "        if self._empty is None or self._empty.device != ref.device:\n"
+           "            self._empty = torch.empty(0, device=ref.device, dtype=torch.float32)\n"
+           "        return self._empty\n\n"
+           "    def forward(self, x):\n" +
+           forward + "\n";
+  };
+  // An empty tensor cached on the module, made again only on another device: made once.
+  auto r = import_kernelbench(gen("        e = self._e(x)\n        e = self._e(x)\n"
+                                  "        return ext.run(x, self.linear.weight, e)"),
+                              p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches.back()).at(1) == "null");
+  r = import_kernelbench(gen("        e = self._e(x)\n"
+                             "        same = x.device == self.linear.weight.device\n"
+                             "        return ext.run(x, self.linear.weight, e) if same else x"),
+                         p);
+  CHECK_MESSAGE(r.converted, r.reason);
+  // A device against anything but a device is not decided.
+  r = import_kernelbench(gen("        e = self._e(x)\n"
+                             "        if x.device == 'cuda:1':\n            e = x\n"
+                             "        return ext.run(x, self.linear.weight, e)"),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("x.device == 'cuda:1'") != std::string::npos, r.reason);
+}
