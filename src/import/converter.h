@@ -210,6 +210,10 @@ class Converter {
   // Whether tensor `t` (a view or a buffer with a layout) is contiguous at every size set
   // (nullopt: at some only, or its layout is not known).
   std::optional<bool> contiguous(int t) const;
+  // Whether PyTorch's suggest_memory_format of tensor `t` is channels-last at some size set: its
+  // strides like a channels-last tensor's (c10's is_channels_last_strides_2d/3d, for 4 and 5
+  // dimensions); nullopt where its strides are not known.
+  std::optional<bool> channels_last_like(int t) const;
   // The strides PyTorch gives a result laid out as tensor `t` (an elementwise operator's, a
   // clone's, empty_like's): t's strides where t is dense (no gaps, no overlap) at every size set,
   // else contiguous; empty when contiguous or not known (*unknown set).

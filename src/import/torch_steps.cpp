@@ -18,21 +18,35 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   L.torch = op;
   // PyTorch lays an elementwise operator's result out as its input (a dense transposed view
   // gives a transposed result: "permuted", its strides kept in TensorInfo::layout); products and
-  // the copies below are contiguous; the layout of another operator's result on a tensor that is
-  // not contiguous is not known.
+  // the copies below are contiguous; a convolution's result is a new tensor in the memory format
+  // suggest_memory_format gives its input and weight: contiguous unless one of them is
+  // channels-last (a conv1d's input is made contiguous first); the layout of another operator's
+  // result on a tensor that is not contiguous is not known.
   static const std::set<std::string> contiguous_results = {
       "linear",  "mm",        "bmm",     "matmul", "addmm", "baddbmm",
       "reshape", "transpose", "permute", "narrow", "cat"};
   static const std::set<std::string> elementwise = {"relu", "gelu",    "sigmoid",
                                                     "tanh", "softmax", "log_softmax"};
+  static const std::set<std::string> convolutions = {
+      "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"};
+  const bool convolution = convolutions.count(op) > 0;
+  const bool one_d = op == "conv1d" || op == "conv_transpose1d";
   int like = -1;  // the first tensor argument, whose layout the result may take
   bool unknown = false;
+  for (size_t k = 0; convolution && k < 2 && k < args.size(); ++k) {
+    if (args[k].kind != Val::Tensor) continue;
+    // (conv1d views its contiguous input and its weight as 4-dimensional: the weight's layout
+    // decides.)
+    if (one_d ? k == 1 && contiguous(args[k].tensor) != true
+              : channels_last_like(args[k].tensor) != false)
+      unknown = true;
+  }
   for (Val a : args) {
     LaunchArgOut o;
     if (a.kind == Val::Tensor && like < 0 && (a.elem == "lazy" || a.elem == "permuted")) {
       if (elementwise.count(op))
         like = a.tensor;
-      else if (!contiguous_results.count(op) && contiguous(a.tensor) != true)
+      else if (!contiguous_results.count(op) && !convolution && contiguous(a.tensor) != true)
         unknown = true;
     }
     if (a.kind == Val::Tensor && a.elem == "permuted") a.elem.clear();
@@ -154,6 +168,41 @@ std::optional<bool> Converter::contiguous(int t) const {
   }
   if (answers.size() != 1) return std::nullopt;
   return *answers.begin();
+}
+
+std::optional<bool> Converter::channels_last_like(int t) const {
+  const TensorInfo& i = tensors[static_cast<size_t>(t)];
+  const size_t rank = i.shape.size();
+  if (rank != 4 && rank != 5) return false;
+  auto strides = strides_of(t);
+  if (!strides) return std::nullopt;
+  // c10's is_channels_last_strides_2d_s4 / _3d_s5: the strides increase over the dimensions in
+  // channels-last order (C, then the spatial ones from the last, then N), size-1 dimensions and
+  // ambiguous cases read as contiguous.
+  const std::vector<size_t> order =
+      rank == 4 ? std::vector<size_t>{1, 3, 2, 0} : std::vector<size_t>{1, 4, 3, 2, 0};
+  for (size_t s = 0; s < size_sets.size(); ++s) {
+    const std::vector<int64_t>& st = (*strides)[s];
+    std::vector<int64_t> size;
+    for (size_t d = 0; d < rank; ++d) {
+      auto n = per_set(i.shape[d]);
+      if (!n) return std::nullopt;
+      size.push_back((*n)[s]);
+    }
+    bool like = st[1] != 0;
+    int64_t min = 0;
+    for (size_t d : order) {
+      if (!like) break;
+      if (size[d] == 0 || st[d] < min || (d == 0 && min == st[1])) {
+        like = false;
+        break;
+      }
+      min = st[d];
+      if (size[d] > 1) min *= size[d];
+    }
+    if (like) return true;
+  }
+  return false;
 }
 
 std::vector<std::vector<int64_t>> Converter::layout_like(int t, bool* unknown) const {

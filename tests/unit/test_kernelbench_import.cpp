@@ -2899,3 +2899,102 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor e) {
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("x.device == 'cuda:1'") != std::string::npos, r.reason);
 }
+
+namespace {
+
+// A suite problem of a 3x3 convolution (padding 1) then ReLU, on square images.
+ProblemSpec suite_conv() {
+  return parse_problem_yaml(R"(id: L2_1_Conv2D_ReLU
+level: 2
+name: Conv2D_ReLU
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 8, in_channels: 16, out_channels: 32, side: 32}
+  test:
+    - {batch_size: 2, in_channels: 3, out_channels: 5, side: 7}
+    - {batch_size: 3, in_channels: 4, out_channels: 6, side: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, in_channels, side, side], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: conv.weight, dtype: float32, shape: [out_channels, in_channels, 3, 3], init: custom}
+  - {name: conv.bias, dtype: float32, shape: [out_channels], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, out_channels, side, side]}
+modules: {"conv": ["Conv2d"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, in_channels, out_channels):
+          super().__init__()
+          self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+      def forward(self, x):
+          return torch.relu(self.conv(x))
+  batch_size = 8
+  in_channels = 16
+  out_channels = 32
+  side = 32
+  def get_inputs():
+      return [torch.rand(batch_size, in_channels, side, side)]
+  def get_init_inputs():
+      return [in_channels, out_channels]
+)",
+                            "suite.yaml");
+}
+
+// ModelNew of that problem: `forward` (its body, indented 8) gives ext.relu a tensor.
+std::string conv_module(const std::string& forward) {
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n"
+         "__global__ void relu_kernel(const float* y, float* out, int n) {}\n"
+         "torch::Tensor relu(torch::Tensor y) {\n"
+         "  auto out = torch::empty_like(y);\n  int n = y.numel();\n"
+         "  relu_kernel<<<(n + 255) / 256, 256>>>(y.data_ptr<float>(), out.data_ptr<float>(), "
+         "n);\n  return out;\n}\n\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"relu\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, in_channels, out_channels):\n"
+         "        super().__init__()\n"
+         "        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)\n\n"
+         "    def forward(self, x):\n" +
+         forward + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: a convolution of a view gives a contiguous tensor, as PyTorch") {
+  ProblemSpec p = suite_conv();
+  // A channel slice (a narrow with gaps) and a transposed view (square images): neither is
+  // channels-last, so the convolution's result is a new contiguous tensor a kernel may take.
+  for (const char* view : {"torch.cat([x, x], dim=1)[:, x.size(1):]", "x.transpose(2, 3)",
+                           "x.narrow(1, 0, x.size(1))"}) {
+    auto r = import_kernelbench(
+        conv_module(std::string("        v = ") + view + "\n        return ext.relu(self.conv(v))"),
+        p);
+    REQUIRE_MESSAGE(r.converted, view, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    CHECK(plan.launches.at(plan.launches.size() - 2).torch == "conv2d");
+    CHECK(plan.launches.back().kernel == "relu_kernel");
+  }
+  auto r = import_kernelbench(
+      conv_module("        return ext.relu(F.conv2d(x.transpose(2, 3), self.conv.weight, "
+                  "self.conv.bias, 1, 1))"),
+      p);
+  CHECK_MESSAGE(r.converted, r.reason);
+  // A channels-last input (NHWC memory seen as NCHW), or a channels-last weight: PyTorch's
+  // result is channels-last too, which kernrl does not follow: no kernel takes it.
+  for (const char* forward :
+       {"        v = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)\n"
+        "        return ext.relu(self.conv(v))",
+        "        w = self.conv.weight.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)\n"
+        "        return ext.relu(F.conv2d(x, w, self.conv.bias, 1, 1))"}) {
+    r = import_kernelbench(conv_module(forward), p);
+    CHECK_FALSE_MESSAGE(r.converted, forward);
+    CHECK_MESSAGE(r.reason.find("laid out as one") != std::string::npos, r.reason);
+  }
+}
