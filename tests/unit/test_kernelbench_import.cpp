@@ -2811,8 +2811,9 @@ TEST_CASE("import_kernelbench: an `if` of __init__ decided by the constructor's 
       "\n    def _setup(self):\n        self.k = 0\n");
   CHECK_MESSAGE(why.find("after __init__ calls `self._setup`") != std::string::npos, why);
   // A branch taken that returns ends __init__ there: not followed.
-  why = refused("        if divisor > 1:\n            self.e = 2\n            return\n"
-                "        self.k = 3\n");
+  why = refused(
+      "        if divisor > 1:\n            self.e = 2\n            return\n"
+      "        self.k = 3\n");
   CHECK_MESSAGE(why.find("`if divisor > 1:` (line") != std::string::npos, why);
   CHECK_MESSAGE(why.find("a branch that returns or raises") != std::string::npos, why);
 }
