@@ -8,7 +8,7 @@ and where each run's time went (by kind of file: the worker's round trips, the w
 to start), and writes them, as Markdown for docs/results/, to OUT/faults.md (--name: another file).
 
   scripts/fault_bench.py --kernrl build-gpu/kernrl [--samples 4] [--gpus 0 0,1] [--out DIR]
-                         [--runs clean before after] [--name faults.md]
+                         [--runs clean before after] [--name faults.md] [--spread] [--keep]
 """
 import argparse
 import collections
@@ -37,28 +37,38 @@ RUNS = {
 }
 
 
-def make_batch(folder, samples, faulty):
+def make_batch(folder, samples, faulty, spread=False):
     """Every Level-1 solution `samples` times; with `faulty`, half as many files again (a third of
-    the batch) cycling through FAULTS, named as samples of problem 23. Returns {file: kind}."""
+    the batch) cycling through FAULTS, named as samples of problem 23 (graded in name order: one
+    burst). With `spread`, the files are named by their place in the batch instead (their launch
+    blocks name their problems) and every third faults. Returns {file: kind}."""
     os.makedirs(folder)
-    kinds = {}
+    files = []  # (source, kind, KernelBench name)
     sols = sorted(d for d in os.listdir(os.path.join(ROOT, "problems", "L1"))
                   if os.path.exists(os.path.join(ROOT, "problems", "L1", d, "solution.cu")))
     for d in sols:
         num = d.split("_")[0]
         for s in range(samples):
-            name = f"level_1_problem_{num}_sample_{s}_kernel.cu"
-            shutil.copy(os.path.join(ROOT, "problems", "L1", d, "solution.cu"),
-                        os.path.join(folder, name))
-            kinds[name] = "good"
+            files.append((os.path.join(ROOT, "problems", "L1", d, "solution.cu"), "good",
+                          f"level_1_problem_{num}_sample_{s}_kernel.cu"))
+    bad = []
     if faulty:
-        n = len(kinds) // 2
-        for i in range(n):
+        for i in range(len(files) // 2):
             kind = FAULTS[i % len(FAULTS)]
-            name = f"level_1_problem_23_sample_{100 + i}_kernel.cu"
-            shutil.copy(os.path.join(ROOT, "tests", "adversarial", "L1_23_Softmax", kind + ".cu"),
-                        os.path.join(folder, name))
-            kinds[name] = kind
+            bad.append((os.path.join(ROOT, "tests", "adversarial", "L1_23_Softmax", kind + ".cu"),
+                        kind, f"level_1_problem_23_sample_{100 + i}_kernel.cu"))
+    if spread:
+        order, good_files = [], list(files)
+        for i, b in enumerate(bad):
+            order += good_files[2 * i:2 * i + 2] + [b]
+        order += good_files[2 * len(bad):]
+        files = [(src, kind, f"{k:04d}_{kind}.cu") for k, (src, kind, _) in enumerate(order)]
+    else:
+        files += bad
+    kinds = {}
+    for src, kind, name in files:
+        shutil.copy(src, os.path.join(folder, name))
+        kinds[name] = kind
     return kinds
 
 
@@ -80,7 +90,7 @@ def grade(kernrl, folder, gpus, config, work):
         summary["run_s"], summary["kpm"] = float(m.group(1)), float(m.group(2))
     for m in re.finditer(r"GPU (\d+): (\d+) evaluations, (\d+) worker restarts \((\d+) to a started "
                          r"spare, ([\d.]+) ms waited for workers to start\), worker busy (\d+)% of "
-                         r"the run, GPU utilisation \(NVML\) (\S+)", p.stderr):
+                         r"the run, GPU utilisation \(NVML\) ([^\s,]+)", p.stderr):
         summary["gpus"].append({"gpu": int(m.group(1)), "evals": int(m.group(2)),
                                 "restarts": int(m.group(3)), "spare": int(m.group(4)),
                                 "wait_ms": float(m.group(5)), "busy_pct": int(m.group(6)),
@@ -151,6 +161,9 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--name", default="faults.md")
     ap.add_argument("--keep", action="store_true", help="keep each run's records in OUT/records/")
+    ap.add_argument("--spread", action="store_true",
+                    help="the faulty files spread through the batch (every third file in name "
+                         "order) instead of one burst")
     a = ap.parse_args()
     kernrl = os.path.abspath(a.kernrl)
     if a.gpus is None:
@@ -162,7 +175,7 @@ def main():
         batches = {}
         for faulty in (False, True):
             folder = os.path.join(work, "faulty" if faulty else "clean")
-            batches[faulty] = (folder, make_batch(folder, a.samples, faulty))
+            batches[faulty] = (folder, make_batch(folder, a.samples, faulty, a.spread))
         for gpus in a.gpus:
             for name in a.runs:
                 faulty, cfg, label = RUNS[name]
@@ -204,7 +217,10 @@ def main():
           f"{dev[0] if dev else 'unknown GPU'}, {time.strftime('%Y-%m-%d', time.gmtime())}, at "
           f"commit {commit or 'unknown'}: {a.samples} samples of every Level-1 solution, and for "
           "the fault mix half as many files again (a third of the batch) that crash (illegal "
-          "address), trap or hang, in turn; a cold compile cache each run. Settings: "
+          "address), trap or hang, in turn"
+          + ("; every third file of the batch faults (--spread)" if a.spread else
+             ", graded after the good files (one burst)")
+          + "; a cold compile cache each run. Settings: "
           + "; ".join(f"{RUNS[n][2]}: `{RUNS[n][1].strip() or 'defaults'}`".replace("\n", " ")
                       for n in a.runs) + ".", "",
           "| GPUs | run | files | wall s | kernels/min | worker busy | NVML utilisation | "
