@@ -604,7 +604,7 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
   // decides with the constructor's arguments (init_condition) runs one branch: its statements
   // are read as statements at the top of __init__, the other branches' not at all. One it cannot
   // decide is read as before (what its branches set is not followed), and the reason kept.
-  const int top_indent = lines_[b.begin].indent;
+  const int top_indent = b.begin < b.end ? lines_[b.begin].indent : 0;
   std::vector<char> lifted(b.end - b.begin, 0), skipped(b.end - b.begin, 0);
   std::vector<std::string> undecided(b.end - b.begin);
   // One statement's tokens: `top` when it is a statement at the top of __init__.
@@ -725,7 +725,11 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
                     (tok_is(ht[colon + 1], "return") || tok_is(ht[colon + 1], "raise"));
         for (size_t j = h + 1; j < next; ++j)
           ends = ends || tok_is(lines_[j].toks[0], "return") || tok_is(lines_[j].toks[0], "raise");
-        if (ends) why = header_text(h) + ", a branch that returns or raises";
+        // Decided at every size set: PyTorch's constructor raises there, or returns before
+        // the rest of __init__ runs.
+        if (ends)
+          fail("host_logic", "ModelNew.__init__ returns or raises in the branch " + header_text(h) +
+                                 " it takes at every size set: the rest of __init__ does not run");
       }
       if (!why.empty()) {
         for (size_t j = i; j < chain_end; ++j) undecided[j - b.begin] = why;

@@ -33,12 +33,28 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   const bool one_d = op == "conv1d" || op == "conv_transpose1d";
   int like = -1;  // the first tensor argument, whose layout the result may take
   bool unknown = false;
+  // A 1-d convolution views its input and weight as 4-dimensional (a size-1 dimension added),
+  // where a size-1 dimension's stride can make either look channels-last: only tensors whose
+  // every stride is the dense one (size-1 dimensions too) are known to give a contiguous result.
+  auto dense = [&](int t) {
+    const TensorInfo& i = tensors[static_cast<size_t>(t)];
+    if (i.layout_unknown) return false;
+    if (i.view_src < 0 && i.layout.empty()) return true;
+    auto strides = strides_of(t);
+    if (!strides) return false;
+    for (size_t s = 0; s < size_sets.size(); ++s) {
+      int64_t want = 1;
+      for (size_t d = i.shape.size(); d-- > 0;) {
+        auto n = per_set(i.shape[d]);
+        if (!n || (*strides)[s][d] != want) return false;
+        want *= (*n)[s];
+      }
+    }
+    return true;
+  };
   for (size_t k = 0; convolution && k < 2 && k < args.size(); ++k) {
     if (args[k].kind != Val::Tensor) continue;
-    // (conv1d views its contiguous input and its weight as 4-dimensional: the weight's layout
-    // decides.)
-    if (one_d ? k == 1 && contiguous(args[k].tensor) != true
-              : channels_last_like(args[k].tensor) != false)
+    if (one_d ? !dense(args[k].tensor) : channels_last_like(args[k].tensor) != false)
       unknown = true;
   }
   for (Val a : args) {

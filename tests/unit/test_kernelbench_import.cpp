@@ -2810,12 +2810,15 @@ TEST_CASE("import_kernelbench: an `if` of __init__ decided by the constructor's 
       "            self.e = 2\n",
       "\n    def _setup(self):\n        self.k = 0\n");
   CHECK_MESSAGE(why.find("after __init__ calls `self._setup`") != std::string::npos, why);
-  // A branch taken that returns ends __init__ there: not followed.
+  // A branch taken at every size set that returns ends __init__ there, one that raises fails
+  // the constructor: refused, whatever forward reads.
   why = refused(
       "        if divisor > 1:\n            self.e = 2\n            return\n"
       "        self.k = 3\n");
   CHECK_MESSAGE(why.find("`if divisor > 1:` (line") != std::string::npos, why);
-  CHECK_MESSAGE(why.find("a branch that returns or raises") != std::string::npos, why);
+  CHECK_MESSAGE(why.find("returns or raises in the branch") != std::string::npos, why);
+  why = refused("        if divisor > 1:\n            raise ValueError('no')\n");
+  CHECK_MESSAGE(why.find("returns or raises in the branch") != std::string::npos, why);
 }
 
 TEST_CASE("import_kernelbench: a layer built in place in a container ModelNew sets once") {
@@ -2899,6 +2902,17 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor e) {
                          p);
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("x.device == 'cuda:1'") != std::string::npos, r.reason);
+  // A tensor forward allocates without device= is on the CPU in PyTorch: never compared as if
+  // on the GPU, never given to a kernel.
+  for (const char* alloc : {"torch.empty(0)", "torch.zeros(3, device='cpu')"}) {
+    r = import_kernelbench(gen(std::string("        e = ") + alloc +
+                               "\n        if e.device == x.device:\n"
+                               "            return ext.run(x, self.linear.weight, e)\n"
+                               "        return ext.run(x, self.linear.weight, self._e(x))"),
+                           p);
+    CHECK_FALSE_MESSAGE(r.converted, alloc);
+    CHECK_MESSAGE(r.reason.find("allocates on the CPU") != std::string::npos, r.reason);
+  }
 }
 
 namespace {
