@@ -250,6 +250,10 @@ Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_
       l.kind = Val::List;
       return l;
     }
+    if (source_struct(t))
+      return make_unknown("`" + name + "`, a `" + t +
+                          "` filled on the host (a struct of the source: a kernel's arguments are "
+                          "tensors' data pointers, integers and reals, docs/kernel-format.md)");
     return make_unknown("`" + name + "` (declared without a value)");
   }
   if (t == "auto" || contains(t, "Tensor") || t == "dim3" || contains(t, "Guard") ||

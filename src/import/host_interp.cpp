@@ -76,6 +76,24 @@ void Interp::collect(const std::vector<CItem>& items, const ExtModule::Source& s
   }
 }
 
+bool Interp::source_struct(const std::string& type) const {
+  std::function<bool(const std::vector<CItem>&, const std::vector<CTok>&)> in =
+      [&](const std::vector<CItem>& items, const std::vector<CTok>& toks) {
+        for (const CItem& it : items) {
+          if (it.kind == CItem::Block && in(it.children, toks)) return true;
+          if (it.kind != CItem::Type) continue;
+          for (size_t k = it.first; k + 1 < it.last && k + 1 < toks.size(); ++k)
+            if ((toks[k].text == "struct" || toks[k].text == "class" || toks[k].text == "union") &&
+                toks[k + 1].text == type)
+              return true;
+        }
+        return false;
+      };
+  for (const auto& s : C.exts[ext_].sources)
+    if (in(s.items, s.toks)) return true;
+  return false;
+}
+
 FnRef Interp::find_function(const std::string& name, bool kernel) const {
   FnRef f;
   for (const auto& s : C.exts[ext_].sources) collect(s.items, s, name, kernel, &f);

@@ -90,6 +90,8 @@ class Interp {
   void collect(const std::vector<CItem>& items, const ExtModule::Source& src,
                const std::string& name, bool kernel, FnRef* out) const;
   FnRef find_function(const std::string& name, bool kernel) const;
+  // Whether `type` is a struct, class or union the sources define (`struct CatArgs {...};`).
+  bool source_struct(const std::string& type) const;
 
   // ---------------------------------------------------------------- variables
   Var* lookup(Frame& fr, const std::string& name);
