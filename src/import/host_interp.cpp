@@ -76,16 +76,25 @@ void Interp::collect(const std::vector<CItem>& items, const ExtModule::Source& s
   }
 }
 
-bool Interp::source_struct(const std::string& type) const {
+bool Interp::source_struct(const std::string& written) const {
+  // `struct Args a;` declares an `Args` too.
+  std::string type = written;
+  for (const std::string kw : {"struct ", "class ", "union "})
+    if (type.rfind(kw, 0) == 0) type = type.substr(kw.size());
   std::function<bool(const std::vector<CItem>&, const std::vector<CTok>&)> in =
       [&](const std::vector<CItem>& items, const std::vector<CTok>& toks) {
         for (const CItem& it : items) {
           if (it.kind == CItem::Block && in(it.children, toks)) return true;
           if (it.kind != CItem::Type) continue;
-          for (size_t k = it.first; k + 1 < it.last && k + 1 < toks.size(); ++k)
+          const size_t last = std::min(it.last, toks.size());
+          for (size_t k = it.first; k + 1 < last; ++k)
             if ((toks[k].text == "struct" || toks[k].text == "class" || toks[k].text == "union") &&
                 toks[k + 1].text == type)
               return true;
+          // `typedef struct { ... } Args;`
+          if (it.first < last && last >= 2 && toks[it.first].text == "typedef" &&
+              toks[last - 1].text == ";" && toks[last - 2].text == type)
+            return true;
         }
         return false;
       };

@@ -692,19 +692,6 @@ Val PySide::call(Env& env, const PyExprP& e) {
     } else {
       shape = shape_args(env, e, 1, &dtype);
     }
-    // Without device= (a _like keeps its argument's), PyTorch allocates on the CPU; kernrl
-    // follows tensors on the GPU only.
-    if (!like) {
-      auto dev = std::find_if(e->kwargs.begin(), e->kwargs.end(),
-                              [](const auto& kv) { return kv.first == "device"; });
-      if (dev == e->kwargs.end())
-        fail("host_logic", "`" + text + "` allocates on the CPU (no device=): kernrl follows " +
-                               "tensors on the GPU only");
-      std::string where = py_text(dev->second);
-      if (contains(where, "cpu"))
-        fail("host_logic",
-             "`" + text + "` allocates on the CPU: kernrl follows tensors on the " + "GPU only");
-    }
     Val made = C.alloc(shape, dtype, fill, text, "");
     // empty_like & co. keep a dense tensor's layout (preserve_format), as clone does.
     if (like && (src.elem == "lazy" || src.elem == "permuted"))

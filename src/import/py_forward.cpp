@@ -1085,10 +1085,6 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
       }
     }
     if (a.kind == Val::DType && b.kind == Val::DType) return make_bool(cmp(a.dtype, b.dtype));
-    // `self._w.device != x.device`: every tensor of an evaluation is on the one GPU kernrl runs
-    // it on.
-    if (a.kind == Val::Device && b.kind == Val::Device && (op == "==" || op == "!="))
-      return make_bool(op == "==");
     // Two strings known as written (`self.conv.padding_mode == 'zeros'`; not an f-string).
     if (a.kind == Val::Str && b.kind == Val::Str && !a.fstring && !b.fstring &&
         (op == "==" || op == "!="))

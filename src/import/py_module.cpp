@@ -721,15 +721,26 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
         const auto& [h, next] = clauses[*taken];
         const auto& ht = lines_[h].toks;
         const size_t colon = header_colon(ht);
-        bool ends = colon + 1 < ht.size() &&
-                    (tok_is(ht[colon + 1], "return") || tok_is(ht[colon + 1], "raise"));
-        for (size_t j = h + 1; j < next; ++j)
-          ends = ends || tok_is(lines_[j].toks[0], "return") || tok_is(lines_[j].toks[0], "raise");
-        // Decided at every size set: PyTorch's constructor raises there, or returns before
-        // the rest of __init__ runs.
+        auto ends_at = [&](const PyTok& tok) {
+          return tok_is(tok, "return") || tok_is(tok, "raise");
+        };
+        // A statement of the branch's own body: PyTorch's constructor returns or raises there at
+        // every size set, and the rest of __init__ does not run.
+        bool ends = colon + 1 < ht.size() && ends_at(ht[colon + 1]);
+        // Deeper (under a nested if, a loop, a try, in a nested def): it may or may not; what the
+        // chain's branches set is not followed.
+        bool may_end = false;
+        for (size_t j = h + 1; j < next; ++j) {
+          if (!ends_at(lines_[j].toks[0])) continue;
+          if (lines_[j].indent == lines_[h + 1].indent)
+            ends = true;
+          else
+            may_end = true;
+        }
         if (ends)
           fail("host_logic", "ModelNew.__init__ returns or raises in the branch " + header_text(h) +
                                  " it takes at every size set: the rest of __init__ does not run");
+        if (may_end) why = header_text(h) + ", a branch that may return or raise";
       }
       if (!why.empty()) {
         for (size_t j = i; j < chain_end; ++j) undecided[j - b.begin] = why;

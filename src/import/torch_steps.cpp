@@ -33,10 +33,11 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   const bool one_d = op == "conv1d" || op == "conv_transpose1d";
   int like = -1;  // the first tensor argument, whose layout the result may take
   bool unknown = false;
-  // A 1-d convolution views its input and weight as 4-dimensional (a size-1 dimension added),
-  // where a size-1 dimension's stride can make either look channels-last: only tensors whose
-  // every stride is the dense one (size-1 dimensions too) are known to give a contiguous result.
-  auto dense = [&](int t) {
+  // A 1-d convolution makes its input contiguous (a copy with dense strides when it is not) and
+  // views input and weight as 4-dimensional, where a size-1 dimension's stride can read as
+  // channels-last: the result is known contiguous when, at every size set, the input is dense or
+  // not contiguous (then copied densely), and the weight dense, size-1 dimensions included.
+  auto dense_1d = [&](int t, bool input) {
     const TensorInfo& i = tensors[static_cast<size_t>(t)];
     if (i.layout_unknown) return false;
     if (i.view_src < 0 && i.layout.empty()) return true;
@@ -44,17 +45,23 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
     if (!strides) return false;
     for (size_t s = 0; s < size_sets.size(); ++s) {
       int64_t want = 1;
+      bool dense = true, loose = true;  // loose: contiguous as PyTorch says (size-1 ignored)
       for (size_t d = i.shape.size(); d-- > 0;) {
         auto n = per_set(i.shape[d]);
-        if (!n || (*strides)[s][d] != want) return false;
+        if (!n) return false;
+        if ((*strides)[s][d] != want) {
+          dense = false;
+          if ((*n)[s] != 1) loose = false;
+        }
         want *= (*n)[s];
       }
+      if (!dense && (!input || loose)) return false;
     }
     return true;
   };
   for (size_t k = 0; convolution && k < 2 && k < args.size(); ++k) {
     if (args[k].kind != Val::Tensor) continue;
-    if (one_d ? !dense(args[k].tensor) : channels_last_like(args[k].tensor) != false)
+    if (one_d ? !dense_1d(args[k].tensor, k == 0) : channels_last_like(args[k].tensor) != false)
       unknown = true;
   }
   for (Val a : args) {

@@ -2864,67 +2864,52 @@ TEST_CASE("import_kernelbench: a layer built in place in a container ModelNew se
   }
 }
 
-TEST_CASE("import_kernelbench: tensors' devices compare equal (one GPU)") {
-  ProblemSpec p = suite_linear();
-  const char* cuda = R"(
-__global__ void lin(const float* x, const float* e, float* y, int M) {}
-torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor e) {
-  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
-  lin<<<x.size(0), 128>>>(x.data_ptr<float>(), e.numel() > 0 ? e.data_ptr<float>() : nullptr,
-                          out.data_ptr<float>(), x.size(0));
-  return out;
-}
-)";
-  auto gen = [&](const std::string& forward) {
-    return "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import "
-           "load_inline\n\nsrc = \"\"\"\n#include <torch/extension.h>\n" +
-           std::string(cuda) +
-           "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
-           "functions=[\"run\"])\n\nclass ModelNew(nn.Module):\n    def __init__(self, "
-           "input_size, output_size, divisor):\n        super().__init__()\n"
-           "        self.linear = nn.Linear(input_size, output_size)\n"
-           "        self._empty = None\n\n"
-           "    def _e(self, ref):\n"
-           "        if self._empty is None or self._empty.device != ref.device:\n"
-           "            self._empty = torch.empty(0, device=ref.device, dtype=torch.float32)\n"
-           "        return self._empty\n\n"
-           "    def forward(self, x):\n" +
-           forward + "\n";
-  };
-  // An empty tensor cached on the module, made again only on another device: made once.
-  auto r = import_kernelbench(gen("        e = self._e(x)\n        e = self._e(x)\n"
-                                  "        return ext.run(x, self.linear.weight, e)"),
-                              p);
-  REQUIRE_MESSAGE(r.converted, r.reason);
-  CHECK(arg_texts(checked_plan(r, p).launches.back()).at(1) == "null");
-  r = import_kernelbench(gen("        e = self._e(x)\n"
-                             "        same = x.device == self.linear.weight.device\n"
-                             "        return ext.run(x, self.linear.weight, e) if same else x"),
-                         p);
-  CHECK_MESSAGE(r.converted, r.reason);
-  // A device against anything but a device is not decided.
-  r = import_kernelbench(gen("        e = self._e(x)\n"
-                             "        if x.device == 'cuda:1':\n            e = x\n"
-                             "        return ext.run(x, self.linear.weight, e)"),
-                         p);
-  CHECK_FALSE(r.converted);
-  CHECK_MESSAGE(r.reason.find("x.device == 'cuda:1'") != std::string::npos, r.reason);
-  // A tensor forward allocates without device= is on the CPU in PyTorch: never compared as if
-  // on the GPU, never given to a kernel.
-  for (const char* alloc : {"torch.empty(0)", "torch.zeros(3, device='cpu')"}) {
-    r = import_kernelbench(gen(std::string("        e = ") + alloc +
-                               "\n        if e.device == x.device:\n"
-                               "            return ext.run(x, self.linear.weight, e)\n"
-                               "        return ext.run(x, self.linear.weight, self._e(x))"),
-                           p);
-    CHECK_FALSE_MESSAGE(r.converted, alloc);
-    CHECK_MESSAGE(r.reason.find("allocates on the CPU") != std::string::npos, r.reason);
-  }
-}
-
 namespace {
 
 // A suite problem of a 3x3 convolution (padding 1) then ReLU, on square images.
+// A suite problem of a 1-d convolution (kernel 3, padding 1) then ReLU.
+ProblemSpec suite_conv1d() {
+  return parse_problem_yaml(R"(id: L2_2_Conv1D_ReLU
+level: 2
+name: Conv1D_ReLU
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 8, in_channels: 16, out_channels: 32, length: 64}
+  test:
+    - {batch_size: 2, in_channels: 3, out_channels: 5, length: 7}
+    - {batch_size: 3, in_channels: 4, out_channels: 6, length: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, in_channels, length], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: conv.weight, dtype: float32, shape: [out_channels, in_channels, 3], init: custom}
+  - {name: conv.bias, dtype: float32, shape: [out_channels], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, out_channels, length]}
+modules: {"conv": ["Conv1d"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, in_channels, out_channels):
+          super().__init__()
+          self.conv = nn.Conv1d(in_channels, out_channels, 3, padding=1)
+      def forward(self, x):
+          return torch.relu(self.conv(x))
+  batch_size = 8
+  in_channels = 16
+  out_channels = 32
+  length = 64
+  def get_inputs():
+      return [torch.rand(batch_size, in_channels, length)]
+  def get_init_inputs():
+      return [in_channels, out_channels]
+)",
+                            "suite.yaml");
+}
+
 ProblemSpec suite_conv() {
   return parse_problem_yaml(R"(id: L2_1_Conv2D_ReLU
 level: 2
@@ -2988,6 +2973,32 @@ std::string conv_module(const std::string& forward) {
 }
 
 }  // namespace
+
+TEST_CASE("import_kernelbench: a 1-d convolution's result is contiguous where PyTorch's is") {
+  ProblemSpec p = suite_conv1d();
+  auto module = [](const std::string& forward) {
+    std::string m = conv_module(forward);
+    size_t at = m.find("nn.Conv2d");
+    return m.replace(at, 9, "nn.Conv1d");
+  };
+  // An input that is not contiguous is copied densely by the convolution: a contiguous result.
+  for (const char* view : {"x", "x.transpose(1, 2).contiguous().transpose(1, 2)"}) {
+    auto r = import_kernelbench(
+        module(std::string("        v = ") + view + "\n        return ext.relu(self.conv(v))"), p);
+    REQUIRE_MESSAGE(r.converted, view, ": ", r.reason);
+    CHECK(checked_plan(r, p).launches.back().kernel == "relu_kernel");
+  }
+  // One that PyTorch calls contiguous but whose size-1 dimension's stride is not the dense one
+  // is viewed as 4-dimensional as it is: the result may be channels-last, and is not given to a
+  // kernel.
+  auto r = import_kernelbench(
+      module("        v = x[:, :1, :].transpose(1, 2).contiguous().transpose(1, 2)\n"
+             "        w = self.conv.weight[:, :1, :]\n"
+             "        return ext.relu(F.conv1d(v, w.contiguous(), padding=1))"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("laid out as one") != std::string::npos, r.reason);
+}
 
 TEST_CASE("import_kernelbench: a convolution of a view gives a contiguous tensor, as PyTorch") {
   ProblemSpec p = suite_conv();
