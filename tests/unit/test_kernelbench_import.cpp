@@ -353,6 +353,14 @@ TEST_CASE("import_kernelbench: what cannot be converted says why") {
               "y.data_ptr<float>()); return y; }\n",
               "f", "x", "ext.f(x)"),
        "host_logic", "`a`, a `Args` filled on the host (a struct of the source"},
+      {"a typedef'd struct filled on the host", "L1_26",
+       module("typedef struct { const float* p; int n; } Args;\n"
+              "__global__ void k(Args a, float* y) {}\n"
+              "torch::Tensor f(torch::Tensor x) { auto y = torch::empty_like(x); struct Args a; "
+              "a.p = x.data_ptr<float>(); a.n = x.numel(); k<<<1, 1>>>(a, "
+              "y.data_ptr<float>()); return y; }\n",
+              "f", "x", "ext.f(x)"),
+       "host_logic", "a struct of the source"},
       {"torch op in the wrapper", "L1_26",
        module("torch::Tensor f(torch::Tensor x) { return torch::relu(x); }\n", "f", "x",
               "ext.f(x)"),
