@@ -2874,27 +2874,27 @@ TEST_CASE("import_kernelbench: a layer built in place in a container ModelNew se
 
 namespace {
 
-// A suite problem of a 3x3 convolution (padding 1) then ReLU, on square images.
-// A suite problem of a 1-d convolution (kernel 3, padding 1) then ReLU.
-ProblemSpec suite_conv1d() {
-  return parse_problem_yaml(R"(id: L2_2_Conv1D_ReLU
+// A suite problem of a convolution (kernel 3, padding 1) then ReLU: 2-d on square images
+// (`side`), or 1-d (`length`).
+ProblemSpec suite_conv(int dims = 2) {
+  std::string yaml = R"(id: L2_@ID@_Conv@D@D_ReLU
 level: 2
-name: Conv1D_ReLU
+name: Conv@D@D_ReLU
 description: A suite problem.
 reference: {torchscript: torchscript}
 sizes:
-  bench: {batch_size: 8, in_channels: 16, out_channels: 32, length: 64}
+  bench: {batch_size: 8, in_channels: 16, out_channels: 32, @N@: @BENCH@}
   test:
-    - {batch_size: 2, in_channels: 3, out_channels: 5, length: 7}
-    - {batch_size: 3, in_channels: 4, out_channels: 6, length: 9}
+    - {batch_size: 2, in_channels: 3, out_channels: 5, @N@: 7}
+    - {batch_size: 3, in_channels: 4, out_channels: 6, @N@: 9}
 inputs:
-  - {name: x, dtype: float32, shape: [batch_size, in_channels, length], init: {uniform: {low: 0, high: 1}}}
+  - {name: x, dtype: float32, shape: [batch_size, in_channels, @SPATIAL@], init: {uniform: {low: 0, high: 1}}}
 parameters:
-  - {name: conv.weight, dtype: float32, shape: [out_channels, in_channels, 3], init: custom}
+  - {name: conv.weight, dtype: float32, shape: [out_channels, in_channels, @K@], init: custom}
   - {name: conv.bias, dtype: float32, shape: [out_channels], init: custom}
 outputs:
-  - {name: out, dtype: float32, shape: [batch_size, out_channels, length]}
-modules: {"conv": ["Conv1d"]}
+  - {name: out, dtype: float32, shape: [batch_size, out_channels, @SPATIAL@]}
+modules: {"conv": ["Conv@D@d"]}
 flops: "0"
 bytes: auto
 torch: |
@@ -2903,65 +2903,35 @@ torch: |
   class Model(nn.Module):
       def __init__(self, in_channels, out_channels):
           super().__init__()
-          self.conv = nn.Conv1d(in_channels, out_channels, 3, padding=1)
+          self.conv = nn.Conv@D@d(in_channels, out_channels, 3, padding=1)
       def forward(self, x):
           return torch.relu(self.conv(x))
   batch_size = 8
   in_channels = 16
   out_channels = 32
-  length = 64
+  @N@ = @BENCH@
   def get_inputs():
-      return [torch.rand(batch_size, in_channels, length)]
+      return [torch.rand(batch_size, in_channels, @SPATIAL@)]
   def get_init_inputs():
       return [in_channels, out_channels]
-)",
-                            "suite.yaml");
-}
-
-ProblemSpec suite_conv() {
-  return parse_problem_yaml(R"(id: L2_1_Conv2D_ReLU
-level: 2
-name: Conv2D_ReLU
-description: A suite problem.
-reference: {torchscript: torchscript}
-sizes:
-  bench: {batch_size: 8, in_channels: 16, out_channels: 32, side: 32}
-  test:
-    - {batch_size: 2, in_channels: 3, out_channels: 5, side: 7}
-    - {batch_size: 3, in_channels: 4, out_channels: 6, side: 9}
-inputs:
-  - {name: x, dtype: float32, shape: [batch_size, in_channels, side, side], init: {uniform: {low: 0, high: 1}}}
-parameters:
-  - {name: conv.weight, dtype: float32, shape: [out_channels, in_channels, 3, 3], init: custom}
-  - {name: conv.bias, dtype: float32, shape: [out_channels], init: custom}
-outputs:
-  - {name: out, dtype: float32, shape: [batch_size, out_channels, side, side]}
-modules: {"conv": ["Conv2d"]}
-flops: "0"
-bytes: auto
-torch: |
-  import torch
-  import torch.nn as nn
-  class Model(nn.Module):
-      def __init__(self, in_channels, out_channels):
-          super().__init__()
-          self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
-      def forward(self, x):
-          return torch.relu(self.conv(x))
-  batch_size = 8
-  in_channels = 16
-  out_channels = 32
-  side = 32
-  def get_inputs():
-      return [torch.rand(batch_size, in_channels, side, side)]
-  def get_init_inputs():
-      return [in_channels, out_channels]
-)",
-                            "suite.yaml");
+)";
+  const bool two = dims == 2;
+  const std::string n = two ? "side" : "length";
+  const std::vector<std::pair<std::string, std::string>> fill = {
+      {"@ID@", two ? "1" : "2"},
+      {"@D@", two ? "2" : "1"},
+      {"@N@", n},
+      {"@BENCH@", two ? "32" : "64"},
+      {"@SPATIAL@", two ? n + ", " + n : n},
+      {"@K@", two ? "3, 3" : "3"}};
+  for (const auto& [key, value] : fill)
+    for (size_t at = yaml.find(key); at != std::string::npos; at = yaml.find(key, at))
+      yaml.replace(at, key.size(), value);
+  return parse_problem_yaml(yaml, "suite.yaml");
 }
 
 // ModelNew of that problem: `forward` (its body, indented 8) gives ext.relu a tensor.
-std::string conv_module(const std::string& forward) {
+std::string conv_module(const std::string& forward, int dims = 2) {
   return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
          "from torch.utils.cpp_extension import load_inline\n\n"
          "src = \"\"\"\n#include <torch/extension.h>\n"
@@ -2975,7 +2945,9 @@ std::string conv_module(const std::string& forward) {
          "class ModelNew(nn.Module):\n"
          "    def __init__(self, in_channels, out_channels):\n"
          "        super().__init__()\n"
-         "        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)\n\n"
+         "        self.conv = nn.Conv" +
+         std::to_string(dims) +
+         "d(in_channels, out_channels, 3, padding=1)\n\n"
          "    def forward(self, x):\n" +
          forward + "\n";
 }
@@ -2983,12 +2955,8 @@ std::string conv_module(const std::string& forward) {
 }  // namespace
 
 TEST_CASE("import_kernelbench: a 1-d convolution's result is contiguous where PyTorch's is") {
-  ProblemSpec p = suite_conv1d();
-  auto module = [](const std::string& forward) {
-    std::string m = conv_module(forward);
-    size_t at = m.find("nn.Conv2d");
-    return m.replace(at, 9, "nn.Conv1d");
-  };
+  ProblemSpec p = suite_conv(1);
+  auto module = [](const std::string& forward) { return conv_module(forward, 1); };
   // An input that is not contiguous is copied densely by the convolution: a contiguous result.
   for (const char* view : {"x", "x.transpose(1, 2).contiguous().transpose(1, 2)"}) {
     auto r = import_kernelbench(
