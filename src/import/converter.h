@@ -199,6 +199,10 @@ class Converter {
   // `args`, of `shape`; its strides are computed from x's. Nothing is launched.
   Val lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
                 std::vector<Val> shape, const std::string& text, const std::string& category);
+  // A dimension argument of an operator on a tensor of `rank` dimensions, counted from the end
+  // when negative, checked as PyTorch checks it; refused (`category`, naming `text`) otherwise.
+  int64_t dimension(const Val& v, int64_t rank, const std::string& text,
+                    const std::string& category);
   // x.transpose(a, b) / x.permute(dims) (`dims` as given: integers, or one list of them) as a
   // lazy view, the dimensions checked as PyTorch checks them; a transpose of a dimension with
   // itself is x. Used by forward and by the C++ wrapper.

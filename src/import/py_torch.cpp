@@ -482,13 +482,7 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
   auto cannot = [&](const std::string& why) -> Val {
     fail("torch_op_in_forward", "`" + text + "`: " + why);
   };
-  auto dim_of = [&](const Val& v) -> int64_t {
-    if (v.kind != Val::Int || !v.k) cannot("a dimension kernrl cannot compute");
-    int64_t d = *v.k < 0 ? *v.k + rank : *v.k;
-    if (d < 0 || d >= rank)
-      cannot("dimension " + std::to_string(*v.k) + " of a tensor of rank " + std::to_string(rank));
-    return d;
-  };
+  auto dim_of = [&](const Val& v) { return C.dimension(v, rank, text, "torch_op_in_forward"); };
   if (m == "transpose" || m == "swapaxes" || m == "permute")
     return C.reorder_view(m == "permute" ? "permute" : "transpose", obj, args, text,
                           "torch_op_in_forward");

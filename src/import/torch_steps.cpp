@@ -406,18 +406,22 @@ Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<
   return tensor_val_of(add_tensor(t), "lazy");
 }
 
+int64_t Converter::dimension(const Val& v, int64_t rank, const std::string& text,
+                             const std::string& category) {
+  auto cannot = [&](const std::string& why) { fail(category, "`" + text + "`: " + why); };
+  if (v.kind != Val::Int || !v.k) cannot("a dimension kernrl cannot compute");
+  int64_t d = *v.k < 0 ? *v.k + rank : *v.k;
+  if (d < 0 || d >= rank)
+    cannot("dimension " + std::to_string(*v.k) + " of a tensor of rank " + std::to_string(rank));
+  return d;
+}
+
 Val Converter::reorder_view(const std::string& op, const Val& x, std::vector<Val> dims,
                             const std::string& text, const std::string& category) {
   const std::vector<Val> shape0 = tensors[static_cast<size_t>(x.tensor)].shape;
   const int64_t rank = static_cast<int64_t>(shape0.size());
   auto cannot = [&](const std::string& why) { fail(category, "`" + text + "`: " + why); };
-  auto dim_of = [&](const Val& v) -> int64_t {
-    if (v.kind != Val::Int || !v.k) cannot("a dimension kernrl cannot compute");
-    int64_t d = *v.k < 0 ? *v.k + rank : *v.k;
-    if (d < 0 || d >= rank)
-      cannot("dimension " + std::to_string(*v.k) + " of a tensor of rank " + std::to_string(rank));
-    return d;
-  };
+  auto dim_of = [&](const Val& v) { return dimension(v, rank, text, category); };
   std::vector<Val> shape = shape0;
   if (op == "transpose") {
     if (dims.size() != 2) cannot("transpose takes two dimensions");
