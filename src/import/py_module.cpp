@@ -781,24 +781,17 @@ std::optional<bool> PySide::init_condition(const PyExprP& cond, size_t from, siz
   if (reads_self) {
     static const std::set<std::string> registers = {"register_buffer", "register_parameter",
                                                     "add_module"};
-    // The first such call after `from`, found by one scan however many conditions ask.
-    SelfCallScan& scan = self_call_scans_[from];
-    if (scan.scanned < from) scan.scanned = from;
-    for (; scan.hit == std::string::npos && scan.scanned < line; ++scan.scanned) {
-      const auto& lt = lines_[scan.scanned].toks;
-      for (size_t k = 0; k < lt.size() && scan.hit == std::string::npos; ++k)
+    for (size_t i = from; i < line; ++i) {
+      const auto& lt = lines_[i].toks;
+      for (size_t k = 0; k < lt.size(); ++k)
         if (tok_is(lt[k], "setattr") ||
             (k + 3 < lt.size() && tok_is(lt[k], "self") && tok_is(lt[k + 1], ".") &&
              tok_is(lt[k + 3], "(") && !registers.count(lt[k + 2].text))) {
-          scan.hit = scan.scanned;
-          scan.what = lt[k].text == "self" ? "self." + lt[k + 2].text : lt[k].text;
+          *why = "which reads `self` after __init__ calls `" +
+                 (lt[k].text == "self" ? "self." + lt[k + 2].text : lt[k].text) + "` (line " +
+                 std::to_string(lines_[i].line) + ")";
+          return std::nullopt;
         }
-      if (scan.hit != std::string::npos) break;
-    }
-    if (scan.hit != std::string::npos && scan.hit < line) {
-      *why = "which reads `self` after __init__ calls `" + scan.what + "` (line " +
-             std::to_string(lines_[scan.hit].line) + ")";
-      return std::nullopt;
     }
   }
   Val v = init_computed("<condition>", cond);

@@ -134,14 +134,6 @@ class PySide {
   // before it, the same at every size set; nullopt with the reason in *why otherwise.
   std::optional<bool> init_condition(const PyExprP& cond, size_t from, size_t line,
                                      std::string* why);
-  // init_condition's scan for a call that may set attributes (setattr, a method of ModelNew's),
-  // per __init__ body (its first line): how far it has read, and the first such call.
-  struct SelfCallScan {
-    size_t scanned = 0;
-    size_t hit = std::string::npos;
-    std::string what;
-  };
-  std::map<size_t, SelfCallScan> self_call_scans_;
 
   // ---------------------------------------------------------------- values
   Val tensor_val(int idx);
