@@ -11,7 +11,8 @@
 #              "gens": the problems of KB_GENS' generations)
 #   identity   tools/suites/kb_identity.py in KB_SHARDS (default 4) processes on the GPU
 #   baselines  tools/suites/kb_baselines.py: torch.compile and eager per problem (KB_BASELINES_ONLY:
-#              problem ids first; KB_BASELINES_DEADLINE seconds, default 120)
+#              problem ids first; KB_BASELINES_DEADLINE seconds, default 120; KB_BASELINES_SEED: a
+#              baseline file of the same GPU to add to, timing only the problems it lacks)
 #   side       scripts/kb_side_by_side.py over KB_GENS (folders of level_*_kernel.py files; default
 #              tests/import/generations tests/kernelbench/generations) in KB_SIDE_DIR (default
 #              /tmp/kernrl-kb-side; KB_SIDE_DEADLINE: seconds, then no more files); its side.json,
@@ -60,8 +61,9 @@ fi
 if want identity; then
   start=$(date +%s)
   n="${KB_SHARDS:-4}"
-  for k in $(seq 0 $(( n - 1 ))); do
-    python3 tools/suites/kb_identity.py "$SUITE" "$KB" --refdump "$REFDUMP" --device cuda \
+  gpus=$(nvidia-smi -L | wc -l); [ "$gpus" -ge 1 ] || gpus=1
+  for k in $(seq 0 $(( n - 1 ))); do  # shards spread over the GPUs, round robin
+    CUDA_VISIBLE_DEVICES=$(( k % gpus )) python3 tools/suites/kb_identity.py "$SUITE" "$KB" --refdump "$REFDUMP" --device cuda \
       --max-bench-mb "${KB_MAX_BENCH_MB:-2048}" --shard "$k/$n" >"$OUT/kb-identity-$k.md" 2>"$OUT/kb-identity-$k.err" &
   done
   wait
@@ -78,7 +80,9 @@ fi
 
 if want baselines; then
   start=$(date +%s)
+  # KB_BASELINES_SEED: a baseline file of the same GPU to start from; its problems are not timed again
   python3 tools/suites/kb_baselines.py "$SUITE" --only "${KB_BASELINES_ONLY:-}" --all \
+    ${KB_BASELINES_SEED:+--seed "$KB_BASELINES_SEED" --missing} \
     --jobs "${KB_BASELINES_JOBS:-8}" --deadline "${KB_BASELINES_DEADLINE:-120}" --timeout "${KB_BASELINES_TIMEOUT:-120}" >"$OUT/kb-baselines.log" 2>&1
   log "compile baselines in $(( $(date +%s) - start )) s: $(tail -1 "$OUT/kb-baselines.log")"
   grep '^FAIL' "$OUT/kb-baselines.log" | grep -v deadline | head -10

@@ -2,7 +2,7 @@
 """The torch.compile baseline of a KernelBench suite, measured with the host's Python torch.
 
     kb_baselines.py SUITE_DIR [--out FILE] [--only L1_23,L2_1] [--jobs N] [--deadline S]
-                    [--trials 100] [--mode default]
+                    [--trials 100] [--mode default] [--seed FILE] [--missing]
 
 KernelBench publishes two baselines per problem: PyTorch eager and torch.compile. kernrl's worker
 times the eager module itself (the suite's TorchScript reference, run op by op); the
@@ -176,6 +176,10 @@ def main():
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--mode", default="default", help="torch.compile mode (default, max-autotune, ...)")
     ap.add_argument("--all", action="store_true", help="with --only: the listed problems first, then the rest")
+    ap.add_argument("--seed", metavar="FILE",
+                    help="a baseline file of the same GPU to start from where the output file does not exist")
+    ap.add_argument("--missing", action="store_true",
+                    help="only problems the baseline file has no torch.compile entry for")
     ap.add_argument("--table", metavar="FILE", help="print a baseline file's torch.compile entries as Markdown")
     ap.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -202,7 +206,14 @@ def main():
     device = torch.cuda.get_device_name(0)
     out = pathlib.Path(a.out) if a.out else suite / "baselines" / f"{gpu_slug(device)}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if a.seed and not out.exists():
+        seed = json.loads(pathlib.Path(a.seed).read_text())
+        if seed.get("device", {}).get("name") != device:
+            raise SystemExit(f"kb_baselines: {a.seed} is for {seed.get('device', {}).get('name')}, not {device}")
+        out.write_text(json.dumps(seed, indent=1) + "\n")
     doc = load_doc(out, device, torch)
+    if a.missing:
+        order = [i for i in order if not doc["problems"].get(i, {}).get("compile_baseline")]
     lock_path = str(out.parent / ".kb_baselines.lock")
     start = time.monotonic()
 
