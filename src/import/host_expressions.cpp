@@ -157,12 +157,51 @@ Val Interp::binary(const std::string& op, const Val& a, const Val& b, const std:
   fail("host_logic", "host logic in `" + fr.fn + "`: operator " + op);
 }
 
+// `a && b`, `a || b` as C++ evaluates them: where `a` alone decides the result at every size set
+// (false for `&&`, true for `||`), `b` is not evaluated (`opt.has_value() && opt->defined()`).
+Val Interp::short_circuit(Ex& x, const char* op, const std::function<Val()>& next) {
+  size_t from = x.i;
+  Val v = next();
+  while (at(x, op)) {
+    ++x.i;
+    std::optional<bool> a = v.kind == Val::Bool || v.kind == Val::Int || v.kind == Val::Tensor ||
+                                    v.kind == Val::Ptr || v.kind == Val::Float
+                                ? truth(v)
+                                : std::nullopt;
+    bool is_and = std::string(op) == "&&";
+    if (a && *a != is_and) {
+      // Skip the operand: up to the next operator of this level (or a lower one) at depth 0.
+      int depth = 0;
+      for (; x.i < x.end; ++x.i) {
+        const CTok& t = x.T[x.i];
+        if (is_punct(t, "(") || is_punct(t, "[") || is_punct(t, "{")) ++depth;
+        if (is_punct(t, ")") || is_punct(t, "]") || is_punct(t, "}")) {
+          if (depth == 0) break;
+          --depth;
+          continue;
+        }
+        // `&&` binds tighter than `||`: the operand of `||` runs over it.
+        if (depth == 0 && ((is_and && is_punct(t, "&&")) || is_punct(t, "||") || is_punct(t, "?") ||
+                           is_punct(t, ":") || is_punct(t, ",") || is_punct(t, ";")))
+          break;
+      }
+      x.lv_name.clear();
+      v = make_bool(!is_and);
+      continue;
+    }
+    Val r = next();
+    x.lv_name.clear();
+    v = binary(op, v, r, what_of(x, from), x.fr);
+  }
+  return v;
+}
+
 Val Interp::logical_or(Ex& x) {
-  return left(x, {"||"}, [&] { return logical_and(x); });
+  return short_circuit(x, "||", [&] { return logical_and(x); });
 }
 
 Val Interp::logical_and(Ex& x) {
-  return left(x, {"&&"}, [&] { return bit_or(x); });
+  return short_circuit(x, "&&", [&] { return bit_or(x); });
 }
 
 Val Interp::bit_or(Ex& x) {

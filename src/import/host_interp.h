@@ -2,6 +2,7 @@
 // class and its helpers. Internal to the converter.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -254,6 +255,7 @@ class Interp {
       v = binary(found, v, r, what_of(x, from), x.fr);
     }
   }
+  Val short_circuit(Ex& x, const char* op, const std::function<Val()>& next);
   Val logical_or(Ex& x);
   Val logical_and(Ex& x);
   Val bit_or(Ex& x);

@@ -71,6 +71,22 @@ std::vector<Val> Interp::eval_args(Frame& fr, const std::vector<CTok>& T,
 Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string& targs,
                    const std::vector<std::pair<size_t, size_t>>& args, const std::string& what) {
   Frame& fr = x.fr;
+  // A `c10::optional<torch::Tensor>` parameter holds the tensor forward passes, or nothing (None):
+  // `has_value()`, `value()` and `value_or(t)` as c10::optional answers them. (Only an optional
+  // has these members: a wrapper calling them on a plain tensor does not compile.)
+  if ((v.kind == Val::Tensor || v.kind == Val::Void) &&
+      (m == "has_value" || m == "value" || m == "value_or")) {
+    bool has = v.kind == Val::Tensor;
+    if (m == "has_value" && args.empty()) return make_bool(has);
+    if (m == "value" && args.empty()) {
+      if (!has)
+        fail("mismatch", "`" + what + "` in `" + fr.fn +
+                             "` reads an empty optional (forward passes None), which throws");
+      return v;
+    }
+    if (m == "value_or" && args.size() == 1)
+      return has ? v : eval(fr, x.T, args[0].first, args[0].second);
+  }
   if (v.kind == Val::Tensor) {
     // A copy: evaluating an argument may add tensors and move C.tensors.
     const TensorInfo t = C.tensors[static_cast<size_t>(v.tensor)];

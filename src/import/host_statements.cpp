@@ -220,11 +220,13 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
   }
   std::string what = "if (" + snippet(T, j + 1, c) + ")";
   std::optional<bool> cond;
+  std::optional<ImportError> why;  // the condition could not be evaluated, and why
   last_by_sizes_ = false;
   try {
     cond = truth(eval(fr, T, j + 1, c));
-  } catch (const ImportError&) {
+  } catch (const ImportError& e) {
     cond.reset();
+    why = e;
   }
   note_decided(fr, cond, what);
   if (!cond) {
@@ -243,6 +245,7 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
     if (!ce.empty() &&
         exec_both_branches(fr, ce, c + 1, then_end, else_begin < end ? else_begin : end, else_end))
       return else_end;
+    if (why) throw *why;  // not a condition on the sizes: what stopped its evaluation
     fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                            "` decides what runs, and is not the same at every size set of the "
                            "problem (the launch block cannot branch)");
