@@ -100,9 +100,9 @@ const char* kCudaRules =
     "self.linear or self.conv, x + y, x.sum()) or in the C++ function (no torch::matmul, "
     "at::conv2d), no cuBLAS, cuDNN or other libraries, no .item(). "
     "Return a tensor your kernels wrote; never write into an input. Kernel parameters are "
-    "pointers to whole tensors (data_ptr<float>(), no offsets into them) and int, int64_t, "
-    "float or double scalars. Parameters keep the names and shapes of Model's (nn.Linear and "
-    "other layers are fine for holding them).\n";
+    "pointers into tensors (data_ptr<float>(), or data_ptr<float>() + an integer computed from "
+    "the sizes, within the tensor) and int, int64_t, float or double scalars. Parameters keep the "
+    "names and shapes of Model's (nn.Linear and other layers are fine for holding them).\n";
 
 // What both styles' prompts say of the problem: the architecture, its sizes and tensors, and the
 // line that introduces the example.

@@ -11,8 +11,8 @@
 namespace kernrl {
 
 // Named and versioned on its own (docs/prompts.md); version 1 was reported as kernrl.task.v1.
-constexpr const char* kKernelBenchPromptName = "kernrl.kernelbench.v2";
-constexpr int kKernelBenchPromptVersion = 2;
+constexpr const char* kKernelBenchPromptName = "kernrl.kernelbench.v3";
+constexpr int kKernelBenchPromptVersion = 3;
 std::string kernelbench_prompt(const ProblemSpec& p);
 
 // The same style for Triton (`--style kernelbench --language triton`): a `ModelNew` whose forward

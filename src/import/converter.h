@@ -30,7 +30,8 @@ struct Val {
              // expression over the sizes (`1.0 * (n) / (2)`, docs/kernel-format.md)
     Bool,    // k (0/1), or per_set: the value at each size set of the problem
     Tensor,  // tensor: index into Converter::tensors
-    Ptr,     // tensor (-1: null), elem: the pointee C type ("" for void)
+    Ptr,     // tensor (-1: null), elem: the pointee C type ("" for void); items: {the offset
+             // from the tensor's start in elements of its dtype, an Int} once advanced (p + n)
     Dim3,    // items: 3 Ints
     List,    // items
     Opts,    // dtype (TensorOptions)
@@ -113,6 +114,7 @@ struct TensorInfo {
 
 struct LaunchArgOut {
   int tensor = -1;           // a tensor's pointer
+  std::string offset;        // with it: advanced by this many of its elements (an expression)
   std::vector<int> tensors;  // else a torch step's list of tensors (`cat`)
   std::string text;          // else the argument's text
 };

@@ -171,6 +171,8 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
           !C.P.find_scalar(a.text) && a.text.find('.') == std::string::npos &&
           !is_float_literal(a.text))
         exprs.push_back(a.text);
+    for (const auto& a : L.args)
+      if (!a.offset.empty()) exprs.push_back(a.offset);
     const std::string& rv = L.repeat_var.empty() ? C.repeat_var_ : L.repeat_var;
     for (const auto& e : exprs)
       if (!e.empty() && !evaluates_at(e, C.P, C.size_sets, rv)) {

@@ -283,7 +283,7 @@ Val Interp::builtin(Ex& x, const std::string& name,
     const TensorInfo& t = C.tensors[static_cast<size_t>(p.tensor)];
     Val whole = arith("*", numel(t, what, fr), make_int(dtype_bytes(t.dtype)), what, fr);
     auto have = C.per_set(bytes), want = C.per_set(whole);
-    if (!have || !want || *have != *want)
+    if (!have || !want || *have != *want || has_offset(p))
       fail("host_logic", "`" + what + "` in `" + fr.fn + "` clears part of `" + t.name +
                              "`; kernrl fills whole tensors");
     if (t.role != "alloc")

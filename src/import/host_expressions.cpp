@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <numeric>
 
 #include "core/expr.h"
 #include "import/host_interp.h"
@@ -16,7 +17,7 @@ Val Interp::eval(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end) {
   Nesting nest(eval_depth_);
   if (eval_depth_ > 200)
     fail("host_logic", "host logic in `" + fr.fn + "`: an expression nested more than 200 deep");
-  Ex x{fr, T, i, end, "", {}, "", {}};
+  Ex x{fr, T, i, end, "", {}, "", {}, false};
   Val v = comma(x);
   if (x.i < end)
     fail("host_logic", "host logic in `" + fr.fn + "`: cannot follow `" + snippet(T, i, end) +
@@ -142,10 +143,6 @@ Val Interp::binary(const std::string& op, const Val& a, const Val& b, const std:
                    Frame& fr) {
   if (op == "+" || op == "-" || op == "*" || op == "/" || op == "%" || op == "<<" || op == ">>" ||
       op == "&" || op == "|" || op == "^") {
-    if ((a.kind == Val::Ptr || b.kind == Val::Ptr) && (op == "+" || op == "-"))
-      fail("unsupported_cuda",
-           "`" + what + "` in `" + fr.fn +
-               "` offsets a tensor's data pointer; kernrl passes each tensor's start");
     if (a.kind == Val::Tensor || b.kind == Val::Tensor)
       fail("library_call", "PyTorch op `" + op + "` on tensors in the host wrapper `" + fr.fn +
                                "` (`" + what + "`)");
@@ -281,9 +278,18 @@ Val Interp::cast_to(Frame& fr, const std::string& type_text, const Val& v,
   }
   std::string s = strip_std(base);
   if (int_type(s) && v.kind == Val::Ptr && v.tensor >= 0) {
-    // A buffer's address as an integer: unknown, but a multiple of kernrl's buffer alignment.
+    // A buffer's address as an integer: unknown, but a multiple of kernrl's buffer alignment (of
+    // less, at an offset: of what divides it, in bytes, at every size set; nothing when the offset
+    // depends on num_sms or a repeat variable).
     Val a = make_unknown("the address of a buffer");
     a.multiple_of = kBufferAlignment;
+    if (has_offset(v)) {
+      auto values = C.per_set(ptr_offset(v));
+      const int64_t item = dtype_bytes(C.tensors[static_cast<size_t>(v.tensor)].dtype);
+      for (int64_t off : values ? *values : std::vector<int64_t>{})
+        a.multiple_of = std::gcd(a.multiple_of, off * item);
+      if (!values) a.multiple_of = 0;
+    }
     return a;
   }
   if (int_type(s)) return to_int(v, what, fr);
@@ -334,9 +340,12 @@ Val Interp::unary(Ex& x) {
     return make_int(~*v.k);
   }
   if (is_punct(t, "&")) {
-    // Address-of: &var for cuda*(&out) calls; the variable's name is kept.
+    // Address-of: &var for cuda*(&out) calls; the variable's name is kept. `&p[i]` of a pointer
+    // is p + i (postfix).
     ++x.i;
+    x.address_of = x.i < x.end && x.T[x.i].kind == CTok::Ident;
     Val v = unary(x);
+    x.address_of = false;
     Val p = v;
     p.name = x.lv_name;
     p.path = x.lv_path;

@@ -239,6 +239,8 @@ void Interp::fail_value(const Val& v, const std::string& wanted, const std::stri
 Val Interp::arith(const std::string& op, const Val& a0, const Val& b0, const std::string& what,
                   Frame& fr) {
   if (a0.multiple_of > 0 || b0.multiple_of > 0) return address_arith(op, a0, b0, what, fr);
+  if ((a0.kind == Val::Ptr || b0.kind == Val::Ptr) && (op == "+" || op == "-"))
+    return pointer_arith(op, a0, b0, what, fr);
   // Floating point: constants fold; sizes in floating point become a Ratio for ceil/floor.
   if (a0.kind == Val::Float || b0.kind == Val::Float || a0.floaty || b0.floaty ||
       a0.kind == Val::Ratio || b0.kind == Val::Ratio) {
@@ -363,6 +365,34 @@ Val Interp::address_arith(const std::string& op, const Val& a, const Val& b,
                          std::to_string(kBufferAlignment) + " bytes");
 }
 
+Val Interp::pointer_arith(const std::string& op, const Val& a, const Val& b,
+                          const std::string& what, Frame& fr) {
+  auto refuse = [&](const std::string& why) {
+    fail("unsupported_cuda", "`" + what + "` in `" + fr.fn + "` " + why);
+  };
+  if (a.kind == Val::Ptr && b.kind == Val::Ptr) refuse("computes with two pointers");
+  const bool ptr_left = a.kind == Val::Ptr;
+  if (!ptr_left && op == "-") refuse("subtracts a pointer");
+  const Val& p = ptr_left ? a : b;
+  Val n = ptr_left ? b : a;
+  if (p.tensor < 0) refuse("offsets a null pointer");
+  if (n.kind == Val::Bool) n = to_int(n, what, fr);
+  if (n.kind != Val::Int || n.floaty) fail_value(n, "an integer", what, fr);
+  // kernrl passes a pointer into a buffer at a whole number of its elements: the pointee type
+  // must be as wide as the tensor's dtype or a multiple of it (float4 over float32).
+  const TensorInfo& t = C.tensors[static_cast<size_t>(p.tensor)];
+  const int unit = p.elem.empty() ? 0 : c_type_bytes(strip_std(resolve_type(fr, p.elem)));
+  const int item = dtype_bytes(t.dtype);
+  if (unit == 0 || unit % item != 0)
+    refuse("offsets a `" + (p.elem.empty() ? std::string("void") : p.elem) +
+           "*` pointer into the " + t.dtype +
+           " tensor; kernrl passes pointers into a buffer at whole elements of its dtype");
+  Val step = unit == item ? n : arith("*", n, make_int(unit / item), what, fr);
+  Val r = p;
+  r.items = {has_offset(p) || op == "-" ? arith(op, ptr_offset(p), step, what, fr) : step};
+  return r;
+}
+
 Val Interp::minmax(const std::string& which, const Val& a, const Val& b, const std::string& what,
                    Frame& fr) {
   if ((a.kind == Val::Float || b.kind == Val::Float) && !(a.kind == Val::Int && !a.k) &&
@@ -390,7 +420,16 @@ Val Interp::compare(const std::string& op, const Val& a, const Val& b, const std
     if (op != "==" && op != "!=") fail("host_logic", "`" + what + "` compares dtypes with " + op);
     return make_bool(cmp(a.dtype, b.dtype));
   }
-  if (a.kind == Val::Ptr && b.kind == Val::Ptr) return make_bool(cmp(a.tensor, b.tensor));
+  if (a.kind == Val::Ptr && b.kind == Val::Ptr) {
+    // Pointers into one tensor compare by their offsets, decided only where both are constants.
+    Val oa = ptr_offset(a), ob = ptr_offset(b);
+    if (a.tensor != b.tensor || a.tensor < 0) return make_bool(cmp(a.tensor, b.tensor));
+    if (!oa.k || !ob.k)
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                             "` compares pointers into a tensor at offsets that depend on the "
+                             "sizes");
+    return make_bool(cmp(*oa.k, *ob.k));
+  }
   if (a.kind == Val::Float || b.kind == Val::Float || a.kind == Val::Ratio ||
       b.kind == Val::Ratio) {
     Val x = to_float(a, what, fr), y = to_float(b, what, fr);

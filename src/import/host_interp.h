@@ -42,6 +42,15 @@ inline std::string library_of(const std::string& name) {
   return "";
 }
 
+// A pointer's offset from its tensor's start, in elements of the tensor's dtype (Val::Ptr).
+inline Val ptr_offset(const Val& p) {
+  return p.items.empty() ? make_int(0) : p.items[0];
+}
+inline bool has_offset(const Val& p) {
+  Val o = ptr_offset(p);
+  return !(o.k && *o.k == 0);
+}
+
 struct Var {
   Val v;
   int depth = 0;
@@ -111,6 +120,10 @@ class Interp {
 
   // ---------------------------------------------------------------- integer arithmetic
   Val address_arith(const std::string& op, const Val& a, const Val& b, const std::string& what,
+                    Frame& fr);
+  // `p + n`, `n + p`, `p - n` on a tensor's data pointer: the pointer advanced by n of its
+  // pointee type, as an offset in the tensor's elements (docs/kernel-format.md, "Arguments").
+  Val pointer_arith(const std::string& op, const Val& a, const Val& b, const std::string& what,
                     Frame& fr);
   Val arith(const std::string& op, const Val& a0, const Val& b0, const std::string& what,
             Frame& fr);
@@ -225,6 +238,8 @@ class Interp {
     // (`shape.push_back(n)`); empty when the object is not a variable.
     std::string obj_name;
     std::vector<std::string> obj_path;
+    // Set by `&` for the postfix expression that follows it: `&p[i]` is p + i, not a read.
+    bool address_of = false;
   };
 
   Val eval(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end);

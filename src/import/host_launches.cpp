@@ -228,6 +228,7 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
           out.text = "null";  // an optional tensor the kernel does not get (`nullptr`)
         else
           out.tensor = v.tensor;
+        if (v.tensor >= 0 && has_offset(v)) out.offset = int_text(ptr_offset(v));
       } else if (v.kind == Val::Tensor) {
         fail("unsupported_cuda",
              where + " passes a tensor object where the kernel takes a pointer");

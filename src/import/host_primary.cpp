@@ -14,6 +14,8 @@ namespace kernrl::kbimport::host {
 
 Val Interp::postfix(Ex& x) {
   size_t from = x.i;
+  const bool address_of = x.address_of;  // `&` before this expression
+  x.address_of = false;
   Val v = primary(x);
   for (;;) {
     if (at(x, "(")) {
@@ -80,6 +82,14 @@ Val Interp::postfix(Ex& x) {
         if (!x.lv_name.empty()) x.lv_path.push_back(std::to_string(k));
         Val item = v.items[static_cast<size_t>(k)];
         v = item;
+        continue;
+      }
+      // `&p[i]`, nothing after the index: the address of element i, p + i.
+      bool last = x.i >= x.end || !(at(x, "(") || at(x, "[") || at(x, ".") || at(x, "->") ||
+                                    at(x, "++") || at(x, "--"));
+      if (v.kind == Val::Ptr && address_of && last) {
+        x.lv_name.clear();
+        v = pointer_arith("+", v, idx, what, x.fr);
         continue;
       }
       if (v.kind == Val::Ptr || v.kind == Val::Tensor)

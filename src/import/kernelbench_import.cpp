@@ -476,6 +476,10 @@ std::string Converter::run(const std::string& source_name) {
   };
   for (LaunchOut& L : launches) {
     for (auto& a : L.args) {
+      // An offset counts elements of the view's dtype: the buffer's, for a view of the same type.
+      if (!a.offset.empty() && tensors[static_cast<size_t>(root(a.tensor))].dtype !=
+                                   tensors[static_cast<size_t>(a.tensor)].dtype)
+        fail("unsupported_cuda", "a kernel is given a pointer into a view of another dtype");
       a.tensor = root(a.tensor);
       for (int& t : a.tensors) t = root(t);
     }
@@ -686,7 +690,8 @@ std::string Converter::run(const std::string& source_name) {
     for (const auto& a : L.args) {
       std::vector<std::string> names;
       for (int t : a.tensors) names.push_back(tensors[static_cast<size_t>(t)].name);
-      args.push_back(a.tensor >= 0    ? tensors[static_cast<size_t>(a.tensor)].name
+      args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name +
+                                         (a.offset.empty() ? "" : " + " + a.offset)
                      : !names.empty() ? "[" + join(names) + "]"
                                       : a.text);
     }

@@ -502,12 +502,15 @@ void check_triton_launch(const LaunchSpec& l, const Vars& vars, Eval& eval) {
 
 namespace {
 
-// What a launch argument names: a tensor of the problem, a scratch buffer, a scalar, a float
-// literal, a real expression (with a float literal or a float scalar), else an integer expression.
+// What a launch argument names: a tensor of the problem, a scratch buffer, `NAME + EXPR` (a pointer
+// into one of those), a scalar, a float literal, a real expression (with a float literal or a float
+// scalar), else an integer expression.
 ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
                  const std::set<std::string>& scratch) {
   if (p.find_tensor(text)) return ArgKind::Tensor;
   if (scratch.count(text)) return ArgKind::Scratch;
+  if (auto o = split_offset_arg(text); o && (p.find_tensor(o->buffer) || scratch.count(o->buffer)))
+    return ArgKind::Offset;
   if (is_null_word(text)) return ArgKind::None;
   if (p.find_scalar(text)) return ArgKind::Scalar;
   if (is_float_literal(text)) return ArgKind::FloatLiteral;
@@ -536,6 +539,24 @@ void check_value_arg(const LaunchArg& a, const ProblemSpec& p, const Vars& vars,
       eval_real_expr(a.text, vars, reals);
     else
       eval_expr(a.text, vars);
+  } catch (const ExprError& err) {
+    throw FormatError("argument '" + a.text + "' of " + of + ": " + err.what(), line);
+  }
+}
+
+// An argument `NAME + EXPR` at one size set: EXPR's names are the problem's and it evaluates.
+// Returns why the pointer cannot be passed there (offset_arg_at's problem, `at` naming the size
+// set), empty when it can.
+std::string check_offset_arg(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p,
+                             const Vars& vars, const std::string& of, int line,
+                             const std::string& at) {
+  try {
+    for (const auto& n : expr_names(split_offset_arg(a.text)->offset))
+      if (!vars.count(n))
+        throw FormatError("argument '" + a.text + "' of " + of + ": unknown name '" + n +
+                              "' in its offset (not a size or integer scalar of " + p.id + ")",
+                          line);
+    return offset_arg_at(a.text, plan, p, vars, at).problem;
   } catch (const ExprError& err) {
     throw FormatError("argument '" + a.text + "' of " + of + ": " + err.what(), line);
   }
@@ -580,6 +601,11 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
       continue;
     }
     if (a.kind != ArgKind::None && a.kind != ArgKind::Bool) a.kind = arg_kind(a.text, p, scratch);
+    if (a.kind == ArgKind::Offset)
+      throw FormatError("argument '" + a.text + "' of " + what +
+                            ": a torch step takes whole tensors; NAME + EXPR (a pointer into a "
+                            "buffer) is an argument of CUDA kernels",
+                        l.line);
   }
   for (const auto& sizes : size_sets) {
     Vars vars = plan_vars(p, sizes, num_sms);
@@ -640,7 +666,15 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       continue;
     }
     const std::string launch_name = "launch " + std::to_string(li + 1) + " (" + l.kernel + ")";
-    for (auto& a : l.args) a.kind = arg_kind(a.text, p, scratch_names);
+    for (auto& a : l.args) {
+      a.kind = arg_kind(a.text, p, scratch_names);
+      if (a.kind == ArgKind::Offset && plan.language == "triton")
+        throw FormatError("argument '" + a.text + "' of " + l.kernel +
+                              ": NAME + EXPR (a pointer into a buffer) is an argument of CUDA "
+                              "kernels; a Triton kernel takes whole tensors (add the offset "
+                              "inside the kernel)",
+                          l.line);
+    }
     if (!l.repeat_var.empty() &&
         (p.bench.count(l.repeat_var) || l.repeat_var == "num_sms" || p.find_tensor(l.repeat_var) ||
          p.find_scalar(l.repeat_var) || scratch_names.count(l.repeat_var)))
@@ -720,9 +754,17 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
                          "; dynamic shared memory must be 0 to " +
                          std::to_string(kMaxDynamicSharedBytes) + " bytes (227 KiB)",
                      l.line);
-        for (const auto& a : l.args)
+        for (size_t ai = 0; ai < l.args.size(); ++ai) {
+          const auto& a = l.args[ai];
           if (a.kind == ArgKind::IntExpr || a.kind == ArgKind::FloatExpr)
             check_value_arg(a, p, vars, l.kernel, l.line);
+          if (a.kind != ArgKind::Offset) continue;
+          std::string why = check_offset_arg(a, plan, p, vars, l.kernel, l.line, where());
+          if (runs && !why.empty())
+            cannot_run(
+                launch_name + ": argument " + std::to_string(ai + 1) + " = " + a.text + " " + why,
+                l.line);
+        }
         if (plan.language == "triton") check_triton_launch(l, vars, check_expr);
       }
     }

@@ -1,6 +1,8 @@
 #include "protocol/launch_plan.h"
 
 #include <algorithm>
+#include <cctype>
+#include <stdexcept>
 
 namespace kernrl {
 
@@ -84,6 +86,50 @@ RealVars plan_reals(const ProblemSpec& p) {
   for (const auto& s : p.scalars)
     if (s.is_float()) r[s.name] = s.value;
   return r;
+}
+
+std::optional<OffsetArg> split_offset_arg(const std::string& text) {
+  auto trim = [](std::string t) {
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(0, 1);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    return t;
+  };
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (c != '+' || depth != 0) continue;
+    OffsetArg o{trim(text.substr(0, i)), trim(text.substr(i + 1))};
+    if (o.buffer.empty() || o.offset.empty()) return std::nullopt;
+    return o;
+  }
+  return std::nullopt;
+}
+
+OffsetAt offset_arg_at(const std::string& text, const LaunchPlan& plan, const ProblemSpec& p,
+                       const Vars& vars, const std::string& at) {
+  auto split = split_offset_arg(text);
+  if (!split) throw std::invalid_argument("'" + text + "' is not NAME + EXPR");
+  OffsetAt o;
+  o.buffer = split->buffer;
+  if (const TensorSpec* t = p.find_tensor(o.buffer)) {
+    o.elements = p.numel_of(*t, vars);
+    o.elem_bytes = t->dtype.bytes;
+  } else {
+    auto s = std::find_if(plan.scratch.begin(), plan.scratch.end(),
+                          [&](const ScratchSpec& sc) { return sc.name == o.buffer; });
+    if (s == plan.scratch.end())
+      throw std::invalid_argument("'" + o.buffer + "' is no tensor or scratch buffer");
+    o.elements = eval_expr(s->count, vars);
+    o.elem_bytes = s->dtype.bytes;
+  }
+  o.offset = eval_expr(split->offset, vars);
+  if (o.offset < 0 || o.offset > o.elements)
+    o.problem = "offsets " + o.buffer + " by " + std::to_string(o.offset) + " elements" + at +
+                "; an offset into " + o.buffer + " must be 0 to its " + std::to_string(o.elements) +
+                " elements";
+  return o;
 }
 
 void LaunchSpec::choose(size_t c) {
@@ -192,7 +238,7 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.shared_bytes = l.at("shared_bytes");
     for (const auto& a : l.at("args")) {
       int kind = a.at("kind").get<int>();
-      if (kind < 0 || kind > static_cast<int>(ArgKind::TensorList))
+      if (kind < 0 || kind > static_cast<int>(ArgKind::Offset))
         throw std::runtime_error("launch plan: unknown argument kind " + std::to_string(kind));
       s.args.push_back({a.at("text"), static_cast<ArgKind>(kind)});
     }

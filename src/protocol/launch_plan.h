@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@ namespace kernrl {
 // torch steps (an IntList's or TensorList's text is its items joined by ", "; a TensorList's items
 // are tensor or scratch names, `cat`'s tensors). FloatExpr: a real expression (a float literal or
 // float scalar in arithmetic, such as `1.0 / (batch_size * dim)`), evaluated per size set by
-// eval_real_expr. New kinds go last: the kind is sent as its number.
+// eval_real_expr. Offset: `NAME + EXPR`, a CUDA kernel's pointer into the tensor or scratch
+// buffer NAME, advanced by the integer expression EXPR elements (offset_arg_at). New kinds go
+// last: the kind is sent as its number.
 enum class ArgKind {
   Tensor,
   Scratch,
@@ -28,7 +31,8 @@ enum class ArgKind {
   Bool,
   None,
   FloatExpr,
-  TensorList
+  TensorList,
+  Offset
 };
 
 struct LaunchArg {
@@ -125,5 +129,26 @@ Vars plan_vars(const Vars& sizes, int64_t num_sms);
 Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms);
 // The problem's float scalars, the double-valued names of real expressions (FloatExpr arguments).
 RealVars plan_reals(const ProblemSpec& p);
+
+// An argument `NAME + EXPR` split at its first `+` outside parentheses (NAME and EXPR trimmed);
+// nullopt when it has none, or nothing before or after it. Whether NAME is a buffer is the
+// caller's question.
+struct OffsetArg {
+  std::string buffer, offset;
+};
+std::optional<OffsetArg> split_offset_arg(const std::string& text);
+
+// An Offset argument at one size set: its buffer, the offset in elements and the buffer's element
+// count and element size there. `problem` says why the pointer cannot be passed (the offset is
+// outside 0 to the element count, the end included), with `at` (" at batch_size=3", the size set)
+// after the value; empty when it can. Throws ExprError when EXPR or the buffer's count does not
+// evaluate, std::invalid_argument when the text is no offset into a buffer of `plan` or `p`.
+struct OffsetAt {
+  std::string buffer;
+  int64_t offset = 0, elements = 0, elem_bytes = 0;
+  std::string problem;
+};
+OffsetAt offset_arg_at(const std::string& text, const LaunchPlan& plan, const ProblemSpec& p,
+                       const Vars& vars, const std::string& at = "");
 
 }  // namespace kernrl

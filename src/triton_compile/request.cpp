@@ -59,6 +59,11 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
                             "': a null pointer is an argument of CUDA kernels; a Triton kernel "
                             "takes tensors and values",
                         line);
+    case ArgKind::Offset:  // refused by the launch block's check
+      throw FormatError("argument '" + a.text +
+                            "': a pointer into a buffer is an argument of CUDA kernels; a Triton "
+                            "kernel takes whole tensors",
+                        line);
     case ArgKind::IntList:
     case ArgKind::TensorList:
     case ArgKind::Bool:

@@ -1,10 +1,7 @@
 #include "worker/gpu_module.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <set>
+#include <type_traits>
 
 #include "worker/torch_step.h"
 
@@ -55,12 +52,7 @@ void GpuModule::load(const std::string& cubin_path,
 
 namespace {
 
-template <typename T>
-std::vector<unsigned char> bytes_of(T v) {
-  std::vector<unsigned char> b(sizeof(T));
-  std::memcpy(b.data(), &v, sizeof(T));
-  return b;
-}
+static_assert(std::is_same<CUdeviceptr, DevicePtr>::value, "DevicePtr is the driver's CUdeviceptr");
 
 unsigned dim_value(const std::string& e, const Vars& vars, const std::string& what,
                    const ReadyLaunch& l) {
@@ -138,92 +130,12 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
                           spec.line);
       for (size_t i = 0; i < spec.args.size(); ++i) {
         const auto& a = spec.args[i];
-        size_t w = widths[i];
         std::string where =
             "argument " + std::to_string(i + 1) + " ('" + a.text + "') of " + spec.kernel;
-        switch (a.kind) {
-          case ArgKind::Tensor:
-          case ArgKind::Scratch: {
-            if (w != 8)
-              throw LaunchError(
-                  where + " is a pointer but the parameter is " + std::to_string(w) + " bytes",
-                  spec.line);
-            l.arg_storage.push_back(bytes_of<CUdeviceptr>(ptrs.at(a.text)));
-            break;
-          }
-          case ArgKind::Scalar:
-          case ArgKind::FloatLiteral:
-          case ArgKind::FloatExpr: {
-            const ScalarSpec* s = a.kind == ArgKind::Scalar ? p.find_scalar(a.text) : nullptr;
-            double v;
-            try {
-              v = s                              ? s->value
-                  : a.kind == ArgKind::FloatExpr ? eval_real_expr(a.text, vars, plan_reals(p))
-                                                 : std::stod(a.text);
-            } catch (const ExprError& err) {
-              throw LaunchError(where + ": " + err.what(), spec.line);
-            }
-            bool is_float = !s || s->is_float();
-            if (w == 4 && is_float && std::fabs(v) > std::numeric_limits<float>::max())
-              throw LaunchError(
-                  where + " = " + std::to_string(v) + " does not fit a 4-byte float parameter",
-                  spec.line);
-            if (w == 4)
-              l.arg_storage.push_back(is_float ? bytes_of<float>(static_cast<float>(v))
-                                               : bytes_of<int32_t>(static_cast<int32_t>(v)));
-            else if (w == 8)
-              l.arg_storage.push_back(is_float ? bytes_of<double>(v)
-                                               : bytes_of<int64_t>(static_cast<int64_t>(v)));
-            else
-              throw LaunchError(
-                  where + ": a scalar needs a 4- or 8-byte parameter, not " + std::to_string(w),
-                  spec.line);
-            break;
-          }
-          case ArgKind::IntExpr: {
-            int64_t v;
-            try {
-              v = eval_expr(a.text, vars);
-            } catch (const ExprError& err) {
-              throw LaunchError(where + ": " + err.what(), spec.line);
-            }
-            if (w == 4) {
-              if (v < INT32_MIN || v > UINT32_MAX)
-                throw LaunchError(
-                    where + " = " + std::to_string(v) + " does not fit a 4-byte parameter",
-                    spec.line);
-              l.arg_storage.push_back(bytes_of<int32_t>(static_cast<int32_t>(v)));
-            } else if (w == 8) {
-              l.arg_storage.push_back(bytes_of<int64_t>(v));
-            } else if (w == 1 || w == 2) {
-              // bool, char, int8_t, short: the value must fit the parameter (signed or not).
-              const int64_t lo = w == 1 ? -128 : -32768, hi = w == 1 ? 255 : 65535;
-              if (v < lo || v > hi)
-                throw LaunchError(where + " = " + std::to_string(v) + " does not fit a " +
-                                      std::to_string(w) + "-byte parameter",
-                                  spec.line);
-              l.arg_storage.push_back(w == 1 ? bytes_of<int8_t>(static_cast<int8_t>(v))
-                                             : bytes_of<int16_t>(static_cast<int16_t>(v)));
-            } else {
-              throw LaunchError(where +
-                                    ": an integer needs a 1-, 2-, 4- or 8-byte parameter, not " +
-                                    std::to_string(w),
-                                spec.line);
-            }
-            break;
-          }
-          case ArgKind::None:  // a null pointer (an optional tensor the kernel does not get)
-            if (w != 8)
-              throw LaunchError(
-                  where + " is a null pointer but the parameter is " + std::to_string(w) + " bytes",
-                  spec.line);
-            l.arg_storage.push_back(bytes_of<CUdeviceptr>(0));
-            break;
-          case ArgKind::IntList:
-          case ArgKind::TensorList:
-          case ArgKind::Bool:
-            throw LaunchError(where + ": a list, true or false is an argument of torch steps only",
-                              spec.line);
+        try {
+          l.arg_storage.push_back(pack_kernel_arg(a, widths[i], plan, p, vars, ptrs, where));
+        } catch (const ArgError& e) {
+          throw LaunchError(e.what(), spec.line);
         }
       }
       for (auto& s : l.arg_storage) l.arg_ptrs.push_back(s.data());

@@ -11,6 +11,7 @@
 #include "core/problem.h"
 #include "protocol/launch_plan.h"
 #include "worker/cuda_check.h"
+#include "worker/launch_args.h"
 
 namespace kernrl {
 
@@ -66,9 +67,6 @@ struct ReadyLaunch {
 
 // What a failed enqueue says: the launch's own error where it has one, else the driver's text.
 std::string launch_failure_text(const ReadyLaunch* failed, CUresult r);
-
-// Device pointers of the problem's tensors and the plan's scratch buffers, by name.
-using PtrMap = std::map<std::string, CUdeviceptr>;
 
 // Evaluates the plan at `vars` (sizes + num_sms). Throws LaunchError.
 std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModule& mod,

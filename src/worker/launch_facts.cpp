@@ -130,7 +130,10 @@ std::vector<ReadyLaunch> launches_without_buffers(const LaunchPlan& plan, const 
   PtrMap ptrs;
   for (const auto& spec : plan.launches)
     for (const auto& a : spec.args)
-      if (a.kind == ArgKind::Tensor || a.kind == ArgKind::Scratch) ptrs[a.text] = 0;
+      if (a.kind == ArgKind::Tensor || a.kind == ArgKind::Scratch)
+        ptrs[a.text] = 0;
+      else if (a.kind == ArgKind::Offset)
+        ptrs[split_offset_arg(a.text)->buffer] = 0;
   return prepare_launches(plan, mod, p, vars, ptrs);
 }
 

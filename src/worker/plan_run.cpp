@@ -115,6 +115,11 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
         v.kind = TorchStepArg::TensorList;
         for (const auto& item : split_top_level(a.text)) v.tensors.push_back(tensor(item));
         break;
+      case ArgKind::Offset:  // refused by the launch block's check
+        throw KernelFault{Status::LaunchError,
+                          where + ": argument '" + a.text +
+                              "' is a pointer into a buffer; a torch step takes whole tensors",
+                          spec.line, false};
     }
     args.push_back(v);
   }

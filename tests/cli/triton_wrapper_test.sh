@@ -168,6 +168,6 @@ check "show --prompt --style kernelbench" 0 "$KERNRL" show L1_26_GELU_ --prompt 
 has "asks for ModelNew" "ModelNew" "$TMP/out"
 has "says how it is graded" "How it is graded" "$TMP/out"
 has "no PyTorch operators kept" "no PyTorch operations in forward" "$TMP/out"
-has "its name" '"prompt_name":"kernrl.kernelbench.v2"' "$TMP/out"
-has "its version" '"prompt_version":2' "$TMP/out"
+has "its name" '"prompt_name":"kernrl.kernelbench.v3"' "$TMP/out"
+has "its version" '"prompt_version":3' "$TMP/out"
 exit $fail

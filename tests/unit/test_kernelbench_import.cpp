@@ -1,7 +1,10 @@
 // import_kernelbench: KernelBench load_inline modules -> kernel files, or a reason.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "core/config.h"
 #include "core/paths.h"
@@ -390,13 +393,13 @@ TEST_CASE("import_kernelbench: what cannot be converted says why") {
               "}\n",
               "f", "x", "ext.f(x)"),
        "mismatch", "elements at"},
-      {"pointer offset", "L1_26",
+      {"pointer offset in bytes", "L1_26",
        module("__global__ void k(const float* x, float* y) {}\ntorch::Tensor f(torch::Tensor x) { "
-              "auto y = torch::empty_like(x); k<<<1, 1>>>(x.data_ptr<float>() + 4, "
-              "y.data_ptr<float>()); "
+              "auto y = torch::empty_like(x); k<<<1, 1>>>((float*)((char*)x.data_ptr<float>() + "
+              "4), y.data_ptr<float>()); "
               "return y; }\n",
               "f", "x", "ext.f(x)"),
-       "unsupported_cuda", "offsets a tensor's data pointer"},
+       "unsupported_cuda", "offsets a `char*` pointer"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -3052,4 +3055,118 @@ TEST_CASE("import_kernelbench: a convolution of a view gives a contiguous tensor
     CHECK_FALSE_MESSAGE(r.converted, forward);
     CHECK_MESSAGE(r.reason.find("laid out as one") != std::string::npos, r.reason);
   }
+}
+
+namespace {
+
+// An L1_26 module (x: [batch_size, dim] -> out of its shape) whose wrapper allocates y, names
+// x's and y's pointers xp and yp and runs `body` with kernel k(const float*, float*, long).
+std::string offsets_module(const std::string& body) {
+  return module(
+      "__global__ void k(const float* x, float* y, long n) {}\n"
+      "torch::Tensor f(torch::Tensor x) {\n"
+      "  auto y = torch::empty_like(x);\n"
+      "  long n = x.numel();\n  long half = n / 2;\n"
+      "  float* xp = x.data_ptr<float>();\n  float* yp = y.data_ptr<float>();\n" +
+          body + "\n  return y;\n}\n",
+      "f", "x", "ext.f(x)");
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: pointers into a tensor become NAME + EXPR arguments") {
+  ProblemSpec p = problem("L1_26");
+  auto converted = [&](const std::string& body) {
+    auto r = import_kernelbench(offsets_module(body), p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    return checked_plan(r, p);
+  };
+  // `p + e`, `e + p` and `&p[e]`, of data_ptr or of a pointer variable, in element units.
+  LaunchPlan plan = converted(
+      "  k<<<1, 256>>>(xp, yp, half);\n"
+      "  k<<<1, 256>>>(xp + half, &yp[half], n - half);\n"
+      "  k<<<1, 256>>>(&x.data_ptr<float>()[half], half + y.data_ptr<float>(), 0);\n"
+      "  k<<<1, 256>>>(x.data_ptr<float>() + 0, &yp[0], 0);");
+  REQUIRE(plan.launches.size() == 4);
+  CHECK(arg_texts(plan.launches[0]) ==
+        std::vector<std::string>{"x", "out", "(batch_size * dim) / 2"});
+  for (size_t l : {1, 2}) {
+    CAPTURE(l);
+    CHECK(arg_texts(plan.launches[l])[0] == "x + (batch_size * dim) / 2");
+    CHECK(arg_texts(plan.launches[l])[1] == "out + (batch_size * dim) / 2");
+    CHECK(plan.launches[l].args[0].kind == ArgKind::Offset);
+    CHECK(plan.launches[l].args[1].kind == ArgKind::Offset);
+  }
+  CHECK(arg_texts(plan.launches[3]) == std::vector<std::string>{"x", "out", "0"});
+  // A host loop unrolled, a loop over the sizes as a repeat, a pointer advanced in place, and a
+  // pointer of a wider type (float4 over float32: 4 elements a step).
+  plan = converted(
+      "  for (int i = 0; i < 2; ++i)\n"
+      "    k<<<1, 256>>>(x.data_ptr<float>() + i * x.size(1), yp + i * x.size(1), x.size(1));\n"
+      "  for (int r = 0; r < x.size(0); ++r)\n"
+      "    k<<<1, 256>>>(xp + r * x.size(1), yp + r * x.size(1), x.size(1));\n"
+      "  float* q = yp;\n  q += 2;\n  q++;\n"
+      "  const float4* x4 = reinterpret_cast<const float4*>(xp) + 3;\n"
+      "  k<<<1, 256>>>((const float*)x4, q, 1);");
+  REQUIRE(plan.launches.size() == 4);
+  CHECK(arg_texts(plan.launches[0])[0] == "x + 0 * dim");
+  CHECK(arg_texts(plan.launches[1])[0] == "x + dim");
+  CHECK(arg_texts(plan.launches[1])[1] == "out + dim");
+  CHECK(plan.launches[2].repeat_var == "r");
+  CHECK(arg_texts(plan.launches[2])[0] == "x + r * dim");
+  CHECK(arg_texts(plan.launches[3]) == std::vector<std::string>{"x + 12", "out + 3", "1"});
+
+  // What cannot be a pointer into a buffer at whole elements, or is not a launch's argument.
+  struct Case {
+    std::string body, category, reason;
+  };
+  const std::vector<Case> cases = {
+      {"  k<<<1, 1>>>((float*)((char*)xp + 2), yp, 0);", "unsupported_cuda",
+       "offsets a `char*` pointer into the float32 tensor"},
+      {"  void* v = x.data_ptr();\n  k<<<1, 1>>>((float*)((char*)v + 4), yp, 0);",
+       "unsupported_cuda", "`char*` pointer"},
+      {"  float* z = nullptr;\n  k<<<1, 1>>>(z + 1, yp, 0);", "unsupported_cuda",
+       "offsets a null pointer"},
+      {"  k<<<1, 1>>>(xp, yp, (yp + 4) - yp);", "unsupported_cuda", "computes with two pointers"},
+      {"  cudaMemset(yp + 4, 0, n * sizeof(float));\n  k<<<1, 1>>>(xp, yp, n);", "host_logic",
+       "clears part of"},
+      {"  k<<<1, 1>>>(xp, yp, (long)xp[3]);", "data_dependent_host", "reads tensor data"},
+      {"  if (xp + half == xp) return y;\n  k<<<1, 1>>>(xp, yp, n);", "host_logic",
+       "decides what runs"},
+      // The address of x + n/2 is 16-byte aligned at some size sets only (n = 7 * 1001).
+      {"  if (((uintptr_t)(xp + half)) % 16 == 0) k<<<1, 1>>>(xp, yp, n);", "host_logic",
+       "decides what runs"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.body);
+    auto r = import_kernelbench(offsets_module(c.body), p);
+    CHECK_FALSE(r.converted);
+    CHECK(r.category == c.category);
+    CHECK_MESSAGE(r.reason.find(c.reason) != std::string::npos, r.reason);
+  }
+  // An alignment check at a constant offset is decided as for the buffer's start.
+  auto r = import_kernelbench(
+      offsets_module("  if (((uintptr_t)(xp + 4)) % 16 == 0) k<<<1, 1>>>(xp, yp, n);\n"
+                     "  if (((uintptr_t)(xp + 1)) % 4 == 0) k<<<1, 1>>>(xp, yp, n);"),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches.size() == 2);
+}
+
+TEST_CASE("import_kernelbench: two streams over the halves of a tensor (pointer offsets)") {
+  ProblemSpec p = problem("L1_26");
+  std::ifstream in(std::string(KERNRL_TEST_DIR) +
+                   "/import/generations/level_1_problem_26_sample_6_kernel.py");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto r = import_kernelbench(text.str(), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(arg_texts(plan.launches[0])[0] == "x");
+  CHECK(arg_texts(plan.launches[1])[0] == "x + (batch_size * dim) / 2");
+  CHECK(arg_texts(plan.launches[1])[1] == "out + (batch_size * dim) / 2");
+  CHECK(std::find(r.notes.begin(), r.notes.end(),
+                  "launches on the streams the wrapper creates run in order on one stream") !=
+        r.notes.end());
 }

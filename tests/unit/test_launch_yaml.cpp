@@ -489,3 +489,94 @@ TEST_CASE("torch step cat: a list of tensor names, kept apart from lists of inte
     CHECK_CONTAINS(std::string(e.what()), "is also one of its tensors");
   }
 }
+
+TEST_CASE("NAME + EXPR: a kernel's pointer into a buffer, checked at every size set") {
+  // Classified, kept and sent to the worker as an offset.
+  auto plan = parse(
+      "launches:\n  - kernel: k\n    grid: [batch_size]\n    block: [256]\n"
+      "    args: [x + dim, out+(batch_size - 1) * dim, buf + 2, x + batch_size * dim, dim]\n"
+      "scratch:\n  buf: {dtype: float16, count: 2 * dim}\n");
+  check_plan(plan, softmax(), 132);
+  const auto& a = plan.launches[0].args;
+  REQUIRE(a.size() == 5);
+  CHECK(a[0].kind == ArgKind::Offset);
+  CHECK(a[1].kind == ArgKind::Offset);
+  CHECK(a[2].kind == ArgKind::Offset);
+  CHECK(a[3].kind == ArgKind::Offset);  // the end of the buffer: a pointer to nothing left
+  CHECK(a[4].kind == ArgKind::IntExpr);
+  CHECK(LaunchPlan::from_json(plan.to_json()).launches[0].args[1].kind == ArgKind::Offset);
+
+  auto split = split_offset_arg("linear.weight+ 2 * (n + 1)");
+  REQUIRE(split);
+  CHECK(split->buffer == "linear.weight");
+  CHECK(split->offset == "2 * (n + 1)");
+  CHECK_FALSE(split_offset_arg("(x + 1)"));
+  CHECK_FALSE(split_offset_arg("+x"));
+  CHECK_FALSE(split_offset_arg("x + "));
+
+  // Past the end (or before the start) at some size set: a launch error naming the launch, the
+  // argument, its expression, its value and the size set; a small test set catches it.
+  auto error = [](const std::string& launch, bool* config) {
+    auto p = parse("launches:\n  - kernel: k\n    grid: [1]\n    block: [32]\n" + launch +
+                   "scratch:\n  buf: {dtype: float32, count: 8}\n");
+    try {
+      check_plan(p, softmax(), 132);
+    } catch (const LaunchConfigError& e) {
+      *config = true;
+      return std::string(e.what());
+    } catch (const FormatError& e) {
+      *config = false;
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  bool config = false;
+  std::string m = error("    args: [x + 2000, out]\n", &config);
+  CHECK(config);
+  CHECK_CONTAINS(m,
+                 "launch 1 (k): argument 1 = x + 2000 offsets x by 2000 elements at "
+                 "batch_size=4 dim=256; an offset into x must be 0 to its 1024 elements");
+  m = error("    args: [out, buf + 9]\n", &config);
+  CHECK(config);
+  CHECK_CONTAINS(m, "argument 2 = buf + 9 offsets buf by 9 elements");
+  m = error("    args: [x + (0 - 1)]\n", &config);
+  CHECK_CONTAINS(m, "by -1 elements");
+  // A repeat variable: each pass is checked, and named.
+  m = error("    args: [x + pass * dim]\n    repeat: {count: batch_size + 2, var: pass}\n",
+            &config);
+  CHECK(config);
+  CHECK_CONTAINS(m, "pass=5");
+  CHECK(error("    args: [x + pass * dim]\n    repeat: {count: batch_size + 1, var: pass}\n",
+              &config) == "no error");
+  // A launch that does not run at a size set (count 0) is not checked there.
+  CHECK(error("    args: [x + 2000]\n    repeat: {count: min(max(dim - 300, 0), 1)}\n", &config) ==
+        "no error");
+  // An offset that does not evaluate, or names something else, is a format error.
+  m = error("    args: [x + rows]\n", &config);
+  CHECK_FALSE(config);
+  CHECK_CONTAINS(m, "unknown name 'rows' in its offset");
+  m = error("    args: [x + dim / 0]\n", &config);
+  CHECK_FALSE(config);
+  CHECK_CONTAINS(m, "division by zero");
+  m = error("    args: [x + 0.5]\n", &config);
+  CHECK_FALSE(config);
+  CHECK_CONTAINS(m, "argument 'x + 0.5'");
+
+  // CUDA kernels only: Triton launches and torch steps take whole tensors.
+  auto triton = parse(
+      "launches:\n  - kernel: k\n    grid: [1]\n    block: [1]\n"
+      "    args: [x + dim, out]\n");
+  triton.language = "triton";
+  try {
+    check_plan(triton, softmax(), 132);
+    FAIL("a Triton launch took a pointer into a buffer");
+  } catch (const LaunchConfigError&) {
+    FAIL("a Triton launch's offset is a format error");
+  } catch (const FormatError& e) {
+    CHECK_CONTAINS(std::string(e.what()), "a Triton kernel takes whole tensors");
+  }
+  CHECK_CONTAINS(torch_plan_error("launches:\n  - {torch: linear, args: [x + 4, weight], out: y}\n"
+                                  "  - {kernel: k, grid: [1], block: [1], args: [y]}\nscratch:\n"
+                                  "  y: {dtype: float32, shape: [batch_size, out_features]}\n"),
+                 "a torch step takes whole tensors");
+}

@@ -1,0 +1,106 @@
+#include "worker/launch_args.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace kernrl {
+
+namespace {
+
+template <typename T>
+std::vector<unsigned char> bytes_of(T v) {
+  std::vector<unsigned char> b(sizeof(T));
+  std::memcpy(b.data(), &v, sizeof(T));
+  return b;
+}
+
+std::vector<unsigned char> pointer(DevicePtr v, size_t w, const std::string& where,
+                                   const char* what) {
+  if (w != 8)
+    throw ArgError(where + " is " + what + " but the parameter is " + std::to_string(w) + " bytes");
+  return bytes_of<DevicePtr>(v);
+}
+
+}  // namespace
+
+std::vector<unsigned char> pack_kernel_arg(const LaunchArg& a, size_t w, const LaunchPlan& plan,
+                                           const ProblemSpec& p, const Vars& vars,
+                                           const PtrMap& ptrs, const std::string& where) {
+  switch (a.kind) {
+    case ArgKind::Tensor:
+    case ArgKind::Scratch:
+      return pointer(ptrs.at(a.text), w, where, "a pointer");
+    case ArgKind::Offset: {
+      // The buffer's pointer advanced by the offset's elements, within the buffer (its end
+      // included) at this size set, as the launch block's check holds at every size set.
+      OffsetAt o;
+      try {
+        o = offset_arg_at(a.text, plan, p, vars);
+      } catch (const ExprError& err) {
+        throw ArgError(where + ": " + err.what());
+      }
+      if (!o.problem.empty()) throw ArgError(where + " " + o.problem);
+      return pointer(ptrs.at(o.buffer) + static_cast<DevicePtr>(o.offset * o.elem_bytes), w, where,
+                     "a pointer");
+    }
+    case ArgKind::Scalar:
+    case ArgKind::FloatLiteral:
+    case ArgKind::FloatExpr: {
+      const ScalarSpec* s = a.kind == ArgKind::Scalar ? p.find_scalar(a.text) : nullptr;
+      double v;
+      try {
+        v = s                              ? s->value
+            : a.kind == ArgKind::FloatExpr ? eval_real_expr(a.text, vars, plan_reals(p))
+                                           : std::stod(a.text);
+      } catch (const ExprError& err) {
+        throw ArgError(where + ": " + err.what());
+      }
+      bool is_float = !s || s->is_float();
+      if (w == 4 && is_float && std::fabs(v) > std::numeric_limits<float>::max())
+        throw ArgError(where + " = " + std::to_string(v) +
+                       " does not fit a 4-byte float parameter");
+      if (w == 4)
+        return is_float ? bytes_of<float>(static_cast<float>(v))
+                        : bytes_of<int32_t>(static_cast<int32_t>(v));
+      if (w == 8)
+        return is_float ? bytes_of<double>(v) : bytes_of<int64_t>(static_cast<int64_t>(v));
+      throw ArgError(where + ": a scalar needs a 4- or 8-byte parameter, not " + std::to_string(w));
+    }
+    case ArgKind::IntExpr: {
+      int64_t v;
+      try {
+        v = eval_expr(a.text, vars);
+      } catch (const ExprError& err) {
+        throw ArgError(where + ": " + err.what());
+      }
+      if (w == 4) {
+        if (v < INT32_MIN || v > UINT32_MAX)
+          throw ArgError(where + " = " + std::to_string(v) + " does not fit a 4-byte parameter");
+        return bytes_of<int32_t>(static_cast<int32_t>(v));
+      }
+      if (w == 8) return bytes_of<int64_t>(v);
+      if (w == 1 || w == 2) {
+        // bool, char, int8_t, short: the value must fit the parameter (signed or not).
+        const int64_t lo = w == 1 ? -128 : -32768, hi = w == 1 ? 255 : 65535;
+        if (v < lo || v > hi)
+          throw ArgError(where + " = " + std::to_string(v) + " does not fit a " +
+                         std::to_string(w) + "-byte parameter");
+        return w == 1 ? bytes_of<int8_t>(static_cast<int8_t>(v))
+                      : bytes_of<int16_t>(static_cast<int16_t>(v));
+      }
+      throw ArgError(where + ": an integer needs a 1-, 2-, 4- or 8-byte parameter, not " +
+                     std::to_string(w));
+    }
+    case ArgKind::None:  // a null pointer (an optional tensor the kernel does not get)
+      return pointer(0, w, where, "a null pointer");
+    case ArgKind::IntList:
+    case ArgKind::TensorList:
+    case ArgKind::Bool:
+      break;
+  }
+  throw ArgError(where + ": a list, true or false is an argument of torch steps only");
+}
+
+}  // namespace kernrl
