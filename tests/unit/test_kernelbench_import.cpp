@@ -3132,10 +3132,10 @@ TEST_CASE("import_kernelbench: pointers into a tensor become NAME + EXPR argumen
        "clears part of"},
       {"  k<<<1, 1>>>(xp, yp, (long)xp[3]);", "data_dependent_host", "reads tensor data"},
       {"  if (xp + half == xp) return y;\n  k<<<1, 1>>>(xp, yp, n);", "host_logic",
-       "decides what runs"},
+       "compares pointers into a tensor at offsets that depend on the sizes"},
       // The address of x + n/2 is 16-byte aligned at some size sets only (n = 7 * 1001).
       {"  if (((uintptr_t)(xp + half)) % 16 == 0) k<<<1, 1>>>(xp, yp, n);", "host_logic",
-       "decides what runs"},
+       "can decide only whether it is aligned to a divisor of 16 bytes"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.body);
