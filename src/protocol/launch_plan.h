@@ -17,7 +17,9 @@ namespace kernrl {
 // torch steps (an IntList's or TensorList's text is its items joined by ", "; a TensorList's items
 // are tensor or scratch names, `cat`'s tensors). FloatExpr: a real expression (a float literal or
 // float scalar in arithmetic, such as `1.0 / (batch_size * dim)`), evaluated per size set by
-// eval_real_expr. New kinds go last: the kind is sent as its number.
+// eval_real_expr. Accessor: `accessor32(x, 3)` / `accessor64(x, 3)`, a PyTorch packed tensor
+// accessor of a tensor or scratch buffer (protocol/tensor_accessor.h), a kernel's argument. New
+// kinds go last: the kind is sent as its number.
 enum class ArgKind {
   Tensor,
   Scratch,
@@ -28,7 +30,8 @@ enum class ArgKind {
   Bool,
   None,
   FloatExpr,
-  TensorList
+  TensorList,
+  Accessor
 };
 
 struct LaunchArg {

@@ -59,6 +59,11 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
                             "': a null pointer is an argument of CUDA kernels; a Triton kernel "
                             "takes tensors and values",
                         line);
+    case ArgKind::Accessor:
+      throw FormatError("argument '" + a.text +
+                            "': a tensor accessor is an argument of CUDA kernels; a Triton kernel "
+                            "takes the tensor's name",
+                        line);
     case ArgKind::IntList:
     case ArgKind::TensorList:
     case ArgKind::Bool:

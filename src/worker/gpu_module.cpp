@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "protocol/tensor_accessor.h"
 #include "worker/torch_step.h"
 
 namespace kernrl {
@@ -95,6 +96,42 @@ LaunchSpec with_variant(const LaunchSpec& spec, const Vars& vars) {
     return s;
   }
   throw LaunchError("no compiled variant of " + spec.kernel + " for these sizes", spec.line);
+}
+
+// The bytes of a tensor accessor argument (protocol/tensor_accessor.h) for a parameter of `w`
+// bytes: the buffer's pointer, its sizes at this size set and its row-major strides.
+std::vector<unsigned char> accessor_bytes(const LaunchArg& a, size_t w, const LaunchPlan& plan,
+                                          const ProblemSpec& p, const Vars& vars,
+                                          const PtrMap& ptrs, const std::string& where, int line) {
+  std::string why;
+  auto acc = parse_accessor_arg(a.text, &why);
+  if (!acc) throw LaunchError(where + ": " + why, line);
+  std::optional<std::vector<int64_t>> shape;
+  try {
+    shape = buffer_shape(acc->buffer, plan, p, vars);
+  } catch (const ExprError& err) {
+    throw LaunchError(where + ": the shape of '" + acc->buffer + "': " + err.what(), line);
+  }
+  auto ptr = ptrs.find(acc->buffer);
+  if (!shape || ptr == ptrs.end())
+    throw LaunchError(where + ": '" + acc->buffer + "' is not a tensor or scratch buffer", line);
+  if (shape->size() != static_cast<size_t>(acc->rank))
+    throw LaunchError(where + ": '" + acc->buffer + "' has " + std::to_string(shape->size()) +
+                          " dimensions, not " + std::to_string(acc->rank),
+                      line);
+  const size_t want = accessor_param_bytes(acc->rank, acc->bits);
+  if (w != want)
+    throw LaunchError(where + " is a " + std::to_string(acc->rank) + "-dimensional " +
+                          std::to_string(acc->bits) + "-bit tensor accessor (" +
+                          std::to_string(want) + " bytes: PackedTensorAccessor" +
+                          std::to_string(acc->bits) + "<T, " + std::to_string(acc->rank) +
+                          ">) but the parameter is " + std::to_string(w) + " bytes",
+                      line);
+  try {
+    return pack_accessor(ptr->second, *shape, acc->bits);
+  } catch (const std::invalid_argument& e) {
+    throw LaunchError(where + ": '" + acc->buffer + "' has " + e.what(), line);
+  }
 }
 
 }  // namespace
@@ -218,6 +255,9 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
                   where + " is a null pointer but the parameter is " + std::to_string(w) + " bytes",
                   spec.line);
             l.arg_storage.push_back(bytes_of<CUdeviceptr>(0));
+            break;
+          case ArgKind::Accessor:
+            l.arg_storage.push_back(accessor_bytes(a, w, plan, p, vars, ptrs, where, spec.line));
             break;
           case ArgKind::IntList:
           case ArgKind::TensorList:

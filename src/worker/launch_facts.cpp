@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "protocol/tensor_accessor.h"
 #include "worker/occupancy.h"
 #include "worker/timer.h"
 
@@ -130,7 +131,10 @@ std::vector<ReadyLaunch> launches_without_buffers(const LaunchPlan& plan, const 
   PtrMap ptrs;
   for (const auto& spec : plan.launches)
     for (const auto& a : spec.args)
-      if (a.kind == ArgKind::Tensor || a.kind == ArgKind::Scratch) ptrs[a.text] = 0;
+      if (a.kind == ArgKind::Tensor || a.kind == ArgKind::Scratch)
+        ptrs[a.text] = 0;
+      else if (auto acc = a.kind == ArgKind::Accessor ? parse_accessor_arg(a.text) : std::nullopt)
+        ptrs[acc->buffer] = 0;
   return prepare_launches(plan, mod, p, vars, ptrs);
 }
 

@@ -115,6 +115,10 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
         v.kind = TorchStepArg::TensorList;
         for (const auto& item : split_top_level(a.text)) v.tensors.push_back(tensor(item));
         break;
+      case ArgKind::Accessor:
+        throw KernelFault{Status::LaunchError,
+                          where + ": a tensor accessor is an argument of CUDA kernels", spec.line,
+                          false};
     }
     args.push_back(v);
   }
