@@ -31,7 +31,9 @@ std::string headers_paragraph() {
   std::vector<std::string> cuda_names, std_names;
   std::set<std::string> prefixes;
   for (const auto& h : supported_headers()) {
-    if (h.builtin) {
+    if (h.builtin && h.name.rfind("kernrl/", 0) == 0) {
+      continue;  // kernrl's own (PyTorch's tensor accessors): docs/kernel-format.md
+    } else if (h.builtin) {
       std_names.push_back(h.name);
     } else if (auto slash = h.name.find('/'); slash != std::string::npos) {
       std::string family = h.name.substr(0, h.name.rfind('/')) + "/...";
@@ -103,7 +105,10 @@ std::string headers_table_markdown() {
   std::string t = "| header | from |\n| --- | --- |\n";
   for (const auto& h : supported_headers())
     t += "| `" + h.name + "` | " +
-         (h.builtin ? "kernrl (from memory, on libcu++)" : "CUDA Toolkit") + " |\n";
+         (h.name.rfind("kernrl/", 0) == 0 ? "kernrl (from memory, its own)"
+          : h.builtin                     ? "kernrl (from memory, on libcu++)"
+                                          : "CUDA Toolkit") +
+         " |\n";
   return t;
 }
 

@@ -4,6 +4,7 @@
 
 #include "headers/headers_list.h"  // generated from src/headers/headers.txt: kHeadersList
 #include "headers/prelude.h"
+#include "headers/tensor_accessor.h"
 
 namespace kernrl {
 namespace {
@@ -299,6 +300,7 @@ std::vector<BuiltinHeader> make_builtins() {
                        {"complex", "real", "imag", "arg", "norm", "conj", "polar", "proj", "abs"})},
       {"cuda.h", kCudaH},
       {"cub/cub.cuh", cub_umbrella()},
+      {kTensorAccessorName, kTensorAccessor},
   };
   return h;
 }

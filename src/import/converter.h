@@ -46,6 +46,10 @@ struct Val {
     ExtFn,   // ext, name
     Layer,   // name: a torch.nn module attribute of ModelNew; elem: its class
     Str,
+    // A PyTorch packed tensor accessor (x.packed_accessor32<T, N, Traits>()): tensor, elem (the
+    // element C type), k (N), text ("32" or "64": its index width), name (its PtrTraits),
+    // items (the tensor's shape when it was made).
+    Accessor,
     Unknown  // why: what it is, for the message if it is used
   } kind = Void;
   std::optional<int64_t> k;
@@ -71,6 +75,9 @@ struct Val {
   // Unknown: an integer known to be a multiple of this (a buffer's address: kernrl's buffers are
   // 16-byte aligned), so that an alignment check on it can be decided; 0 when nothing is known.
   int64_t multiple_of = 0;
+  // Tensor: a view made in the C++ wrapper (view, reshape, flatten, squeeze...) whose shape the
+  // wrapper does not follow: its shape is not its tensor's.
+  bool reshaped = false;
   size_t first = 0, last = 0;  // lambda body tokens
   const std::vector<CTok>* toks = nullptr;
 };
@@ -117,6 +124,10 @@ struct LaunchArgOut {
   std::string offset;        // with it: advanced by this many of its elements (an expression)
   std::vector<int> tensors;  // else a torch step's list of tensors (`cat`)
   std::string text;          // else the argument's text
+  // A tensor's packed accessor (`accessor32(x, N)`): its index width (32 or 64; 0 for a
+  // pointer), and the shape the kernel is given (the tensor's when the accessor was made).
+  int accessor_bits = 0;
+  std::vector<Val> accessor_shape;
 };
 
 struct LaunchOut {

@@ -10,11 +10,25 @@ namespace kernrl::kbimport {
 
 namespace {
 
+// PyTorch's accessor names that kernrl/tensor_accessor.h declares in at:: and torch::.
+bool accessor_name(const std::string& s) {
+  return s == "PackedTensorAccessor32" || s == "PackedTensorAccessor64" ||
+         s == "PackedTensorAccessor" || s == "GenericPackedTensorAccessor" ||
+         s == "TensorAccessor" || s == "RestrictPtrTraits" || s == "DefaultPtrTraits";
+}
+
 bool mentions_torch(const std::vector<CTok>& toks, size_t first, size_t last, std::string* what) {
   for (size_t i = first; i < last; ++i) {
     const CTok& t = toks[i];
     if (t.kind != CTok::Ident) continue;
     bool ns = i + 1 < last && toks[i + 1].text == "::";
+    // torch::PackedTensorAccessor32 and the like: the kernel file includes kernrl's header of
+    // them (written unqualified, through `using namespace`, they stay refused).
+    if ((t.text == "torch" || t.text == "at") && ns && i + 2 < last &&
+        accessor_name(toks[i + 2].text) && (i == first || toks[i - 1].text != "::")) {
+      i += 2;
+      continue;
+    }
     if ((t.text == "torch" || t.text == "at" || t.text == "c10" || t.text == "pybind11" ||
          t.text == "py") &&
         ns) {
@@ -23,7 +37,8 @@ bool mentions_torch(const std::vector<CTok>& toks, size_t first, size_t last, st
     }
     if (t.text == "Tensor" || starts_with(t.text, "TORCH_") || starts_with(t.text, "AT_") ||
         starts_with(t.text, "C10_") || t.text == "PYBIND11_MODULE" ||
-        contains(t.text, "TensorAccessor") || t.text == "IntArrayRef") {
+        contains(t.text, "TensorAccessor") || contains(t.text, "PtrTraits") ||
+        t.text == "IntArrayRef") {
       if (what) *what = t.text;
       return true;
     }

@@ -160,6 +160,15 @@ size_t Interp::next_declarator(const std::vector<CTok>& T, size_t k, size_t e) {
   for (size_t q = k; q < e; ++q) {
     const CTok& t = T[q];
     if (t.kind != CTok::Punct) continue;
+    if (d == 0 && t.text == "<" && q > k && T[q - 1].kind == CTok::Ident) {
+      // Template arguments (`auto a = x.packed_accessor32<float, 3>();`), as split_args skips them.
+      size_t c = c_match(T, q, e);
+      if (c < e && c + 1 < e &&
+          (is_punct(T[c + 1], "(") || is_punct(T[c + 1], "::") || is_punct(T[c + 1], "{"))) {
+        q = c;
+        continue;
+      }
+    }
     if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
     if (t.text == ")" || t.text == "]" || t.text == "}") --d;
     if (d == 0 && t.text == ",") return q;

@@ -318,6 +318,16 @@ class Interp {
   std::vector<Val> eval_args(Frame& fr, const std::vector<CTok>& T,
                              const std::vector<std::pair<size_t, size_t>>& args);
 
+  // x.packed_accessor32<T, N, Traits>() (and packed_accessor64, packed_accessor<T, N, Traits,
+  // index_t>) of the tensor `t` that `v` is: a Val::Accessor, refused for anything but a plain
+  // buffer of N dimensions and T its dtype.
+  Val packed_accessor(Frame& fr, const Val& v, const TensorInfo& t, const std::string& m,
+                      const std::string& targs, const std::string& what);
+  // Template arguments written as text, split at their top-level commas.
+  static std::vector<std::string> template_args(const std::string& text);
+  // A PtrTraits template argument (`torch::RestrictPtrTraits`, empty: the default) by its name in
+  // at::, or "" when it is neither of PyTorch's two.
+  static std::string ptr_traits(const std::string& text);
   Val method(Ex& x, const Val& v, const std::string& m, const std::string& targs,
              const std::vector<std::pair<size_t, size_t>>& args, const std::string& what);
 
@@ -343,6 +353,13 @@ class Interp {
            Frame* caller);
 
   // ---------------------------------------------------------------- launches
+  // A kernel parameter that is a PackedTensorAccessor32/64<T, N, Traits> (or the generic one with
+  // an int32_t or int64_t index): its index width, T and N as written, its PtrTraits.
+  struct AccessorParam {
+    int bits = 64;
+    std::string elem, rank, traits;
+  };
+  static std::optional<AccessorParam> accessor_param(const CParam& p);
   std::string kernel_param_problem(const CParam& p);
 
   Val launch(Ex& x, const std::string& name, size_t targ_open, size_t targ_close, size_t from);

@@ -87,10 +87,46 @@ Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::s
   return fr.ret ? *fr.ret : Val{};
 }
 
+std::optional<Interp::AccessorParam> Interp::accessor_param(const CParam& p) {
+  size_t open = p.base.find('<');
+  if (open == std::string::npos || p.base.back() != '>') return std::nullopt;
+  std::string name = strip_std(p.base.substr(0, open));
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  AccessorParam a;
+  size_t most = 3;
+  if (name == "PackedTensorAccessor32")
+    a.bits = 32;
+  else if (name == "PackedTensorAccessor64")
+    a.bits = 64;
+  else if (name == "PackedTensorAccessor" || name == "GenericPackedTensorAccessor")
+    a.bits = 64, most = 4;
+  else
+    return std::nullopt;
+  auto parts = template_args(p.base.substr(open + 1, p.base.size() - open - 2));
+  if (parts.size() < 2 || parts.size() > most) return std::nullopt;
+  a.elem = parts[0];
+  a.rank = parts[1];
+  a.traits = ptr_traits(parts.size() > 2 ? parts[2] : "");
+  if (a.traits.empty()) return std::nullopt;
+  if (parts.size() == 4) {
+    std::string index = strip_std(parts[3]);
+    if (index == "int32_t" || index == "int")
+      a.bits = 32;
+    else if (index != "int64_t" && index != "long" && index != "long long")
+      return std::nullopt;
+  }
+  return a;
+}
+
 std::string Interp::kernel_param_problem(const CParam& p) {
   std::string b = strip_std(p.base);
-  if (contains(p.base, "Accessor"))
-    return "takes a PackedTensorAccessor (`" + p.type + "`); kernrl passes raw pointers";
+  if (contains(p.base, "Accessor") || contains(p.base, "PtrTraits")) {
+    if (p.pointer || p.reference || !accessor_param(p))
+      return "takes `" + p.type +
+             "`; kernrl gives a kernel a PackedTensorAccessor32/64<T, N[, PtrTraits]> by value "
+             "(docs/import-kernelbench.md)";
+    return "";
+  }
   if (contains(p.base, "Tensor")) return "takes a torch::Tensor";
   return "";
 }
@@ -186,6 +222,10 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
     const CParam& p = kern.params[q];
     if (std::string why = kernel_param_problem(p); !why.empty())
       fail("unsupported_cuda", "the kernel `" + name + "` " + why);
+    if (auto ap = accessor_param(p); ap && kern.is_template && vals[q].kind == Val::Accessor)
+      for (const CTemplateParam& tp : kern.tparams)
+        if (tp.is_type && strip_std(ap->elem) == tp.name && !tbind.count(tp.name))
+          tbind[tp.name] = vals[q].elem;
     if (kern.is_template && p.pointer && vals[q].kind == Val::Ptr)
       for (const CTemplateParam& tp : kern.tparams)
         if (tp.is_type && strip_std(p.base) == tp.name && !tbind.count(tp.name) &&
@@ -222,7 +262,29 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
     std::string ptype = strip_std(p.base);
     if (auto b = tbind.find(ptype); b != tbind.end()) ptype = strip_std(b->second);
     LaunchArgOut out;
-    if (p.pointer) {
+    if (auto ap = accessor_param(p)) {
+      if (v.kind != Val::Accessor)
+        fail("unsupported_cuda", where +
+                                     " passes something other than a tensor's packed accessor "
+                                     "(`x.packed_accessor32<T, N>()`) to `" +
+                                     p.type + " " + p.name + "`");
+      std::string elem = strip_std(ap->elem);
+      if (auto b = tbind.find(elem); b != tbind.end()) elem = strip_std(b->second);
+      if (elem == "Half") elem = "__half";
+      std::string given = "PackedTensorAccessor" + v.text + "<" + v.elem + ", " +
+                          std::to_string(*v.k) + ", " + v.name + ">";
+      std::string takes = "PackedTensorAccessor" + std::to_string(ap->bits) + "<" + elem + ", " +
+                          ap->rank + ", " + ap->traits + ">";
+      if (given != takes)
+        fail("mismatch", where + " passes a " + given + " to `" + p.type + " " + p.name + "` (a " +
+                             takes + "): PyTorch would not compile it");
+      out.tensor = v.tensor;
+      out.accessor_bits = ap->bits;
+      out.accessor_shape = v.items;
+    } else if (v.kind == Val::Accessor) {
+      fail("unsupported_cuda", where + " passes a packed accessor to `" + p.type + " " + p.name +
+                                   "`, which is not one");
+    } else if (p.pointer) {
       if (v.kind == Val::Ptr) {
         if (v.tensor < 0)
           out.text = "null";  // an optional tensor the kernel does not get (`nullptr`)

@@ -7,6 +7,7 @@
 
 #include "core/expr.h"
 #include "import/host_interp.h"
+#include "protocol/tensor_accessor.h"
 
 namespace kernrl::kbimport::host {
 
@@ -172,12 +173,12 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     if (m == "contiguous" || m == "cuda" || m == "view" || m == "reshape" || m == "view_as" ||
         m == "flatten" || m == "squeeze" || m == "unsqueeze" || m == "detach" ||
         m == "clone_if_needed") {
-      if (m != "contiguous" && m != "cuda" && m != "detach" && m != "clone_if_needed" &&
-          !C.P.torchscript.empty()) {
+      if (m != "contiguous" && m != "cuda" && m != "detach" && m != "clone_if_needed") {
         // A view of the same data, whose shape the wrapper does not follow: a torch step, which
-        // sees shapes, refuses it (Converter::torch_step).
+        // sees shapes, refuses it (Converter::torch_step), and so does an accessor.
         Val r = v;
-        r.elem = "reshaped";
+        if (!C.P.torchscript.empty()) r.elem = "reshaped";
+        r.reshaped = true;
         return r;
       }
       return v;
@@ -234,10 +235,13 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     if (m == "item" || m == "cpu" || m == "tolist" || m == "data_ptr_host")
       fail("data_dependent_host", "`" + what + "` in `" + fr.fn +
                                       "` reads a GPU result on the host (`Tensor::" + m + "`)");
-    if (m == "packed_accessor32" || m == "packed_accessor64" || m == "accessor" ||
+    if (m == "packed_accessor32" || m == "packed_accessor64" || m == "packed_accessor" ||
         m == "generic_packed_accessor")
+      return packed_accessor(fr, v, t, m, targs, what);
+    if (m == "accessor")
       fail("unsupported_cuda", "`" + what + "` in `" + fr.fn +
-                                   "` passes a PackedTensorAccessor; kernrl passes raw pointers");
+                                   "` makes a host TensorAccessor (`Tensor::accessor`), whose "
+                                   "sizes live in host memory; a kernel takes a packed one");
     fail("library_call",
          "PyTorch op `Tensor::" + m + "` in the host wrapper `" + fr.fn + "` (`" + what + "`)");
   }
@@ -290,6 +294,90 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
   }
   if (v.kind == Val::Unknown) fail_value(v, "a value", what, fr);
   fail("host_logic", "host logic in `" + fr.fn + "`: cannot follow `" + what + "`");
+}
+
+std::vector<std::string> Interp::template_args(const std::string& text) {
+  std::vector<std::string> out;
+  auto toks = c_tokens(text);
+  size_t start = 0;
+  int depth = 0;
+  for (size_t k = 0; k <= toks.size(); ++k) {
+    if (k < toks.size() && toks[k].kind == CTok::Punct) {
+      const std::string& p = toks[k].text;
+      if (p == "<" || p == "(" || p == "[" || p == "{") ++depth;
+      if (p == ">" || p == ")" || p == "]" || p == "}") --depth;
+      if (p == ">>") depth -= 2;
+      if (!(p == "," && depth == 0)) continue;
+    } else if (k < toks.size()) {
+      continue;
+    }
+    out.push_back(c_text(toks, start, k));
+    start = k + 1;
+  }
+  if (out.size() == 1 && out[0].empty()) out.clear();
+  return out;
+}
+
+std::string Interp::ptr_traits(const std::string& text) {
+  std::string t = strip_std(text);
+  if (t.empty() || t == "DefaultPtrTraits") return "DefaultPtrTraits";
+  if (t == "RestrictPtrTraits") return "RestrictPtrTraits";
+  return "";
+}
+
+Val Interp::packed_accessor(Frame& fr, const Val& v, const TensorInfo& t, const std::string& m,
+                            const std::string& targs, const std::string& what) {
+  const std::string in = "`" + what + "` in `" + fr.fn + "`";
+  // Only a plain buffer, or a view of forward (x.view(...): its own shape, checked against its
+  // buffer's when the launch block is written): kernrl gives the kernel the buffer's shape and
+  // row-major strides.
+  bool forward_view = v.elem == "reshaped" && t.base >= 0;
+  if (v.reshaped || (!v.elem.empty() && !forward_view) || !t.layout.empty() || t.layout_unknown ||
+      t.view_src >= 0)
+    fail("unsupported_cuda", in + " makes an accessor of a view or of a tensor laid out by "
+                                  "strides kernrl does not give an accessor (it gives a plain "
+                                  "buffer's shape and row-major strides)");
+  auto parts = template_args(targs);
+  if (parts.size() < 2 || parts.size() > 4 ||
+      (parts.size() == 4 && m != "packed_accessor" && m != "generic_packed_accessor"))
+    fail("unsupported_cuda", in + " makes an accessor without the template arguments <T, N>");
+  Val a;
+  a.kind = Val::Accessor;
+  a.tensor = v.tensor;
+  std::string ty = strip_std(resolve_type(fr, parts[0]));
+  std::string want = dtype_of_c(ty);
+  if (want.empty()) fail("unsupported_cuda", in + " reads a tensor as `" + parts[0] + "`");
+  if (want != t.dtype)
+    fail("mismatch", in + " reads the " + t.dtype + " tensor `" + t.name + "` as " + ty +
+                         " (PyTorch would refuse it)");
+  a.elem = ty == "Half" ? "__half" : ty;
+  std::string rank = resolve_type(fr, parts[1]);
+  if (rank.empty() || rank.size() > 2 || rank.find_first_not_of("0123456789") != std::string::npos)
+    fail("unsupported_cuda", in + " makes an accessor of `" + parts[1] +
+                                 "` dimensions; kernrl needs a number written out");
+  a.k = std::stoll(rank);
+  if (*a.k != static_cast<int64_t>(t.shape.size()))
+    fail("mismatch", in + " makes a " + rank + "-dimensional accessor of `" + t.name +
+                         "`, which has " + std::to_string(t.shape.size()) +
+                         " dimensions in this problem (PyTorch would refuse it)");
+  if (*a.k < 1 || *a.k > kMaxAccessorRank)
+    fail("unsupported_cuda", in + " makes an accessor of " + rank +
+                                 " dimensions; kernrl passes 1 to " +
+                                 std::to_string(kMaxAccessorRank));
+  a.name = ptr_traits(parts.size() > 2 ? parts[2] : "");
+  if (a.name.empty())
+    fail("unsupported_cuda", in + " makes an accessor with the pointer traits `" + parts[2] + "`");
+  a.text = m == "packed_accessor32" ? "32" : "64";
+  if (parts.size() == 4) {
+    std::string index = strip_std(resolve_type(fr, parts[3]));
+    if (index == "int32_t" || index == "int")
+      a.text = "32";
+    else if (index != "int64_t" && index != "long" && index != "long long")
+      fail("unsupported_cuda", in + " makes an accessor indexed by `" + parts[3] +
+                                   "`; kernrl gives int32_t or int64_t sizes and strides");
+  }
+  a.items = t.shape;
+  return a;
 }
 
 }  // namespace kernrl::kbimport::host

@@ -593,8 +593,12 @@ std::string Converter::run(const std::string& source_name) {
 
   // Scratch: every other allocation a launch uses.
   std::set<int> used;
-  std::set<int> shaped;  // tensors a torch step reads or writes: their scratch has a shape
+  // Tensors a torch step reads or writes, or a kernel gets an accessor of: their scratch has a
+  // shape.
+  std::set<int> shaped;
   for (const LaunchOut& L : launches) {
+    for (const auto& a : L.args)
+      if (a.accessor_bits) shaped.insert(a.tensor);
     for (size_t a = 0; a < L.args.size(); ++a)
       if (L.args[a].tensor >= 0 && !(L.fill && a == 0)) used.insert(L.args[a].tensor);
     if (!L.torch.empty()) {
@@ -643,6 +647,38 @@ std::string Converter::run(const std::string& source_name) {
       if (!used_before) drop[l] = true;
     }
   }
+  // An accessor gives the kernel its buffer's shape in the launch block: the shape the wrapper's
+  // tensor had, dimension by dimension, at every size set.
+  bool accessors = false;
+  for (size_t l = 0; l < launches.size(); ++l)
+    for (const auto& a : launches[l].args) {
+      if (!a.accessor_bits || drop[l]) continue;
+      accessors = true;
+      const TensorInfo& t = tensors[static_cast<size_t>(a.tensor)];
+      std::vector<Val> buffer = t.shape;
+      const TensorSpec* spec = t.role == "scratch" ? nullptr : P.find_tensor(t.name);
+      const std::string what =
+          "the accessor of `" + t.name + "` given to `" + launches[l].kernel + "`";
+      const size_t rank = spec ? spec->shape.size() : buffer.size();
+      if (rank != a.accessor_shape.size())
+        fail("mismatch", what + " has " + std::to_string(a.accessor_shape.size()) +
+                             " dimensions; kernrl's buffer has " + std::to_string(rank));
+      for (size_t d = 0; d < rank; ++d) {
+        auto want = per_set(a.accessor_shape[d]);
+        auto have =
+            spec ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{}) : per_set(buffer[d]);
+        if (!want || !have)
+          fail("host_logic", what + ": its size " + std::to_string(d) + " depends on the GPU");
+        for (size_t k = 0; k < size_sets.size(); ++k) {
+          int64_t buf = spec ? P.shape_of(*spec, size_sets[k])[d] : (*have)[k];
+          if ((*want)[k] != buf)
+            fail("mismatch", what + " has size " + std::to_string((*want)[k]) + " in dimension " +
+                                 std::to_string(d) + " where kernrl's buffer `" + t.name +
+                                 "` has " + std::to_string(buf) +
+                                 " (a view kernrl would give the buffer's shape)");
+        }
+      }
+    }
   size_t kernels = 0;
   std::set<std::string> fills_kept;
   for (size_t l = 0; l < launches.size(); ++l) {
@@ -690,6 +726,12 @@ std::string Converter::run(const std::string& source_name) {
     for (const auto& a : L.args) {
       std::vector<std::string> names;
       for (int t : a.tensors) names.push_back(tensors[static_cast<size_t>(t)].name);
+      if (a.accessor_bits) {
+        args.push_back("accessor" + std::to_string(a.accessor_bits) + "(" +
+                       tensors[static_cast<size_t>(a.tensor)].name + ", " +
+                       std::to_string(a.accessor_shape.size()) + ")");
+        continue;
+      }
       args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name +
                                          (a.offset.empty() ? "" : " + " + a.offset)
                      : !names.empty() ? "[" + join(names) + "]"
@@ -729,6 +771,9 @@ std::string Converter::run(const std::string& source_name) {
   }
   if (fills_kept.count("float16")) o << "#include <cuda_fp16.h>\n";
   if (fills_kept.count("bfloat16")) o << "#include <cuda_bf16.h>\n";
+  // PyTorch's packed accessors, which the kernels take (docs/import-kernelbench.md).
+  if (accessors || code.find("TensorAccessor") != std::string::npos)
+    o << "#include <kernrl/tensor_accessor.h>\n";
   o << "\n" << code;
   if (!fills_kept.empty()) {
     o << "\n// Added by kernrl import-kernelbench: fills buffers the wrapper created filled.\n";

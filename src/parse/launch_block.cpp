@@ -14,6 +14,7 @@
 #include "core/yaml_guard.h"
 #include "parse/python_block.h"
 #include "parse/yaml_prepass.h"
+#include "protocol/tensor_accessor.h"
 
 namespace kernrl {
 namespace {
@@ -507,6 +508,7 @@ namespace {
 // scalar), else an integer expression.
 ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
                  const std::set<std::string>& scratch) {
+  if (looks_like_accessor_arg(text)) return ArgKind::Accessor;
   if (p.find_tensor(text)) return ArgKind::Tensor;
   if (scratch.count(text)) return ArgKind::Scratch;
   if (auto o = split_offset_arg(text); o && (p.find_tensor(o->buffer) || scratch.count(o->buffer)))
@@ -606,6 +608,11 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                             ": a torch step takes whole tensors; NAME + EXPR (a pointer into a "
                             "buffer) is an argument of CUDA kernels",
                         l.line);
+    if (a.kind == ArgKind::Accessor)
+      throw FormatError("argument '" + printable(a.text) + "' of " + what +
+                            ": a tensor accessor is an argument of CUDA kernels; a torch step "
+                            "takes the tensor's name",
+                        l.line);
   }
   for (const auto& sizes : size_sets) {
     Vars vars = plan_vars(p, sizes, num_sms);
@@ -629,6 +636,41 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
       }
     }
   }
+}
+
+// The buffer an accessor argument names (a tensor or a scratch buffer of the plan) and how many
+// dimensions it has; FormatError when the argument is malformed, names nothing, is given to a
+// Triton kernel, or its rank is not the buffer's.
+AccessorArg check_accessor_arg(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p,
+                               const std::string& of, int line) {
+  std::string why;
+  auto acc = parse_accessor_arg(a.text, &why);
+  const std::string where = "argument '" + printable(a.text) + "' of " + of;
+  if (!acc) throw FormatError(where + ": " + why, line);
+  if (plan.language == "triton")
+    throw FormatError(where +
+                          ": a tensor accessor is an argument of CUDA kernels; a Triton kernel "
+                          "takes the tensor's name",
+                      line);
+  size_t rank = 0;
+  if (const TensorSpec* t = p.find_tensor(acc->buffer)) {
+    rank = t->shape.size();
+  } else {
+    const ScratchSpec* found = nullptr;
+    for (const auto& s : plan.scratch)
+      if (s.name == acc->buffer) found = &s;
+    if (!found)
+      throw FormatError(where + ": '" + printable(acc->buffer) +
+                            "' is not a tensor or scratch buffer of this file",
+                        line);
+    rank = found->shape.empty() ? 1 : found->shape.size();
+  }
+  if (rank != static_cast<size_t>(acc->rank))
+    throw FormatError(where + ": '" + acc->buffer + "' has " + std::to_string(rank) +
+                          (rank == 1 ? " dimension" : " dimensions") + ", not " +
+                          std::to_string(acc->rank),
+                      line);
+  return *acc;
 }
 
 }  // namespace
@@ -675,6 +717,10 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
                               "inside the kernel)",
                           l.line);
     }
+    std::vector<AccessorArg> accessors;
+    for (const auto& a : l.args)
+      if (a.kind == ArgKind::Accessor)
+        accessors.push_back(check_accessor_arg(a, plan, p, l.kernel, l.line));
     if (!l.repeat_var.empty() &&
         (p.bench.count(l.repeat_var) || l.repeat_var == "num_sms" || p.find_tensor(l.repeat_var) ||
          p.find_scalar(l.repeat_var) || scratch_names.count(l.repeat_var)))
@@ -685,6 +731,21 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       if (reps < 0 || reps > 100000)
         throw FormatError(
             "repeat.count of " + l.kernel + " is " + std::to_string(reps) + " (0..100000)", l.line);
+      // An accessor's sizes and strides must fit its index type where the launch runs.
+      for (const auto& acc : accessors) {
+        std::vector<int64_t> shape;
+        try {
+          shape = *buffer_shape(acc.buffer, plan, p, base);
+        } catch (const ExprError& err) {
+          throw FormatError("the shape of '" + acc.buffer + "': " + err.what(), l.line);
+        }
+        std::string why = accessor_shape_problem(shape, acc.bits);
+        if (reps > 0 && !why.empty())
+          cannot_run(launch_name + ": accessor" + std::to_string(acc.bits) + "(" + acc.buffer +
+                         ", " + std::to_string(acc.rank) + ") at " + size_set_text(p, base, "") +
+                         ": '" + acc.buffer + "' has " + why,
+                     l.line);
+      }
       // Every pass when there are few, else the first 256 and the last: the checks are cheap but
       // the count may be 100000 at each of several size sets.
       std::vector<int64_t> passes;

@@ -19,8 +19,10 @@ namespace kernrl {
 // are tensor or scratch names, `cat`'s tensors). FloatExpr: a real expression (a float literal or
 // float scalar in arithmetic, such as `1.0 / (batch_size * dim)`), evaluated per size set by
 // eval_real_expr. Offset: `NAME + EXPR`, a CUDA kernel's pointer into the tensor or scratch
-// buffer NAME, advanced by the integer expression EXPR elements (offset_arg_at). New kinds go
-// last: the kind is sent as its number.
+// buffer NAME, advanced by the integer expression EXPR elements (offset_arg_at). Accessor:
+// `accessor32(x, 3)` / `accessor64(x, 3)`, a PyTorch packed tensor accessor of a tensor or scratch
+// buffer (protocol/tensor_accessor.h), a kernel's argument. New kinds go last: the kind is sent as
+// its number.
 enum class ArgKind {
   Tensor,
   Scratch,
@@ -32,7 +34,8 @@ enum class ArgKind {
   None,
   FloatExpr,
   TensorList,
-  Offset
+  Offset,
+  Accessor
 };
 
 struct LaunchArg {

@@ -64,6 +64,11 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
                             "': a pointer into a buffer is an argument of CUDA kernels; a Triton "
                             "kernel takes whole tensors",
                         line);
+    case ArgKind::Accessor:
+      throw FormatError("argument '" + a.text +
+                            "': a tensor accessor is an argument of CUDA kernels; a Triton kernel "
+                            "takes the tensor's name",
+                        line);
     case ArgKind::IntList:
     case ArgKind::TensorList:
     case ArgKind::Bool:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "protocol/tensor_accessor.h"
 #include "worker/torch_step.h"
 
 namespace kernrl {

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "protocol/tensor_accessor.h"
+
 namespace kernrl {
 
 namespace {
@@ -21,6 +23,40 @@ std::vector<unsigned char> pointer(DevicePtr v, size_t w, const std::string& whe
   if (w != 8)
     throw ArgError(where + " is " + what + " but the parameter is " + std::to_string(w) + " bytes");
   return bytes_of<DevicePtr>(v);
+}
+
+// The bytes of a tensor accessor argument (protocol/tensor_accessor.h) for a parameter of `w`
+// bytes: the buffer's pointer, its sizes at this size set and its row-major strides.
+std::vector<unsigned char> accessor_bytes(const LaunchArg& a, size_t w, const LaunchPlan& plan,
+                                          const ProblemSpec& p, const Vars& vars,
+                                          const PtrMap& ptrs, const std::string& where) {
+  std::string why;
+  auto acc = parse_accessor_arg(a.text, &why);
+  if (!acc) throw ArgError(where + ": " + why);
+  std::optional<std::vector<int64_t>> shape;
+  try {
+    shape = buffer_shape(acc->buffer, plan, p, vars);
+  } catch (const ExprError& err) {
+    throw ArgError(where + ": the shape of '" + acc->buffer + "': " + err.what());
+  }
+  auto ptr = ptrs.find(acc->buffer);
+  if (!shape || ptr == ptrs.end())
+    throw ArgError(where + ": '" + acc->buffer + "' is not a tensor or scratch buffer");
+  if (shape->size() != static_cast<size_t>(acc->rank))
+    throw ArgError(where + ": '" + acc->buffer + "' has " + std::to_string(shape->size()) +
+                   " dimensions, not " + std::to_string(acc->rank));
+  const size_t want = accessor_param_bytes(acc->rank, acc->bits);
+  if (w != want)
+    throw ArgError(where + " is a " + std::to_string(acc->rank) + "-dimensional " +
+                   std::to_string(acc->bits) + "-bit tensor accessor (" + std::to_string(want) +
+                   " bytes: PackedTensorAccessor" + std::to_string(acc->bits) + "<T, " +
+                   std::to_string(acc->rank) + ">) but the parameter is " + std::to_string(w) +
+                   " bytes");
+  try {
+    return pack_accessor(ptr->second, *shape, acc->bits);
+  } catch (const std::invalid_argument& e) {
+    throw ArgError(where + ": '" + acc->buffer + "' has " + e.what());
+  }
 }
 
 }  // namespace
@@ -93,6 +129,8 @@ std::vector<unsigned char> pack_kernel_arg(const LaunchArg& a, size_t w, const L
       throw ArgError(where + ": an integer needs a 1-, 2-, 4- or 8-byte parameter, not " +
                      std::to_string(w));
     }
+    case ArgKind::Accessor:
+      return accessor_bytes(a, w, plan, p, vars, ptrs, where);
     case ArgKind::None:  // a null pointer (an optional tensor the kernel does not get)
       return pointer(0, w, where, "a null pointer");
     case ArgKind::IntList:

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "protocol/tensor_accessor.h"
 #include "worker/occupancy.h"
 #include "worker/timer.h"
 
@@ -134,6 +135,8 @@ std::vector<ReadyLaunch> launches_without_buffers(const LaunchPlan& plan, const 
         ptrs[a.text] = 0;
       else if (a.kind == ArgKind::Offset)
         ptrs[split_offset_arg(a.text)->buffer] = 0;
+      else if (auto acc = a.kind == ArgKind::Accessor ? parse_accessor_arg(a.text) : std::nullopt)
+        ptrs[acc->buffer] = 0;
   return prepare_launches(plan, mod, p, vars, ptrs);
 }
 

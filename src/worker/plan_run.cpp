@@ -120,6 +120,10 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
                           where + ": argument '" + a.text +
                               "' is a pointer into a buffer; a torch step takes whole tensors",
                           spec.line, false};
+      case ArgKind::Accessor:
+        throw KernelFault{Status::LaunchError,
+                          where + ": a tensor accessor is an argument of CUDA kernels", spec.line,
+                          false};
     }
     args.push_back(v);
   }

@@ -33,6 +33,12 @@ TEST_CASE("every header the list serves from memory has a text, and every text i
 TEST_CASE("the prompt names every header family and every standard header") {
   std::string prompt = contract_summary();
   for (const auto& h : supported_headers()) {
+    if (h.name.rfind("kernrl/", 0) == 0) {
+      // kernrl's own headers (PyTorch's tensor accessors) are for imported files: not in the
+      // prompt's list of standard headers.
+      CHECK_MESSAGE(prompt.find(h.name) == std::string::npos, h.name);
+      continue;
+    }
     std::string shown = h.builtin ? h.name : h.name.substr(0, h.name.find('/'));
     CHECK_MESSAGE(prompt.find(shown) != std::string::npos, h.name);
   }
