@@ -160,9 +160,13 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   } catch (const LaunchError& e) {
     throw KernelFault{Status::LaunchError, e.what(), e.line, cu_error_is_sticky(e.code)};
   }
-  for (auto& l : b.launches)
-    if (!plan.launches[l.plan_index].torch.empty())
-      l.torch = make_torch_step(plan.launches[l.plan_index], p, vars, b);
+  for (auto& l : b.launches) {
+    const LaunchSpec& spec = plan.launches[l.plan_index];
+    if (spec.torch.empty()) continue;
+    Vars at = vars;
+    if (!spec.repeat_var.empty()) at[spec.repeat_var] = l.pass;
+    l.torch = make_torch_step(spec, p, at, b);
+  }
   return b;
 }
 
