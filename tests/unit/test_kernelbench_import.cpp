@@ -1219,7 +1219,8 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
       p);
   CHECK_FALSE(bad.converted);
   CHECK(bad.reason.find("transposed tensor") != std::string::npos);
-  // A view made in the wrapper keeps its buffer's shape there: not an operator's argument.
+  // A view made in the wrapper has the view's shape, as in PyTorch: an operator reads a copy in
+  // that shape (a reshape step), and its sizes are the view's (y is [batch, 1, output]).
   const char* viewed = R"(
 __global__ void bias_gelu(const float* y, const float* b, float* out, long long n, int cols) {}
 torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
@@ -1230,11 +1231,26 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
   return out;
 }
 )";
-  bad = import_kernelbench(
+  auto view = import_kernelbench(
       module(viewed, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
              "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)"),
       p);
+  REQUIRE_MESSAGE(view.converted, view.reason);
+  plan = checked_plan(view, p);
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].torch == "reshape");
+  CHECK(arg_texts(plan.launches[0]).at(1) == "batch_size, 1, input_size");
+  CHECK(plan.launches[1].torch == "linear");
+  CHECK(arg_texts(plan.launches[2]).at(4) == "1");
+  // A view in a shape of another element count: PyTorch raises.
+  std::string wrong = viewed;
+  wrong.replace(wrong.find("x.size(0), 1,"), 13, "x.size(0), 2,");
+  bad = import_kernelbench(
+      module(wrong, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
+             "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)"),
+      p);
   CHECK_FALSE(bad.converted);
+  CHECK(bad.reason.find("another element count") != std::string::npos);
 }
 
 TEST_CASE("import_kernelbench: what a size-dependent branch or a transposed weight cannot become") {
