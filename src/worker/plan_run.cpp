@@ -22,8 +22,10 @@ void poison_outputs(const ProblemSpec& p, Buffers& b, CUstream s) {
     CU_CHECK(cuMemsetD8Async(ptr_of(x), t.dtype.is_float ? 0xFF : 0xA5,
                              x.numel() * x.element_size(), s));
   }
+  // A scratch buffer may have no elements at a size set (rows only where a counted step runs):
+  // its pointer is null then, and there is nothing to zero.
   for (auto& [n, x] : b.scratch)
-    CU_CHECK(cuMemsetD8Async(ptr_of(x), 0, x.numel() * x.element_size(), s));
+    if (x.numel() > 0) CU_CHECK(cuMemsetD8Async(ptr_of(x), 0, x.numel() * x.element_size(), s));
 }
 
 void check_kernel_result(CUresult r, const std::string& what) {
