@@ -212,6 +212,17 @@ class Converter {
   // `args`, of `shape`; its strides are computed from x's. Nothing is launched.
   Val lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
                 std::vector<Val> shape, const std::string& text, const std::string& category);
+  // The shape of x.view(dims) / x.reshape(dims) for a tensor of shape `old`: `dims` as given
+  // (integers, or one list of them), one of them -1 at most (the element count over the others);
+  // nullopt where kernrl cannot compute it.
+  static std::optional<std::vector<Val>> view_shape(const std::vector<Val>& old,
+                                                    std::vector<Val> dims, const std::string& text);
+  // `x` seen in `shape` (a view, reshape, flatten...): x itself in its own shape; of a lazy view,
+  // a lazy view where PyTorch can make one (always, `view_only`: Tensor.view, which refuses
+  // otherwise), else a copy viewed in that shape; of a buffer, a view of it ("reshaped",
+  // TensorInfo::base) in that shape.
+  Val shaped(const Val& x, std::vector<Val> shape, bool view_only, const std::string& text,
+             const std::string& category);
   // A dimension argument of an operator on a tensor of `rank` dimensions, counted from the end
   // when negative, checked as PyTorch checks it; refused (`category`, naming `text`) otherwise.
   int64_t dimension(const Val& v, int64_t rank, const std::string& text,

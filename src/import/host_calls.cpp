@@ -57,6 +57,7 @@ Val Interp::run_lambda(Frame& fr, const Val& f) {
   lf.ext = fr.ext;
   lf.T = f.toks;
   lf.depth_base = depth(fr);
+  lf.tensors0 = C.tensors.size();
   lf.scopes.emplace_back();
   exec_range(lf, f.first, f.last);
   return lf.ret ? *lf.ret : Val{};
@@ -123,6 +124,7 @@ Val Interp::dispatch(Ex& x, const std::string& name,
   lf.ext = fr.ext;
   lf.T = lambda.toks;
   lf.depth_base = depth(fr);
+  lf.tensors0 = C.tensors.size();
   lf.scopes.emplace_back();
   lf.types["scalar_t"] = c_type_of(ty.dtype);
   (void)what;

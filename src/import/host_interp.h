@@ -68,6 +68,7 @@ struct Frame {
   int depth_base = 0;   // depth of scopes[0], counting the frames it nests in
   int loop_depth = -1;  // while a loop body runs as a repeat: the body's depth; assignments to
                         // variables of shallower depth are host logic
+  size_t tensors0 = 0;  // Converter::tensors' size when the function (or lambda) began
 };
 
 struct FnRef {
@@ -189,15 +190,28 @@ class Interp {
   // variable at 0): a branch's value where that branch does not run must still evaluate (no
   // division by zero), since the launch block evaluates every expression at every size set.
   bool evaluates(const std::string& e) const;
+  // Whether integer expression `e` is at least 0 at every size set (as `evaluates` sees them).
+  bool non_negative(const std::string& e) const;
   // `cond ? a : b` for integers: b + (a - b) * cond.
   static Val select_int(const std::string& cond, const Val& a, const Val& b);
-  // Runs both branches of an `if` on copies of the frame: each launch of the then-branch runs
-  // `cond` times, each of the else-branch 1 - cond times, and an integer variable the branches
-  // set differently takes select_int's value. False (nothing changed) when the branches do
-  // something else differently (allocate, return, set a non-integer).
+  // Runs both branches of an `if` on copies of the frame: each launch and torch step of the
+  // then-branch runs `cond` times, each of the else-branch 1 - cond times, and an integer
+  // variable the branches set differently takes select_int's value. Allocations in a branch are
+  // buffers at every size set, with rows only where their branch runs (their dimensions must be
+  // sizes at every size set). Where one branch
+  // returns, the statements [rest_begin, rest_end) after the `if` in its block are the other's;
+  // where both return, the function returns merged_return's value. False (nothing changed) when
+  // the branches do something else differently (set a non-integer, return only in one).
   // `statements`: each branch is a run of statements (a switch's case), not one statement.
   bool exec_both_branches(Frame& fr, const std::string& cond, size_t then_begin, size_t then_end,
-                          size_t else_begin, size_t else_end, bool statements = false);
+                          size_t else_begin, size_t else_end, bool statements = false,
+                          size_t rest_begin = 0, size_t rest_end = 0);
+  // What a function returns when the then-branch returns `a` and the else-branch `b`: the value
+  // when it is the same, an integer chosen by `cond`, or (on a suite) one branch's tensor copied
+  // into the other's buffer by a reshape step where that branch runs (`mark(side)` marks the
+  // steps added as the then-branch's or the else-branch's); nullopt when it cannot be one value.
+  std::optional<Val> merged_return(Frame& fr, const Val& a, const Val& b, const std::string& cond,
+                                   const std::function<void(bool)>& mark);
 
   bool contains_launch(const std::vector<CTok>& T, size_t i, size_t end);
 

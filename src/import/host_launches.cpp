@@ -48,6 +48,7 @@ Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::s
   fr.ext = ext_;
   fr.T = &f.src->toks;
   fr.depth_base = 1;
+  fr.tensors0 = C.tensors.size();
   fr.scopes.emplace_back();
   if (it.is_template) {
     size_t k = 0;

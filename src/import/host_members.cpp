@@ -170,6 +170,25 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
       }
       return p;
     }
+    if (!C.P.torchscript.empty() && (m == "view" || m == "reshape") && !args.empty()) {
+      // On a suite: x.view({n, -1}) as in forward, a view of x's buffer in that shape (its sizes
+      // are the view's; a torch step reads a copy in that shape). PyTorch raises where the
+      // element count differs.
+      std::vector<Val> dims;
+      for (size_t k = 0; k < args.size(); ++k) dims.push_back(a(k));
+      if (auto shape = C.view_shape(t.shape, dims, what)) {
+        Val n = make_int(1);
+        for (const Val& d : *shape) n = arith("*", n, d, what, fr);
+        auto have = C.per_set(n), want = C.per_set(numel(t, what, fr));
+        if (!have || !want)
+          fail("host_logic", "`" + what + "` in `" + fr.fn + "`: a shape that depends on the GPU");
+        if (*have != *want)
+          fail("mismatch", "`" + what + "` in `" + fr.fn +
+                               "` views a tensor in a shape of another element count at some "
+                               "size set (PyTorch raises)");
+        return C.shaped(v, *shape, m == "view", what, "library_call");
+      }
+    }
     if (m == "contiguous" || m == "cuda" || m == "view" || m == "reshape" || m == "view_as" ||
         m == "flatten" || m == "squeeze" || m == "unsqueeze" || m == "detach" ||
         m == "clone_if_needed") {

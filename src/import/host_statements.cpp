@@ -243,8 +243,9 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
                   (else_begin == end || only_checks(T, else_begin, else_end, by_sizes));
     if (checks) return else_end;
     if (!ce.empty() &&
-        exec_both_branches(fr, ce, c + 1, then_end, else_begin < end ? else_begin : end, else_end))
-      return else_end;
+        exec_both_branches(fr, ce, c + 1, then_end, else_begin < end ? else_begin : end, else_end,
+                           false, else_end, end))
+      return fr.returned ? end : else_end;
     if (why) throw *why;  // not a condition on the sizes: what stopped its evaluation
     fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                            "` decides what runs, and is not the same at every size set of the "
@@ -359,6 +360,7 @@ void Interp::run_as_repeat(Frame& fr, const std::vector<CTok>& T, size_t open, s
   fr.loop_depth = saved;
   C.repeat_var_.clear();
   C.repeat_count_.clear();
+  if (fr.returned) bad(" and returns from inside it");
   if (C.launches.size() == before) bad(" and launches nothing kernrl can follow");
   C.notes.push_back("`" + what + "` became `repeat: {count: " + C.launches.back().repeat_count +
                     ", var: " + var + "}`");

@@ -740,13 +740,13 @@ std::string Converter::run(const std::string& source_name) {
     if (!L.torch.empty()) {
       o << "  - torch: " << L.torch << "\n    args: [" << join(args)
         << "]\n    out: " << tensors[static_cast<size_t>(L.out)].name << "\n";
-      continue;
+    } else {
+      o << "  - kernel: " << L.kernel << "\n";
+      o << "    grid: [" << join(L.grid) << "]\n";
+      o << "    block: [" << join(L.block) << "]\n";
+      if (L.shared != "0") o << "    shared_bytes: " << L.shared << "\n";
+      o << "    args: [" << join(args) << "]\n";
     }
-    o << "  - kernel: " << L.kernel << "\n";
-    o << "    grid: [" << join(L.grid) << "]\n";
-    o << "    block: [" << join(L.block) << "]\n";
-    if (L.shared != "0") o << "    shared_bytes: " << L.shared << "\n";
-    o << "    args: [" << join(args) << "]\n";
     if (!L.repeat_var.empty())
       o << "    repeat: {count: " << L.repeat_count << ", var: " << L.repeat_var << "}\n";
     else if (!L.repeat_count.empty() && L.repeat_count != "1")

@@ -835,25 +835,11 @@ Val PySide::reshaped(Env& env, const Val& obj, const std::string& m, const std::
       if (n == k) return v;
     return std::nullopt;
   };
-  Val numel = make_int(1);
-  for (const Val& d : old) numel = int_binop("*", numel, d, text);
   std::vector<Val> shape;
   if (m == "view" || m == "reshape") {
-    std::vector<Val> dims = args;
-    if (dims.size() == 1 && dims[0].kind == Val::List) dims = dims[0].items;
-    int infer = -1;
-    Val known = make_int(1);
-    for (size_t i = 0; i < dims.size(); ++i) {
-      if (dims[i].kind != Val::Int) cannot();
-      if (dims[i].k && *dims[i].k == -1) {
-        if (infer >= 0) cannot();
-        infer = static_cast<int>(i);
-        continue;
-      }
-      known = int_binop("*", known, dims[i], text);
-    }
-    shape = dims;
-    if (infer >= 0) shape[static_cast<size_t>(infer)] = int_binop("/", numel, known, text);
+    auto s = Converter::view_shape(old, args, text);
+    if (!s) cannot();
+    shape = *s;
   } else if (m == "view_as") {
     if (args.size() != 1 || args[0].kind != Val::Tensor) cannot();
     shape = C.tensors[static_cast<size_t>(args[0].tensor)].shape;
@@ -897,30 +883,7 @@ Val PySide::reshaped(Env& env, const Val& obj, const std::string& m, const std::
     shape.insert(shape.begin() + d, make_int(1));
   }
   // The same shape: the same tensor. Another: a view of its buffer with that shape.
-  bool same = shape.size() == old.size();
-  for (size_t i = 0; same && i < shape.size(); ++i) same = int_text(shape[i]) == int_text(old[i]);
-  if (same) return obj;
-  // A view of a lazy view: a view too where PyTorch can make one (view refuses otherwise; reshape,
-  // flatten and the rest copy, here into a buffer of which it is then a view).
-  if (obj.elem == "lazy" || obj.elem == "permuted") {
-    if (m == "view" || m == "view_as" || C.view_strides(obj.tensor, shape))
-      return C.lazy_view("view", obj, {}, shape, text, "torch_op_in_forward");
-    Val copy = C.materialized(obj, text, "torch_op_in_forward", true);
-    Val dims;
-    dims.kind = Val::List;
-    dims.items = shape;
-    return reshaped(env, copy, "reshape", {dims}, e, text);
-  }
-  TensorInfo v = C.tensors[static_cast<size_t>(obj.tensor)];
-  int root = obj.tensor;
-  while (C.tensors[static_cast<size_t>(root)].base >= 0)
-    root = C.tensors[static_cast<size_t>(root)].base;
-  v.base = root;
-  v.shape = shape;
-  v.origin = text;
-  Val r = tensor_val(C.add_tensor(v));
-  r.elem = "reshaped";  // a torch step, which sees the buffer's own shape, refuses it
-  return r;
+  return C.shaped(obj, shape, m == "view" || m == "view_as", text, "torch_op_in_forward");
 }
 
 }  // namespace kernrl::kbimport::py

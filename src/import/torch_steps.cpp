@@ -406,6 +406,50 @@ Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<
   return tensor_val_of(add_tensor(t), "lazy");
 }
 
+std::optional<std::vector<Val>> Converter::view_shape(const std::vector<Val>& old,
+                                                      std::vector<Val> dims,
+                                                      const std::string& text) {
+  Val numel = make_int(1);
+  for (const Val& d : old) numel = int_binop("*", numel, d, text);
+  if (dims.size() == 1 && dims[0].kind == Val::List) dims = dims[0].items;
+  int infer = -1;
+  Val known = make_int(1);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].kind != Val::Int) return std::nullopt;
+    if (dims[i].k && *dims[i].k == -1) {
+      if (infer >= 0) return std::nullopt;
+      infer = static_cast<int>(i);
+      continue;
+    }
+    known = int_binop("*", known, dims[i], text);
+  }
+  if (infer >= 0) dims[static_cast<size_t>(infer)] = int_binop("/", numel, known, text);
+  return dims;
+}
+
+Val Converter::shaped(const Val& x, std::vector<Val> shape, bool view_only, const std::string& text,
+                      const std::string& category) {
+  const std::vector<Val>& old = tensors[static_cast<size_t>(x.tensor)].shape;
+  bool same = shape.size() == old.size();
+  for (size_t i = 0; same && i < shape.size(); ++i) same = int_text(shape[i]) == int_text(old[i]);
+  if (same) return x;
+  // A view of a lazy view: a view too where PyTorch can make one (view refuses otherwise; reshape,
+  // flatten and the rest copy, here into a buffer of which it is then a view).
+  if (x.elem == "lazy" || x.elem == "permuted") {
+    if (view_only || view_strides(x.tensor, shape))
+      return lazy_view("view", x, {}, shape, text, category);
+    return shaped(materialized(x, text, category, true), shape, false, text, category);
+  }
+  TensorInfo v = tensors[static_cast<size_t>(x.tensor)];
+  int root = x.tensor;
+  while (tensors[static_cast<size_t>(root)].base >= 0)
+    root = tensors[static_cast<size_t>(root)].base;
+  v.base = root;
+  v.shape = std::move(shape);
+  v.origin = text;
+  return tensor_val_of(add_tensor(v), "reshaped");  // a torch step reads a copy in this shape
+}
+
 int64_t Converter::dimension(const Val& v, int64_t rank, const std::string& text,
                              const std::string& category) {
   auto cannot = [&](const std::string& why) { fail(category, "`" + text + "`: " + why); };
@@ -534,6 +578,13 @@ Val Converter::product(const Val& a, const Val& b, const std::string& text,
   if (ta.shape.size() >= 2 && tb.shape.size() == 2) {
     std::vector<Val> shape(ta.shape.begin(), ta.shape.end() - 1);
     shape.push_back(tb.shape[1]);
+    return torch_step("matmul", {a, b}, shape, ta.dtype, text, category);
+  }
+  // A matrix times a batch of matrices: the matrix broadcast over the batch.
+  if (ta.shape.size() == 2 && tb.shape.size() >= 3) {
+    std::vector<Val> shape(tb.shape.begin(), tb.shape.end() - 2);
+    shape.push_back(ta.shape[0]);
+    shape.push_back(tb.shape.back());
     return torch_step("matmul", {a, b}, shape, ta.dtype, text, category);
   }
   if (ta.shape.size() == 3 && tb.shape.size() == 3)

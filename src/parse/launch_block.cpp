@@ -247,10 +247,10 @@ class BlockReader {
     if (triton_) fail(n["torch"], "torch steps are for CUDA kernel files");
     for (const auto& kv : n) {
       std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
-      if (k != "torch" && k != "args" && k != "out")
+      if (k != "torch" && k != "args" && k != "out" && k != "repeat")
         fail(kv.first, "unknown key '" + printable(k) +
                            "' of a torch step (the keys are torch, "
-                           "args, out)");
+                           "args, out, repeat)");
     }
     LaunchSpec l;
     l.line = line_of(n);
@@ -283,7 +283,25 @@ class BlockReader {
         l.args.push_back({t, k});
       }
     }
+    repeat(n, l);
     return l;
+  }
+
+  // `repeat: {count, var}` of a launch or a torch step: run `count` times, `var` = 0..count-1.
+  void repeat(const YAML::Node& n, LaunchSpec& l) {
+    auto r = n["repeat"];
+    if (!r) return;
+    if (!r.IsMap() || !r["count"]) fail(r, "'repeat' needs {count, var}");
+    for (const auto& f : r)
+      if (!f.first.IsScalar() || (f.first.Scalar() != "count" && f.first.Scalar() != "var"))
+        fail(f.first, "'repeat' takes only count and var");
+    l.repeat_count = scalar(r["count"], "repeat.count");
+    if (r["var"]) {
+      l.repeat_var = scalar(r["var"], "repeat.var");
+      if (!is_identifier(l.repeat_var))
+        fail(r["var"], "repeat.var '" + printable(l.repeat_var) +
+                           "' must be an identifier (letters, digits, _)");
+    }
   }
 
   LaunchSpec launch(const YAML::Node& n) {
@@ -321,19 +339,7 @@ class BlockReader {
         l.args.push_back({t, ArgKind::IntExpr});
       }
     }
-    if (auto r = n["repeat"]) {
-      if (!r.IsMap() || !r["count"]) fail(r, "'repeat' needs {count, var}");
-      for (const auto& f : r)
-        if (!f.first.IsScalar() || (f.first.Scalar() != "count" && f.first.Scalar() != "var"))
-          fail(f.first, "'repeat' takes only count and var");
-      l.repeat_count = scalar(r["count"], "repeat.count");
-      if (r["var"]) {
-        l.repeat_var = scalar(r["var"], "repeat.var");
-        if (!is_identifier(l.repeat_var))
-          fail(r["var"], "repeat.var '" + printable(l.repeat_var) +
-                             "' must be an identifier (letters, digits, _)");
-      }
-    }
+    repeat(n, l);
     if (n["cooperative"]) {
       try {
         l.cooperative = n["cooperative"].as<bool>();
@@ -565,8 +571,7 @@ std::string check_offset_arg(const LaunchArg& a, const LaunchPlan& plan, const P
 }
 
 // A torch step's operator, out buffer and arguments (classified here) against the problem.
-void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::string>& scratch,
-                      const std::vector<Vars>& size_sets, int64_t num_sms) {
+void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::string>& scratch) {
   const std::string what = "torch step " + l.torch;
   if (p.torchscript.empty())
     throw FormatError(what +
@@ -614,25 +619,28 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                             "takes the tensor's name",
                         l.line);
   }
-  for (const auto& sizes : size_sets) {
-    Vars vars = plan_vars(p, sizes, num_sms);
-    for (const auto& a : l.args) {
-      if (a.kind == ArgKind::FloatExpr) check_value_arg(a, p, vars, what, l.line);
-      std::vector<std::string> exprs;
-      if (a.kind == ArgKind::IntExpr) exprs = {a.text};
-      if (a.kind == ArgKind::IntList) exprs = split_top_level(a.text);
-      for (const auto& e : exprs) {
-        try {
-          for (const auto& n : expr_names(e))
-            if (!vars.count(n))
-              throw FormatError("argument '" + a.text + "' of " + what + ": unknown name '" + n +
-                                    "' (not a tensor, scratch buffer, scalar or size of " + p.id +
-                                    ")",
-                                l.line);
-          eval_expr(e, vars);
-        } catch (const ExprError& err) {
-          throw FormatError("argument '" + a.text + "' of " + what + ": " + err.what(), l.line);
-        }
+}
+
+// A torch step's integer and real arguments at one size set (and pass of its repeat): their
+// names are the problem's, and they evaluate.
+void check_torch_args(const LaunchSpec& l, const ProblemSpec& p, const Vars& vars) {
+  const std::string what = "torch step " + l.torch;
+  for (const auto& a : l.args) {
+    if (a.kind == ArgKind::FloatExpr) check_value_arg(a, p, vars, what, l.line);
+    std::vector<std::string> exprs;
+    if (a.kind == ArgKind::IntExpr) exprs = {a.text};
+    if (a.kind == ArgKind::IntList) exprs = split_top_level(a.text);
+    for (const auto& e : exprs) {
+      try {
+        for (const auto& n : expr_names(e))
+          if (!vars.count(n))
+            throw FormatError("argument '" + a.text + "' of " + what + ": unknown name '" + n +
+                                  "' (not a tensor, scratch buffer, scalar or size of " + p.id +
+                                  ")",
+                              l.line);
+        eval_expr(e, vars);
+      } catch (const ExprError& err) {
+        throw FormatError("argument '" + a.text + "' of " + what + ": " + err.what(), l.line);
       }
     }
   }
@@ -703,19 +711,21 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   };
   for (size_t li = 0; li < plan.launches.size(); ++li) {
     auto& l = plan.launches[li];
-    if (!l.torch.empty()) {
-      check_torch_step(l, p, scratch_names, size_sets, num_sms);
-      continue;
-    }
+    const bool torch = !l.torch.empty();
+    const std::string name = torch ? "torch step " + l.torch : l.kernel;
     const std::string launch_name = "launch " + std::to_string(li + 1) + " (" + l.kernel + ")";
-    for (auto& a : l.args) {
-      a.kind = arg_kind(a.text, p, scratch_names);
-      if (a.kind == ArgKind::Offset && plan.language == "triton")
-        throw FormatError("argument '" + a.text + "' of " + l.kernel +
-                              ": NAME + EXPR (a pointer into a buffer) is an argument of CUDA "
-                              "kernels; a Triton kernel takes whole tensors (add the offset "
-                              "inside the kernel)",
-                          l.line);
+    if (torch) {
+      check_torch_step(l, p, scratch_names);
+    } else {
+      for (auto& a : l.args) {
+        a.kind = arg_kind(a.text, p, scratch_names);
+        if (a.kind == ArgKind::Offset && plan.language == "triton")
+          throw FormatError("argument '" + a.text + "' of " + l.kernel +
+                                ": NAME + EXPR (a pointer into a buffer) is an argument of CUDA "
+                                "kernels; a Triton kernel takes whole tensors (add the offset "
+                                "inside the kernel)",
+                            l.line);
+      }
     }
     std::vector<AccessorArg> accessors;
     for (const auto& a : l.args)
@@ -727,10 +737,10 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       throw FormatError("repeat var '" + l.repeat_var + "' shadows a name of the problem", l.line);
     for (const auto& sizes : size_sets) {
       Vars base = plan_vars(p, sizes, num_sms);
-      int64_t reps = check_expr(l.repeat_count, base, l.line, "repeat.count of " + l.kernel);
+      int64_t reps = check_expr(l.repeat_count, base, l.line, "repeat.count of " + name);
       if (reps < 0 || reps > 100000)
         throw FormatError(
-            "repeat.count of " + l.kernel + " is " + std::to_string(reps) + " (0..100000)", l.line);
+            "repeat.count of " + name + " is " + std::to_string(reps) + " (0..100000)", l.line);
       // An accessor's sizes and strides must fit its index type where the launch runs.
       for (const auto& acc : accessors) {
         std::vector<int64_t> shape;
@@ -758,6 +768,12 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       for (int64_t pass : passes) {
         Vars vars = base;
         if (!l.repeat_var.empty()) vars[l.repeat_var] = pass;
+        // A torch step's arguments evaluate at every size set, as a launch's expressions do
+        // (its operator and out buffer are checked where it runs, by the worker).
+        if (torch) {
+          check_torch_args(l, p, vars);
+          continue;
+        }
         // A launch that runs no time at this size set (count 0) still has to evaluate, not to fit.
         bool runs = reps > 0;
         auto where = [&] { return " at " + size_set_text(p, vars, l.repeat_var); };

@@ -98,11 +98,18 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
   std::vector<ReadyLaunch> out;
   for (size_t index = 0; index < plan.launches.size(); ++index) {
     if (!plan.launches[index].torch.empty()) {
-      ReadyLaunch l;  // make_buffers sets its TorchStep
-      l.kernel = "torch step " + plan.launches[index].torch;
-      l.line = plan.launches[index].line;
-      l.plan_index = index;
-      out.push_back(std::move(l));
+      // One per pass of its repeat, none where the count is 0, as for a kernel; make_buffers
+      // sets each one's TorchStep (its arguments at that pass).
+      const LaunchSpec& spec = plan.launches[index];
+      int64_t reps = eval_expr(spec.repeat_count, base_vars);
+      for (int64_t rep = 0; rep < reps; ++rep) {
+        ReadyLaunch l;
+        l.kernel = "torch step " + spec.torch;
+        l.line = spec.line;
+        l.plan_index = index;
+        l.pass = rep;
+        out.push_back(std::move(l));
+      }
       continue;
     }
     const LaunchSpec& spec = with_variant(plan.launches[index], base_vars);
@@ -114,6 +121,7 @@ std::vector<ReadyLaunch> prepare_launches(const LaunchPlan& plan, const GpuModul
       l.kernel = spec.kernel;
       l.line = spec.line;
       l.plan_index = index;
+      l.pass = rep;
       l.fn = mod.function(spec.kernel);
       l.cooperative = spec.cooperative;
       for (size_t i = 0; i < spec.grid.size(); ++i)

@@ -56,6 +56,7 @@ struct ReadyLaunch {
   std::string kernel;
   int line = 0;
   size_t plan_index = 0;  // which launch of the plan (a `repeat` gives several ReadyLaunch each)
+  int64_t pass = 0;       // which pass of its `repeat` (the repeat variable's value)
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
   unsigned shared_bytes = 0;
   bool cooperative = false;

@@ -22,8 +22,10 @@ void poison_outputs(const ProblemSpec& p, Buffers& b, CUstream s) {
     CU_CHECK(cuMemsetD8Async(ptr_of(x), t.dtype.is_float ? 0xFF : 0xA5,
                              x.numel() * x.element_size(), s));
   }
+  // A scratch buffer may have no elements at a size set (rows only where a counted step runs):
+  // its pointer is null then, and there is nothing to zero.
   for (auto& [n, x] : b.scratch)
-    CU_CHECK(cuMemsetD8Async(ptr_of(x), 0, x.numel() * x.element_size(), s));
+    if (x.numel() > 0) CU_CHECK(cuMemsetD8Async(ptr_of(x), 0, x.numel() * x.element_size(), s));
 }
 
 void check_kernel_result(CUresult r, const std::string& what) {
@@ -169,9 +171,13 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
   } catch (const LaunchError& e) {
     throw KernelFault{Status::LaunchError, e.what(), e.line, cu_error_is_sticky(e.code)};
   }
-  for (auto& l : b.launches)
-    if (!plan.launches[l.plan_index].torch.empty())
-      l.torch = make_torch_step(plan.launches[l.plan_index], p, vars, b);
+  for (auto& l : b.launches) {
+    const LaunchSpec& spec = plan.launches[l.plan_index];
+    if (spec.torch.empty()) continue;
+    Vars at = vars;
+    if (!spec.repeat_var.empty()) at[spec.repeat_var] = l.pass;
+    l.torch = make_torch_step(spec, p, at, b);
+  }
   return b;
 }
 

@@ -253,6 +253,15 @@ torch::Tensor mv(torch::Tensor A, torch::Tensor x) {
   CHECK(plan.launches[0].repeat_var == "c");
   CHECK(plan.launches[0].repeat_count == "max((K + 1023) / 1024, 0)");
   CHECK(arg_texts(plan.launches[0]).back() == "c");
+  // A return inside it would end the loop: a repeat cannot.
+  std::string early = cuda;
+  early.replace(early.find("A.size(1), c);"), 14, "A.size(1), c); return y;");
+  early.replace(early.find("for (int c = 0; c < chunks; ++c)"), 32,
+                "for (int c = 0; c < chunks; ++c) {");
+  early.replace(early.find("return y;\n  return y;"), 21, "return y;\n  }\n  return y;");
+  r = import_kernelbench(module(early, "mv", "A, B", "ext.mv(A, B)"), p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("returns from inside it") != std::string::npos, r.reason);
 }
 
 TEST_CASE(
@@ -280,7 +289,31 @@ TEST_CASE(
     CHECK(a == (sizes.at("dim") <= 1024 ? 1 : 0));
     CHECK(a + b == 1);
   }
-  // A branch that returns, allocates or sets something other than an integer still cannot be.
+  // A buffer allocated in a branch is a scratch buffer with rows only where the branch runs.
+  auto scratch = import_kernelbench(
+      module(
+          "__global__ void a(const float* x, float* y, int n) {}\n"
+          "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  int d = "
+          "x.size(1);\n  if (d > 1024) {\n    auto t = torch::empty({x.size(0), 2}, "
+          "x.options());\n    a<<<1, 256>>>(x.data_ptr<float>(), t.data_ptr<float>(), d);\n"
+          "    a<<<1, 256>>>(t.data_ptr<float>(), y.data_ptr<float>(), d);\n  } else {\n"
+          "    a<<<2, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), d);\n  }\n  return y;\n}\n",
+          "f", "x", "ext.f(x)"),
+      p);
+  REQUIRE_MESSAGE(scratch.converted, scratch.reason);
+  LaunchPlan split = checked_plan(scratch, p);
+  REQUIRE(split.launches.size() == 3);
+  REQUIRE(split.scratch.size() == 1);
+  for (const auto& sizes : std::vector<Vars>{p.bench, p.tests[0], p.tests[1], p.tests[2]}) {
+    const int64_t big = sizes.at("dim") > 1024 ? 1 : 0;
+    CHECK(eval_expr(split.launches[0].repeat_count, plan_vars(p, sizes, 132)) == big);
+    CHECK(eval_expr(split.launches[2].repeat_count, plan_vars(p, sizes, 132)) == 1 - big);
+    CHECK(eval_expr(split.scratch[0].count, plan_vars(p, sizes, 132)) ==
+          big * sizes.at("batch_size") * 2);
+  }
+  // Branches that return different tensors cannot be, where torch steps cannot copy one into
+  // the other (kernrl's own problems); nor can a branch that sets something other than an
+  // integer.
   auto early = import_kernelbench(
       module("__global__ void a(const float* x, float* y, int n) {}\n"
              "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  int d = "
@@ -1222,7 +1255,8 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
       p);
   CHECK_FALSE(bad.converted);
   CHECK(bad.reason.find("transposed tensor") != std::string::npos);
-  // A view made in the wrapper keeps its buffer's shape there: not an operator's argument.
+  // A view made in the wrapper has the view's shape, as in PyTorch: an operator reads a copy in
+  // that shape (a reshape step), and its sizes are the view's (y is [batch, 1, output]).
   const char* viewed = R"(
 __global__ void bias_gelu(const float* y, const float* b, float* out, long long n, int cols) {}
 torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
@@ -1233,10 +1267,149 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
   return out;
 }
 )";
-  bad = import_kernelbench(
+  auto view = import_kernelbench(
       module(viewed, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
              "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)"),
       p);
+  REQUIRE_MESSAGE(view.converted, view.reason);
+  plan = checked_plan(view, p);
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].torch == "reshape");
+  CHECK(arg_texts(plan.launches[0]).at(1) == "batch_size, 1, input_size");
+  CHECK(plan.launches[1].torch == "linear");
+  CHECK(arg_texts(plan.launches[2]).at(4) == "1");
+  // A view in a shape of another element count: PyTorch raises.
+  std::string wrong = viewed;
+  wrong.replace(wrong.find("x.size(0), 1,"), 13, "x.size(0), 2,");
+  bad = import_kernelbench(
+      module(wrong, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
+             "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)"),
+      p);
+  CHECK_FALSE(bad.converted);
+  CHECK(bad.reason.find("another element count") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: a size-dependent fallback to PyTorch becomes counted torch steps") {
+  ProblemSpec p = suite_linear();  // input_size: 512 (bench), 33, 64
+  auto convert = [&](const std::string& fallback) {
+    std::string cuda = R"(
+__global__ void fused(const float* x, const float* w, const float* b, float* out, int k, int n) {}
+__global__ void bias_gelu(float* y, const float* b, long long n, int cols) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  const int K = x.size(1), N = w.size(0);
+  if (K % 32 == 0) {
+    fused<<<x.size(0), 256>>>(x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(),
+                              out.data_ptr<float>(), K, N);
+    return out;
+  }
+)" + fallback + "}\n";
+    return import_kernelbench(
+        module(cuda, "run", "x", "ext.run(x, self.linear.weight, self.linear.bias)",
+               "input_size, output_size, divisor: self.linear = nn.Linear(input_size, "
+               "output_size)"),
+        p);
+  };
+  const std::vector<Vars> sets = {p.bench, p.tests[0], p.tests[1]};
+  auto count = [&](const LaunchSpec& l, const Vars& sizes) {
+    return eval_expr(l.repeat_count, plan_vars(p, sizes, 132));
+  };
+  // The fallback's product is a torch step into a buffer of its own, then a kernel; each runs
+  // where the fast kernel does not, and the buffer has rows only there.
+  auto r = convert(R"(
+  auto y = torch::matmul(x, w.t());
+  bias_gelu<<<(y.numel() + 255) / 256, 256>>>(y.data_ptr<float>(), b.data_ptr<float>(), y.numel(), N);
+  return y;
+)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 4);
+  CHECK(plan.launches[0].kernel == "fused");
+  CHECK(plan.launches[1].torch == "linear");
+  CHECK(plan.launches[2].kernel == "bias_gelu");
+  // y is returned where the fallback runs: copied into out there (the fast branch's buffer).
+  CHECK(plan.launches[3].torch == "reshape");
+  CHECK(plan.launches[3].out == "out");
+  CHECK(arg_texts(plan.launches[3]) == std::vector<std::string>{"y", "batch_size, output_size"});
+  for (const Vars& sizes : sets) {
+    const int64_t fast = sizes.at("input_size") % 32 == 0 ? 1 : 0;
+    CHECK(count(plan.launches[0], sizes) == fast);
+    for (size_t l = 1; l < 4; ++l) CHECK(count(plan.launches[l], sizes) == 1 - fast);
+    REQUIRE(plan.scratch.size() == 1);
+    CHECK(plan.scratch[0].name == "y");
+    CHECK(eval_expr(plan.scratch[0].shape.at(0), plan_vars(p, sizes, 132)) ==
+          (fast ? 0 : sizes.at("batch_size")));
+  }
+  CHECK(r.kernel_file.find("returns different tensors depending on the sizes") !=
+        std::string::npos);
+  // Written into out by the kernel after the product: the same tensor returned, no copy.
+  r = convert(R"(
+  auto y = torch::matmul(x, w.t());
+  bias_gelu<<<(y.numel() + 255) / 256, 256>>>(y.data_ptr<float>(), b.data_ptr<float>(), y.numel(), N);
+  fused<<<1, 1>>>(y.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(), out.data_ptr<float>(), K, N);
+  return out;
+)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 4);
+  CHECK(plan.launches[3].kernel == "fused");
+  CHECK(count(plan.launches[3], p.tests[0]) == 1);
+  CHECK(count(plan.launches[3], p.bench) == 0);
+  // A matrix times a batch of matrices (w times x viewed as [batch, input, 1]), a view returned.
+  r = convert(R"(
+  auto y = torch::matmul(w, x.view({x.size(0), K, 1}));
+  return y.view({x.size(0), N});
+)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 4);
+  CHECK(plan.launches[1].torch == "reshape");
+  CHECK(arg_texts(plan.launches[1]) == std::vector<std::string>{"x", "batch_size, input_size, 1"});
+  CHECK(plan.launches[2].torch == "matmul");
+  CHECK(plan.launches[3].torch == "reshape");
+  CHECK(plan.launches[3].out == "out");
+  CHECK(count(plan.launches[3], p.tests[0]) == 1);
+  CHECK(count(plan.launches[3], p.tests[1]) == 0);
+
+  // Refused: the fallback returns a tensor of another shape (what forward sees would differ);
+  auto bad = convert(R"(
+  auto y = torch::matmul(x, w.t());
+  return y.view({-1});
+)");
+  CHECK_FALSE(bad.converted);
+  CHECK(bad.reason.find("if (K % 32 == 0)") != std::string::npos);
+  // a buffer of a branch whose size is negative where the branch does not run;
+  bad = convert(R"(
+  auto t = torch::empty({K - 40}, x.options());
+  bias_gelu<<<1, 256>>>(t.data_ptr<float>(), b.data_ptr<float>(), t.numel(), N);
+  return out;
+)");
+  CHECK_FALSE(bad.converted);
+  // a tensor the function did not allocate as one of the results (forward sees it apart from
+  // what the function returns: a copy of it would not be it);
+  const char* given = R"(
+__global__ void fused(const float* x, const float* w, float* out, int k, int n) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor out) {
+  const int K = x.size(1), N = w.size(0);
+  if (K % 32 == 0) {
+    fused<<<x.size(0), 256>>>(x.data_ptr<float>(), w.data_ptr<float>(), out.data_ptr<float>(), K, N);
+    return out;
+  }
+  return torch::matmul(x, w.t());
+}
+)";
+  bad = import_kernelbench(
+      module(given, "run", "x",
+             "ext.run(x, self.linear.weight, x.new_empty(x.shape[0], self.linear.weight.shape[0]))",
+             "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)"),
+      p);
+  CHECK_FALSE(bad.converted);
+  CHECK(bad.reason.find("if (K % 32 == 0)") != std::string::npos);
+  // a fallback that returns while the fast branch goes on (its block is not the function's).
+  bad = convert(R"(
+  { if (K % 32 != 0) { auto y = torch::matmul(x, w.t()); return y; } }
+  return out;
+)");
   CHECK_FALSE(bad.converted);
 }
 
@@ -2483,7 +2656,20 @@ torch::Tensor f(torch::Tensor x) {
   return y;
 }
 )";
+  // Followed as a branch, not skipped as a check: the kernel runs only where the function does
+  // not return first (dim 256), as in the module (elsewhere y is returned as allocated).
   auto r = import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  for (const auto& sizes : std::vector<Vars>{p.bench, p.tests[0], p.tests[1]})
+    CHECK(eval_expr(plan.launches[0].repeat_count, plan_vars(p, sizes, 132)) ==
+          (sizes.at("dim") > 1000 ? 0 : 1));
+  // An early exit from a nested block, after which the function goes on: not followed.
+  std::string nested = cuda;
+  nested.replace(nested.find("if (x.size(1) > 1000) return y;"), 31,
+                 "{ if (x.size(1) > 1000) return y; }");
+  r = import_kernelbench(module(nested, "f", "x", "ext.f(x)"), p);
   CHECK_FALSE(r.converted);
   CHECK(r.reason.find("is not the same at every size set") != std::string::npos);
   // Absurdly deep expressions are refused, never a crash.

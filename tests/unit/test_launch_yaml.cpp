@@ -402,6 +402,62 @@ TEST_CASE("torch steps are refused where they cannot be graded as meant") {
                  "has dimension 0 - batch_size");
 }
 
+TEST_CASE("torch steps take repeat as launches do: a count of 0 skips the step there") {
+  // A fallback taken where in_features is not 64 (three of L2_40's size sets) and a kernel where it
+  // is (the bench set and the first test set).
+  const std::string cond = "min(max((in_features) - (64), (64) - (in_features)), 1)";
+  LaunchPlan plan = parse(
+      "launches:\n"
+      "  - torch: linear\n"
+      "    args: [x, weight, bias]\n"
+      "    out: out\n"
+      "    repeat: {count: " +
+      cond +
+      "}\n"
+      "  - kernel: fused\n"
+      "    grid: [batch_size]\n"
+      "    block: [128]\n"
+      "    args: [x, weight, bias, out]\n"
+      "    repeat: {count: 1 - " +
+      cond + "}\n");
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].repeat_count == cond);
+  CHECK(plan.launches[0].repeat_var.empty());
+  check_plan(plan, linear_problem(true), 132);
+  LaunchPlan back = LaunchPlan::from_json(plan.to_json());
+  CHECK(back.launches[0].repeat_count == cond);
+  CHECK(back.to_json() == plan.to_json());
+  // A repeat variable, usable in the step's arguments (a narrow per pass).
+  LaunchPlan passes = parse(
+      "launches:\n"
+      "  - {torch: narrow, args: [weight, 0, part, 1], out: row, repeat: {count: 2, var: part}}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [row]}\n"
+      "scratch:\n  row: {dtype: float32, shape: [1, in_features]}\n");
+  check_plan(passes, linear_problem(true), 132);
+  CHECK(passes.launches[0].repeat_var == "part");
+  CHECK(passes.launches[0].repeat_count == "2");
+  // The count is checked as a launch's: in range and evaluating at every size set; the repeat
+  // variable may not shadow a name of the problem; the arguments evaluate with it.
+  const std::string step = "launches:\n  - {torch: linear, args: [x, weight], out: y, repeat: ";
+  const std::string rest =
+      "}\n  - {kernel: k, grid: [1], block: [1], args: [y]}\nscratch:\n"
+      "  y: {dtype: float32, shape: [batch_size, out_features]}\n";
+  CHECK_CONTAINS(torch_plan_error(step + "{count: 0 - batch_size}" + rest),
+                 "repeat.count of torch step linear is -3 (0..100000)");
+  CHECK_CONTAINS(torch_plan_error(step + "{count: batch_size / (in_features - 64)}" + rest),
+                 "repeat.count of torch step linear");
+  CHECK_CONTAINS(torch_plan_error(step + "{count: 2, var: batch_size}" + rest),
+                 "repeat var 'batch_size' shadows a name of the problem");
+  CHECK_CONTAINS(torch_plan_error(step + "{count: 2, var: i, extra: 1}" + rest),
+                 "'repeat' takes only count and var");
+  CHECK_CONTAINS(
+      torch_plan_error("launches:\n  - {torch: narrow, args: [weight, 0, 4 / (part - 1), 1], "
+                       "out: row, repeat: {count: 2, var: part}}\n"
+                       "  - {kernel: k, grid: [1], block: [1], args: [row]}\nscratch:\n"
+                       "  row: {dtype: float32, shape: [1, in_features]}\n"),
+      "argument '4 / (part - 1)' of torch step narrow");
+}
+
 TEST_CASE("real expressions as float arguments: checked at every size set, sent to the worker") {
   auto plan = parse(
       "launches:\n  - kernel: k\n    grid: [batch_size]\n    block: [256]\n"
