@@ -218,8 +218,12 @@ Val PySide::training_mode(const std::string& what) {
                   tok_is(b, "(") && k > 0 && tok_is(l.toks[k - 1], ".");
       // `self.training = False`, `self.training: bool = False`, `m.training = ...`: an attribute
       // assigned (not a keyword argument); `setattr(m, "training", ...)`.
-      bool set = a.kind == PyTok::Name && a.text == "training" &&
-                 (tok_is(b, "=") || tok_is(b, ":")) && k > 0 && tok_is(l.toks[k - 1], ".");
+      // (`if not self.training:` reads it: a `:` is an annotation only where an `=` follows.)
+      bool annotated =
+          tok_is(b, ":") && std::any_of(l.toks.begin() + static_cast<long>(k) + 2, l.toks.end(),
+                                        [](const PyTok& t) { return tok_is(t, "="); });
+      bool set = a.kind == PyTok::Name && a.text == "training" && (tok_is(b, "=") || annotated) &&
+                 k > 0 && tok_is(l.toks[k - 1], ".");
       bool by_name = a.kind == PyTok::Name && a.text == "setattr";
       if (call || set || by_name)
         return make_unknown("`" + what + "` (the file changes a module's mode: `" + a.text +

@@ -1094,6 +1094,16 @@ TEST_CASE("import_kernelbench: training mode, math of sizes, float arithmetic in
       p);
   REQUIRE_MESSAGE(r.converted, r.reason);
   CHECK(checked_plan(r, p).launches[1].args[2].text == "1.0");  // 1 / (2.0 / 2.0)
+  // `if not self.training:` reads the flag (its `:` is no annotation).
+  r = import_kernelbench(suite_module("        s = 2.0\n"
+                                      "        if not self.training:\n"
+                                      "            s = 3.0\n"
+                                      "        return ext.epilogue(self.linear(x), s)",
+                                      init),
+                         p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[1].args[2].text ==
+        "0.5");  // 1 / 2.0: s stays 2.0 in training mode
   // A file that changes a module's mode: self.training is not followed.
   r = import_kernelbench(suite_module("        s = 2.0 if self.training else 3.0\n"
                                       "        return ext.epilogue(self.linear(x), s)",
