@@ -324,6 +324,18 @@ Val Interp::arith(const std::string& op, const Val& a0, const Val& b0, const std
                              "` shifts by an amount that depends on the sizes");
     return arith(op == "<<" ? "*" : "/", a, make_int(int64_t{1} << *b.k), what, fr);
   }
+  // `(n + 3) & ~3` (rounds down to a multiple of 4) and `n & 3` (n's remainder by 4), of a size
+  // that is not negative at any size set: `/ 4 * 4` and `% 4`.
+  if (op == "&" && (a.k || b.k)) {
+    const Val& sz = a.k ? b : a;
+    const int64_t c = a.k ? *a.k : *b.k;
+    auto p = C.per_set(sz);
+    bool non_negative = p && std::all_of(p->begin(), p->end(), [](int64_t v) { return v >= 0; });
+    auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+    if (non_negative && c < 0 && pow2(-c))
+      return arith("*", arith("/", sz, make_int(-c), what, fr), make_int(-c), what, fr);
+    if (non_negative && c >= 0 && pow2(c + 1)) return arith("%", sz, make_int(c + 1), what, fr);
+  }
   if (op == "&" || op == "|" || op == "^")
     fail("host_logic",
          "host logic in `" + fr.fn + "`: `" + what + "` uses a bitwise operator on sizes");

@@ -307,6 +307,31 @@ void PySide::scan_module() {
         continue;  // a module-level line kernrl does not need
       }
       module_vars_[t[0].text] = v;
+    } else if (eq > 1) {
+      // `A, B, C = 0, 1, 2` (or `(0, 1, 2)`, `[0, 1, 2]`): each name its item. Names unpacked
+      // from anything else are not known from here on.
+      std::vector<std::string> names;
+      bool plain = true;
+      for (size_t k = 0; k < eq; ++k) {
+        if (k % 2 == 0 && t[k].kind == PyTok::Name)
+          names.push_back(t[k].text);
+        else if (k % 2 == 0 || !tok_is(t[k], ","))
+          plain = false;
+      }
+      if (!plain) continue;
+      PyExprP v;
+      try {
+        v = py_parse_expr(t, eq + 1, t.size());
+      } catch (const ImportError&) {
+        v = nullptr;
+      }
+      bool items = v && (v->kind == PyExpr::Tuple || v->kind == PyExpr::List) &&
+                   v->kids.size() == names.size();
+      for (size_t k = 0; k < names.size(); ++k)
+        if (items)
+          module_vars_[names[k]] = v->kids[k];
+        else
+          module_vars_.erase(names[k]);
     }
   }
   // load_inline calls at module level, in order.

@@ -252,6 +252,20 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
                                     {"momentum", "0.1"},
                                     {"affine", "True"},
                                     {"track_running_stats", "True"}};
+  static const Params instance_norm = {{"num_features", ""},
+                                       {"eps", "1e-05"},
+                                       {"momentum", "0.1"},
+                                       {"affine", "False"},
+                                       {"track_running_stats", "False"}};
+  // Pooling: a stride left out (or None) is the kernel size, as torch sets it (below).
+  static const Params max_pool = {
+      {"kernel_size", ""},         {"stride", ""},        {"padding", "0"}, {"dilation", "1"},
+      {"return_indices", "False"}, {"ceil_mode", "False"}};
+  static const Params avg_pool = {{"kernel_size", ""},
+                                  {"stride", ""},
+                                  {"padding", "0"},
+                                  {"ceil_mode", "False"},
+                                  {"count_include_pad", "True"}};
   static const std::map<std::string, Params> classes = {
       {"Linear", {{"in_features", ""}, {"out_features", ""}, {"bias", "True"}}},
       {"Conv1d", conv},
@@ -263,9 +277,18 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
       {"LayerNorm", {{"normalized_shape", ""}, {"eps", "1e-05"}, {"elementwise_affine", "True"}}},
       {"BatchNorm1d", batch_norm},
       {"BatchNorm2d", batch_norm},
+      {"BatchNorm3d", batch_norm},
+      {"InstanceNorm1d", instance_norm},
+      {"InstanceNorm3d", instance_norm},
+      {"MaxPool1d", max_pool},
+      {"MaxPool2d", max_pool},
+      {"MaxPool3d", max_pool},
+      {"AvgPool1d", avg_pool},
+      {"AvgPool2d", avg_pool},
+      {"AvgPool3d", avg_pool},
       {"GroupNorm",
        {{"num_groups", ""}, {"num_channels", ""}, {"eps", "1e-05"}, {"affine", "True"}}},
-      {"InstanceNorm2d", {{"num_features", ""}, {"eps", "1e-05"}}},
+      {"InstanceNorm2d", instance_norm},
       {"LeakyReLU", {{"negative_slope", "0.01"}}},
       {"Hardtanh", {{"min_val", "-1.0"}, {"max_val", "1.0"}}},
       {"ELU", {{"alpha", "1.0"}}},
@@ -311,6 +334,11 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
       cfg[pname] = make_float(-*number(def.substr(1)).f, def);
     else if (!def.empty())
       cfg[pname] = number(def);
+  }
+  if (starts_with(elem, "MaxPool") || starts_with(elem, "AvgPool")) {
+    auto st = cfg.find("stride");
+    if ((st == cfg.end() || st->second.kind == Val::Void) && cfg.count("kernel_size"))
+      cfg["stride"] = cfg["kernel_size"];
   }
   if (elem == "MultiheadAttention" && cfg.count("num_heads")) {
     // The attributes torch sets from them: head_dim = embed_dim // num_heads.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/config.h"
+#include "core/expr.h"
 #include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
@@ -2495,6 +2496,47 @@ torch::Tensor act(torch::Tensor y, int64_t s) {
                                                                 "conv_transpose.bias", "2, 2",
                                                                 "1, 1", "1, 1", "1", "1, 1"});
   CHECK(arg_texts(plan.launches[1]).back() == "2");
+}
+
+TEST_CASE("import_kernelbench: unpacked module constants, pooling settings, masks of sizes") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
+  const char* cuda = R"(
+__global__ void k(const float* x, float* y, int a, int b, int c, int d) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t act, int64_t ks, int64_t st) {
+  auto y = torch::empty({x.size(0), w.size(0)}, x.options());
+  const long long n = x.size(1);
+  k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), (int)act, (int)((n + 3) & ~3LL),
+               (int)(n & 7), (int)(ks * 10 + st));
+  return y;
+}
+)";
+  const std::string init =
+      "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)\n"
+      "        self.pool = nn.MaxPool2d(3)";
+  std::string py = module(cuda, "run", "x",
+                          "ext.run(x, self.linear.weight, ACT_B, self.pool.kernel_size, "
+                          "self.pool.stride)",
+                          init);
+  py.insert(py.find("class ModelNew"), "ACT_A, ACT_B, ACT_C = 0, 1, 2\n\n");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  auto args = arg_texts(plan.launches[0]);
+  REQUIRE(args.size() == 6);
+  CHECK(args[2] == "1");   // ACT_B
+  CHECK(args[5] == "33");  // kernel_size 3, stride None: the kernel size
+  for (int64_t n : {512, 33, 64}) {
+    Vars v = {{"input_size", n}, {"batch_size", 1}, {"output_size", 1}};
+    CAPTURE(n);
+    CHECK(eval_expr(args[3], v) == ((n + 3) & ~int64_t{3}));
+    CHECK(eval_expr(args[4], v) == (n & 7));
+  }
+  // Names unpacked from something kernrl cannot read are not known (not their earlier value).
+  std::string rebound = py;
+  rebound.insert(rebound.find("class ModelNew"), "ACT_B, ACT_C = make_acts()\n\n");
+  r = import_kernelbench(rebound, p);
+  CHECK_FALSE(r.converted);
 }
 
 TEST_CASE("import_kernelbench: __init__ values computed from its arguments") {
