@@ -69,6 +69,7 @@ struct Val {
   std::string name;
   int ext = -1;
   bool created = false;
+  bool optional = false;  // a `c10::optional<torch::Tensor>` parameter's value (a Tensor or Void)
   std::vector<Val> items;
   std::vector<std::string> path;  // &var.member[i]: the member/index path of `name`
   std::string why;

@@ -118,7 +118,12 @@ Val Interp::ternary(Ex& x) {
     // Integers on both sides: the choice as arithmetic on the condition's 0 or 1.
     std::string ce = cond_expr(c);
     if (!ce.empty()) {
+      const size_t effects = side_effects();
       Val a = eval(x.fr, x.T, q + 1, colon), b = eval(x.fr, x.T, colon + 1, else_end);
+      if (side_effects() != effects)
+        fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
+                               "` chooses between values that launch or allocate, by a "
+                               "condition that is not the same at every size set");
       if (a.kind == Val::Int && b.kind == Val::Int) {
         Val r = select_int(ce, a, b);
         if (r.k || evaluates(r.e)) {
@@ -171,6 +176,15 @@ Val Interp::short_circuit(Ex& x, const char* op, const std::function<Val()>& nex
       int depth = 0;
       for (; x.i < x.end; ++x.i) {
         const CTok& t = x.T[x.i];
+        // `f<1, 2>(n)`: template arguments, whose commas end nothing.
+        if (is_punct(t, "<") && x.i > 0 && x.T[x.i - 1].kind == CTok::Ident) {
+          size_t c = c_match(x.T, x.i, x.end);
+          if (c < x.end && c + 1 < x.end &&
+              (is_punct(x.T[c + 1], "(") || is_punct(x.T[c + 1], "::"))) {
+            x.i = c;
+            continue;
+          }
+        }
         if (is_punct(t, "(") || is_punct(t, "[") || is_punct(t, "{")) ++depth;
         if (is_punct(t, ")") || is_punct(t, "]") || is_punct(t, "}")) {
           if (depth == 0) break;
@@ -186,8 +200,15 @@ Val Interp::short_circuit(Ex& x, const char* op, const std::function<Val()>& nex
       v = make_bool(!is_and);
       continue;
     }
+    const size_t effects = side_effects();
     Val r = next();
     x.lv_name.clear();
+    // The right side runs only where the left does not decide: kernels it launches or tensors it
+    // allocates would run at every size set.
+    if (side_effects() != effects)
+      fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what_of(x, from) + "` runs the " +
+                             "right side of " + op + ", which launches or allocates, at some " +
+                             "size sets only");
     v = binary(op, v, r, what_of(x, from), x.fr);
   }
   return v;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -332,6 +333,7 @@ Val Interp::arith(const std::string& op, const Val& a0, const Val& b0, const std
     auto p = C.per_set(sz);
     bool non_negative = p && std::all_of(p->begin(), p->end(), [](int64_t v) { return v >= 0; });
     auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+    non_negative = non_negative && c != INT64_MIN && c != INT64_MAX;  // -c, c + 1 overflow
     if (non_negative && c < 0 && pow2(-c))
       return arith("*", arith("/", sz, make_int(-c), what, fr), make_int(-c), what, fr);
     if (non_negative && c >= 0 && pow2(c + 1)) return arith("%", sz, make_int(c + 1), what, fr);
@@ -515,6 +517,7 @@ std::optional<bool> Interp::truth(const Val& v) {
   if (v.kind == Val::Float && v.f) return *v.f != 0;
   if (v.kind == Val::Ptr) return v.tensor >= 0;
   if (v.kind == Val::Tensor) return true;
+  if (v.kind == Val::Void && v.optional) return false;  // `if (bias)` of an empty optional
   return std::nullopt;
 }
 

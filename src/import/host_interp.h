@@ -285,6 +285,8 @@ class Interp {
     }
   }
   Val short_circuit(Ex& x, const char* op, const std::function<Val()>& next);
+  // Kernels launched and tensors made so far: what evaluating an expression may add.
+  size_t side_effects() const { return C.launches.size() + C.tensors.size(); }
   Val logical_or(Ex& x);
   Val logical_and(Ex& x);
   Val bit_or(Ex& x);

@@ -15,8 +15,9 @@ Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Fra
   std::string base = strip_std(p.base);
   std::string what = "the argument `" + p.name + "` of `" + fn + "`";
   if (contains(base, "optional")) {
-    if (v.kind == Val::Void) return v;
-    return v;
+    Val o = v;
+    if (o.kind == Val::Tensor || o.kind == Val::Void) o.optional = true;
+    return o;
   }
   if (contains(base, "Tensor") && !contains(base, "vector") && !contains(base, "List")) {
     if (v.kind != Val::Tensor) {

@@ -75,7 +75,7 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
   // A `c10::optional<torch::Tensor>` parameter holds the tensor forward passes, or nothing (None):
   // `has_value()`, `value()` and `value_or(t)` as c10::optional answers them. (Only an optional
   // has these members: a wrapper calling them on a plain tensor does not compile.)
-  if ((v.kind == Val::Tensor || v.kind == Val::Void) &&
+  if ((v.kind == Val::Tensor || v.kind == Val::Void) && v.optional &&
       (m == "has_value" || m == "value" || m == "value_or")) {
     bool has = v.kind == Val::Tensor;
     if (m == "has_value" && args.empty()) return make_bool(has);
@@ -83,7 +83,9 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
       if (!has)
         fail("mismatch", "`" + what + "` in `" + fr.fn +
                              "` reads an empty optional (forward passes None), which throws");
-      return v;
+      Val t = v;
+      t.optional = false;
+      return t;
     }
     if (m == "value_or" && args.size() == 1)
       return has ? v : eval(fr, x.T, args[0].first, args[0].second);
@@ -169,6 +171,14 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
         p.elem = ty == "at::Half" || ty == "Half" ? "__half" : ty;
       }
       return p;
+    }
+    // x.view(torch::kFloat64): the same bytes read as another dtype (PyTorch raises where the
+    // sizes do not divide), not a view kernrl follows.
+    if (m == "view" && args.size() == 1) {
+      Val d = a(0);
+      if (d.kind == Val::DType || d.kind == Val::Opts)
+        fail("unsupported_cuda",
+             "`" + what + "` in `" + fr.fn + "` views a tensor's bytes as another dtype");
     }
     if (!C.P.torchscript.empty() && (m == "view" || m == "reshape") && !args.empty()) {
       // On a suite: x.view({n, -1}) as in forward, a view of x's buffer in that shape (its sizes

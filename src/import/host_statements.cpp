@@ -221,20 +221,17 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
   std::string what = "if (" + snippet(T, j + 1, c) + ")";
   std::optional<bool> cond;
   std::optional<ImportError> why;  // the condition could not be evaluated, and why
+  Val cv;                          // evaluated once: it may launch kernels (a helper's call)
   last_by_sizes_ = false;
   try {
-    cond = truth(eval(fr, T, j + 1, c));
+    cv = eval(fr, T, j + 1, c);
+    cond = truth(cv);
   } catch (const ImportError& e) {
     cond.reset();
     why = e;
   }
   note_decided(fr, cond, what);
   if (!cond) {
-    Val cv;
-    try {
-      cv = eval(fr, T, j + 1, c);
-    } catch (const ImportError&) {
-    }
     std::string ce = cond_expr(cv);
     // An input check or an error report (on a value kernrl cannot know, such as a CUDA error):
     // no effect on launches. On the sizes, an early exit is not a check.

@@ -224,7 +224,8 @@ Val PySide::training_mode(const std::string& what) {
                                         [](const PyTok& t) { return tok_is(t, "="); });
       bool set = a.kind == PyTok::Name && a.text == "training" && (tok_is(b, "=") || annotated) &&
                  k > 0 && tok_is(l.toks[k - 1], ".");
-      bool by_name = a.kind == PyTok::Name && a.text == "setattr";
+      bool by_name = a.kind == PyTok::Name && (a.text == "setattr" || a.text == "__setattr__" ||
+                                               a.text == "__dict__" || a.text == "vars");
       if (call || set || by_name)
         return make_unknown("`" + what + "` (the file changes a module's mode: `" + a.text +
                             "` at line " + std::to_string(l.line) +
@@ -430,6 +431,9 @@ Val PySide::module_value(const std::string& name) {
     v.ext = e->second;
     return v;
   }
+  if (auto rb = module_rebound_.find(name); rb != module_rebound_.end())
+    return make_unknown("`" + name + "`, which the module " + rb->second +
+                        " (kernrl reads a module-level name bound once, at the top level)");
   auto it = module_vars_.find(name);
   if (it != module_vars_.end()) {
     if (it->second->kind == PyExpr::Num) return number(it->second->text);

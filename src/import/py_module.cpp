@@ -273,6 +273,90 @@ size_t PySide::assign_at(const std::vector<PyTok>& t) {
   return 0;
 }
 
+// A module-level name kernrl reads is one bound once, at the top level, by a plain assignment.
+// Any other binding (a second assignment, an augmented one, one inside a top-level `if`, `for`,
+// `with` or `try`, a `global` statement anywhere) makes it unknown: its value is not the one
+// read.
+void PySide::forget_rebound_module_names() {
+  std::map<std::string, int> binds;
+  std::set<std::string> unknown;
+  auto is_aug = [](const PyTok& t) {
+    return t.kind == PyTok::Op && t.text.size() >= 2 && t.text.back() == '=' && t.text != "==" &&
+           t.text != "<=" && t.text != ">=" && t.text != "!=";
+  };
+  // The names bound by targets toks[0, end): names not after `.` and not inside a subscript
+  // (`a[i] = ...` binds no name; `[a, b] = ...` and `(a, b) = ...` bind a and b).
+  auto targets = [](const std::vector<PyTok>& toks, size_t end, std::set<std::string>& out) {
+    std::vector<bool> subscript;
+    for (size_t k = 0; k < end && k < toks.size(); ++k) {
+      const PyTok& t = toks[k];
+      if (t.text == "[" || t.text == "(" || t.text == "{") {
+        bool after_value = k > 0 && (toks[k - 1].kind == PyTok::Name || toks[k - 1].text == ")" ||
+                                     toks[k - 1].text == "]");
+        subscript.push_back(after_value || (!subscript.empty() && subscript.back()));
+        continue;
+      }
+      if (t.text == "]" || t.text == ")" || t.text == "}") {
+        if (!subscript.empty()) subscript.pop_back();
+        continue;
+      }
+      if (t.kind == PyTok::Name && (subscript.empty() || !subscript.back()) &&
+          !(k > 0 && tok_is(toks[k - 1], ".")))
+        out.insert(t.text);
+    }
+  };
+  bool in_block = false;  // inside a top-level statement other than def and class
+  for (const auto& l : lines_) {
+    const auto& t = l.toks;
+    if (t.empty()) continue;
+    if (tok_is(t[0], "global") || tok_is(t[0], "nonlocal"))
+      for (size_t k = 1; k < t.size(); ++k)
+        if (t[k].kind == PyTok::Name) unknown.insert(t[k].text);
+    if (l.indent == 0) {
+      bool def = tok_is(t[0], "def") || tok_is(t[0], "class") || tok_is(t[0], "@");
+      in_block =
+          !def && (tok_is(t[0], "if") || tok_is(t[0], "for") || tok_is(t[0], "while") ||
+                   tok_is(t[0], "with") || tok_is(t[0], "try") || tok_is(t[0], "else") ||
+                   tok_is(t[0], "elif") || tok_is(t[0], "except") || tok_is(t[0], "finally"));
+      if (def || tok_is(t[0], "import") || tok_is(t[0], "from")) continue;
+      if (in_block) {
+        std::set<std::string> names;  // `for X in`, `with ... as X`
+        for (size_t k = 1; k < t.size(); ++k)
+          if (t[k].kind == PyTok::Name && (tok_is(t[k - 1], "for") || tok_is(t[k - 1], "as")))
+            names.insert(t[k].text);
+        for (const auto& n : names) unknown.insert(n);
+        continue;
+      }
+    } else if (!in_block) {
+      continue;  // a function's or class's body
+    }
+    // Augmented assignments; `=` at depth 0 (every target of `a = b = 9`); annotations.
+    int d = 0;
+    size_t last_eq = 0;
+    for (size_t k = 0; k < t.size(); ++k) {
+      if (t[k].text == "(" || t[k].text == "[" || t[k].text == "{") ++d;
+      if (t[k].text == ")" || t[k].text == "]" || t[k].text == "}") --d;
+      if (d == 0 && is_aug(t[k]) && t[k].text != "=") {
+        std::set<std::string> names;
+        targets(t, k, names);
+        for (const auto& n : names) unknown.insert(n);
+      }
+      if (d == 0 && tok_is(t[k], "=")) last_eq = k;
+    }
+    if (last_eq == 0) continue;
+    std::set<std::string> names;
+    targets(t, last_eq, names);
+    for (const auto& n : names) {
+      if (l.indent != 0) unknown.insert(n);
+      binds[n] += 1;
+    }
+  }
+  for (const auto& n : unknown) module_rebound_[n] = "binds in a block, by `global` or augmented";
+  for (const auto& [n, c] : binds)
+    if (c > 1) module_rebound_[n] = "binds more than once";
+  for (const auto& [n, why] : module_rebound_) module_vars_.erase(n);
+}
+
 void PySide::scan_module() {
   bool triton = false, load_files = false, any_inline = false;
   for (size_t i = 0; i < lines_.size(); ++i) {
@@ -334,6 +418,7 @@ void PySide::scan_module() {
           module_vars_.erase(names[k]);
     }
   }
+  forget_rebound_module_names();
   // load_inline calls at module level, in order.
   for (const auto& [name, v] : module_vars_) {
     if (is_load_inline(v)) any_inline = true;

@@ -124,6 +124,9 @@ class PySide {
   // Splits "target = value" at the top-level '='.
   static size_t assign_at(const std::vector<PyTok>& t);
 
+  void forget_rebound_module_names();
+  // Module-level names bound other than once at the top level, and how (not known).
+  std::map<std::string, std::string> module_rebound_;
   void scan_module();
 
   bool read_register_buffer(const std::vector<PyTok>& lt);

@@ -339,6 +339,17 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
     auto st = cfg.find("stride");
     if ((st == cfg.end() || st->second.kind == Val::Void) && cfg.count("kernel_size"))
       cfg["stride"] = cfg["kernel_size"];
+    // AvgPool1d keeps its sizes as 1-tuples (torch's _single); the others as given.
+    if (elem == "AvgPool1d")
+      for (const char* k : {"kernel_size", "stride", "padding"}) {
+        auto it = cfg.find(k);
+        if (it == cfg.end() || it->second.kind != Val::Int) continue;
+        Val l;
+        l.kind = Val::List;
+        l.seq = 't';
+        l.items = {it->second};
+        it->second = l;
+      }
   }
   if (elem == "MultiheadAttention" && cfg.count("num_heads")) {
     // The attributes torch sets from them: head_dim = embed_dim // num_heads.

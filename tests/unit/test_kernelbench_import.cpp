@@ -2537,6 +2537,7 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t act, int64_t ks, int
   rebound.insert(rebound.find("class ModelNew"), "ACT_B, ACT_C = make_acts()\n\n");
   r = import_kernelbench(rebound, p);
   CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("ACT_B") != std::string::npos, r.reason);
 }
 
 TEST_CASE("import_kernelbench: __init__ values computed from its arguments") {
@@ -2869,6 +2870,99 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, c10::optional<torch::Tensor>
     CHECK_FALSE(r.converted);
     CAPTURE(r.reason);
     CHECK(r.reason.find("empty optional") != std::string::npos);
+  }
+}
+
+TEST_CASE("import_kernelbench: conditions that launch, and operands that are skipped") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
+  const std::string init =
+      "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)";
+  auto run = [&](const std::string& body) {
+    std::string cuda = R"(
+__global__ void fast_k(const float* x, float* y, int n) {}
+__global__ void slow_k(const float* x, float* y, int n) {}
+template <int A, int B> static bool okt(int64_t n) { return n > A + B; }
+static int launch_fast(torch::Tensor x, torch::Tensor y, int n) {
+  if (x.size(1) % 4 != 0) return 0;
+  fast_k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return 1;
+}
+torch::Tensor f(torch::Tensor x, torch::Tensor w, c10::optional<torch::Tensor> b) {
+  auto y = torch::empty({x.size(0), w.size(0)}, x.options());
+  int n = y.numel();
+)" + body + R"(
+  return y;
+}
+)";
+    return import_kernelbench(module(cuda, "f", "x", "ext.f(x, self.linear.weight, None)", init),
+                              p);
+  };
+  SUBCASE("a condition calling a launching helper runs it once") {
+    auto r =
+        run("  if (launch_fast(x, y, n) == 0) slow_k<<<1, 32>>>(x.data_ptr<float>(), "
+            "y.data_ptr<float>(), n);");
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CHECK(plan.launches[0].kernel == "fast_k");
+    CHECK(plan.launches[1].kernel == "slow_k");
+  }
+  SUBCASE("a skipped operand with template arguments") {
+    auto r =
+        run("  const float* p = (b.has_value() && okt<1, 4000>(n)) ? x.data_ptr<float>() : "
+            "nullptr;\n  fast_k<<<1, 32>>>(p, y.data_ptr<float>(), n);");
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(arg_texts(checked_plan(r, p).launches[0])[0] == "null");
+  }
+  SUBCASE("an operand that launches where the other side does not decide: refused") {
+    auto r =
+        run("  bool ok = (x.size(1) % 4 == 0) && launch_fast(x, y, n);\n"
+            "  if (!ok) slow_k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);");
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("runs the right side of &&") != std::string::npos, r.reason);
+  }
+  SUBCASE("has_value() of a plain tensor does not compile: refused") {
+    auto r =
+        run("  const float* p = w.has_value() ? w.data_ptr<float>() : nullptr;\n"
+            "  fast_k<<<1, 32>>>(p, y.data_ptr<float>(), n);");
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("has_value") != std::string::npos, r.reason);
+  }
+  SUBCASE("a view of another dtype: refused") {
+    auto r =
+        run("  auto v = x.view(torch::kFloat64);\n"
+            "  fast_k<<<1, 32>>>((const float*)v.data_ptr(), y.data_ptr<float>(), n);");
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("as another dtype") != std::string::npos, r.reason);
+  }
+}
+
+TEST_CASE("import_kernelbench: a module-level name bound more than once is not known") {
+  ProblemSpec p = suite_linear();
+  const char* cuda = R"(
+__global__ void k(const float* x, float* y, int a) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t a) {
+  auto y = torch::empty({x.size(0), w.size(0)}, x.options());
+  k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), (int)a);
+  return y;
+}
+)";
+  const std::string init =
+      "input_size, output_size, divisor: self.linear = nn.Linear(input_size, output_size)";
+  std::string py = module(cuda, "run", "x", "ext.run(x, self.linear.weight, KS)", init);
+  py.insert(py.find("class ModelNew"), "KS = 3\n\n");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches[0])[2] == "3");
+  for (const char* again :
+       {"KS = 5", "KS += 4", "[KS, ST] = 5, 2", "(KS, ST) = 5, 2", "KS, *R = 5, 2", "KS: int = 5",
+        "KS = ST = 9", "if True:\n    KS = 5", "def g():\n    global KS\n    KS = 5"}) {
+    std::string bad = py;
+    bad.insert(bad.find("class ModelNew"), std::string(again) + "\n\n");
+    CAPTURE(again);
+    r = import_kernelbench(bad, p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("KS") != std::string::npos, r.reason);
   }
 }
 
