@@ -3532,3 +3532,46 @@ torch::Tensor f(torch::Tensor x) {
             "  k<0, true><<<b, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);")
             .reason.find("bind with the code around its use") != std::string::npos);
 }
+
+TEST_CASE("import_kernelbench: __init__ values computed by a function of the module") {
+  ProblemSpec p = suite_linear();  // ModelNew(input_size, output_size, divisor); divisor 10.0
+  auto run = [&](const std::string& def, const std::string& attr_value) {
+    std::string py = suite_module("        return ext.epilogue(self.linear(x), self.d)",
+                                  std::string(kLinearInit) + "\n        self.d = " + attr_value);
+    py.insert(py.find("class ModelNew"), def + "\n\n");
+    CAPTURE(def);
+    return import_kernelbench(py, p);
+  };
+  const std::string as_float =
+      "def _as_float(d):\n"
+      "    if isinstance(d, (tuple, list)):\n"
+      "        assert all(v == d[0] for v in d), \"one value\"\n"
+      "        return float(d[0])\n"
+      "    assert d > 0, \"positive\"\n"
+      "    return float(d)\n";
+  auto r = run(as_float, "_as_float(divisor)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[1].args[2].text == "0.1");
+  // Through a tuple and another function.
+  r = run(as_float + "\ndef _twice(d):\n    return 2 * _as_float(d)\n",
+          "_twice((divisor, divisor)) / 2");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[1].args[2].text == "0.1");
+
+  // An assert that fails: PyTorch raises building ModelNew.
+  r = run(as_float, "_as_float((divisor, 2.0))");
+  CHECK_FALSE(r.converted);
+  CHECK(r.category == "mismatch");
+  CHECK(r.reason.find("fails for this problem") != std::string::npos);
+  // One kernrl cannot decide.
+  r = run("def _f(d):\n    assert d.is_integer()\n    return d\n", "_f(divisor)");
+  CHECK_FALSE(r.converted);
+  // A function that computes with PyTorch is not a value.
+  r = run("def _f(d):\n    t = torch.ones(3)\n    return d\n", "_f(divisor)");
+  CHECK_FALSE(r.converted);
+  // A name __init__ binds itself shadows the module's function.
+  r = run(as_float, "_as_float(divisor)\n        _as_float = 3");
+  CHECK_FALSE(r.converted);
+}
