@@ -183,9 +183,22 @@ class Converter {
   std::map<std::string, std::vector<CTok>> macros;  // object-like #defines: NAME -> body tokens
   struct FnMacro {
     std::vector<std::string> params;
+    bool variadic = false;  // `...` among the parameters
     std::vector<CTok> body;
   };
-  std::map<std::string, FnMacro> fn_macros;
+  std::map<std::string, FnMacro> fn_macros;  // function-like #defines (the last of each name)
+  // Every #define and #undef of a name, in source order. A name with more than one is
+  // positional: the definition that applies at a use is the last directive before it in the
+  // same source (host_primary.cpp, Interp::find_macro).
+  struct MacroEvent {
+    const std::vector<CTok>* toks = nullptr;  // the source's tokens
+    size_t index = 0;                         // the directive's token
+    bool define = false;                      // false: #undef
+    bool fn_like = false;
+    std::vector<CTok> body;  // object-like
+    FnMacro fn;              // function-like
+  };
+  std::map<std::string, std::vector<MacroEvent>> macro_events;
   void add_macros(const std::vector<CTok>& toks);
 
   // ---- shared helpers ----

@@ -625,7 +625,8 @@ Val Converter::call_host(int ext, const std::string& fn, const std::vector<Val>&
 }
 
 void Converter::add_macros(const std::vector<CTok>& toks) {
-  for (const CTok& t : toks) {
+  for (size_t ti = 0; ti < toks.size(); ++ti) {
+    const CTok& t = toks[ti];
     if (t.kind != CTok::Directive) continue;
     std::string text = t.text;
     // Continuations joined.
@@ -639,22 +640,42 @@ void Converter::add_macros(const std::vector<CTok>& toks) {
       joined += text[i];
     }
     size_t p = joined.find_first_not_of(" \t", 1);
-    if (p == std::string::npos || joined.compare(p, 6, "define") != 0) continue;
+    if (p == std::string::npos) continue;
+    if (joined.compare(p, 5, "undef") == 0) {
+      std::vector<CTok> dt = c_tokens(joined.substr(p + 5));
+      if (dt.empty() || dt[0].kind != CTok::Ident) continue;
+      MacroEvent ev;
+      ev.toks = &toks;
+      ev.index = ti;
+      macro_events[dt[0].text].push_back(std::move(ev));
+      continue;
+    }
+    if (joined.compare(p, 6, "define") != 0) continue;
     std::vector<CTok> dt = c_tokens(joined.substr(p + 6));
     if (dt.empty() || dt[0].kind != CTok::Ident) continue;
     std::string name = dt[0].text;
     bool fn_like = dt.size() > 1 && host::is_punct(dt[1], "(") && dt[1].begin == dt[0].end;
+    MacroEvent ev;
+    ev.toks = &toks;
+    ev.index = ti;
+    ev.define = true;
+    ev.fn_like = fn_like;
     if (fn_like) {
       size_t c = c_match(dt, 1, dt.size());
       if (c >= dt.size()) continue;
       FnMacro m;
-      for (size_t i = 2; i < c; ++i)
+      for (size_t i = 2; i < c; ++i) {
         if (dt[i].kind == CTok::Ident) m.params.push_back(dt[i].text);
+        if (host::is_punct(dt[i], "...")) m.variadic = true;
+      }
       m.body.assign(dt.begin() + static_cast<long>(c) + 1, dt.end());
       fn_macros[name] = m;
+      ev.fn = std::move(m);
     } else {
       macros[name] = std::vector<CTok>(dt.begin() + 1, dt.end());
+      ev.body = macros[name];
     }
+    macro_events[name].push_back(std::move(ev));
   }
 }
 

@@ -314,11 +314,40 @@ class Interp {
 
   Val primary(Ex& x);
 
-  Val expand_object_macro(Ex& x, const std::string& name, const std::vector<CTok>& body);
+  // A macro used in an expression, its name at x.T[from] (x.i past the use): the value of its
+  // expansion, where that is what the expansion spliced into the expression computes.
+  Val expand_object_macro(Ex& x, size_t from, const std::string& name,
+                          const std::vector<CTok>& body);
 
-  Val expand_fn_macro(Ex& x, const std::string& name, const Converter::FnMacro& m,
+  Val expand_fn_macro(Ex& x, size_t from, const std::string& name, const Converter::FnMacro& m,
                       const std::vector<std::pair<size_t, size_t>>& args);
+  // Refuses an expansion whose value alone differs from what it computes spliced between the
+  // tokens around its use (`#define N 2 + 3` in `N * 4`).
+  void check_macro_unit(const Ex& x, size_t from, const std::string& name,
+                        const std::vector<CTok>& E);
   std::vector<std::shared_ptr<std::vector<CTok>>> keep_alive_;
+
+  // The macro `name` names at token i of T, as the preprocessor sees it there: the last #define
+  // before the use (none after an #undef). `object` or `fn` is set, or neither (not a macro).
+  struct MacroRef {
+    const std::vector<CTok>* object = nullptr;
+    const Converter::FnMacro* fn = nullptr;
+  };
+  MacroRef find_macro(const std::string& name, const std::vector<CTok>& T, size_t i);
+  // Where the tokens of a macro's expansion were used: the source tokens and the index of the
+  // outermost macro name (an expansion's own uses are expanded where the outermost one is).
+  std::map<const std::vector<CTok>*, std::pair<const std::vector<CTok>*, size_t>> macro_site_;
+  // The tokens of the function-like macro `m` used at T[at] with arguments `args` (token ranges
+  // of T): its body with each parameter replaced by its argument's tokens, as the preprocessor
+  // substitutes them; `#` and `##` and variadic macros are refused.
+  std::shared_ptr<std::vector<CTok>> macro_tokens(
+      const std::string& name, const Converter::FnMacro& m, const std::vector<CTok>& T, size_t at,
+      const std::vector<std::pair<size_t, size_t>>& args);
+  // A statement that begins with a function-like macro: its expansion runs as the statements it
+  // is, followed by the tokens after the use; returns the index in T where the next statement
+  // begins.
+  size_t exec_macro_stmt(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end,
+                         const std::string& name, const Converter::FnMacro& m);
 
   // ---------------------------------------------------------------- members
   Val field(Ex& x, const Val& v, const std::string& member, const std::string& what);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "core/expr.h"
 #include "import/host_interp.h"
@@ -259,10 +260,10 @@ Val Interp::primary(Ex& x) {
     ty.elem = a;
     return ty;
   }
-  if (auto m = C.macros.find(name); m != C.macros.end())
-    return expand_object_macro(x, name, m->second);
-  if (auto m = C.fn_macros.find(name); m != C.fn_macros.end() && at(x, "(")) {
-    if (macro_is_check(m->second)) {
+  const MacroRef mr = find_macro(name, x.T, from);
+  if (mr.object) return expand_object_macro(x, from, name, *mr.object);
+  if (mr.fn && at(x, "(")) {
+    if (macro_is_check(*mr.fn)) {
       // A checking macro used in an expression: its value is not needed.
       size_t c = close_of(x.T, x.i, x.end);
       x.i = c + 1;
@@ -271,7 +272,7 @@ Val Interp::primary(Ex& x) {
     size_t c = close_of(x.T, x.i, x.end);
     auto args = split_args(x.T, x.i + 1, c);
     x.i = c + 1;
-    return expand_fn_macro(x, name, m->second, args);
+    return expand_fn_macro(x, from, name, *mr.fn, args);
   }
   std::string s = strip_std(name);
   // dtypes
@@ -334,43 +335,159 @@ Val Interp::primary(Ex& x) {
   return f;
 }
 
-Val Interp::expand_object_macro(Ex& x, const std::string& name, const std::vector<CTok>& body) {
+Interp::MacroRef Interp::find_macro(const std::string& name, const std::vector<CTok>& T, size_t i) {
+  MacroRef r;
+  auto ev = C.macro_events.find(name);
+  if (ev == C.macro_events.end() || (ev->second.size() == 1 && ev->second[0].define)) {
+    // Defined once (or by a -D flag) and never #undef'd: the same macro at every use.
+    if (auto m = C.macros.find(name); m != C.macros.end())
+      r.object = &m->second;
+    else if (auto f = C.fn_macros.find(name); f != C.fn_macros.end())
+      r.fn = &f->second;
+    return r;
+  }
+  // Defined more than once or #undef'd: the last directive before the use decides.
+  const std::vector<CTok>* st = &T;
+  size_t si = i;
+  if (auto s = macro_site_.find(&T); s != macro_site_.end()) {
+    st = s->second.first;
+    si = s->second.second;
+  }
+  const auto& evs = ev->second;
+  bool one_source = true;
+  for (const auto& e : evs) one_source = one_source && e.toks == evs[0].toks;
+  const int line = i < T.size() ? T[i].line : 0;
+  if (!one_source || st != evs[0].toks)
+    fail("unsupported_cuda", "the macro `" + name + "` (used at line " + std::to_string(line) +
+                                 ") is defined more than once or #undef'd, and not all in the "
+                                 "source of its use: which definition applies there is unknown");
+  const Converter::MacroEvent* last = nullptr;
+  for (const auto& e : evs)
+    if (e.index < si) last = &e;
+  if (!last) {
+    if (!evs[0].define)
+      fail("unsupported_cuda", "the macro `" + name + "` (used at line " + std::to_string(line) +
+                                   ") is #undef'd before the source defines it");
+    return r;  // not yet defined: not a macro here
+  }
+  if (!last->define) return r;  // #undef'd
+  if (last->fn_like)
+    r.fn = &last->fn;
+  else
+    r.object = &last->body;
+  return r;
+}
+
+std::shared_ptr<std::vector<CTok>> Interp::macro_tokens(
+    const std::string& name, const Converter::FnMacro& m, const std::vector<CTok>& T, size_t at,
+    const std::vector<std::pair<size_t, size_t>>& args) {
+  const std::string where =
+      "the macro `" + name + "` (used at line " + std::to_string(T[at].line) + ")";
+  if (m.variadic)
+    fail("unsupported_cuda", where +
+                                 " takes variable arguments (`...`), which kernrl does not "
+                                 "expand");
+  if (args.size() != m.params.size() &&
+      !(m.params.empty() && args.size() == 1 && args[0].first == args[0].second))
+    fail("unsupported_cuda", where + " is used with " + std::to_string(args.size()) +
+                                 " arguments; it takes " + std::to_string(m.params.size()));
+  // The body with each parameter replaced by its argument's tokens (no parentheses added: what
+  // the preprocessor substitutes).
+  auto out = std::make_shared<std::vector<CTok>>();
+  for (const CTok& t : m.body) {
+    if (is_punct(t, "#"))
+      fail("unsupported_cuda", where +
+                                   " stringises or pastes tokens (`#`, `##`), which kernrl "
+                                   "does not expand");
+    bool replaced = false;
+    if (t.kind == CTok::Ident)
+      for (size_t p = 0; p < m.params.size() && !replaced; ++p)
+        if (m.params[p] == t.text) {
+          out->insert(out->end(), T.begin() + static_cast<long>(args[p].first),
+                      T.begin() + static_cast<long>(args[p].second));
+          replaced = true;
+        }
+    if (!replaced) {
+      CTok c = t;
+      c.line = T[at].line;  // errors in the expansion name the line of the use
+      out->push_back(c);
+    }
+  }
+  auto s = macro_site_.find(&T);
+  macro_site_[out.get()] = s != macro_site_.end() ? s->second : std::make_pair(&T, at);
+  keep_alive_.push_back(out);
+  return out;
+}
+
+void Interp::check_macro_unit(const Ex& x, size_t from, const std::string& name,
+                              const std::vector<CTok>& E) {
+  // Operators at the top level of the expansion (a leading sign or negation aside).
+  bool op = false, comma = false;
+  int depth = 0;
+  bool leading = true;
+  for (const CTok& t : E) {
+    if (t.kind != CTok::Punct) {
+      leading = false;
+      continue;
+    }
+    if (t.text == "(" || t.text == "[" || t.text == "{") {
+      ++depth;
+      leading = false;
+      continue;
+    }
+    if (t.text == ")" || t.text == "]" || t.text == "}") {
+      --depth;
+      continue;
+    }
+    if (depth > 0 || t.text == "::" || t.text == "." || t.text == "->") continue;
+    if (leading && (t.text == "-" || t.text == "+" || t.text == "!" || t.text == "~")) continue;
+    if (t.text == ",") comma = true;
+    op = true;
+  }
+  const std::string what = "the macro `" + name + "` (used at line " +
+                           std::to_string(x.T[from].line) + ") expands to `" +
+                           snippet(E, 0, E.size()) + "`";
+  if (comma) fail("unsupported_cuda", what + ", a comma-separated list, in an expression");
+  if (!op) return;
+  // Alone between delimiters, its operators cannot bind with the tokens around it.
+  static const std::set<std::string> before = {"(",  "[",   ",",  "=",  ";",   "{",
+                                               "}",  "<<<", "+=", "-=", "*=",  "/=",
+                                               "%=", "&=",  "|=", "^=", "<<=", ">>="};
+  static const std::set<std::string> after = {")", "]", ",", ";", "}", ">>>"};
+  const bool lone_before = from == 0 || is_ident(x.T[from - 1], "return") ||
+                           (x.T[from - 1].kind == CTok::Punct && before.count(x.T[from - 1].text));
+  const bool lone_after =
+      x.i >= x.end || (x.T[x.i].kind == CTok::Punct && after.count(x.T[x.i].text));
+  if (!lone_before || !lone_after)
+    fail("unsupported_cuda", what +
+                                 ", whose operators bind with the code around its use as "
+                                 "the preprocessor splices it; kernrl evaluates a macro in "
+                                 "an expression as one value (parenthesize the macro's body)");
+}
+
+Val Interp::expand_object_macro(Ex& x, size_t from, const std::string& name,
+                                const std::vector<CTok>& body) {
   if (++macro_depth_ > kMaxMacroDepth)
     fail("unsupported_cuda", "the macro `" + name + "` expands too deeply");
-  Val v = body.empty() ? Val{} : eval(x.fr, body, 0, body.size());
+  check_macro_unit(x, from, name, body);
+  auto E = std::make_shared<std::vector<CTok>>(body);
+  for (CTok& t : *E) t.line = x.T[from].line;
+  auto s = macro_site_.find(&x.T);
+  macro_site_[E.get()] = s != macro_site_.end() ? s->second : std::make_pair(&x.T, from);
+  keep_alive_.push_back(E);
+  Val v = E->empty() ? Val{} : eval(x.fr, *E, 0, E->size());
   --macro_depth_;
   return v;
 }
 
-Val Interp::expand_fn_macro(Ex& x, const std::string& name, const Converter::FnMacro& m,
+Val Interp::expand_fn_macro(Ex& x, size_t from, const std::string& name,
+                            const Converter::FnMacro& m,
                             const std::vector<std::pair<size_t, size_t>>& args) {
   if (++macro_depth_ > kMaxMacroDepth)
     fail("unsupported_cuda", "the macro `" + name + "` expands too deeply");
-  if (args.size() != m.params.size() &&
-      !(m.params.empty() && args.size() == 1 && args[0].first == args[0].second))
-    fail("unsupported_cuda",
-         "the macro `" + name + "` is used with " + std::to_string(args.size()) + " arguments");
-  // The expansion: the body with each parameter replaced by its argument's tokens.
-  auto expanded = std::make_shared<std::vector<CTok>>();
-  for (const CTok& t : m.body) {
-    bool replaced = false;
-    if (t.kind == CTok::Ident)
-      for (size_t p = 0; p < m.params.size(); ++p)
-        if (m.params[p] == t.text) {
-          CTok open;
-          open.kind = CTok::Punct;
-          open.text = "(";
-          expanded->push_back(open);
-          for (size_t k = args[p].first; k < args[p].second; ++k) expanded->push_back(x.T[k]);
-          CTok close = open;
-          close.text = ")";
-          expanded->push_back(close);
-          replaced = true;
-        }
-    if (!replaced) expanded->push_back(t);
-  }
-  keep_alive_.push_back(expanded);
-  Val v = expanded->empty() ? Val{} : eval(x.fr, *expanded, 0, expanded->size());
+  auto E = macro_tokens(name, m, x.T, from, args);
+  check_macro_unit(x, from, name, *E);
+  Val v = E->empty() ? Val{} : eval(x.fr, *E, 0, E->size());
   --macro_depth_;
   return v;
 }

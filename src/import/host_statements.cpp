@@ -38,6 +38,25 @@ size_t Interp::stmt_end(const std::vector<CTok>& T, size_t i, size_t end) {
   const CTok& t = T[i];
   if (is_punct(t, "{")) return close_of(T, i, end) + 1;
   if (t.kind == CTok::Directive) return i + 1;
+  if (t.kind == CTok::Ident && i + 1 < end && is_punct(T[i + 1], "(")) {
+    // A statement that begins with a macro ends where its expansion says: `if (c) LAUNCH(1)
+    // else ...` with LAUNCH(A) `if (v) a<A>(); else b<A>();` is an `if` inside the `if`.
+    const MacroRef mr = find_macro(t.text, T, i);
+    if (mr.fn && !macro_is_check(*mr.fn)) {
+      size_t c = close_of(T, i + 1, end);
+      auto V = macro_tokens(t.text, *mr.fn, T, i, split_args(T, i + 2, c));
+      const size_t n = V->size();
+      V->insert(V->end(), T.begin() + static_cast<long>(c) + 1, T.begin() + static_cast<long>(end));
+      size_t e = stmt_end(*V, 0, V->size());
+      if (e < n)
+        fail("unsupported_cuda", "the macro `" + t.text + "` (used at line " +
+                                     std::to_string(t.line) +
+                                     ") expands to more than one statement where C++ takes one "
+                                     "(the body of an `if`, `else` or loop): only the first "
+                                     "would be under it");
+      return c + 1 + (e - n);
+    }
+  }
   if (is_ident(t, "if") || is_ident(t, "for") || is_ident(t, "while") || is_ident(t, "switch")) {
     size_t c = close_of(T, i + 1, end);
     size_t e = stmt_end(T, c + 1, end);
@@ -72,6 +91,11 @@ bool Interp::only_checks(const std::vector<CTok>& T, size_t i, size_t end, bool 
       return false;
     if (t.kind == CTok::Ident) {
       if (find_function(t.text, false).item || find_function(t.text, true).item) return false;
+      // A macro that is not a check can expand to anything (a launch, an assignment).
+      if (k + 1 < end && is_punct(T[k + 1], "(")) {
+        const MacroRef mr = find_macro(t.text, T, k);
+        if (mr.fn && !macro_is_check(*mr.fn)) return false;
+      }
       if (t.text == "cudaMemset" || t.text == "cudaMemcpy" || starts_with(t.text, "AT_DISPATCH"))
         return false;
       if (t.text == "return" && k + 1 < end && !is_punct(T[k + 1], ";")) {
@@ -128,6 +152,10 @@ size_t Interp::exec_stmt(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
   }
   if (t.kind == CTok::Ident) {
     const std::string& w = t.text;
+    if (i + 1 < end && is_punct(T[i + 1], "(")) {
+      const MacroRef mr = find_macro(w, T, i);
+      if (mr.fn && !macro_is_check(*mr.fn)) return exec_macro_stmt(fr, T, i, end, w, *mr.fn);
+    }
     if (w == "return") {
       size_t e = find_semi(T, i + 1, end);
       if (e > i + 1)
@@ -170,12 +198,39 @@ size_t Interp::exec_stmt(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
   return std::min(end, e + 1);
 }
 
+size_t Interp::exec_macro_stmt(Frame& fr, const std::vector<CTok>& T, size_t i, size_t end,
+                               const std::string& name, const Converter::FnMacro& m) {
+  if (++macro_depth_ > kMaxMacroDepth)
+    fail("unsupported_cuda", "the macro `" + name + "` expands too deeply");
+  size_t c = close_of(T, i + 1, end);
+  auto V = macro_tokens(name, m, T, i, split_args(T, i + 2, c));
+  // The expansion spliced in place of the use: its statements run, and one that it leaves
+  // unfinished ends in the tokens after the use (which keep their places: V[n + j] is
+  // T[c + 1 + j]).
+  const size_t n = V->size();
+  V->insert(V->end(), T.begin() + static_cast<long>(c) + 1, T.begin() + static_cast<long>(end));
+  const std::vector<CTok>* outer = fr.T;
+  fr.T = V.get();
+  size_t k = 0;
+  try {
+    while (k < n && !fr.returned) k = exec_stmt(fr, *V, k, V->size());
+  } catch (...) {
+    fr.T = outer;
+    --macro_depth_;
+    throw;
+  }
+  fr.T = outer;
+  --macro_depth_;
+  if (fr.returned) return end;
+  return c + 1 + (k - n);
+}
+
 void Interp::eval_statement_expr(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e) {
   // A function-like macro used as a statement that only checks (CHECK_INPUT(x),
   // CUDA_CHECK(cudaGetLastError())): its call arguments run, the check does not.
   if (T[i].kind == CTok::Ident && i + 1 < e && is_punct(T[i + 1], "(")) {
-    auto m = C.fn_macros.find(T[i].text);
-    if (m != C.fn_macros.end() && macro_is_check(m->second)) {
+    const MacroRef m = find_macro(T[i].text, T, i);
+    if (m.fn && macro_is_check(*m.fn)) {
       size_t c = close_of(T, i + 1, e);
       for (auto [a, b] : split_args(T, i + 2, c))
         if (b > a + 1 && T[a].kind == CTok::Ident && is_punct(T[a + 1], "(") &&

@@ -393,6 +393,31 @@ Val PySide::call_def(Env& caller, size_t header, bool method, const PyExprP& e) 
   return local.ret ? *local.ret : Val{};
 }
 
+void PySide::exec_init_assert(Env& env, const PyLine& l) {
+  const auto& t = l.toks;
+  size_t comma = t.size();
+  int d = 0;
+  for (size_t k = 1; k < t.size(); ++k) {
+    if (t[k].kind == PyTok::Op && (t[k].text == "(" || t[k].text == "[" || t[k].text == "{")) ++d;
+    if (t[k].kind == PyTok::Op && (t[k].text == ")" || t[k].text == "]" || t[k].text == "}")) --d;
+    if (d == 0 && tok_is(t[k], ",")) {
+      comma = k;
+      break;
+    }
+  }
+  PyExprP cond = py_parse_expr(t, 1, comma);
+  const std::string what = "`assert " + py_text(cond) + "` (line " + std::to_string(l.line) + ")";
+  std::optional<bool> c;
+  try {
+    c = truth(eval(env, cond));
+  } catch (const ImportError&) {
+  }
+  if (!c) fail("host_logic", "ModelNew.__init__ runs " + what + ", which kernrl cannot decide");
+  if (!*c)
+    fail("mismatch", "ModelNew.__init__ runs " + what +
+                         ", which fails for this problem: PyTorch raises when it builds ModelNew");
+}
+
 Val PySide::call(Env& env, const PyExprP& e) {
   const PyExprP& callee_e = e->kids[0];
   std::string text = py_text(e);

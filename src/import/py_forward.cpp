@@ -361,6 +361,10 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
         l.elem = d.substr(d.rfind('.') + 1);
         return l;
       }
+      // A function of the module (`self.k = _as_int(kernel_size)`): its body runs.
+      if (v->kids[0]->kind == PyExpr::Name && module_def_headers_.count(d) &&
+          !init_params_.count(d) && !init_locals_.count(d))
+        return init_computed(attr, v);
       return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
     }
     case PyExpr::Other:
@@ -381,10 +385,14 @@ Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
   static const std::set<std::string> pure = {"int", "float", "bool",  "min",   "max",
                                              "abs", "len",   "round", "tuple", "list"};
   bool ok = true;
+  bool calls_def = false;  // calls a function of the module: its body runs as forward's does
   std::function<void(const PyExprP&)> check = [&](const PyExprP& x) {
     if (x->kind == PyExpr::Call) {
       std::string f = resolve(py_dotted(x->kids[0]));
-      if (!pure.count(f) && !starts_with(f, "math.")) ok = false;
+      const bool module_fn = x->kids[0]->kind == PyExpr::Name && module_def_headers_.count(f) &&
+                             !init_params_.count(f) && !init_locals_.count(f);
+      calls_def = calls_def || module_fn;
+      if (!pure.count(f) && !starts_with(f, "math.") && !module_fn) ok = false;
     }
     if (x->kind == PyExpr::Other && x->text != "conditional expression") ok = false;
     if (x->kind == PyExpr::BinOp && x->text == "@") ok = false;  // a product would be a step
@@ -404,6 +412,18 @@ Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
   };
   collect(v);
   Env env;
+  // What a function of the module does besides computing its value (allocate, compute with
+  // PyTorch, call the extension) would be done at each read of the attribute: refused.
+  const size_t tensors0 = C.tensors.size(), launches0 = C.launches.size(),
+               calls0 = host_calls.size();
+  auto pure_so_far = [&]() {
+    if (C.tensors.size() != tensors0 || C.launches.size() != launches0 ||
+        host_calls.size() != calls0)
+      fail("host_logic", "ModelNew.__init__ computes `self." + attr + "` (" + py_text(v) +
+                             ") with a function that allocates, computes with PyTorch or calls "
+                             "the extension; kernrl follows only functions that compute values");
+  };
+  Val r;
   try {
     for (const auto& n : names) {
       if (auto l = init_local(n))
@@ -413,14 +433,20 @@ Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
     }
     if (v->kind == PyExpr::Other && v->kids.size() == 3) {
       auto c = truth(eval(env, v->kids[1]));
+      pure_so_far();
       if (!c) return unknown;
       return init_value(attr, v->kids[*c ? 0 : 2]);
     }
-    Val r = eval(env, v);
-    return r.kind == Val::Unknown || r.kind == Val::Void ? unknown : r;
-  } catch (const ImportError&) {
+    r = eval(env, v);
+  } catch (const ImportError& e) {
+    pure_so_far();
+    // A function of the module that raises (a failed `assert`, a call with the wrong arguments)
+    // raises when KernelBench builds ModelNew.
+    if (calls_def && e.category == "mismatch") throw;
     return unknown;
   }
+  pure_so_far();
+  return r.kind == Val::Unknown || r.kind == Val::Void ? unknown : r;
 }
 
 Val PySide::module_value(const std::string& name) {
@@ -571,6 +597,12 @@ void PySide::exec_lines(Env& env, size_t begin, size_t end) {
                      std::to_string(l.line) + ")");
           if (name) env.locals.erase(t[k].text);
         }
+        i = next;
+        continue;
+      }
+      if (w == "assert" && init_depth_ > 0) {
+        // In a function that __init__ calls: Python raises there when the condition is false.
+        exec_init_assert(env, l);
         i = next;
         continue;
       }

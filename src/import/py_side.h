@@ -310,6 +310,9 @@ class PySide {
   // `def`) whose `def` is at lines_[header]: its body runs as forward's does, with the arguments
   // bound to its parameters (defaults evaluated at module level); what it returns.
   Val call_def(Env& caller, size_t header, bool method, const PyExprP& e);
+  // `assert cond[, msg]` in a function of the module run for a value of __init__
+  // (init_computed): cond must be true; false is a mismatch (Python raises), unknown host_logic.
+  void exec_init_assert(Env& env, const PyLine& l);
   std::set<std::string> stats_copied_;  // running statistics given to the extension as a copy
   int with_depth_ = 0;                  // `with` blocks forward is running the body of
   int def_depth_ = 0;                   // nested calls of the file's functions

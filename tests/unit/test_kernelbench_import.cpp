@@ -3502,3 +3502,170 @@ TEST_CASE("import_kernelbench: two streams over the halves of a tensor (pointer 
                   "launches on the streams the wrapper creates run in order on one stream") !=
         r.notes.end());
 }
+
+TEST_CASE("import_kernelbench: a function-like macro expands as the preprocessor expands it") {
+  ProblemSpec p = problem("L1_26");  // x: [batch_size, dim]
+  auto run = [&](const std::string& body) {
+    std::string cuda = R"(
+template <int A, bool V> __global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  const int n = x.numel();
+  const int act = 2;
+)" + body + R"(
+  return y;
+}
+)";
+    CAPTURE(body);
+    return import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  };
+  // Statements: an `if`/`else` of launches, used without a semicolon in braces; #undef after.
+  auto r = run(R"(  const bool vec = true;
+#define LAUNCH(A) \
+  if (vec) k<A, true><<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); \
+  else k<A, false><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  if (act == 1) { LAUNCH(1) } else if (act == 2) { LAUNCH(2) } else { LAUNCH(0) }
+#undef LAUNCH)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].kernel == "k<2, true>");
+  CHECK(plan.launches[0].block == std::vector<std::string>{"256"});
+
+  // The macro's `if` on the sizes, which differs between size sets: both launches, each where
+  // its branch runs.
+  r = run(R"(  const bool vec = (n % 4 == 0);
+#define LAUNCH(A) \
+  if (vec) k<A, true><<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); \
+  else k<A, false><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  if (act == 1) { LAUNCH(1) } else if (act == 2) { LAUNCH(2) } else { LAUNCH(0) })");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].kernel == "k<2, true>");
+  CHECK(plan.launches[1].kernel == "k<2, false>");
+  CHECK_FALSE(plan.launches[0].repeat_count.empty());
+  CHECK_FALSE(plan.launches[1].repeat_count.empty());
+
+  // Without braces the expansion is the statement C++ sees: `if (act == 1) LAUNCH(1) else ...`
+  // is an `if` whose body is the macro's `if`/`else`, and the second `else` is the outer one's.
+  r = run(R"(  const bool vec = false;
+#define LAUNCH(A) \
+  if (vec) k<A, true><<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); \
+  else k<A, false><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  if (act == 1) LAUNCH(1) else LAUNCH(2))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].kernel == "k<2, false>");
+  // Two statements where C++ takes one: the second is not under the `if`.
+  r = run(R"(#define TWO(A) \
+  k<A, true><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); \
+  k<A, false><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  if (act == 1) TWO(1);)");
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("more than one statement") != std::string::npos);
+  // In a block they run in order.
+  r = run(R"(#define TWO(A) \
+  k<A, true><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n); \
+  k<A, false><<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  if (act == 2) { TWO(2) })");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[0].kernel == "k<2, true>");
+  CHECK(plan.launches[1].kernel == "k<2, false>");
+
+  // The parameters are replaced by the arguments' tokens, not by their values: HALF(n + 2) is
+  // n + 2 / 2. An expansion alone between delimiters is its value.
+  r = run(R"(#define HALF(v) v / 2
+  int b = HALF(n + 2);
+  k<0, true><<<b, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].grid == std::vector<std::string>{"batch_size * dim + 1"});
+
+  // The definition that applies is the last one before the use.
+  r = run(R"(#define THREADS(v) 32
+  int a = THREADS(0);
+#undef THREADS
+#define THREADS(v) (v * 2)
+  k<0, true><<<a, THREADS(64)>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 1);
+  CHECK(plan.launches[0].grid == std::vector<std::string>{"32"});
+  CHECK(plan.launches[0].block == std::vector<std::string>{"128"});
+
+  // After #undef the name is no macro.
+  r = run(R"(#define THREADS(v) 32
+#undef THREADS
+  k<0, true><<<1, THREADS(0)>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);)");
+  CHECK_FALSE(r.converted);
+  CHECK(r.reason.find("`THREADS`") != std::string::npos);
+  CHECK(r.reason.find("does not define") != std::string::npos);
+
+  // An expansion whose operators would bind with the code around it; a list in an expression;
+  // stringising and pasting; variadic macros: refused.
+  for (const char* bad : {"#define TWICE(v) v + v\n  int b = TWICE(n) * 2;\n"
+                          "  k<0, true><<<b, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);",
+                          "#define PAIR(v) v, 32\n  int b = (PAIR(1));\n"
+                          "  k<0, true><<<b, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);",
+                          "#define CAT(a, b) a##b\n  int k1 = 1;\n  int b = CAT(k, 1);\n"
+                          "  k<0, true><<<b, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);",
+                          "#define GO(...) k<0, true><<<1, 32>>>(__VA_ARGS__);\n"
+                          "  GO(x.data_ptr<float>(), y.data_ptr<float>(), n)"}) {
+    r = run(bad);
+    CAPTURE(r.reason);
+    CHECK_FALSE(r.converted);
+    CHECK(r.category == "unsupported_cuda");
+    CHECK(r.reason.find("macro") != std::string::npos);
+  }
+  CHECK(run("#define TWICE(v) v + v\n  int b = TWICE(n) * 2;\n"
+            "  k<0, true><<<b, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);")
+            .reason.find("bind with the code around its use") != std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: __init__ values computed by a function of the module") {
+  ProblemSpec p = suite_linear();  // ModelNew(input_size, output_size, divisor); divisor 10.0
+  auto run = [&](const std::string& def, const std::string& attr_value) {
+    std::string py = suite_module("        return ext.epilogue(self.linear(x), self.d)",
+                                  std::string(kLinearInit) + "\n        self.d = " + attr_value);
+    py.insert(py.find("class ModelNew"), def + "\n\n");
+    CAPTURE(def);
+    return import_kernelbench(py, p);
+  };
+  const std::string as_float =
+      "def _as_float(d):\n"
+      "    if isinstance(d, (tuple, list)):\n"
+      "        assert all(v == d[0] for v in d), \"one value\"\n"
+      "        return float(d[0])\n"
+      "    assert d > 0, \"positive\"\n"
+      "    return float(d)\n";
+  auto r = run(as_float, "_as_float(divisor)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[1].args[2].text == "0.1");
+  // Through a tuple and another function.
+  r = run(as_float + "\ndef _twice(d):\n    return 2 * _as_float(d)\n",
+          "_twice((divisor, divisor)) / 2");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, p).launches[1].args[2].text == "0.1");
+
+  // An assert that fails: PyTorch raises building ModelNew.
+  r = run(as_float, "_as_float((divisor, 2.0))");
+  CHECK_FALSE(r.converted);
+  CHECK(r.category == "mismatch");
+  CHECK(r.reason.find("fails for this problem") != std::string::npos);
+  // One kernrl cannot decide.
+  r = run("def _f(d):\n    assert d.is_integer()\n    return d\n", "_f(divisor)");
+  CHECK_FALSE(r.converted);
+  // A function that computes with PyTorch is not a value.
+  r = run("def _f(d):\n    t = torch.ones(3)\n    return d\n", "_f(divisor)");
+  CHECK_FALSE(r.converted);
+  // A name __init__ binds itself shadows the module's function.
+  r = run(as_float, "_as_float(divisor)\n        _as_float = 3");
+  CHECK_FALSE(r.converted);
+}
