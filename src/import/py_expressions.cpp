@@ -191,6 +191,11 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         fail("host_logic", "the forward of " + self_name() + " reads `" + py_text(e) +
                                "` of `self." + obj.name +
                                "`, a layer outside it; kernrl follows a submodule's own layers");
+      if (std::string holder = held_by_file_instance(obj.name); !holder.empty())
+        fail("host_logic", "forward reads `" + py_text(e) + "` of `self." + obj.name +
+                               "`, a layer of `self." + holder +
+                               "` (an instance of a class of the file), outside that class's "
+                               "forward; kernrl follows such layers in its own forward only");
       if (file_instance(obj))
         fail("host_logic", "forward reads `" + py_text(e) + "`, an attribute of `self." + obj.name +
                                "` (an instance of a class of the file) outside that class's "

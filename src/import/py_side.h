@@ -140,6 +140,9 @@ class PySide {
   std::optional<std::pair<size_t, PyExprP>> file_class_ctor(const std::string& path,
                                                             std::string* why);
   bool file_instance(const Val& layer);  // a Layer built by file_class_ctor (or refused there)
+  // The module path of a file_instance that holds the layer at `path` (`block` for
+  // `block.linear`), "" for none: such a layer is followed within that instance's forward only.
+  std::string held_by_file_instance(const std::string& path);
   // Binds a submodule's __init__ parameters (init_signature_) to its constructor's arguments
   // (evaluated where the parent builds it), defaults evaluated at module level.
   std::vector<Val> sub_pos_args_;

@@ -92,6 +92,16 @@ bool PySide::file_instance(const Val& layer) {
   return file_class_ctor(layer.name, &why) || !why.empty();
 }
 
+std::string PySide::held_by_file_instance(const std::string& path) {
+  for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) {
+    Val holder;
+    holder.kind = Val::Layer;
+    holder.name = path.substr(0, dot);
+    if (file_instance(holder)) return holder.name;
+  }
+  return "";
+}
+
 void PySide::bind_submodule_args() {
   const std::string who = self_name();
   if (sub_pos_args_.size() > init_signature_.size())

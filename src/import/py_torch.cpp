@@ -755,6 +755,11 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
   Val layer = called;
   if (layer.elem == "Module")
     if (std::string cls = module_class(layer); !cls.empty()) layer.elem = cls;
+  if (std::string holder = held_by_file_instance(layer.name); !holder.empty())
+    fail("host_logic", "forward calls `self." + layer.name + "` (`" + text +
+                           "`), a layer of `self." + holder +
+                           "` (an instance of a class of the file), outside that class's forward; "
+                           "kernrl follows such layers in its own forward only");
   // A submodule's own layer: the class problem.yaml's modules records at its path must be the
   // one its __init__ builds (module_classes refuses a mismatch).
   if (!self_path_.empty()) module_classes(layer);

@@ -3624,6 +3624,11 @@ TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forw
                            "        self.linear = nn.LazyLinear(o)\n        self.scale = scale",
                            block_forward, ctor, call),
           "where the reference module has Linear");
+  // A layer of a submodule that its forward hands back to ModelNew's, called there.
+  refused(
+      submodule_module("i, o, scale, use_bias=True", block_init, "        return self.linear", ctor,
+                       "        lin = self.block(x)\n        return ext.epilogue(lin(x), 1.0)"),
+      "a layer of `self.block`");
   // Reading a submodule's attribute from ModelNew's forward.
   refused(submodule_module("i, o, scale, use_bias=True", block_init, block_forward, ctor,
                            "        return ext.epilogue(self.block.linear(x), 1.0)"),
