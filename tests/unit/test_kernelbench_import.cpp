@@ -3558,6 +3558,33 @@ TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forw
       CHECK(plan.launches[1].args[2].text == "0.1");
     }
   }
+  // A submodule of a submodule, in a ModuleList indexed: Outer's `self.linear` is a
+  // Block, whose `self.linear` is the nn.Linear (`block.0.linear.linear.weight`); each `self` its
+  // own, each __init__ bound to the arguments its parent gives.
+  {
+    ProblemSpec p = suite_submodule(false);
+    for (auto& t : p.parameters) t.name = "block.0.linear." + t.name.substr(6);
+    p.modules = {{"block", {"ModuleList"}},
+                 {"block.0", {"kernelbench_problem:Outer"}},
+                 {"block.0.linear", {"kernelbench_problem:Block"}},
+                 {"block.0.linear.linear", {"Linear"}}};
+    std::string py = submodule_module(
+        "i, o, scale, use_bias=True", block_init, block_forward,
+        "        self.block = nn.ModuleList([Outer(input_size, output_size, divisor)])",
+        "        k = 0\n        return self.block[k](x)");
+    py.insert(py.find("class ModelNew"),
+              "class Outer(nn.Module):\n    def __init__(self, a, b, c):\n"
+              "        super().__init__()\n        self.linear = Block(a, b, scale=c)\n\n"
+              "    def forward(self, x):\n        return self.linear(x)\n\n\n");
+    auto r = import_kernelbench(py, p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x",
+                                                                  "block.0.linear.linear.weight",
+                                                                  "block.0.linear.linear.bias"});
+    CHECK(plan.launches[1].args[2].text == "0.1");
+  }
   // Refused, with the reason.
   ProblemSpec p = suite_submodule(false);
   auto refused = [&](const std::string& py, const std::string& why) {
