@@ -235,7 +235,9 @@ print("torch steps %s: %s (speedup %s) %s" % (sys.argv[1], r.get("status", "no r
     log "KERNELBENCH_DIR is not a KernelBench checkout: skipped"
   else
     KB_SUITE="${KB_SUITE:-/tmp/kernrl-kb-suite}"  # several GB of weights: not under $OUT
-    export KB_SUITE KB_GENS="${KB_GENS:-tests/import/generations tests/kernelbench/generations}"
+    # (tests/kernelbench/v4/kb-prompt: its L3_18_SqueezeNet converts through a submodule class the
+    # generation defines, FireModule, whose conv2d steps take features.N.* by module path.)
+    export KB_SUITE KB_GENS="${KB_GENS:-tests/import/generations tests/kernelbench/generations tests/kernelbench/v4/kb-prompt}"
     # The suite built, checked against KernelBench's own modules (the worker's TorchScript path,
     # on the GPU), its torch.compile baselines timed, and KB_GENS graded by KernelBench's eval
     # and by kernrl side by side (scripts/kb-gpu.sh; KB_* variables there).

@@ -51,6 +51,9 @@ Val PySide::eval(Env& env, const PyExprP& e) {
         return sliced(env, obj, e->kids[1], py_text(e));
       Val idx = eval(env, e->kids[1]);
       // `self.features[0]`: a submodule of an nn.Sequential or nn.ModuleList, by module path.
+      if (obj.kind == Val::Layer && file_instance(obj))
+        fail("host_logic", "forward indexes `self." + obj.name +
+                               "`, an instance of a class of the file (`" + py_text(e) + "`)");
       if (obj.kind == Val::Layer && obj.name != "self" && idx.kind == Val::Int && idx.k) {
         int64_t k = *idx.k;
         if (k < 0 && !C.P.modules.empty())
@@ -182,6 +185,21 @@ Val PySide::attr(Env& env, const PyExprP& e) {
     }
     case Val::Layer: {
       if (obj.name == "self") return self_attr(e->text);
+      // An instance of a class of the file: its attributes are followed within its own forward
+      // only (what its __init__ sets is read there, with its constructor's arguments).
+      if (!relative(obj.name))
+        fail("host_logic", "the forward of " + self_name() + " reads `" + py_text(e) +
+                               "` of `self." + obj.name +
+                               "`, a layer outside it; kernrl follows a submodule's own layers");
+      if (std::string holder = held_by_file_instance(obj.name); !holder.empty())
+        fail("host_logic", "forward reads `" + py_text(e) + "` of `self." + obj.name +
+                               "`, a layer of `self." + holder +
+                               "` (an instance of a class of the file), outside that class's "
+                               "forward; kernrl follows such layers in its own forward only");
+      if (file_instance(obj))
+        fail("host_logic", "forward reads `" + py_text(e) + "`, an attribute of `self." + obj.name +
+                               "` (an instance of a class of the file) outside that class's "
+                               "forward; kernrl follows such attributes in its own forward only");
       // A suite built from KernelBench names parameters by module path (`conv.weight`).
       std::string path = obj.name + "." + e->text;
       if (stale_.count(path))
@@ -290,6 +308,16 @@ Val PySide::as_int(const Val& v, const std::string& text) {
 }
 
 Val PySide::call_def(Env& caller, size_t header, bool method, const PyExprP& e) {
+  std::vector<Val> args;
+  std::vector<std::pair<std::string, Val>> kwargs;
+  for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(caller, e->kids[i]));
+  for (const auto& kw : e->kwargs)
+    kwargs.push_back({kw.first, kw.first == "*" ? Val{} : eval(caller, kw.second)});
+  return run_def(header, method, args, kwargs);
+}
+
+Val PySide::run_def(size_t header, bool method, const std::vector<Val>& args,
+                    const std::vector<std::pair<std::string, Val>>& kwargs) {
   const auto& t = lines_[header].toks;
   const std::string fn = (method ? "self." : "") + t[1].text;
   const std::string where = "`" + fn + "` (line " + std::to_string(lines_[header].line) + ")";
@@ -348,19 +376,17 @@ Val PySide::call_def(Env& caller, size_t header, bool method, const PyExprP& e) 
     params.erase(params.begin());
   }
   Env local;
-  if (e->kids.size() - 1 > params.size())
-    fail("mismatch", "forward calls " + where + " with " + std::to_string(e->kids.size() - 1) +
+  if (args.size() > params.size())
+    fail("mismatch", "forward calls " + where + " with " + std::to_string(args.size()) +
                          " arguments; it takes " + std::to_string(params.size()));
-  for (size_t i = 1; i < e->kids.size(); ++i)
-    local.locals[params[i - 1].first] = eval(caller, e->kids[i]);
-  for (const auto& kw : e->kwargs) {
-    const std::string& k = kw.first;
+  for (size_t i = 0; i < args.size(); ++i) local.locals[params[i].first] = args[i];
+  for (const auto& [k, v] : kwargs) {
     bool known = false;
     for (const auto& p : params) known = known || p.first == k;
     if (!known || local.locals.count(k))
       fail("host_logic", "forward calls " + where + " with the keyword argument `" + k +
                              "`, which kernrl cannot bind");
-    local.locals[k] = eval(caller, kw.second);
+    local.locals[k] = v;
   }
   for (const auto& [pname, def] : params) {
     if (local.locals.count(pname)) continue;
@@ -499,6 +525,12 @@ Val PySide::call(Env& env, const PyExprP& e) {
   }
   if (f.kind == Val::Layer) {
     if (f.name == "self") fail("host_logic", "forward calls the model itself");
+    // An instance of a class of the file that ModelNew's __init__ (or the submodule's) builds
+    // in place: its forward runs, with `self` that submodule.
+    std::string why;
+    if (auto built = file_class_ctor(f.name, &why))
+      return submodule_call(env, f, built->first, built->second, e);
+    if (!why.empty()) fail("host_logic", "forward calls " + why + " (`" + text + "`)");
     return layer_call(env, f, e);
   }
   if (f.kind == Val::Unknown) fail("host_logic", "forward calls " + f.why);

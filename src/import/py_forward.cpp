@@ -254,7 +254,7 @@ Val PySide::from_problem_name(const std::string& n) {
 Val PySide::self_attr(const std::string& attr) {
   auto o = self_overrides_.find(attr);
   if (o != self_overrides_.end()) return o->second;
-  auto e = ext_by_var_.find("self." + attr);
+  auto e = self_path_.empty() ? ext_by_var_.find("self." + attr) : ext_by_var_.end();
   if (e != ext_by_var_.end()) {
     Val v;
     v.kind = Val::Ext;
@@ -262,23 +262,26 @@ Val PySide::self_attr(const std::string& attr) {
     return v;
   }
   auto it = init_attrs_.find(attr);
-  if (init_setattr_) return make_unknown("`self." + attr + "` (ModelNew's __init__ calls setattr)");
+  if (init_setattr_)
+    return make_unknown("`self." + scoped(attr) + "` (" + self_name() +
+                        "'s __init__ calls setattr)");
   if (init_attrs_mutated_.count(attr) && it != init_attrs_.end()) {
     const PyExprP& v = it->second;
     std::string callee =
         v->kind == PyExpr::Call && !v->kids.empty() ? resolve(py_dotted(v->kids[0])) : "";
     if (!starts_with(callee, "torch.nn."))
-      return make_unknown("`self." + attr +
-                          "`, which ModelNew's __init__ changes in place after setting it");
+      return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
+                          "'s __init__ changes in place after setting it");
   }
   if (auto u = init_attrs_undecided_.find(attr);
       u != init_attrs_undecided_.end() && init_attrs_changed_.count(attr))
-    return make_unknown("`self." + attr + "`, which ModelNew's __init__ sets under " + u->second +
+    return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
+                        "'s __init__ sets under " + u->second +
                         " (kernrl follows the branch an `if` of __init__ takes where it can "
                         "decide its condition)");
   if (init_attrs_changed_.count(attr))
-    return make_unknown("`self." + attr +
-                        "`, which ModelNew's __init__ sets more than once, under a condition or "
+    return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
+                        "'s __init__ sets more than once, under a condition or "
                         "by an augmented assignment (kernrl follows an attribute set once, at the "
                         "top of __init__)");
   // nn.Module's own flag: KernelBench never calls eval(), so ModelNew runs in training mode (as
@@ -292,12 +295,13 @@ Val PySide::self_attr(const std::string& attr) {
       f.name = "self." + attr;
       return f;
     }
-    return make_unknown("`self." + attr + "` (not set in __init__)");
+    return make_unknown("`self." + scoped(attr) + "` (not set in __init__)");
   }
   return init_value(attr, it->second);
 }
 
 Val PySide::init_value(const std::string& attr, const PyExprP& v) {
+  // (`attr` is an attribute of the current `self`; a layer's name is its module path.)
   // `self.linears = [m for m in self.net if isinstance(m, nn.Linear)]`: a list of layers.
   if (v->kind == PyExpr::Other && v->text == "list comprehension" && v->kids.size() >= 3) {
     // Only over what forward also sees: its target, self, torch and builtins (a name local to
@@ -338,6 +342,8 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
       std::string d = resolve(py_dotted(v->kids[0]));
       if (d == "torch.nn.Parameter" || d == "nn.Parameter" || d == "torch.nn.parameter.Parameter" ||
           d == "Parameter") {
+        // A submodule's parameter: the problem's of its module path (`features.3.weight`).
+        if (!self_path_.empty()) return problem_param(scoped(attr), "self." + scoped(attr));
         if (auto p = positional_param(attr, v)) return problem_param(*p, "self." + attr);
         return problem_param(attr, "self." + attr);
       }
@@ -357,15 +363,28 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
       if (starts_with(d, "torch.nn.") || starts_with(d, "nn.")) {
         Val l;
         l.kind = Val::Layer;
-        l.name = attr;
+        l.name = scoped(attr);
         l.elem = d.substr(d.rfind('.') + 1);
         return l;
+      }
+      // An instance of a class of the file (`self.block = Block(c)`): a layer by module path,
+      // its class, where needed, from module_classes(); a call of it runs its forward.
+      if (v->kids[0]->kind == PyExpr::Name) {
+        std::string why;
+        if (file_class_ctor(scoped(attr), &why)) {
+          Val l;
+          l.kind = Val::Layer;
+          l.name = scoped(attr);
+          l.elem = "Module";
+          return l;
+        }
+        if (!why.empty()) return make_unknown(why);
       }
       // A function of the module (`self.k = _as_int(kernel_size)`): its body runs.
       if (v->kids[0]->kind == PyExpr::Name && module_def_headers_.count(d) &&
           !init_params_.count(d) && !init_locals_.count(d))
         return init_computed(attr, v);
-      return make_unknown("`self." + attr + "` (" + py_text(v) + ")");
+      return make_unknown("`self." + scoped(attr) + "` (" + py_text(v) + ")");
     }
     case PyExpr::Other:
     case PyExpr::BinOp:
@@ -983,6 +1002,11 @@ void PySide::bind(Env& env, const PyExprP& target, const Val& value, int line) {
   }
   if (target->kind == PyExpr::Attr && target->kids[0]->kind == PyExpr::Name &&
       target->kids[0]->text == "self") {
+    // A submodule's attribute set by its forward would persist to its next call: not followed.
+    if (!self_path_.empty())
+      fail("host_logic", "the forward of " + self_name() + " assigns to `" + py_text(target) +
+                             "` (line " + std::to_string(line) +
+                             "); kernrl follows a submodule's forward that sets no attribute");
     self_overrides_[target->text] = value;
     return;
   }

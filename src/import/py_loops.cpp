@@ -363,7 +363,18 @@ std::vector<std::string> PySide::module_classes(const Val& layer) const {
       // A layer inside a container: known only when ModelNew builds the layers as the reference,
       // or builds this one itself as the reference's class, in place in a container it sets
       // once and never changes (`self.shortcut = nn.Sequential(nn.Conv2d(...), ...)`).
-      if (path.find('.') != std::string::npos) {
+      // (Within a submodule of a class of the file, its own attributes are built by its
+      // __init__, read with its constructor's arguments; a layer inside a container of it is
+      // known only where that __init__ builds it in place.)
+      auto rel = relative(path);
+      if (!rel)
+        fail("host_logic", "forward needs the class of `self." + path + "` outside " + self_name() +
+                               ", whose forward runs");
+      if (!self_path_.empty() && rel->find('.') != std::string::npos &&
+          !(!classes.empty() && built_in_place(path, classes.front())))
+        fail("host_logic", "forward needs the class of `self." + path + "`, which " + self_name() +
+                               "'s __init__ does not build in place");
+      if (self_path_.empty() && path.find('.') != std::string::npos) {
         std::string why = layers_built_as_reference();
         if (!why.empty() && !classes.empty() && built_in_place(path, classes.front()))
           return classes;
@@ -387,12 +398,15 @@ std::vector<std::string> PySide::module_classes(const Val& layer) const {
   return {layer.elem};
 }
 
-bool PySide::built_in_place(const std::string& path, const std::string& cls) const {
+bool PySide::built_in_place(const std::string& full, const std::string& cls) const {
+  auto rel = relative(full);
+  if (!rel) return false;
+  const std::string& path = *rel;
   const std::string top = path.substr(0, path.find('.'));
   if (init_setattr_ || !init_attrs_.count(top) || init_attrs_changed_.count(top) ||
       init_attrs_mutated_.count(top))
     return false;
-  PyExprP call = layer_ctor(path);
+  PyExprP call = rel_layer_ctor(path);
   if (!call || call->kind != PyExpr::Call || call->kids.empty()) return false;
   std::string named = resolve(py_dotted(call->kids[0]));
   return named == "torch.nn." + cls || named == "nn." + cls;
@@ -404,6 +418,10 @@ std::string PySide::module_class(const Val& layer) const {
 }
 
 std::vector<Val> PySide::layer_children(const Val& layer, const std::string& text) const {
+  if (!self_path_.empty())
+    fail("host_logic", "the forward of " + self_name() + " iterates over the layers of `self." +
+                           layer.name + "` (`" + text +
+                           "`); kernrl iterates over ModelNew's own containers only");
   if (C.P.modules.empty())
     fail("host_logic", "forward iterates over the layers of `self." + layer.name + "` (`" + text +
                            "`): kernrl knows them on suites built from KernelBench only "

@@ -430,8 +430,31 @@ void PySide::scan_module() {
            "a Triton module without class ModelNew; kernrl expects CUDA kernels");
     fail("not_kernelbench", "no class ModelNew: not a KernelBench generation");
   }
+  size_t forward_header = 0;
+  read_class(class_line_, &any_inline, &load_files, &forward_header);
+  if (forward_header) {
+    forward_ = body_of(lines_, forward_header);
+    forward_header_ = forward_header;
+    have_forward_ = true;
+  }
+  if (!any_inline) {
+    if (load_files)
+      fail("not_kernelbench",
+           "the CUDA is built from files with torch.utils.cpp_extension.load; kernrl reads "
+           "load_inline sources");
+    if (triton) fail("not_kernelbench", "ModelNew uses Triton kernels, not load_inline CUDA");
+    fail("not_kernelbench", "ModelNew builds no CUDA with load_inline (a PyTorch-only answer)");
+  }
+  if (!have_forward_) fail("not_kernelbench", "class ModelNew has no forward method");
+  for (const auto& [name, v] : module_vars_)
+    if (is_load_inline(v)) add_ext(name, v, v->line);
+}
+
+void PySide::read_class(size_t cls_line, bool* any_inline, bool* load_files,
+                        size_t* forward_header) {
+  *forward_header = 0;
   // The class: __init__, forward and other methods.
-  Block cls = body_of(lines_, class_line_);
+  Block cls = body_of(lines_, cls_line);
   for (size_t i = cls.begin; i < cls.end; ++i) {
     const PyLine& l = lines_[i];
     if (!tok_is(l.toks[0], "def") || l.toks.size() < 2) continue;
@@ -439,12 +462,8 @@ void PySide::scan_module() {
     class_defs_.insert(name);
     if (l.indent == lines_[cls.begin].indent) method_headers_[name] = i;
     Block b = body_of(lines_, i);
-    if (name == "__init__") read_init(i, b, &any_inline, &load_files);
-    if (name == "forward") {
-      forward_ = b;
-      forward_header_ = i;
-      have_forward_ = true;
-    }
+    if (name == "__init__") read_init(i, b, any_inline, load_files);
+    if (name == "forward") *forward_header = i;
   }
   // Attributes set outside __init__'s own statements: in a method __init__ calls
   // (`self._setup()`), or with setattr (by a name kernrl reads, else any attribute).
@@ -480,17 +499,6 @@ void PySide::scan_module() {
       }
     }
   }
-  if (!any_inline) {
-    if (load_files)
-      fail("not_kernelbench",
-           "the CUDA is built from files with torch.utils.cpp_extension.load; kernrl reads "
-           "load_inline sources");
-    if (triton) fail("not_kernelbench", "ModelNew uses Triton kernels, not load_inline CUDA");
-    fail("not_kernelbench", "ModelNew builds no CUDA with load_inline (a PyTorch-only answer)");
-  }
-  if (!have_forward_) fail("not_kernelbench", "class ModelNew has no forward method");
-  for (const auto& [name, v] : module_vars_)
-    if (is_load_inline(v)) add_ext(name, v, v->line);
 }
 
 // `self.register_buffer("name", tensor[, persistent])`: `self.name` is a tensor of the module, as
@@ -595,7 +603,10 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
     else
       toks.clear();
   }
-  bind_init_args();
+  if (self_path_.empty())
+    bind_init_args();
+  else
+    bind_submodule_args();
   // The names __init__ binds itself (`k = kernel_size`, `stride = stride or k`, `for i in ...`,
   // `with ... as f`, `(n := ...)`): what a constructor argument or a module constant of that name
   // holds afterwards is not what kernrl knows (PySide::init_local).

@@ -97,6 +97,57 @@ class PySide {
   std::map<std::string, int> ext_by_var_;    // "name" or "self.name" -> ext index
   std::map<std::string, int> param_tensor_;  // problem parameter -> tensor
   std::map<std::string, Val> self_overrides_;
+  // What `self` is: "" for ModelNew, else the module path of the submodule whose forward runs
+  // (`features.3`), an instance of the class of the file at lines_[self_class_line_].
+  std::string self_path_;
+  size_t self_class_line_ = 0;
+  int submodule_depth_ = 0;  // nested submodule calls
+  // The state that describes `self` (its __init__ as read, its methods), swapped out while a
+  // submodule's forward runs (submodule_call) and back after.
+  struct SelfScope {
+    std::map<std::string, PyExprP> init_attrs;
+    std::set<std::string> init_attrs_changed, init_attrs_mutated;
+    std::map<std::string, std::string> init_attrs_undecided;
+    bool init_setattr = false;
+    std::vector<std::string> own_params, kaiming_inits;
+    bool other_inits = false;
+    std::set<std::string> init_params;
+    std::map<std::string, PyExprP> init_locals;
+    std::vector<std::pair<std::string, std::vector<PyTok>>> init_signature;
+    std::map<std::string, Val> init_args;
+    std::set<std::string> class_defs;
+    std::map<std::string, size_t> method_headers;
+    std::map<std::string, Val> self_overrides;
+    std::string self_path;
+    size_t self_class_line = 0;
+  };
+  void swap_scope(SelfScope& s);
+  // `self.<attr>` as a module path from ModelNew (`features.3.squeeze` for `self.squeeze` of the
+  // submodule `features.3`), and a module path as one relative to the current `self` (nullopt
+  // for a path outside it).
+  std::string scoped(const std::string& attr) const {
+    return self_path_.empty() ? attr : self_path_ + "." + attr;
+  }
+  std::optional<std::string> relative(const std::string& path) const;
+  // The name `self` has in messages: ModelNew, or the submodule's class and path.
+  std::string self_name() const;
+  // Reads the body of the class at lines_[cls_line] (its methods, __init__ through read_init);
+  // the line of its forward's `def` in *forward_header (0: none).
+  void read_class(size_t cls_line, bool* any_inline, bool* load_files, size_t* forward_header);
+  // The class of the file whose instance ModelNew's __init__ builds at `path` (relative to the
+  // current `self`): its `class` line, and the constructor call; nullopt when the layer is not
+  // built by such a call (*why says why not where it is a class of the file kernrl cannot follow).
+  std::optional<std::pair<size_t, PyExprP>> file_class_ctor(const std::string& path,
+                                                            std::string* why);
+  bool file_instance(const Val& layer);  // a Layer built by file_class_ctor (or refused there)
+  // The module path of a file_instance that holds the layer at `path` (`block` for
+  // `block.linear`), "" for none: such a layer is followed within that instance's forward only.
+  std::string held_by_file_instance(const std::string& path);
+  // Binds a submodule's __init__ parameters (init_signature_) to its constructor's arguments
+  // (evaluated where the parent builds it), defaults evaluated at module level.
+  std::vector<Val> sub_pos_args_;
+  std::vector<std::pair<std::string, Val>> sub_kw_args_;
+  void bind_submodule_args();
   size_t class_line_ = 0;
   bool have_class_ = false;
   Block forward_{0, 0};
@@ -239,6 +290,7 @@ class PySide {
   // attribute's, or the argument of the nn.Sequential / nn.ModuleList that built it in place;
   // null when kernrl cannot tell.
   PyExprP layer_ctor(const std::string& path) const;
+  PyExprP rel_layer_ctor(const std::string& path) const;  // `path` relative to the current self
   // A PyTorch operator forward calls, as a torch step (nullopt: not one kernrl maps).
   std::optional<Val> torch_call(Env& env, const std::string& name, const PyExprP& e);
   Val layer_call(Env& env, const Val& layer, const PyExprP& e);
@@ -313,6 +365,14 @@ class PySide {
   // `assert cond[, msg]` in a function of the module run for a value of __init__
   // (init_computed): cond must be true; false is a mismatch (Python raises), unknown host_logic.
   void exec_init_assert(Env& env, const PyLine& l);
+  // A call of a submodule of a class of the file (`self.block(x)`, `m(x)` for a child of an
+  // nn.Sequential): its forward's body runs as ModelNew's methods run, with `self` that
+  // submodule: its attributes those its own __init__ sets from the constructor's arguments.
+  Val submodule_call(Env& env, const Val& layer, size_t cls_line, const PyExprP& ctor,
+                     const PyExprP& e);
+  // call_def with its arguments evaluated already (positional, then keywords).
+  Val run_def(size_t header, bool method, const std::vector<Val>& args,
+              const std::vector<std::pair<std::string, Val>>& kwargs);
   std::set<std::string> stats_copied_;  // running statistics given to the extension as a copy
   int with_depth_ = 0;                  // `with` blocks forward is running the body of
   int def_depth_ = 0;                   // nested calls of the file's functions

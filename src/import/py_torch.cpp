@@ -140,6 +140,8 @@ void PySide::bind_init_args() {
 Val PySide::init_param_value(const std::string& name) {
   auto it = init_args_.find(name);
   if (it != init_args_.end()) return it->second;
+  if (!self_path_.empty())  // (bind_submodule_args binds every parameter)
+    return make_unknown("`" + name + "` of " + self_name() + "'s __init__");
   return from_problem_name(name);
 }
 
@@ -212,14 +214,21 @@ Val PySide::init_expr(const PyExprP& e, int depth) {
   }
 }
 
-PyExprP PySide::layer_ctor(const std::string& path) const {
+PyExprP PySide::layer_ctor(const std::string& full) const {
+  // Only within the current `self` (ModelNew, or the submodule whose forward runs).
+  auto rel = relative(full);
+  if (!rel) return nullptr;
+  return rel_layer_ctor(*rel);
+}
+
+PyExprP PySide::rel_layer_ctor(const std::string& path) const {
   // ModelNew's own attribute (`self.conv = nn.Conv2d(...)`), or a child of one built in place:
   // `nn.Sequential(a, b)`'s k-th argument, `nn.ModuleList([a, b])`'s k-th item.
   auto it = init_attrs_.find(path);
   if (it != init_attrs_.end()) return it->second;
   size_t dot = path.rfind('.');
   if (dot == std::string::npos) return nullptr;
-  PyExprP parent = layer_ctor(path.substr(0, dot));
+  PyExprP parent = rel_layer_ctor(path.substr(0, dot));
   const std::string idx = path.substr(dot + 1);
   if (!parent || parent->kind != PyExpr::Call || idx.empty() ||
       !std::all_of(idx.begin(), idx.end(), [](char c) { return std::isdigit(c); }))
@@ -757,6 +766,14 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
   Val layer = called;
   if (layer.elem == "Module")
     if (std::string cls = module_class(layer); !cls.empty()) layer.elem = cls;
+  if (std::string holder = held_by_file_instance(layer.name); !holder.empty())
+    fail("host_logic", "forward calls `self." + layer.name + "` (`" + text +
+                           "`), a layer of `self." + holder +
+                           "` (an instance of a class of the file), outside that class's forward; "
+                           "kernrl follows such layers in its own forward only");
+  // A submodule's own layer: the class problem.yaml's modules records at its path must be the
+  // one its __init__ builds (module_classes refuses a mismatch).
+  if (!self_path_.empty()) module_classes(layer);
   auto cfg = layer_config(layer);
   // A Linear layer built in a loop of __init__ (a child of an nn.Sequential or nn.ModuleList):
   // its only setting, the bias, is whether the suite has the parameter.
@@ -764,6 +781,14 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
     cfg.emplace();
     (*cfg)["bias"] = make_bool(C.P.find_tensor(layer.name + ".bias") != nullptr);
   }
+  // An instance of a module class of the reference's file that the generation does not build
+  // with a constructor call kernrl reads (file_class_ctor): its forward is not followed.
+  if (starts_with(layer.elem, "kernelbench_problem:"))
+    fail("host_logic", "forward calls `self." + layer.name + "` (`" + text + "`), an instance of " +
+                           layer.elem.substr(20) +
+                           ", which kernrl follows only where the generation defines that class "
+                           "and its __init__ builds the instance in place with a constructor call "
+                           "(not in a loop or through a name)");
   if (C.P.torchscript.empty() || !cfg ||
       (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
     fail("torch_op_in_forward",

@@ -3669,3 +3669,256 @@ TEST_CASE("import_kernelbench: __init__ values computed by a function of the mod
   r = run(as_float, "_as_float(divisor)\n        _as_float = 3");
   CHECK_FALSE(r.converted);
 }
+
+namespace {
+
+// A suite problem whose reference holds its linear layer in a submodule of its own class:
+// Model(input_size, output_size, divisor).block = Block(input_size, output_size, divisor), or in
+// an nn.Sequential of Blocks (`blocks.0`). Parameters by module path.
+ProblemSpec suite_submodule(bool in_sequential) {
+  const std::string at = in_sequential ? "blocks.0" : "block";
+  const std::string model_init = in_sequential
+                                     ? "self.blocks = torch.nn.Sequential(Block(input_size, "
+                                       "output_size, divisor))"
+                                     : "self.block = Block(input_size, output_size, divisor)";
+  std::string yaml =
+      R"(id: L3_99_Blocks
+level: 3
+name: Blocks
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: )" +
+      at + R"(.linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+  - {name: )" +
+      at + R"(.linear.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {)" +
+      (in_sequential ? std::string("\"blocks\": [\"Sequential\"], ") : "") + "\"" + at +
+      "\": [\"kernelbench_problem:Block\"], \"" + at +
+      R"(.linear": ["Linear"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  class Block(torch.nn.Module):
+      def __init__(self, i, o, scale):
+          super().__init__()
+          self.linear = torch.nn.Linear(i, o)
+          self.scale = scale
+      def forward(self, x):
+          return torch.nn.functional.gelu(self.linear(x) / self.scale)
+  class Model(torch.nn.Module):
+      def __init__(self, input_size, output_size, divisor):
+          super().__init__()
+          )" +
+      model_init + R"(
+      def forward(self, x):
+          return )" +
+      (in_sequential ? "self.blocks(x)" : "self.block(x)") + R"(
+  batch_size = 128
+  input_size = 512
+  output_size = 1024
+  divisor = 10.0
+  def get_inputs():
+      return [torch.rand(batch_size, input_size)]
+  def get_init_inputs():
+      return [input_size, output_size, divisor]
+)";
+  return parse_problem_yaml(yaml, "suite.yaml");
+}
+
+// A generation whose ModelNew builds `model_init` and runs `model_forward`, with the file's class
+// Block (its __init__ header `block_params`, body `block_init`, forward body `block_forward`).
+std::string submodule_module(const std::string& block_params, const std::string& block_init,
+                             const std::string& block_forward, const std::string& model_init,
+                             const std::string& model_forward) {
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n" +
+         std::string(kScaleGelu) +
+         "\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"epilogue\"])\n\n"
+         "class Block(nn.Module):\n"
+         "    def __init__(self, " +
+         block_params + "):\n        super().__init__()\n" + block_init +
+         "\n    def forward(self, x):\n" + block_forward +
+         "\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, input_size, output_size, divisor):\n"
+         "        super().__init__()\n" +
+         model_init + "\n    def forward(self, x):\n" + model_forward + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forward") {
+  const std::string block_init =
+      "        self.linear = nn.Linear(i, o, bias=use_bias)\n        self.scale = scale";
+  const std::string block_forward =
+      "        return ext.epilogue(self.linear(x), float(self.scale))";
+  // `self.block(x)`: Block's forward with `self` the submodule; its layer's parameters are the
+  // suite's by module path, its attributes what its __init__ sets from the constructor's
+  // arguments (by position, keyword and default).
+  {
+    ProblemSpec p = suite_submodule(false);
+    std::string py =
+        submodule_module("i, o, scale=2.0, use_bias=True", block_init, block_forward,
+                         "        self.block = Block(input_size, o=output_size, scale=divisor)",
+                         "        return self.block(x)");
+    auto r = import_kernelbench(py, p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CHECK(plan.launches[0].torch == "linear");
+    CHECK(arg_texts(plan.launches[0]) ==
+          std::vector<std::string>{"x", "block.linear.weight", "block.linear.bias"});
+    CHECK(plan.launches[1].kernel == "scale_gelu");
+    CHECK(plan.launches[1].args[2].text == "0.1");  // 1 / divisor, the constructor's argument
+    // The default where the argument is not given.
+    py = submodule_module("i, o, scale=2.0, use_bias=True", block_init, block_forward,
+                          "        self.block = Block(input_size, output_size)",
+                          "        return self.block(x)");
+    r = import_kernelbench(py, p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CHECK(plan.launches[1].args[2].text == "0.5");
+    // bias=False in the submodule's own __init__: the step has no bias.
+    py = submodule_module("i, o, scale=2.0, use_bias=True", block_init, block_forward,
+                          "        self.block = Block(input_size, output_size, divisor, False)",
+                          "        return self.block(x)");
+    r = import_kernelbench(py, p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    plan = checked_plan(r, p);
+    CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "block.linear.weight"});
+  }
+  // A child of an nn.Sequential, iterated over and indexed: `blocks.0.linear.weight`.
+  {
+    ProblemSpec p = suite_submodule(true);
+    for (const char* fwd : {"        for m in self.blocks:\n            x = m(x)\n        return x",
+                            "        return self.blocks[0](x)"}) {
+      std::string py = submodule_module(
+          "i, o, scale, use_bias=True", block_init, block_forward,
+          "        self.blocks = nn.Sequential(Block(input_size, output_size, divisor))", fwd);
+      auto r = import_kernelbench(py, p);
+      REQUIRE_MESSAGE(r.converted, fwd, ": ", r.reason);
+      LaunchPlan plan = checked_plan(r, p);
+      REQUIRE(plan.launches.size() == 2);
+      CHECK(arg_texts(plan.launches[0]) ==
+            std::vector<std::string>{"x", "blocks.0.linear.weight", "blocks.0.linear.bias"});
+      CHECK(plan.launches[1].args[2].text == "0.1");
+    }
+  }
+  // A submodule of a submodule, in a ModuleList indexed: Outer's `self.linear` is a
+  // Block, whose `self.linear` is the nn.Linear (`block.0.linear.linear.weight`); each `self` its
+  // own, each __init__ bound to the arguments its parent gives.
+  {
+    ProblemSpec p = suite_submodule(false);
+    for (auto& t : p.parameters) t.name = "block.0.linear." + t.name.substr(6);
+    p.modules = {{"block", {"ModuleList"}},
+                 {"block.0", {"kernelbench_problem:Outer"}},
+                 {"block.0.linear", {"kernelbench_problem:Block"}},
+                 {"block.0.linear.linear", {"Linear"}}};
+    std::string py = submodule_module(
+        "i, o, scale, use_bias=True", block_init, block_forward,
+        "        self.block = nn.ModuleList([Outer(input_size, output_size, divisor)])",
+        "        k = 0\n        return self.block[k](x)");
+    py.insert(py.find("class ModelNew"),
+              "class Outer(nn.Module):\n    def __init__(self, a, b, c):\n"
+              "        super().__init__()\n        self.linear = Block(a, b, scale=c)\n\n"
+              "    def forward(self, x):\n        return self.linear(x)\n\n\n");
+    auto r = import_kernelbench(py, p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x",
+                                                                  "block.0.linear.linear.weight",
+                                                                  "block.0.linear.linear.bias"});
+    CHECK(plan.launches[1].args[2].text == "0.1");
+  }
+  // Refused, with the reason.
+  ProblemSpec p = suite_submodule(false);
+  auto refused = [&](const std::string& py, const std::string& why) {
+    auto r = import_kernelbench(py, p);
+    CHECK_FALSE_MESSAGE(r.converted, why);
+    CHECK_MESSAGE(r.reason.find(why) != std::string::npos, r.reason);
+  };
+  const std::string ctor = "        self.block = Block(input_size, output_size, divisor)";
+  const std::string call = "        return self.block(x)";
+  // A class that overrides __call__: what a call runs is not its forward.
+  refused(submodule_module("i, o, scale, use_bias=True",
+                           block_init + "\n    def __call__(self, x):\n        return x",
+                           block_forward, ctor, call),
+          "defines __call__");
+  // A forward hook.
+  refused(submodule_module("i, o, scale, use_bias=True", block_init, block_forward,
+                           ctor + "\n        self.block.register_forward_hook(lambda m, a, o: o)",
+                           call),
+          "register_forward_hook");
+  // forward(self, *args).
+  refused(submodule_module("i, o, scale, use_bias=True", block_init,
+                           "        return ext.epilogue(self.linear(x), 1.0)\n"
+                           "    def forward(self, *xs):\n        return xs[0]",
+                           ctor, call),
+          "`*` parameters");
+  // A constructor argument kernrl cannot bind, or one missing.
+  refused(submodule_module("i, o, scale, use_bias=True", block_init, block_forward,
+                           "        self.block = Block(input_size, output_size)", call),
+          "without its argument `scale`");
+  refused(
+      submodule_module("i, o, scale, use_bias=True", block_init, block_forward,
+                       "        self.block = Block(input_size, output_size, divisor, k=1)", call),
+      "keyword argument `k`");
+  // An attribute the submodule's __init__ sets twice.
+  refused(submodule_module("i, o, scale, use_bias=True",
+                           block_init + "\n        self.scale = 2 * scale",
+                           "        return ext.epilogue(self.linear(x), self.scale)", ctor, call),
+          "`self.block.scale`, which Block (`self.block`)'s __init__ sets more than once");
+  // A submodule ModelNew's __init__ sets twice, or builds in a loop (kernrl cannot tell which
+  // constructor call built it).
+  refused(submodule_module("i, o, scale, use_bias=True", block_init, block_forward,
+                           "        self.block = Block(input_size, output_size, divisor)\n"
+                           "        self.block = Block(input_size, output_size, divisor)",
+                           call),
+          "`self.block`, which ModelNew's __init__ sets more than once");
+  {
+    ProblemSpec ps = suite_submodule(true);
+    auto r = import_kernelbench(
+        submodule_module("i, o, scale, use_bias=True", block_init, block_forward,
+                         "        self.blocks = nn.Sequential()\n        for _ in range(1):\n"
+                         "            self.blocks.append(Block(input_size, output_size, divisor))",
+                         "        return self.blocks[0](x)"),
+        ps);
+    CHECK_FALSE(r.converted);
+    CHECK(r.category == "host_logic");
+    CHECK_MESSAGE(r.reason.find("`self.blocks.0`") != std::string::npos, r.reason);
+  }
+  // Recursion: a forward that calls its own module.
+  refused(submodule_module("i, o, scale, use_bias=True", block_init, "        return self(x)", ctor,
+                           call),
+          "calls the model itself");
+  // A layer of the submodule built as another class than problem.yaml's modules records there.
+  refused(submodule_module("i, o, scale, use_bias=True",
+                           "        self.linear = nn.LazyLinear(o)\n        self.scale = scale",
+                           block_forward, ctor, call),
+          "where the reference module has Linear");
+  // A layer of a submodule that its forward hands back to ModelNew's, called there.
+  refused(
+      submodule_module("i, o, scale, use_bias=True", block_init, "        return self.linear", ctor,
+                       "        lin = self.block(x)\n        return ext.epilogue(lin(x), 1.0)"),
+      "a layer of `self.block`");
+  // Reading a submodule's attribute from ModelNew's forward.
+  refused(submodule_module("i, o, scale, use_bias=True", block_init, block_forward, ctor,
+                           "        return ext.epilogue(self.block.linear(x), 1.0)"),
+          "outside that class's forward");
+}
