@@ -555,7 +555,7 @@ Val PySide::call(Env& env, const PyExprP& e) {
       name == "math.ceil" || name == "math.floor" || name == "abs" || name == "enumerate" ||
       name == "range" || name == "reversed" || name == "zip" || name == "math.sqrt" ||
       name == "math.exp" || name == "math.log" || name == "math.log2" || name == "any" ||
-      name == "all") {
+      name == "all" || name == "round") {
     eval_args();
     // Keyword arguments change what a builtin does: only enumerate's start is followed.
     for (const auto& [k, v] : e->kwargs) {
@@ -701,6 +701,9 @@ Val PySide::call(Env& env, const PyExprP& e) {
                              int_text(args[0].items[1]) + ")");
       return int_binop("/", args[0].items[0], args[0].items[1], text);
     }
+    // round() of an int is that int.
+    if (name == "round" && args.size() == 1 && e->kwargs.empty() && args[0].kind == Val::Int)
+      return args[0];
     if ((name == "min" || name == "max") && args.size() == 2 && args[0].kind == Val::Int &&
         args[1].kind == Val::Int) {
       if (args[0].k && args[1].k)

@@ -265,6 +265,9 @@ Val PySide::self_attr(const std::string& attr) {
   if (init_setattr_)
     return make_unknown("`self." + scoped(attr) + "` (" + self_name() +
                         "'s __init__ calls setattr)");
+  if (auto w = init_method_why_.find(attr); w != init_method_why_.end())
+    return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
+                        "'s __init__ sets from " + w->second);
   if (init_attrs_mutated_.count(attr) && it != init_attrs_.end()) {
     const PyExprP& v = it->second;
     std::string callee =

@@ -465,6 +465,8 @@ void PySide::read_class(size_t cls_line, bool* any_inline, bool* load_files,
     if (name == "__init__") read_init(i, b, any_inline, load_files);
     if (name == "forward") *forward_header = i;
   }
+  // Attributes set from a call of a function that returns an nn.Sequential.
+  read_init_methods();
   // Attributes set outside __init__'s own statements: in a method __init__ calls
   // (`self._setup()`), or with setattr (by a name kernrl reads, else any attribute).
   auto init_it = method_headers_.find("__init__");

@@ -107,7 +107,7 @@ class PySide {
   struct SelfScope {
     std::map<std::string, PyExprP> init_attrs;
     std::set<std::string> init_attrs_changed, init_attrs_mutated;
-    std::map<std::string, std::string> init_attrs_undecided;
+    std::map<std::string, std::string> init_attrs_undecided, init_method_why;
     bool init_setattr = false;
     std::vector<std::string> own_params, kaiming_inits;
     bool other_inits = false;
@@ -122,6 +122,13 @@ class PySide {
     size_t self_class_line = 0;
   };
   void swap_scope(SelfScope& s);
+  // An attribute __init__ sets from a call of a method of the class or of a function of the
+  // module that returns an nn.Sequential (`self.b = self._make_block(32, 2)`): nullopt for a call
+  // of none such, else the same nn.Sequential built in place, the function's parameters
+  // replaced by the call's arguments (null where kernrl refuses it, *why saying why).
+  std::optional<PyExprP> init_method_sequential(const PyExprP& call, std::string* why);
+  void read_init_methods();  // rewrites init_attrs_ so (py_init_methods.cpp)
+  std::map<std::string, std::string> init_method_why_;  // attributes refused there: why
   // `self.<attr>` as a module path from ModelNew (`features.3.squeeze` for `self.squeeze` of the
   // submodule `features.3`), and a module path as one relative to the current `self` (nullopt
   // for a path outside it).

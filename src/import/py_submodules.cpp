@@ -14,6 +14,7 @@ void PySide::swap_scope(SelfScope& s) {
   std::swap(init_attrs_changed_, s.init_attrs_changed);
   std::swap(init_attrs_mutated_, s.init_attrs_mutated);
   std::swap(init_attrs_undecided_, s.init_attrs_undecided);
+  std::swap(init_method_why_, s.init_method_why);
   std::swap(init_setattr_, s.init_setattr);
   std::swap(own_params_, s.own_params);
   std::swap(kaiming_inits_, s.kaiming_inits);

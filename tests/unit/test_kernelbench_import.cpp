@@ -3922,3 +3922,74 @@ TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forw
                            "        return ext.epilogue(self.block.linear(x), 1.0)"),
           "outside that class's forward");
 }
+
+TEST_CASE("import_kernelbench: a Sequential __init__ builds through a method or a function") {
+  ProblemSpec p = suite_mlp(true);
+  const std::string forward =
+      "        x = ext.bias_act(self.net[0](x), self.net[0].bias, True)\n"
+      "        return ext.bias_act(self.net[2](x), self.net[2].bias, False)";
+  const std::string in_place =
+      "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+      "                                 nn.Linear(hidden, output_size))\n";
+  // ModelNew whose net is `init` (indented 8), with `extra` after the class.
+  auto with = [&](const std::string& init, const std::string& extra) {
+    std::string py = mlp_module(forward);
+    py.replace(py.find(in_place), in_place.size(), init);
+    return py + extra;
+  };
+  const std::string call = "        self.net = self._make(input_size, hidden, o=output_size)\n";
+  // A method that returns the nn.Sequential directly: the same layers as built in place.
+  check_mlp_plan(import_kernelbench(with(call,
+                                         "\n    def _make(self, i, h, o):\n"
+                                         "        \"\"\"The MLP.\"\"\"\n"
+                                         "        return nn.Sequential(nn.Linear(i, h), "
+                                         "nn.ReLU(), nn.Linear(h, o))\n"),
+                                    p),
+                 p);
+  // From a list it appends to in a loop kernrl unrolls, under conditions it decides.
+  const std::string appended =
+      "        layers = []\n"
+      "        n = 2\n"
+      "        for k in range(n):\n"
+      "            if k == 0:\n"
+      "                layers.append(nn.Linear(i, h))\n"
+      "                layers.append(nn.ReLU())\n"
+      "            else:\n"
+      "                layers.append(nn.Linear(h, o))\n"
+      "        return nn.Sequential(*layers)\n";
+  check_mlp_plan(import_kernelbench(with(call, "\n    def _make(self, i, h, o):\n" + appended), p),
+                 p);
+  // A function of the module, likewise.
+  check_mlp_plan(
+      import_kernelbench(with("        self.net = make_mlp(input_size, hidden, output_size)\n",
+                              "\n\ndef make_mlp(i, h, o):\n" + appended),
+                         p),
+      p);
+  // A condition on a size that differs between the size sets: refused, naming it.
+  auto r = import_kernelbench(
+      with(call,
+           "\n    def _make(self, i, h, o):\n"
+           "        if h > 20:\n"
+           "            return nn.Sequential(nn.Linear(i, h), nn.ReLU(), nn.Linear(h, o))\n"
+           "        return nn.Sequential(nn.Linear(i, h), nn.GELU(), nn.Linear(h, o))\n"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("`h > 20`, a condition kernrl cannot decide") != std::string::npos,
+                r.reason);
+  // A layer the method builds twice into the list (one module in Python): refused.
+  r = import_kernelbench(
+      with(call,
+           "\n    def _make(self, i, h, o):\n"
+           "        act = nn.ReLU()\n"
+           "        return nn.Sequential(nn.Linear(i, h), act, nn.Linear(h, o))\n"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("self._make") != std::string::npos, r.reason);
+  // A layer of another class than the reference's at that path: refused.
+  r = import_kernelbench(with(call,
+                              "\n    def _make(self, i, h, o):\n"
+                              "        return nn.Sequential(nn.Linear(i, h), nn.ReLU(), "
+                              "nn.Bilinear(h, h, o))\n"),
+                         p);
+  CHECK_FALSE(r.converted);
+}
