@@ -122,7 +122,9 @@ std::optional<PyExprP> PySide::init_method_sequential(const PyExprP& call, std::
   std::map<std::string, PyExprP> env;
   if (call->kids.size() - 1 > params.size()) return refuse("from more arguments than it takes", 0);
   for (size_t a = 1; a < call->kids.size(); ++a) env[params[a - 1].first] = call->kids[a];
-  for (const auto& [k, v] : call->kwargs) {
+  for (const auto& kw : call->kwargs) {
+    const std::string& k = kw.first;  // (a structured binding: lambdas cannot capture it)
+    const PyExprP& v = kw.second;
     auto p =
         std::find_if(params.begin(), params.end(), [&](const auto& q) { return q.first == k; });
     if (k == "*" || p == params.end() || env.count(k))

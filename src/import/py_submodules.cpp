@@ -109,7 +109,8 @@ void PySide::bind_submodule_args() {
     fail("mismatch", who + " is built with " + std::to_string(sub_pos_args_.size()) +
                          " arguments; its __init__ takes " +
                          std::to_string(init_signature_.size()));
-  for (const auto& [k, v] : sub_kw_args_) {
+  for (const auto& kw_arg : sub_kw_args_) {
+    const std::string& k = kw_arg.first;  // (a structured binding: lambdas cannot capture it)
     auto at = std::find_if(init_signature_.begin(), init_signature_.end(),
                            [&](const auto& p) { return p.first == k; });
     if (at == init_signature_.end() ||
@@ -118,7 +119,8 @@ void PySide::bind_submodule_args() {
                            "`, which its __init__ does not take or is given already");
   }
   for (size_t i = 0; i < init_signature_.size(); ++i) {
-    const auto& [name, def] = init_signature_[i];
+    const std::string& name = init_signature_[i].first;
+    const auto& def = init_signature_[i].second;
     if (i < sub_pos_args_.size()) {
       init_args_[name] = sub_pos_args_[i];
       continue;
