@@ -69,6 +69,47 @@ Val Interp::assign(Ex& x) {
   return lhs;
 }
 
+std::optional<Val> Interp::ternary_min_max(Ex& x, size_t from, size_t q, size_t colon,
+                                           size_t else_end, const std::string& what) {
+  auto text = [&](size_t i, size_t e) {
+    // One pair of parentheses around the whole range is dropped: `(a < b) ? a : b`.
+    if (e > i + 1 && is_punct(x.T[i], "(") && close_of(x.T, i, e) == e - 1) ++i, --e;
+    std::string t;
+    for (size_t k = i; k < e; ++k) t += x.T[k].text + " ";
+    return t;
+  };
+  size_t ci = from, ce = q;
+  if (ce > ci + 1 && is_punct(x.T[ci], "(") && close_of(x.T, ci, ce) == ce - 1) ++ci, --ce;
+  // The condition's one comparison at depth 0.
+  size_t op = ce;
+  int d = 0;
+  for (size_t k = ci; k < ce; ++k) {
+    const CTok& t = x.T[k];
+    if (is_punct(t, "(") || is_punct(t, "[")) ++d;
+    if (is_punct(t, ")") || is_punct(t, "]")) --d;
+    if (d == 0 &&
+        (is_punct(t, "<") || is_punct(t, "<=") || is_punct(t, ">") || is_punct(t, ">=") ||
+         is_punct(t, "==") || is_punct(t, "!=") || is_punct(t, "&&") || is_punct(t, "||"))) {
+      if (op != ce) return std::nullopt;  // more than one: not this pattern
+      op = k;
+    }
+  }
+  if (op == ce || is_punct(x.T[op], "==") || is_punct(x.T[op], "!=") || is_punct(x.T[op], "&&") ||
+      is_punct(x.T[op], "||"))
+    return std::nullopt;
+  const std::string a = text(ci, op), b = text(op + 1, ce);
+  const std::string then_t = text(q + 1, colon), else_t = text(colon + 1, else_end);
+  const bool less = is_punct(x.T[op], "<") || is_punct(x.T[op], "<=");
+  std::string fn;
+  if (then_t == a && else_t == b) fn = less ? "min" : "max";
+  if (then_t == b && else_t == a) fn = less ? "max" : "min";
+  if (fn.empty()) return std::nullopt;
+  const size_t effects = side_effects();
+  Val va = eval(x.fr, x.T, q + 1, colon), vb = eval(x.fr, x.T, colon + 1, else_end);
+  if (side_effects() != effects || va.kind != Val::Int || vb.kind != Val::Int) return std::nullopt;
+  return minmax(fn, va, vb, what, x.fr);
+}
+
 Val Interp::ternary(Ex& x) {
   size_t from = x.i;
   Val c = logical_or(x);
@@ -134,10 +175,19 @@ Val Interp::ternary(Ex& x) {
       }
     }
   }
-  if (!cond)
+  if (!cond) {
+    // `a < b ? a : b` is min(a, b), `a > b ? a : b` max(a, b) (and the branches swapped the
+    // other), whatever the condition is at each size set: `b < cap ? b : cap` with cap from the
+    // GPU's SM count.
+    if (auto r = ternary_min_max(x, from, q, colon, else_end, what)) {
+      x.i = else_end;
+      x.lv_name.clear();
+      return *r;
+    }
     fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
                            "` picks a value by a condition that is not the same at every size "
                            "set of the problem");
+  }
   Val r = *cond ? eval(x.fr, x.T, q + 1, colon) : eval(x.fr, x.T, colon + 1, else_end);
   x.i = else_end;
   x.lv_name.clear();

@@ -266,6 +266,9 @@ class Interp {
   Val assign(Ex& x);
 
   Val ternary(Ex& x);
+  // `a < b ? a : b` as min(a, b) (and max): the value where the condition is not decided.
+  std::optional<Val> ternary_min_max(Ex& x, size_t from, size_t q, size_t colon, size_t else_end,
+                                     const std::string& what);
 
   Val binary(const std::string& op, const Val& a, const Val& b, const std::string& what, Frame& fr);
 

@@ -2921,6 +2921,26 @@ torch::Tensor f(torch::Tensor x, torch::Tensor w, c10::optional<torch::Tensor> b
     CHECK_FALSE(r.converted);
     CHECK_MESSAGE(r.reason.find("runs the right side of &&") != std::string::npos, r.reason);
   }
+  SUBCASE("a < b ? a : b on a value of the GPU is min(a, b)") {
+    auto r =
+        run("  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;\n"
+            "  long long b = (n + 255) / 256;\n  const long long cap = (long long)sms * 4;\n"
+            "  fast_k<<<(int)(b < cap ? b : cap), 256>>>(x.data_ptr<float>(), "
+            "y.data_ptr<float>(), n);\n"
+            "  slow_k<<<(int)((cap > b) ? cap : b), 256>>>(x.data_ptr<float>(), "
+            "y.data_ptr<float>(), n);");
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CAPTURE(plan.launches[0].grid[0]);
+    CAPTURE(plan.launches[1].grid[0]);
+    for (int64_t sms : {1, 132}) {
+      Vars v = {{"batch_size", 7}, {"input_size", 64}, {"output_size", 40}, {"num_sms", sms}};
+      const int64_t b = (7 * 40 + 255) / 256;
+      CHECK(eval_expr(plan.launches[0].grid[0], v) == std::min<int64_t>(b, sms * 4));
+      CHECK(eval_expr(plan.launches[1].grid[0], v) == std::max<int64_t>(b, sms * 4));
+    }
+  }
   SUBCASE("has_value() of a plain tensor does not compile: refused") {
     auto r =
         run("  const float* p = w.has_value() ? w.data_ptr<float>() : nullptr;\n"
