@@ -199,6 +199,9 @@ class Converter {
     FnMacro fn;              // function-like
   };
   std::map<std::string, std::vector<MacroEvent>> macro_events;
+  // Macros defined or #undef'd inside #if / #ifdef / #ifndef: kernrl does not evaluate the
+  // preprocessor's conditions, so their uses are refused.
+  std::set<std::string> conditional_macros;
   void add_macros(const std::vector<CTok>& toks);
 
   // ---- shared helpers ----

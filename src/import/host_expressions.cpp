@@ -163,7 +163,7 @@ Val Interp::ternary(Ex& x) {
       Val a = eval(x.fr, x.T, q + 1, colon), b = eval(x.fr, x.T, colon + 1, else_end);
       if (side_effects() != effects)
         fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
-                               "` chooses between values that launch or allocate, by a "
+                               "` chooses between values that launch, allocate or assign, by a "
                                "condition that is not the same at every size set");
       if (a.kind == Val::Int && b.kind == Val::Int) {
         Val r = select_int(ce, a, b);
@@ -257,8 +257,8 @@ Val Interp::short_circuit(Ex& x, const char* op, const std::function<Val()>& nex
     // allocates would run at every size set.
     if (side_effects() != effects)
       fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what_of(x, from) + "` runs the " +
-                             "right side of " + op + ", which launches or allocates, at some " +
-                             "size sets only");
+                             "right side of " + op +
+                             ", which launches, allocates or assigns, at some " + "size sets only");
     v = binary(op, v, r, what_of(x, from), x.fr);
   }
   return v;

@@ -143,6 +143,7 @@ int Interp::loop_depth(Frame& fr) {
 
 void Interp::store(Frame& fr, const std::string& name, const std::vector<std::string>& path, Val v,
                    const std::string& what) {
+  ++writes_;
   Var* var = lookup(fr, name);
   if (!var)
     fail("host_logic",
@@ -625,6 +626,17 @@ Val Converter::call_host(int ext, const std::string& fn, const std::vector<Val>&
 }
 
 void Converter::add_macros(const std::vector<CTok>& toks) {
+  // #if / #ifdef / #ifndef blocks as the host compile sees them: 1 taken, 0 not taken, -1 not
+  // known here (an #if expression, a compiler's predefined name). Directives in a block not taken
+  // are skipped; those under one not known make their macro's uses refused.
+  std::vector<int> blocks;
+  auto defined = [&](const std::string& n) -> int {
+    if (n == "__CUDA_ARCH__") return 0;  // the host pass of nvcc
+    if (n == "__CUDACC__" || n == "__NVCC__") return 1;
+    if (macros.count(n) || fn_macros.count(n)) return 1;
+    if (n.rfind("__", 0) == 0 || n.rfind("_", 0) == 0) return -1;  // predefined, perhaps
+    return 0;
+  };
   for (size_t ti = 0; ti < toks.size(); ++ti) {
     const CTok& t = toks[ti];
     if (t.kind != CTok::Directive) continue;
@@ -641,9 +653,42 @@ void Converter::add_macros(const std::vector<CTok>& toks) {
     }
     size_t p = joined.find_first_not_of(" \t", 1);
     if (p == std::string::npos) continue;
+    auto word = [&](size_t n) {
+      std::vector<CTok> w = c_tokens(joined.substr(p + n));
+      return w.size() == 1 && w[0].kind == CTok::Ident ? w[0].text : std::string();
+    };
+    if (joined.compare(p, 6, "ifndef") == 0 || joined.compare(p, 5, "ifdef") == 0) {
+      bool neg = joined.compare(p, 6, "ifndef") == 0;
+      std::string n = word(neg ? 6 : 5);
+      int d = n.empty() ? -1 : defined(n);
+      blocks.push_back(d < 0 ? -1 : neg ? 1 - d : d);
+      continue;
+    }
+    if (joined.compare(p, 2, "if") == 0) {
+      std::string rest = joined.substr(p + 2);
+      rest.erase(0, rest.find_first_not_of(" \t"));
+      rest.erase(rest.find_last_not_of(" \t\n") + 1);
+      blocks.push_back(rest == "0" ? 0 : rest == "1" ? 1 : -1);
+      continue;
+    }
+    if (joined.compare(p, 4, "elif") == 0 || joined.compare(p, 4, "else") == 0) {
+      if (!blocks.empty()) {
+        int& b = blocks.back();
+        bool elif = joined.compare(p, 4, "elif") == 0;
+        b = b == 1 ? 0 : b == 0 ? (elif ? -1 : 1) : -1;
+      }
+      continue;
+    }
+    if (joined.compare(p, 5, "endif") == 0) {
+      if (!blocks.empty()) blocks.pop_back();
+      continue;
+    }
+    if (std::count(blocks.begin(), blocks.end(), 0)) continue;  // a block the host skips
+    const bool unknown = std::count(blocks.begin(), blocks.end(), -1) > 0;
     if (joined.compare(p, 5, "undef") == 0) {
       std::vector<CTok> dt = c_tokens(joined.substr(p + 5));
       if (dt.empty() || dt[0].kind != CTok::Ident) continue;
+      if (unknown) conditional_macros.insert(dt[0].text);
       MacroEvent ev;
       ev.toks = &toks;
       ev.index = ti;
@@ -654,6 +699,7 @@ void Converter::add_macros(const std::vector<CTok>& toks) {
     std::vector<CTok> dt = c_tokens(joined.substr(p + 6));
     if (dt.empty() || dt[0].kind != CTok::Ident) continue;
     std::string name = dt[0].text;
+    if (unknown) conditional_macros.insert(name);
     bool fn_like = dt.size() > 1 && host::is_punct(dt[1], "(") && dt[1].begin == dt[0].end;
     MacroEvent ev;
     ev.toks = &toks;

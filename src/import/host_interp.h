@@ -289,7 +289,9 @@ class Interp {
   }
   Val short_circuit(Ex& x, const char* op, const std::function<Val()>& next);
   // Kernels launched and tensors made so far: what evaluating an expression may add.
-  size_t side_effects() const { return C.launches.size() + C.tensors.size(); }
+  // (and variables written: `g++` in a branch of `?:`).
+  size_t side_effects() const { return C.launches.size() + C.tensors.size() + writes_; }
+  size_t writes_ = 0;  // assignments so far (store)
   Val logical_or(Ex& x);
   Val logical_and(Ex& x);
   Val bit_or(Ex& x);

@@ -337,6 +337,10 @@ Val Interp::primary(Ex& x) {
 
 Interp::MacroRef Interp::find_macro(const std::string& name, const std::vector<CTok>& T, size_t i) {
   MacroRef r;
+  if (C.conditional_macros.count(name))
+    fail("unsupported_cuda", "the macro `" + name +
+                                 "` is defined or #undef'd under #if/#ifdef/#ifndef; kernrl does "
+                                 "not evaluate the preprocessor's conditions");
   auto ev = C.macro_events.find(name);
   if (ev == C.macro_events.end() || (ev->second.size() == 1 && ev->second[0].define)) {
     // Defined once (or by a -D flag) and never #undef'd: the same macro at every use.
@@ -454,10 +458,15 @@ void Interp::check_macro_unit(const Ex& x, size_t from, const std::string& name,
                                                "}",  "<<<", "+=", "-=", "*=",  "/=",
                                                "%=", "&=",  "|=", "^=", "<<=", ">>="};
   static const std::set<std::string> after = {")", "]", ",", ";", "}", ">>>"};
-  const bool lone_before = from == 0 || is_ident(x.T[from - 1], "return") ||
-                           (x.T[from - 1].kind == CTok::Punct && before.count(x.T[from - 1].text));
+  // At an edge of another macro's expansion, its neighbours are that macro's (unknown here).
+  const bool nested = macro_site_.count(&x.T) > 0;
+  const bool lone_before =
+      (from == 0 && !nested) ||
+      (from > 0 && (is_ident(x.T[from - 1], "return") ||
+                    (x.T[from - 1].kind == CTok::Punct && before.count(x.T[from - 1].text))));
   const bool lone_after =
-      x.i >= x.end || (x.T[x.i].kind == CTok::Punct && after.count(x.T[x.i].text));
+      (x.i >= x.end && !nested) ||
+      (x.i < x.end && x.T[x.i].kind == CTok::Punct && after.count(x.T[x.i].text));
   if (!lone_before || !lone_after)
     fail("unsupported_cuda", what +
                                  ", whose operators bind with the code around its use as "

@@ -306,12 +306,21 @@ void PySide::forget_rebound_module_names() {
     }
   };
   bool in_block = false;  // inside a top-level statement other than def and class
+  bool globals_touched = false;
   for (const auto& l : lines_) {
     const auto& t = l.toks;
     if (t.empty()) continue;
     if (tok_is(t[0], "global") || tok_is(t[0], "nonlocal"))
       for (size_t k = 1; k < t.size(); ++k)
         if (t[k].kind == PyTok::Name) unknown.insert(t[k].text);
+    for (const auto& tok : t)  // `globals()["f"] = ...`: any module name may change
+      if (tok.kind == PyTok::Name && tok.text == "globals") globals_touched = true;
+    // `def f`, `class C`: a binding of f, C (twice, or inside a block: not known).
+    if ((tok_is(t[0], "def") || tok_is(t[0], "class")) && t.size() > 1 &&
+        t[1].kind == PyTok::Name && (l.indent == 0 || in_block)) {
+      if (l.indent != 0) unknown.insert(t[1].text);
+      binds[t[1].text] += 1;
+    }
     if (l.indent == 0) {
       bool def = tok_is(t[0], "def") || tok_is(t[0], "class") || tok_is(t[0], "@");
       in_block =
@@ -354,7 +363,17 @@ void PySide::forget_rebound_module_names() {
   for (const auto& n : unknown) module_rebound_[n] = "binds in a block, by `global` or augmented";
   for (const auto& [n, c] : binds)
     if (c > 1) module_rebound_[n] = "binds more than once";
-  for (const auto& [n, why] : module_rebound_) module_vars_.erase(n);
+  if (globals_touched)
+    for (const auto& [n, c] : binds) {
+      auto v = module_vars_.find(n);
+      if (v == module_vars_.end() || !is_load_inline(v->second))  // (the extension: reported
+        module_rebound_[n] = "may rebind through `globals()`";    // where it is used)
+    }
+  for (const auto& [n, why] : module_rebound_) {
+    module_vars_.erase(n);
+    module_defs_.erase(n);  // a function rebound is not the `def` kernrl would run
+    module_def_headers_.erase(n);
+  }
 }
 
 void PySide::scan_module() {
@@ -455,6 +474,31 @@ void PySide::read_class(size_t cls_line, bool* any_inline, bool* load_files,
   *forward_header = 0;
   // The class: __init__, forward and other methods.
   Block cls = body_of(lines_, cls_line);
+  // A method is its one `def` in the class body: a name the body defines twice, or binds
+  // otherwise too (`m = staticmethod(f)`), is not a method kernrl can follow.
+  {
+    std::map<std::string, int> binds;
+    for (size_t i = cls.begin; i < cls.end; ++i) {
+      const PyLine& l = lines_[i];
+      if (l.indent != lines_[cls.begin].indent || l.toks.size() < 2) continue;
+      if (tok_is(l.toks[0], "def") || l.toks[0].kind == PyTok::Name) {
+        const std::string n = tok_is(l.toks[0], "def") ? l.toks[1].text : l.toks[0].text;
+        bool assigned = !tok_is(l.toks[0], "def") &&
+                        (tok_is(l.toks[1], "=") || tok_is(l.toks[1], ":") ||
+                         (l.toks[1].kind == PyTok::Op && l.toks[1].text.size() >= 2 &&
+                          l.toks[1].text.back() == '=' && l.toks[1].text != "=="));
+        if (tok_is(l.toks[0], "def") || assigned) binds[n] += 1;
+      }
+    }
+    for (size_t i = cls.begin; i < cls.end; ++i) {
+      const PyLine& l = lines_[i];
+      if (l.indent == lines_[cls.begin].indent && tok_is(l.toks[0], "def") && l.toks.size() > 1 &&
+          binds[l.toks[1].text] > 1)
+        fail("host_logic", "the class at line " + std::to_string(lines_[cls_line].line) +
+                               " binds its method `" + l.toks[1].text +
+                               "` more than once; kernrl follows a method defined once");
+    }
+  }
   for (size_t i = cls.begin; i < cls.end; ++i) {
     const PyLine& l = lines_[i];
     if (!tok_is(l.toks[0], "def") || l.toks.size() < 2) continue;

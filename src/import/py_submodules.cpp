@@ -72,7 +72,7 @@ std::optional<std::pair<size_t, PyExprP>> PySide::file_class_ctor(const std::str
   const std::string what = "`self." + path + "` (an instance of the file's class " + name + ")";
   // The name must be that class when __init__ runs: defined once, never rebound.
   if (defs.size() != 1 || module_vars_.count(name) || module_defs_.count(name) ||
-      aliases_.count(name)) {
+      aliases_.count(name) || module_rebound_.count(name)) {
     *why = what + ": the file binds `" + name + "` more than once";
     return std::nullopt;
   }

@@ -3523,6 +3523,51 @@ TEST_CASE("import_kernelbench: two streams over the halves of a tensor (pointer 
         r.notes.end());
 }
 
+TEST_CASE("import_kernelbench: preprocessor conditions, nested macros and writes in ?:") {
+  ProblemSpec p = problem("L1_26");  // x: [batch_size, dim]
+  auto run = [&](const std::string& defs, const std::string& body) {
+    std::string cuda = defs + R"(
+__global__ void k(const float* x, float* y, int n) {}
+torch::Tensor f(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  const int n = x.numel();
+)" + body + R"(
+  return y;
+}
+)";
+    return import_kernelbench(module(cuda, "f", "x", "ext.f(x)"), p);
+  };
+  const std::string launch =
+      "  k<<<(n + BS - 1) / BS, BS>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);";
+  // The host pass of the compile: #if 1 taken, __CUDA_ARCH__ not defined.
+  for (const char* defs :
+       {"#if 1\n#define BS 256\n#else\n#define BS 128\n#endif\n",
+        "#define BS 256\n#ifdef __CUDA_ARCH__\n#undef BS\n#define BS 128\n#endif\n",
+        "#ifndef BS\n#define BS 256\n#endif\n"}) {
+    auto r = run(defs, launch);
+    CAPTURE(defs);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(checked_plan(r, p).launches[0].block[0] == "256");
+  }
+  // A condition kernrl does not evaluate: the macro's uses are refused.
+  auto r =
+      run("#if defined(USE_WIDE) && USE_WIDE > 1\n#define BS 512\n#else\n#define BS 256\n#endif\n",
+          launch);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("under #if") != std::string::npos, r.reason);
+  // A macro with operators at the edge of another macro's expansion: cpp splices it there.
+  r = run("#define ID(v) v\n#define BS 128 + 128\n",
+          "  k<<<(n + 255) / ID(BS), 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("bind with the code around its use") != std::string::npos, r.reason);
+  // Both branches of an undecided ?: would be evaluated: a write in one is refused.
+  r = run("",
+          "  int g = n / 64;\n  int m = g++ < 100 ? g++ : 100;\n"
+          "  k<<<m, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("launch, allocate or assign") != std::string::npos, r.reason);
+}
+
 TEST_CASE("import_kernelbench: a function-like macro expands as the preprocessor expands it") {
   ProblemSpec p = problem("L1_26");  // x: [batch_size, dim]
   auto run = [&](const std::string& body) {
@@ -3668,6 +3713,14 @@ TEST_CASE("import_kernelbench: __init__ values computed by a function of the mod
   LaunchPlan plan = checked_plan(r, p);
   REQUIRE(plan.launches.size() == 2);
   CHECK(plan.launches[1].args[2].text == "0.1");
+  // A function the module binds again (Python calls the last binding): not followed.
+  for (const char* again : {"_as_float = lambda d: d * 3",
+                            "if True:\n    def _as_float(d):\n"
+                            "        return d * 3",
+                            "globals()['_as_float'] = lambda d: d * 3"}) {
+    r = run(as_float + again + "\n", "_as_float(divisor)");
+    CHECK_FALSE_MESSAGE(r.converted, again);
+  }
   // Through a tuple and another function.
   r = run(as_float + "\ndef _twice(d):\n    return 2 * _as_float(d)\n",
           "_twice((divisor, divisor)) / 2");
@@ -3885,12 +3938,13 @@ TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forw
                            ctor + "\n        self.block.register_forward_hook(lambda m, a, o: o)",
                            call),
           "register_forward_hook");
-  // forward(self, *args).
+  // forward(self, *args), here as a second `def forward` (Python keeps the last): a method the
+  // class body binds twice is refused first.
   refused(submodule_module("i, o, scale, use_bias=True", block_init,
                            "        return ext.epilogue(self.linear(x), 1.0)\n"
                            "    def forward(self, *xs):\n        return xs[0]",
                            ctor, call),
-          "`*` parameters");
+          "binds its method `forward` more than once");
   // A constructor argument kernrl cannot bind, or one missing.
   refused(submodule_module("i, o, scale, use_bias=True", block_init, block_forward,
                            "        self.block = Block(input_size, output_size)", call),
