@@ -70,6 +70,7 @@ struct Val {
   int ext = -1;
   bool created = false;
   bool optional = false;  // a `c10::optional<torch::Tensor>` parameter's value (a Tensor or Void)
+  bool uns = false;       // an Int of an unsigned C type (never negative at any size set)
   std::vector<Val> items;
   std::vector<std::string> path;  // &var.member[i]: the member/index path of `name`
   std::string why;
@@ -317,6 +318,7 @@ std::optional<std::string> real_text(const Val& v);
 // Integer + - * / % of two Ints: constants folded, else a kernrl expression (`what` for errors).
 Val int_binop(const std::string& op, const Val& a, const Val& b, const std::string& what);
 bool int_type(const std::string& c_type);
+bool unsigned_int_type(const std::string& c_type);  // unsigned, size_t, uint32_t, ...
 bool float_type(const std::string& c_type);
 int c_type_bytes(const std::string& c_type);  // 0 when unknown
 

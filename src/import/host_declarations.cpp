@@ -275,7 +275,10 @@ Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_
     if (auto b = truth(v)) return make_bool(*b);
     return v;
   }
-  if (int_type(t)) return to_int(v, what, fr);
+  if (int_type(t)) {
+    Val r = to_int(v, what, fr);
+    return unsigned_int_type(t) ? as_unsigned(r, what, fr) : r;
+  }
   if (float_type(t)) return to_float(v, what, fr);
   if (v.kind == Val::Unknown || v.kind == Val::Void) return v;
   // Other types (a struct of the source): kept as they are.

@@ -201,7 +201,11 @@ Val Interp::binary(const std::string& op, const Val& a, const Val& b, const std:
     if (a.kind == Val::Tensor || b.kind == Val::Tensor)
       fail("library_call", "PyTorch op `" + op + "` on tensors in the host wrapper `" + fr.fn +
                                "` (`" + what + "`)");
-    return arith(op, a, b, what, fr);
+    Val r = arith(op, a, b, what, fr);
+    // Arithmetic on an unsigned integer is unsigned (an approximation of C's conversions that
+    // can only refuse more): it must not go below zero.
+    if ((a.uns || b.uns) && r.kind == Val::Int) r = as_unsigned(r, what, fr);
+    return r;
   }
   if (op == "<" || op == ">" || op == "<=" || op == ">=" || op == "==" || op == "!=")
     return compare(op, a, b, what, fr);
@@ -363,7 +367,10 @@ Val Interp::cast_to(Frame& fr, const std::string& type_text, const Val& v,
     }
     return a;
   }
-  if (int_type(s)) return to_int(v, what, fr);
+  if (int_type(s)) {
+    Val r = to_int(v, what, fr);
+    return unsigned_int_type(s) ? as_unsigned(r, what, fr) : r;
+  }
   if (float_type(s)) return to_float(v, what, fr);
   if (s == "bool") {
     if (auto b = truth(v)) return make_bool(*b);

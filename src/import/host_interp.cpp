@@ -182,6 +182,19 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
   *target = std::move(v);
 }
 
+Val Interp::as_unsigned(Val v, const std::string& what, Frame& fr) {
+  if (v.kind != Val::Int) return v;
+  auto p = C.per_set(v);
+  bool negative =
+      v.k ? *v.k < 0 : p && std::any_of(p->begin(), p->end(), [](int64_t x) { return x < 0; });
+  if (negative)
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                           "` gives an unsigned integer a value that is negative at some size set "
+                           "(it wraps around in C++; kernrl follows integers as signed values)");
+  v.uns = true;
+  return v;
+}
+
 Val Interp::to_int(const Val& v, const std::string& what, Frame& fr) {
   switch (v.kind) {
     case Val::Int: {
@@ -460,6 +473,16 @@ Val Interp::compare(const std::string& op, const Val& a, const Val& b, const std
                              "` compares a floating-point value that depends on the sizes");
   }
   Val x = to_int(a, what, fr), y = to_int(b, what, fr);
+  // C++ converts the signed side of a comparison with an unsigned one to unsigned: the same
+  // result as kernrl's signed one only where the signed side is not negative.
+  if (x.uns != y.uns) {
+    const Val& s = x.uns ? y : x;
+    auto p = C.per_set(s);
+    if (s.k ? *s.k < 0 : !p || std::any_of(p->begin(), p->end(), [](int64_t v) { return v < 0; }))
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                             "` compares an unsigned integer with a value that may be negative "
+                             "(C++ compares them as unsigned)");
+  }
   if (x.k && y.k) return make_bool(cmp(*x.k, *y.k));
   auto px = C.per_set(x), py = C.per_set(y);
   if (!px || !py) {

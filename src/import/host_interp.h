@@ -115,6 +115,8 @@ class Interp {
 
   // ---------------------------------------------------------------- conversions
   Val to_int(const Val& v, const std::string& what, Frame& fr);
+  // v as a value of an unsigned C type: refused where it is negative at some size set.
+  Val as_unsigned(Val v, const std::string& what, Frame& fr);
   Val to_float(const Val& v, const std::string& what, Frame& fr);
   [[noreturn]] void fail_value(const Val& v, const std::string& wanted, const std::string& what,
                                Frame& fr);

@@ -193,6 +193,10 @@ std::optional<std::string> real_text(const Val& v) {
   }
 }
 
+bool unsigned_int_type(const std::string& c) {
+  return int_type(c) && (c.rfind("unsigned", 0) == 0 || c == "size_t" || c.rfind("uint", 0) == 0);
+}
+
 bool int_type(const std::string& c) {
   static const std::set<std::string> t = {"int",
                                           "unsigned",

@@ -3566,6 +3566,24 @@ torch::Tensor f(torch::Tensor x) {
           "  k<<<m, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);");
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("launch, allocate or assign") != std::string::npos, r.reason);
+  // Unsigned integers: C++ compares a negative signed value with one as unsigned, and unsigned
+  // arithmetic wraps below zero; kernrl, which follows integers as signed, refuses both.
+  r = run("",
+          "  unsigned u = n / 64;\n  int m = 3 - n / 64;\n  int g = u < m ? 1 : 2;\n"
+          "  k<<<g, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("compares an unsigned integer") != std::string::npos, r.reason);
+  r = run("",
+          "  size_t u = n / 64;\n  size_t w = u - 100000;\n"
+          "  k<<<(int)(w / 1000000000), 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("wraps around") != std::string::npos, r.reason);
+  // Where nothing is negative, unsigned values are followed as any other.
+  r = run("",
+          "  unsigned u = n;\n  const unsigned blocks = (u + 255u) / 256u;\n"
+          "  k<<<blocks < 65535u ? blocks : 65535u, 256>>>(x.data_ptr<float>(), "
+          "y.data_ptr<float>(), n);");
+  REQUIRE_MESSAGE(r.converted, r.reason);
 }
 
 TEST_CASE("import_kernelbench: a function-like macro expands as the preprocessor expands it") {
