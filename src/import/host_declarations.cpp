@@ -160,14 +160,10 @@ size_t Interp::next_declarator(const std::vector<CTok>& T, size_t k, size_t e) {
   for (size_t q = k; q < e; ++q) {
     const CTok& t = T[q];
     if (t.kind != CTok::Punct) continue;
-    if (d == 0 && t.text == "<" && q > k && T[q - 1].kind == CTok::Ident) {
-      // Template arguments (`auto a = x.packed_accessor32<float, 3>();`), as split_args skips them.
-      size_t c = c_match(T, q, e);
-      if (c < e && c + 1 < e &&
-          (is_punct(T[c + 1], "(") || is_punct(T[c + 1], "::") || is_punct(T[c + 1], "{"))) {
-        q = c;
-        continue;
-      }
+    // Template arguments (`auto a = x.packed_accessor32<float, 3>();`), as split_args skips them.
+    if (size_t c = d == 0 ? template_args_close(T, q, k, e) : 0) {
+      q = c;
+      continue;
     }
     if (t.text == "(" || t.text == "[" || t.text == "{") ++d;
     if (t.text == ")" || t.text == "]" || t.text == "}") --d;
@@ -294,14 +290,10 @@ std::vector<std::pair<size_t, size_t>> Interp::split_args(const std::vector<CTok
   for (size_t k = i; k < end; ++k) {
     const CTok& t = T[k];
     if (t.kind != CTok::Punct) continue;
-    if (d == 0 && t.text == "<" && k > i && T[k - 1].kind == CTok::Ident) {
-      // Template arguments (x.packed_accessor32<float, 3>(), std::min<int>(a, b)).
-      size_t c = c_match(T, k, end);
-      if (c < end && c + 1 < end &&
-          (is_punct(T[c + 1], "(") || is_punct(T[c + 1], "::") || is_punct(T[c + 1], "{"))) {
-        k = c;
-        continue;
-      }
+    // Template arguments (x.packed_accessor32<float, 3>(), std::min<int>(a, b)).
+    if (size_t c = d == 0 ? template_args_close(T, k, i, end) : 0) {
+      k = c;
+      continue;
     }
     if (t.text == "(" || t.text == "[" || t.text == "{" || t.text == "<<<") ++d;
     if (t.text == ")" || t.text == "]" || t.text == "}" || t.text == ">>>") --d;

@@ -231,13 +231,9 @@ Val Interp::short_circuit(Ex& x, const char* op, const std::function<Val()>& nex
       for (; x.i < x.end; ++x.i) {
         const CTok& t = x.T[x.i];
         // `f<1, 2>(n)`: template arguments, whose commas end nothing.
-        if (is_punct(t, "<") && x.i > 0 && x.T[x.i - 1].kind == CTok::Ident) {
-          size_t c = c_match(x.T, x.i, x.end);
-          if (c < x.end && c + 1 < x.end &&
-              (is_punct(x.T[c + 1], "(") || is_punct(x.T[c + 1], "::"))) {
-            x.i = c;
-            continue;
-          }
+        if (size_t c = template_args_close(x.T, x.i, 0, x.end)) {
+          x.i = c;
+          continue;
         }
         if (is_punct(t, "(") || is_punct(t, "[") || is_punct(t, "{")) ++depth;
         if (is_punct(t, ")") || is_punct(t, "]") || is_punct(t, "}")) {

@@ -30,6 +30,18 @@ inline bool is_ident(const CTok& t, const char* p) {
   return t.kind == CTok::Ident && t.text == p;
 }
 
+// Where T[k] opens template arguments (`f<1, 2>(n)`, `x.packed_accessor32<float, 3>()`,
+// `S<T>::v`, `V<int>{...}`: a `<` after a name, matched, followed by `(`, `::` or `{`), the index
+// of its `>`; else 0. Tokens from `from` on are T's range, `end` its end.
+inline size_t template_args_close(const std::vector<CTok>& T, size_t k, size_t from, size_t end) {
+  if (!is_punct(T[k], "<") || k <= from || T[k - 1].kind != CTok::Ident) return 0;
+  size_t c = c_match(T, k, end);
+  if (c < end && c + 1 < end &&
+      (is_punct(T[c + 1], "(") || is_punct(T[c + 1], "::") || is_punct(T[c + 1], "{")))
+    return c;
+  return 0;
+}
+
 // Library prefixes: a call to one of these is a library call, never converted.
 inline std::string library_of(const std::string& name) {
   static const std::pair<const char*, const char*> libs[] = {
