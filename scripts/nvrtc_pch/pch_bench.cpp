@@ -75,6 +75,12 @@ bool compile(const std::string& name, const std::string& src, const std::vector<
                                    "-I" + inc + "/cccl", "--pre-include=kernrl_prelude.h",
                                    "-DKERNRL=1",         "--time=-"};
   opts.insert(opts.end(), extra.begin(), extra.end());
+  // PCH_BENCH_OPTS: further NVRTC options, space-separated, for every compile (e.g. to compare
+  // -split-compile=0 or -Xptxas settings against kernrl's defaults).
+  if (const char* more = std::getenv("PCH_BENCH_OPTS")) {
+    std::istringstream words(more);
+    for (std::string w; words >> w;) opts.push_back(w);
+  }
   std::vector<const char*> copts;
   for (const auto& o : opts) copts.push_back(o.c_str());
   const char* hdr[] = {kernrl::kPrelude};
