@@ -49,24 +49,29 @@ bool same_value(const Val& a, const Val& b) {
          std::equal(a.items.begin(), a.items.end(), b.items.begin(), same_value);
 }
 
-bool evaluates_at(const std::string& e, const ProblemSpec& p, const std::vector<Vars>& sets,
-                  const std::string& repeat_var) {
+// Why `e` does not evaluate at one of `sets` ("" where it evaluates at each).
+std::string problem_at(const std::string& e, const ProblemSpec& p, const std::vector<Vars>& sets,
+                       const std::string& repeat_var) {
   for (const Vars& s : sets) {
     Vars v = plan_vars(p, s, 132);  // as the launch block sees them
     if (!repeat_var.empty()) v[repeat_var] = 0;
     try {
       eval_expr(e, v);
-    } catch (const ExprError&) {
-      return false;
+    } catch (const ExprError& x) {
+      return x.what();
     }
   }
-  return true;
+  return "";
 }
 
 }  // namespace
 
 bool Interp::evaluates(const std::string& e) const {
-  return evaluates_at(e, C.P, C.size_sets, C.repeat_var_);
+  return expr_problem(e).empty();
+}
+
+std::string Interp::expr_problem(const std::string& e) const {
+  return problem_at(e, C.P, C.size_sets, C.repeat_var_);
 }
 
 bool Interp::non_negative(const std::string& e) const {
@@ -91,6 +96,7 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
     else
       exec_body(f, b, e);
   };
+  branch_why_.clear();
   const size_t launches0 = C.launches.size(), tensors0 = C.tensors.size();
   const std::vector<std::string> notes0 = C.notes;
   // A view's copy made in a branch (TensorInfo::copy) holds the view's values only where that
@@ -206,7 +212,11 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
           return false;
         }
         var.v = select_int(cond, a, b);
-        if (!var.v.k && !evaluates(var.v.e)) {
+        if (std::string why = var.v.k ? "" : expr_problem(var.v.e); !why.empty()) {
+          branch_why_ = "the value of `" + name +
+                        "` after it, chosen by the condition, has no "
+                        "expression the launch block can evaluate (" +
+                        why + ")";
           undo();
           return false;
         }
@@ -254,7 +264,7 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
       if (!a.offset.empty()) exprs.push_back(a.offset);
     const std::string& rv = L.repeat_var.empty() ? C.repeat_var_ : L.repeat_var;
     for (const auto& e : exprs)
-      if (!e.empty() && !evaluates_at(e, C.P, C.size_sets, rv)) {
+      if (!e.empty() && !problem_at(e, C.P, C.size_sets, rv).empty()) {
         undo();
         return false;
       }

@@ -204,6 +204,12 @@ class Interp {
   // variable at 0): a branch's value where that branch does not run must still evaluate (no
   // division by zero), since the launch block evaluates every expression at every size set.
   bool evaluates(const std::string& e) const;
+  // Why `e` does not evaluate at some size set (the expression error), "" where it does.
+  std::string expr_problem(const std::string& e) const;
+  // Why the last exec_both_branches could not follow both branches, where that is more than
+  // "the launch block cannot branch" (an integer the branches set has no expression the launch
+  // block can evaluate); "" otherwise. For exec_if's refusal.
+  std::string branch_why_;
   // Whether integer expression `e` is at least 0 at every size set (as `evaluates` sees them).
   bool non_negative(const std::string& e) const;
   // `cond ? a : b` for integers: b + (a - b) * cond.

@@ -291,6 +291,7 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
     // An input check or an error report (on a value kernrl cannot know, such as a CUDA error):
     // no effect on launches. On the sizes, an early exit is not a check.
     const bool by_sizes = !ce.empty();
+    branch_why_.clear();
     bool checks = only_checks(T, c + 1, then_end, by_sizes) &&
                   (else_begin == end || only_checks(T, else_begin, else_end, by_sizes));
     if (checks) return else_end;
@@ -299,6 +300,10 @@ size_t Interp::exec_if(Frame& fr, const std::vector<CTok>& T, size_t i, size_t e
                            false, else_end, end))
       return fr.returned ? end : else_end;
     if (why) throw *why;  // not a condition on the sizes: what stopped its evaluation
+    if (!branch_why_.empty())
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                             "` is not the same at every size set of the problem, and " +
+                             branch_why_);
     fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
                            "` decides what runs, and is not the same at every size set of the "
                            "problem (the launch block cannot branch)");

@@ -344,6 +344,27 @@ TEST_CASE(
   CHECK(uniform.kernel_file.find("// Note: ") != std::string::npos);
 }
 
+TEST_CASE("import_kernelbench: a branch whose value has no expression the block can hold says so") {
+  ProblemSpec p = problem("L1_23");  // dim: 16384 (bench), 256, 1000, 4099
+  // m doubles ten times (its expression over the sizes, 1024 copies of d, is past the 4096
+  // characters an expression may have); the `if` differs between size sets.
+  auto r = import_kernelbench(
+      module("__global__ void a(const float* x, float* y, int n) {}\n"
+             "torch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n"
+             "  int d = x.size(1);\n  long long m = d;\n"
+             "  for (int i = 0; i < 10; ++i) m = m + m;\n"
+             "  if (m < 16384LL * 1024) m = 1;\n"
+             "  a<<<1, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), d);\n  return y;\n}\n",
+             "f", "x", "ext.f(x)"),
+      p);
+  REQUIRE_FALSE(r.converted);
+  CHECK(r.category == "host_logic");
+  CHECK_MESSAGE(r.reason.find("the value of `m` after it, chosen by the condition, has no "
+                              "expression the launch block can evaluate") != std::string::npos,
+                r.reason);
+  CHECK_MESSAGE(r.reason.find("the limit is 4096") != std::string::npos, r.reason);
+}
+
 TEST_CASE("import_kernelbench: num_sms from the device properties") {
   ProblemSpec p = problem("L9_2");
   const char* cuda = R"(
