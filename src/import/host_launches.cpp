@@ -46,6 +46,7 @@ Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Fra
       Val& item = out.items[k];
       const std::string of = "item " + std::to_string(k) + " of " + what;
       if (item.kind == Val::Unknown) fail_value(item, "an integer", of, fr);
+      if (item.kind == Val::Bool) item = to_int(item, of, fr);  // a bool is an int: 0 or 1
       if (item.kind != Val::Int || item.floaty)
         fail("mismatch", of + " (`" + p.type + "`) is not an integer: pybind11 refuses it");
       if (int32_list) {

@@ -176,6 +176,14 @@ TEST_CASE("import_kernelbench: Python lists of integers given to std::vector<int
   CHECK(checked_plan(r, gelu()).launches.at(0).args.at(2).text ==
         "struct(i32 0, i32 0, i32 1, i32 1, i32 5, i32 6, i32 7, i32 0)");
 
+  // A bool is an int to pybind11: 0 or 1.
+  r = import_kernelbench(
+      module(kRanges, "f", "        lo = [True, x.shape[0] > 0]\n", "ext.f(x, lo, lo)"), gelu(),
+      "gen.py");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(checked_plan(r, gelu()).launches.at(0).args.at(2).text ==
+        "struct(i32 1, i32 1, i32 1, i32 1, i32 1, i32 1, i32 0, i32 0)");
+
   struct Case {
     std::string body, call, reason;
   };
