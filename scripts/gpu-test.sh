@@ -220,7 +220,7 @@ if want import; then
 fi
 
 if want kernelbench; then
-  log "torch steps: the test suite's small MLP, its linear layers as torch steps, cat and null arguments, pointers into buffers, tensor accessor arguments, counted steps (expect correct)"
+  log "torch steps: the test suite's small MLP, its linear layers as torch steps, cat and null arguments, pointers into buffers, tensor accessor arguments, counted steps, struct arguments (expect correct)"
   TS=/tmp/kernrl-torch-steps-suite; rm -rf "$TS"
   KERNRL_PYTHON="$(command -v python3)" "$K" suite add kernelbench tests/suites/kernelbench --out "$TS" --only L3_1 \
     >"$OUT/torch-steps.log" 2>&1

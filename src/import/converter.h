@@ -50,6 +50,9 @@ struct Val {
     // element C type), k (N), text ("32" or "64": its index width), name (its PtrTraits),
     // items (the tensor's shape when it was made).
     Accessor,
+    // A plain struct of the source (host_structs.cpp): name (its type), items (one per data
+    // member in declaration order, an array member a List).
+    Struct,
     Unknown  // why: what it is, for the message if it is used
   } kind = Void;
   std::optional<int64_t> k;
@@ -62,6 +65,9 @@ struct Val {
   // List from Python: 't' a tuple (or torch.Size, a tuple), 'l' a list, 0 anything else (range,
   // reversed, a layer list): what == between sequences depends on.
   char seq = 0;
+  // A Python list made by a list display in forward: its identity (0: none), shared by every
+  // value that is that list, so that changing it in place (`lo.append(x)`) changes them all.
+  int list_id = 0;
   std::vector<char> per_set;
   int tensor = -1;
   std::string elem;
@@ -130,6 +136,10 @@ struct LaunchArgOut {
   // pointer), and the shape the kernel is given (the tensor's when the accessor was made).
   int accessor_bits = 0;
   std::vector<Val> accessor_shape;
+  // A field of a struct passed by value (`struct(...)`, docs/kernel-format.md): its type (i8 ...
+  // f64, ptr); a struct's fields follow each other in `args`, `struct_first` set on the first.
+  std::string field;
+  bool struct_first = false;
 };
 
 struct LaunchOut {

@@ -255,11 +255,25 @@ Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_
       l.kind = Val::List;
       return l;
     }
-    if (source_struct(t))
+    if (const StructDecl* d = struct_decl(t)) {
+      // A plain struct whose fields the wrapper sets, each read from where it was set.
+      if (d->why.empty()) return new_struct(*d, name, false);
       return make_unknown("`" + name + "`, a `" + t +
-                          "` filled on the host (a struct of the source: a kernel's arguments are "
-                          "tensors' data pointers, integers and reals, docs/kernel-format.md)");
+                          "` filled on the host (a struct of the source that kernrl does not "
+                          "pass: " +
+                          d->why + ")");
+    }
     return make_unknown("`" + name + "` (declared without a value)");
+  }
+  if (const StructDecl* d = struct_decl(t)) {
+    if (!d->why.empty())
+      return make_unknown("`" + name + "`, a `" + t +
+                          "` (a struct of the source that kernrl does not pass: " + d->why + ")");
+    if (v.kind == Val::Struct && v.name == d->name) return v;  // a copy of another
+    if (v.kind == Val::List && v.items.empty() && v.elem.empty())
+      return new_struct(*d, name, true);  // `T a{};`, `T a = {};`: value-initialised
+    return make_unknown("`" + name + "`, a `" + t + "` initialised by `" + what +
+                        "` (kernrl follows a struct's fields set one by one, or `{}`)");
   }
   if (t == "auto" || contains(t, "Tensor") || t == "dim3" || contains(t, "Guard") ||
       contains(t, "Stream") || t == "cudaStream_t" || t == "cudaError_t" ||

@@ -154,9 +154,22 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
                            name + "` on each pass (`" + what +
                            "`); the launch block repeats launches, not host state");
   Val* target = &var->v;
+  // A member of a struct of the source: the value is converted to its type.
+  const StructDecl::Field* member = nullptr;
   for (const auto& p : path) {
     if (target->kind == Val::Dim3 && (p == "x" || p == "y" || p == "z")) {
       target = &target->items[p == "x" ? 0 : p == "y" ? 1 : 2];
+    } else if (target->kind == Val::Struct) {
+      const StructDecl* d = struct_decl(target->name);
+      size_t at = d ? d->fields.size() : 0;
+      for (size_t k = 0; d && k < d->fields.size(); ++k)
+        if (d->fields[k].name == p) at = k;
+      if (!d || at >= d->fields.size() || at >= target->items.size())
+        fail("host_logic", "`" + what + "` in `" + fr.fn + "` assigns to `" + p +
+                               "`, which is not a data member of `" + target->name + "`");
+      member = &d->fields[at];
+      target = &target->items[at];
+      if (member->count > 0 && target->kind == Val::List) continue;  // an element next
     } else if (target->kind == Val::List && !p.empty() &&
                std::isdigit(static_cast<unsigned char>(p[0]))) {
       size_t k = std::stoul(p);
@@ -168,6 +181,13 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
       fail("host_logic",
            "`" + what + "` in `" + fr.fn + "` assigns to a member kernrl cannot follow");
     }
+  }
+  if (member) {
+    if (target->kind == Val::List)
+      fail("host_logic", "`" + what + "` in `" + fr.fn + "` assigns to the array `" + member->name +
+                             "` as a whole");
+    *target = struct_field_value(*member, v, what, fr);
+    return;
   }
   // Keep the declared category: an int stays an int, a float (a Float, a Ratio, or an Int of the
   // sizes held in a float: `float s = x.size(1);`) stays a float.

@@ -116,6 +116,31 @@ class Interp {
   // Whether `type` is a struct, class or union the sources define (`struct CatArgs {...};`).
   bool source_struct(const std::string& type) const;
 
+  // ---------------------------------------------------------------- structs (host_structs.cpp)
+  // A plain struct of the source as a kernel argument: its data members in declaration order,
+  // each with its launch block field type (i8 ... f64, ptr) and its array length (0: not an
+  // array); `why` says why kernrl does not pass it (a member that is no plain scalar, pointer or
+  // array of them, a constructor, a base, a bitfield, a reference), with no fields.
+  struct StructDecl {
+    struct Field {
+      std::string name, ctype, type;
+      size_t count = 0;
+    };
+    std::string name, why;
+    std::vector<Field> fields;
+  };
+  std::map<std::string, StructDecl> struct_decls_;
+  // `written` without std::, struct and class prefixes.
+  static std::string struct_type_name(const std::string& written);
+  // The struct `written` names, read once; nullptr when it is no struct of the source.
+  const StructDecl* struct_decl(const std::string& written);
+  // A Val::Struct of `d` for variable `var`: every field not set (Unknown naming it), or, `zero`,
+  // value-initialised (`T a{};`: zeros and null pointers).
+  Val new_struct(const StructDecl& d, const std::string& var, bool zero);
+  // `v` as the value of field `f` (an integer, a float or a pointer by its type).
+  Val struct_field_value(const StructDecl::Field& f, const Val& v, const std::string& what,
+                         Frame& fr);
+
   // ---------------------------------------------------------------- variables
   Var* lookup(Frame& fr, const std::string& name);
   std::string alias(Frame& fr, const std::string& name);

@@ -1,6 +1,7 @@
 // The host side (host_interp.h): calls of the source's functions, and kernel launches.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -32,6 +33,35 @@ Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Fra
   if (base == "bool") {
     if (auto b = truth(v)) return make_bool(*b);
     return v;
+  }
+  // A list of integers from forward (`lo = []; lo.append(k)`, `[a] * n`, a shape) given to a
+  // std::vector<int64_t> / std::vector<int> / IntArrayRef: pybind11 converts each item to the
+  // element type, refusing what is not an integer or does not fit.
+  const bool int64_list = base == "vector<int64_t>" || base == "vector<long>" ||
+                          base == "vector<long long>" || base == "IntArrayRef";
+  const bool int32_list = base == "vector<int>" || base == "vector<int32_t>";
+  if ((int64_list || int32_list) && v.kind == Val::List) {
+    Val out = v;
+    for (size_t k = 0; k < out.items.size(); ++k) {
+      Val& item = out.items[k];
+      const std::string of = "item " + std::to_string(k) + " of " + what;
+      if (item.kind == Val::Unknown) fail_value(item, "an integer", of, fr);
+      if (item.kind == Val::Bool) item = to_int(item, of, fr);  // a bool is an int: 0 or 1
+      if (item.kind != Val::Int || item.floaty)
+        fail("mismatch", of + " (`" + p.type + "`) is not an integer: pybind11 refuses it");
+      if (int32_list) {
+        auto values = item.k ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{*item.k})
+                             : C.per_set(item);
+        if (!values)
+          fail("host_logic", of + " (`" + p.type +
+                                 "`) depends on the GPU; kernrl cannot tell that it fits an int");
+        for (int64_t x : *values)
+          if (x < INT32_MIN || x > INT32_MAX)
+            fail("mismatch", of + " (`" + p.type + "`) is " + std::to_string(x) +
+                                 " at some size set, beyond an int: pybind11 refuses it");
+      }
+    }
+    return out;
   }
   if (contains(base, "IntArrayRef") || contains(base, "vector")) return v;
   return v;
@@ -82,6 +112,11 @@ Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::s
       fail("mismatch", "`" + it.name + "` is called with None for its parameter `" +
                            (p.name.empty() ? std::to_string(k + 1) : p.name) + "` (`" + p.type +
                            "`), which is not optional");
+    // A struct given by reference or pointer: what the callee sets in it would be lost on a copy.
+    if (v.kind == Val::Struct && (p.reference || p.pointer) && !contains(p.type, "const"))
+      fail("host_logic", "`" + it.name + "` takes the struct `" + v.name + "` by " +
+                             (p.pointer ? "pointer" : "reference") + " (`" + p.type + " " + p.name +
+                             "`); kernrl follows structs passed by value");
     if (!p.name.empty()) declare(fr, p.name, bind_param(p, v, it.name, fr));
   }
   exec_range(fr, it.body_open + 1, it.body_close);
@@ -130,6 +165,9 @@ std::string Interp::kernel_param_problem(const CParam& p) {
     return "";
   }
   if (contains(p.base, "Tensor")) return "takes a torch::Tensor";
+  if ((p.pointer || p.reference) && source_struct(struct_type_name(p.base)))
+    return "takes a struct of the source by " + std::string(p.pointer ? "pointer" : "reference") +
+           " (`" + p.type + " " + p.name + "`); kernrl passes a plain struct by value only";
   return "";
 }
 
@@ -311,6 +349,59 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
       if (ptype == "bool")  // C++ converts any nonzero value to true (1)
         out.text =
             iv.k ? (*iv.k != 0 ? "1" : "0") : "min(max(" + out.text + ", -(" + out.text + ")), 1)";
+    } else if (const StructDecl* d = !p.pointer && !p.reference ? struct_decl(ptype) : nullptr) {
+      // A plain struct of the source passed by value: its fields, each as it was set, in the
+      // order and types of its declaration (`struct(...)`, docs/kernel-format.md).
+      if (!d->why.empty())
+        fail("unsupported_cuda", where + ": the parameter `" + p.type + " " + p.name +
+                                     "` is a struct kernrl does not pass: " + d->why);
+      if (v.kind != Val::Struct || v.name != d->name) {
+        if (v.kind == Val::Unknown)
+          fail_value(v, "a `" + d->name + "` kernrl can follow", where, fr);
+        fail("unsupported_cuda", where + " passes something other than a `" + d->name + "` to `" +
+                                     p.type + " " + p.name + "`");
+      }
+      bool first = true;
+      for (size_t f = 0; f < d->fields.size(); ++f) {
+        const StructDecl::Field& field = d->fields[f];
+        std::vector<Val> leaves = field.count ? v.items[f].items : std::vector<Val>{v.items[f]};
+        for (size_t e = 0; e < leaves.size(); ++e) {
+          const Val& leaf = leaves[e];
+          const std::string member =
+              field.name + (field.count ? "[" + std::to_string(e) + "]" : "");
+          const std::string of = where + ", its field `" + member + "`";
+          if (leaf.kind == Val::Unknown)
+            fail("host_logic", "host logic in `" + fr.fn + "`: " + where + " passes a `" + d->name +
+                                   "` whose field `" + member +
+                                   "` kernrl cannot compute before the launch: " + leaf.why);
+          LaunchArgOut fo;
+          fo.field = field.type;
+          fo.struct_first = first;
+          first = false;
+          if (field.type == "ptr") {
+            if (leaf.kind != Val::Ptr) fail_value(leaf, "a tensor's data pointer", of, fr);
+            if (leaf.tensor < 0)
+              fo.text = "null";
+            else
+              fo.tensor = leaf.tensor;
+            if (leaf.tensor >= 0 && has_offset(leaf)) fo.offset = int_text(ptr_offset(leaf));
+          } else if (field.type == "f32" || field.type == "f64") {
+            if (leaf.kind == Val::Float && (!leaf.scalar.empty() || !leaf.text.empty() || leaf.f))
+              fo.text = !leaf.scalar.empty() ? leaf.scalar
+                        : !leaf.text.empty() ? leaf.text
+                                             : float_literal(*leaf.f);
+            else if (auto t = real_text(leaf))
+              fo.text = *t;
+            else
+              fail_value(leaf, "a number", of, fr);
+          } else {
+            Val iv = to_int(leaf, of, fr);
+            fo.text = !iv.scalar.empty() ? iv.scalar : int_text(iv);
+          }
+          L.args.push_back(fo);
+        }
+      }
+      continue;
     } else if (float_type(ptype)) {
       if (v.kind == Val::Float && (!v.scalar.empty() || !v.text.empty() || v.f)) {
         out.text = !v.scalar.empty() ? v.scalar : (!v.text.empty() ? v.text : float_literal(*v.f));

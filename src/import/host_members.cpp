@@ -27,6 +27,13 @@ Val Interp::field(Ex& x, const Val& v, const std::string& member, const std::str
                            "` reads the device property `" + member +
                            "`, which depends on the GPU");
   }
+  if (v.kind == Val::Struct) {  // a data member of a struct of the source
+    if (const StructDecl* d = struct_decl(v.name))
+      for (size_t k = 0; k < d->fields.size() && k < v.items.size(); ++k)
+        if (d->fields[k].name == member) return v.items[k];
+    fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what + "` reads `" + member +
+                           "`, which is not a data member of `" + v.name + "`");
+  }
   if (v.kind == Val::Unknown) fail_value(v, "a value", what, x.fr);
   fail("host_logic", "host logic in `" + x.fr.fn + "`: cannot follow `" + what + "`");
 }

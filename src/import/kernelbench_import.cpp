@@ -736,10 +736,28 @@ std::string Converter::run(const std::string& source_name) {
                        std::to_string(a.accessor_shape.size()) + ")");
         continue;
       }
-      args.push_back(a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name +
-                                         (a.offset.empty() ? "" : " + " + a.offset)
-                     : !names.empty() ? "[" + join(names) + "]"
-                                      : a.text);
+      std::string text = a.tensor >= 0 ? tensors[static_cast<size_t>(a.tensor)].name +
+                                             (a.offset.empty() ? "" : " + " + a.offset)
+                         : !names.empty() ? "[" + join(names) + "]"
+                                          : a.text;
+      // A struct's fields: `struct(TYPE VALUE, ...)`, one argument (docs/kernel-format.md).
+      if (!a.field.empty()) {
+        text = a.field + " " + text;
+        if (a.struct_first)
+          args.push_back("struct(" + text);
+        else
+          args.back() += ", " + text;
+        continue;
+      }
+      args.push_back(text);
+    }
+    for (size_t k = 0, f = 0; k < L.args.size(); ++k) {
+      if (L.args[k].field.empty()) {
+        ++f;
+        continue;
+      }
+      if (k + 1 == L.args.size() || L.args[k + 1].field.empty() || L.args[k + 1].struct_first)
+        args[f++] += ")";
     }
     if (!L.torch.empty()) {
       o << "  - torch: " << L.torch << "\n    args: [" << join(args)

@@ -85,6 +85,32 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       }
       Val b = eval(env, e->kids[1]);
       if (e->text == "@") return matmul(a, b, py_text(e));
+      // `[x] * n`, `n * [x]`, `a + b` of lists: a new list (its items the same objects).
+      if (e->text == "*" && (a.kind == Val::List) != (b.kind == Val::List) &&
+          (a.kind == Val::List ? a : b).seq == 'l') {
+        const Val& list = a.kind == Val::List ? a : b;
+        const Val& n = a.kind == Val::List ? b : a;
+        if (n.kind != Val::Int || !n.k)
+          fail("host_logic", "host logic in forward: `" + py_text(e) +
+                                 "` repeats a list a number of times kernrl does not know at "
+                                 "every size set");
+        Val out = list;
+        out.items.clear();
+        for (int64_t r = 0; r < *n.k; ++r) {
+          if (out.items.size() + list.items.size() > static_cast<size_t>(kMaxUnrolled))
+            fail("host_logic", "`" + py_text(e) + "` is longer than kernrl follows");
+          out.items.insert(out.items.end(), list.items.begin(), list.items.end());
+        }
+        return own_list(env, out);
+      }
+      if (e->text == "+" && a.kind == Val::List && b.kind == Val::List && a.seq == 'l' &&
+          b.seq == 'l') {
+        Val out = a;
+        out.items.insert(out.items.end(), b.items.begin(), b.items.end());
+        if (out.items.size() > static_cast<size_t>(kMaxUnrolled))
+          fail("host_logic", "`" + py_text(e) + "` is longer than kernrl follows");
+        return own_list(env, out);
+      }
       return binop(e->text, a, b, py_text(e));
     }
     case PyExpr::Unary: {
@@ -105,7 +131,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       l.kind = Val::List;
       l.seq = e->kind == PyExpr::Tuple ? 't' : 'l';
       for (const auto& k : e->kids) l.items.push_back(eval(env, k));
-      return l;
+      return e->kind == PyExpr::List ? own_list(env, l) : l;
     }
     case PyExpr::Other:
       // `a if c else b` with a condition kernrl knows: only the branch taken is evaluated.

@@ -977,7 +977,9 @@ void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int
            "several statements on one line of forward (line " + std::to_string(line) + ")");
   }
   if (eq == 0) {
-    eval(env, py_parse_expr(t, from, t.size()));
+    PyExprP e = py_parse_expr(t, from, t.size());
+    if (append_statement(env, e, line)) return;
+    eval(env, e);
     return;
   }
   // Only the last '=' carries the value; earlier ones are more targets (a = b = v).
@@ -995,6 +997,51 @@ void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int
     value = binop(aug, old, value, py_text(target) + " " + aug + "= ...");
   }
   bind(env, target, value, line);
+}
+
+Val PySide::own_list(Env& env, Val list) {
+  list.list_id = ++next_list_id_;
+  env.own_lists.insert(list.list_id);
+  return list;
+}
+
+bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
+  if (e->kind != PyExpr::Call || e->kids.size() != 2 || !e->kwargs.empty() ||
+      e->kids[0]->kind != PyExpr::Attr || e->kids[0]->text != "append" ||
+      e->kids[0]->kids[0]->kind != PyExpr::Name)
+    return false;
+  const std::string name = e->kids[0]->kids[0]->text;
+  auto it = env.locals.find(name);
+  if (it == env.locals.end() || it->second.kind != Val::List) return false;
+  const std::string what = "`" + py_text(e) + "` (line " + std::to_string(line) + ")";
+  const int id = it->second.list_id;
+  // Python's lists are shared, not copied: kernrl changes a list in place only where it knows
+  // every name that holds it, a list made in this function.
+  if (it->second.seq != 'l' || id == 0 || !env.own_lists.count(id))
+    fail("host_logic", "host logic in forward: " + what + " appends to `" + name +
+                           "`, which is not a list made in the same function by a list display "
+                           "(`[]`, `[a, b]`, `[a] * n`)");
+  if (env.iterating.count(id))
+    fail("host_logic", "host logic in forward: " + what + " appends to `" + name +
+                           "` while a `for` loop iterates over it");
+  Val item = eval(env, e->kids[1]);
+  if (it->second.items.size() >= static_cast<size_t>(kMaxUnrolled))
+    fail("host_logic", "host logic in forward: " + what +
+                           " makes a list longer than kernrl "
+                           "follows");
+  Val now = env.locals.at(name);  // (evaluating the item may have changed it)
+  now.items.push_back(item);
+  // Every value that is this list, in the function's names and in `self`'s attributes.
+  std::function<void(Val&)> update = [&](Val& v) {
+    if (v.kind == Val::List && v.list_id == id) {
+      v = now;
+      return;
+    }
+    for (Val& i : v.items) update(i);
+  };
+  for (auto& kv : env.locals) update(kv.second);
+  for (auto& kv : self_overrides_) update(kv.second);
+  return true;
 }
 
 void PySide::bind(Env& env, const PyExprP& target, const Val& value, int line) {

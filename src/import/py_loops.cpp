@@ -534,9 +534,13 @@ size_t PySide::exec_for(Env& env, size_t i, size_t next) {
                            std::to_string(l.line) + ")");
   PyExprP target = py_parse_expr(t, 1, in);
   PyExprP iterable = py_parse_expr(t, in + 1, colon);
-  std::vector<Val> items = items_of(eval(env, iterable), py_text(iterable));
+  Val over = eval(env, iterable);
+  std::vector<Val> items = items_of(over, py_text(iterable));
   size_t after = next;
   bool broke = false;
+  // A list the body appends to would be iterated further (append_statement refuses it).
+  const bool marks =
+      over.kind == Val::List && over.list_id && env.iterating.insert(over.list_id).second;
   for (const Val& item : items) {
     count_iteration(l.line);
     bind(env, target, item, l.line);
@@ -545,6 +549,7 @@ size_t PySide::exec_for(Env& env, size_t i, size_t next) {
       break;
     }
   }
+  if (marks) env.iterating.erase(over.list_id);
   // for ... else: the else clause runs when the loop was not ended by a break.
   if (after < lines_.size() && lines_[after].indent == l.indent &&
       tok_is(lines_[after].toks[0], "else")) {

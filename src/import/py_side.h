@@ -244,7 +244,16 @@ class PySide {
     std::map<std::string, Val> locals;
     std::optional<Val> ret;
     bool brk = false, cont = false;  // a `break` or `continue` of the innermost loop
+    // Lists made by a list display (`[]`, `[a] * n`) in this function (Val::list_id): the ones
+    // its statements may append to; and those a `for` of it iterates over now.
+    std::set<int> own_lists, iterating;
   };
+  int next_list_id_ = 0;
+  // A new list made here (a list display): its own identity, which `env` may change in place.
+  Val own_list(Env& env, Val list);
+  // `NAME.append(x)` as a statement of forward (or a function of the file it calls): the list
+  // changed in place, in every name and attribute that holds it; false when `e` is no such call.
+  bool append_statement(Env& env, const PyExprP& e, int line);
 
   // ------------------------------------------------------------- loops over layers
   // (py_loops.cpp) `for`, `while` and list comprehensions in forward, unrolled over what they

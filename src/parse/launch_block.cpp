@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "core/yaml_guard.h"
 #include "parse/python_block.h"
 #include "parse/yaml_prepass.h"
+#include "protocol/struct_arg.h"
 #include "protocol/tensor_accessor.h"
 
 namespace kernrl {
@@ -515,6 +517,7 @@ namespace {
 ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
                  const std::set<std::string>& scratch) {
   if (looks_like_accessor_arg(text)) return ArgKind::Accessor;
+  if (looks_like_struct_arg(text)) return ArgKind::Struct;
   if (p.find_tensor(text)) return ArgKind::Tensor;
   if (scratch.count(text)) return ArgKind::Scratch;
   if (auto o = split_offset_arg(text); o && (p.find_tensor(o->buffer) || scratch.count(o->buffer)))
@@ -618,6 +621,11 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                             ": a tensor accessor is an argument of CUDA kernels; a torch step "
                             "takes the tensor's name",
                         l.line);
+    if (a.kind == ArgKind::Struct)
+      throw FormatError("argument '" + printable(a.text) + "' of " + what +
+                            ": a struct is an argument of CUDA kernels; a torch step takes "
+                            "tensors, numbers and lists",
+                        l.line);
   }
 }
 
@@ -681,6 +689,69 @@ AccessorArg check_accessor_arg(const LaunchArg& a, const LaunchPlan& plan, const
   return *acc;
 }
 
+// A struct argument's fields (protocol/struct_arg.h): FormatError when it is malformed (naming
+// the field), given to a Triton kernel, or a pointer field names no tensor or scratch buffer.
+StructArg check_struct_arg(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p,
+                           const std::set<std::string>& scratch, const std::string& of, int line) {
+  std::string why;
+  auto s = parse_struct_arg(a.text, &why);
+  const std::string where = "argument '" + printable(a.text) + "' of " + of;
+  if (!s) throw FormatError(where + ": " + why, line);
+  if (plan.language == "triton")
+    throw FormatError(where +
+                          ": a struct is an argument of CUDA kernels; a Triton kernel takes "
+                          "tensors and values",
+                      line);
+  for (size_t k = 0; k < s->fields.size(); ++k) {
+    const StructField& f = s->fields[k];
+    if (f.type != FieldType::Ptr || is_null_pointer_word(f.value)) continue;
+    auto o = split_offset_arg(f.value);
+    std::string buffer = o ? o->buffer : f.value;
+    if (!p.find_tensor(buffer) && !scratch.count(buffer))
+      throw FormatError(where + ": field " + std::to_string(k + 1) + " (ptr " + f.value + "): '" +
+                            printable(buffer) + "' is not a tensor or scratch buffer of this file",
+                        line);
+  }
+  return *s;
+}
+
+// A struct argument's fields at one size set (and pass of a repeat): their names are the
+// problem's and they evaluate (else FormatError naming the field); returns why a field's value
+// cannot be passed there (an integer beyond its type, a real beyond float's, a pointer offset
+// outside its buffer), naming the field, empty when all can.
+std::string check_struct_fields(const StructArg& s, const LaunchArg& a, const LaunchPlan& plan,
+                                const ProblemSpec& p, const Vars& vars, const std::string& of,
+                                int line, const std::string& at) {
+  for (size_t k = 0; k < s.fields.size(); ++k) {
+    const StructField& f = s.fields[k];
+    const std::string field =
+        "field " + std::to_string(k + 1) + " (" + field_type_name(f.type) + " " + f.value + ")";
+    const std::string where = "argument '" + printable(a.text) + "' of " + of + ", " + field;
+    try {
+      std::string names_of = f.value;
+      bool real = real_field(f.type);
+      if (f.type == FieldType::Ptr) {
+        auto o = split_offset_arg(f.value);
+        names_of = o ? o->offset : "";
+      }
+      RealVars reals = real ? plan_reals(p) : RealVars{};
+      if (!names_of.empty())
+        for (const auto& n : expr_names(names_of, real))
+          if (!vars.count(n) && !reals.count(n))
+            throw FormatError(where + ": unknown name '" + n + "' (not a size or " +
+                                  (real ? "scalar" : "integer scalar") + " of " + p.id + ")",
+                              line);
+      FieldAt v = struct_field_at(f, plan, p, vars, at);
+      if (!v.problem.empty()) return field + " " + v.problem;
+    } catch (const ExprError& err) {
+      throw FormatError(where + ": " + err.what(), line);
+    } catch (const std::invalid_argument& err) {
+      throw FormatError(where + ": " + err.what(), line);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
@@ -728,9 +799,14 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
       }
     }
     std::vector<AccessorArg> accessors;
-    for (const auto& a : l.args)
+    std::map<size_t, StructArg> structs;  // by argument index
+    for (size_t ai = 0; ai < l.args.size(); ++ai) {
+      const auto& a = l.args[ai];
       if (a.kind == ArgKind::Accessor)
         accessors.push_back(check_accessor_arg(a, plan, p, l.kernel, l.line));
+      if (a.kind == ArgKind::Struct)
+        structs[ai] = check_struct_arg(a, plan, p, scratch_names, l.kernel, l.line);
+    }
     if (!l.repeat_var.empty() &&
         (p.bench.count(l.repeat_var) || l.repeat_var == "num_sms" || p.find_tensor(l.repeat_var) ||
          p.find_scalar(l.repeat_var) || scratch_names.count(l.repeat_var)))
@@ -835,6 +911,14 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
           const auto& a = l.args[ai];
           if (a.kind == ArgKind::IntExpr || a.kind == ArgKind::FloatExpr)
             check_value_arg(a, p, vars, l.kernel, l.line);
+          if (a.kind == ArgKind::Struct) {
+            std::string why =
+                check_struct_fields(structs.at(ai), a, plan, p, vars, l.kernel, l.line, where());
+            if (runs && !why.empty())
+              cannot_run(launch_name + ": argument " + std::to_string(ai + 1) + " (struct), " + why,
+                         l.line);
+            continue;
+          }
           if (a.kind != ArgKind::Offset) continue;
           std::string why = check_offset_arg(a, plan, p, vars, l.kernel, l.line, where());
           if (runs && !why.empty())

@@ -238,7 +238,7 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.shared_bytes = l.at("shared_bytes");
     for (const auto& a : l.at("args")) {
       int kind = a.at("kind").get<int>();
-      if (kind < 0 || kind > static_cast<int>(ArgKind::Accessor))
+      if (kind < 0 || kind > static_cast<int>(ArgKind::Struct))
         throw std::runtime_error("launch plan: unknown argument kind " + std::to_string(kind));
       s.args.push_back({a.at("text"), static_cast<ArgKind>(kind)});
     }

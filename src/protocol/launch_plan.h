@@ -21,8 +21,9 @@ namespace kernrl {
 // eval_real_expr. Offset: `NAME + EXPR`, a CUDA kernel's pointer into the tensor or scratch
 // buffer NAME, advanced by the integer expression EXPR elements (offset_arg_at). Accessor:
 // `accessor32(x, 3)` / `accessor64(x, 3)`, a PyTorch packed tensor accessor of a tensor or scratch
-// buffer (protocol/tensor_accessor.h), a kernel's argument. New kinds go last: the kind is sent as
-// its number.
+// buffer (protocol/tensor_accessor.h), a kernel's argument. Struct: `struct(ptr x, i32 n, ...)`, a
+// plain struct of typed fields passed by value to a CUDA kernel (protocol/struct_arg.h). New kinds
+// go last: the kind is sent as its number.
 enum class ArgKind {
   Tensor,
   Scratch,
@@ -35,7 +36,8 @@ enum class ArgKind {
   FloatExpr,
   TensorList,
   Offset,
-  Accessor
+  Accessor,
+  Struct
 };
 
 struct LaunchArg {

@@ -69,6 +69,11 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
                             "': a tensor accessor is an argument of CUDA kernels; a Triton kernel "
                             "takes the tensor's name",
                         line);
+    case ArgKind::Struct:  // refused by the launch block's check
+      throw FormatError("argument '" + a.text +
+                            "': a struct is an argument of CUDA kernels; a Triton kernel takes "
+                            "tensors and values",
+                        line);
     case ArgKind::IntList:
     case ArgKind::TensorList:
     case ArgKind::Bool:

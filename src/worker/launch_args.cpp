@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "protocol/struct_arg.h"
 #include "protocol/tensor_accessor.h"
 
 namespace kernrl {
@@ -57,6 +58,48 @@ std::vector<unsigned char> accessor_bytes(const LaunchArg& a, size_t w, const La
   } catch (const std::invalid_argument& e) {
     throw ArgError(where + ": '" + acc->buffer + "' has " + e.what());
   }
+}
+
+// The bytes of a struct argument (protocol/struct_arg.h) for a parameter of `w` bytes: each field's
+// value at this size set at its offset in the struct's layout, which must be the parameter's size.
+std::vector<unsigned char> struct_bytes(const LaunchArg& a, size_t w, const LaunchPlan& plan,
+                                        const ProblemSpec& p, const Vars& vars, const PtrMap& ptrs,
+                                        const std::string& where) {
+  std::string why;
+  auto s = parse_struct_arg(a.text, &why);
+  if (!s) throw ArgError(where + ": " + why);
+  const StructLayout layout = struct_layout(s->fields);
+  if (w != layout.bytes)
+    throw ArgError(where + " is a struct of " + std::to_string(layout.bytes) + " bytes (" +
+                   std::to_string(s->fields.size()) + " fields, aligned to " +
+                   std::to_string(layout.align) + ") but the parameter is " + std::to_string(w) +
+                   " bytes");
+  std::vector<FieldAt> values;
+  std::vector<uint64_t> addresses;
+  for (size_t k = 0; k < s->fields.size(); ++k) {
+    const StructField& f = s->fields[k];
+    const std::string field = where + ", field " + std::to_string(k + 1) + " (" +
+                              field_type_name(f.type) + " " + f.value + ")";
+    FieldAt v;
+    try {
+      v = struct_field_at(f, plan, p, vars);
+    } catch (const ExprError& err) {
+      throw ArgError(field + ": " + err.what());
+    } catch (const std::invalid_argument& err) {
+      throw ArgError(field + ": " + err.what());
+    }
+    if (!v.problem.empty()) throw ArgError(field + " " + v.problem);
+    uint64_t address = 0;
+    if (f.type == FieldType::Ptr && !v.null) {
+      auto ptr = ptrs.find(v.ptr.buffer);
+      if (ptr == ptrs.end())
+        throw ArgError(field + ": '" + v.ptr.buffer + "' is not a tensor or scratch buffer");
+      address = ptr->second + static_cast<uint64_t>(v.ptr.offset * v.ptr.elem_bytes);
+    }
+    values.push_back(v);
+    addresses.push_back(address);
+  }
+  return pack_struct(*s, values, addresses);
 }
 
 }  // namespace
@@ -131,6 +174,8 @@ std::vector<unsigned char> pack_kernel_arg(const LaunchArg& a, size_t w, const L
     }
     case ArgKind::Accessor:
       return accessor_bytes(a, w, plan, p, vars, ptrs, where);
+    case ArgKind::Struct:
+      return struct_bytes(a, w, plan, p, vars, ptrs, where);
     case ArgKind::None:  // a null pointer (an optional tensor the kernel does not get)
       return pointer(0, w, where, "a null pointer");
     case ArgKind::IntList:

@@ -24,7 +24,8 @@ struct ArgError : std::runtime_error {
 
 // Argument `a` of a kernel launch at `vars` (sizes, num_sms, the repeat variable), packed for a
 // parameter of `width` bytes: a pointer (a tensor, a scratch buffer, `NAME + EXPR`, null) in 8
-// bytes, an integer in 1, 2, 4 or 8, a float in 4 or 8 (docs/kernel-format.md, "Arguments").
+// bytes, an integer in 1, 2, 4 or 8, a float in 4 or 8, an accessor or a struct in its own size
+// (docs/kernel-format.md, "Arguments").
 // `where` names the argument in messages. Throws ArgError.
 std::vector<unsigned char> pack_kernel_arg(const LaunchArg& a, size_t width, const LaunchPlan& plan,
                                            const ProblemSpec& p, const Vars& vars,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "protocol/struct_arg.h"
 #include "protocol/tensor_accessor.h"
 #include "worker/occupancy.h"
 #include "worker/timer.h"
@@ -137,6 +138,12 @@ std::vector<ReadyLaunch> launches_without_buffers(const LaunchPlan& plan, const 
         ptrs[split_offset_arg(a.text)->buffer] = 0;
       else if (auto acc = a.kind == ArgKind::Accessor ? parse_accessor_arg(a.text) : std::nullopt)
         ptrs[acc->buffer] = 0;
+      else if (auto st = a.kind == ArgKind::Struct ? parse_struct_arg(a.text) : std::nullopt)
+        for (const auto& f : st->fields)
+          if (f.type == FieldType::Ptr && !is_null_pointer_word(f.value)) {
+            auto o = split_offset_arg(f.value);
+            ptrs[o ? o->buffer : f.value] = 0;
+          }
   return prepare_launches(plan, mod, p, vars, ptrs);
 }
 

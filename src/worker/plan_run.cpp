@@ -126,6 +126,9 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
         throw KernelFault{Status::LaunchError,
                           where + ": a tensor accessor is an argument of CUDA kernels", spec.line,
                           false};
+      case ArgKind::Struct:  // refused by the launch block's check
+        throw KernelFault{Status::LaunchError, where + ": a struct is an argument of CUDA kernels",
+                          spec.line, false};
     }
     args.push_back(v);
   }

@@ -404,13 +404,13 @@ TEST_CASE("import_kernelbench: what cannot be converted says why") {
            "torch::Tensor f(torch::Tensor x) { cublasHandle_t h; cublasCreate(&h); return x; }\n",
            "f", "x", "ext.f(x)"),
        "library_call", "cublasCreate"},
-      {"a struct filled on the host", "L1_26",
+      {"a struct with a field not set before the launch", "L1_26",
        module("struct Args { const float* p; int n; };\n__global__ void k(Args a, float* y) {}\n"
               "torch::Tensor f(torch::Tensor x) { auto y = torch::empty_like(x); Args a; "
-              "a.p = x.data_ptr<float>(); a.n = x.numel(); k<<<1, 1>>>(a, "
+              "a.p = x.data_ptr<float>(); k<<<1, 1>>>(a, "
               "y.data_ptr<float>()); return y; }\n",
               "f", "x", "ext.f(x)"),
-       "host_logic", "`a`, a `Args` filled on the host (a struct of the source"},
+       "host_logic", "passes a `Args` whose field `n` kernrl cannot compute before the launch"},
       {"a typedef'd struct filled on the host", "L1_26",
        module("typedef struct { const float* p; int n; } Args;\n"
               "__global__ void k(Args a, float* y) {}\n"
