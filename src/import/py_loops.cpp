@@ -166,10 +166,11 @@ size_t layer_list_block(const std::vector<std::pair<int, std::vector<std::string
   if (i + n >= s.size() || s[i + n].first != 0 || s[i + n].second.size() != 5) return 0;
   const T& set = s[i + n].second;
   if (set[0] != "self" || set[1] != "." || set[3] != "=" || set[4] != name) return 0;
-  // Valid names only (no `self`, no keyword).
+  // Names only, two locals of their own (not `self`, nor the names the block calls).
+  if (name == v) return 0;
   for (const std::string& x : {name, v, a, set[2]})
     if (x.empty() || !(std::isalpha(static_cast<unsigned char>(x[0])) || x[0] == '_') ||
-        x == "self")
+        x == "self" || x == "nn" || x == "list" || x == "isinstance")
       return 0;
   *out = {name, a, set[2], flatten};
   return n + 1;
