@@ -680,6 +680,9 @@ Val PySide::call(Env& env, const PyExprP& e) {
     host_calls.push_back(f.name);
     // A view reaches no kernel, wherever it is in the arguments.
     std::function<void(const Val&)> no_view = [&](const Val& a) {
+      // (A contiguous narrow of a buffer is that buffer from an offset, as in PyTorch: its
+      // data pointer, Converter::offset_in_storage.)
+      if (a.kind == Val::Tensor && a.elem == "lazy" && C.offset_in_storage(a.tensor)) return;
       if (a.kind == Val::Tensor && (a.elem == "lazy" || a.elem == "permuted"))
         fail("torch_op_in_forward",
              "forward passes a view (transpose, permute, narrow, split or chunk, or an operator's "

@@ -943,15 +943,21 @@ TEST_CASE("import_kernelbench: views keep PyTorch's memory semantics") {
   for (const char* forward :
        {"        return ext.epilogue(self.linear(x).transpose(0, 1), 1.0)",
         "        y = self.linear(x)\n        return ext.epilogue(y.narrow(1, 0, 4), 1.0)",
-        "        (a,) = self.linear(x).split(x.size(0), dim=0)\n        return ext.epilogue(a, "
-        "1.0)"}) {
+        "        y = self.linear(x)\n        (a, b) = torch.cat([y, y], dim=1).chunk(2, dim=1)\n"
+        "        return ext.epilogue(a, 1.0)"}) {
     auto r = import_forward(forward);
     CHECK_FALSE_MESSAGE(r.converted, forward);
     CHECK_MESSAGE(r.reason.find("forward passes a view") != std::string::npos, forward, ": ",
                   r.reason);
   }
-  // .contiguous() of a view that is not contiguous copies it (PyTorch does too): a buffer.
+  // A piece of a split that is contiguous (rows) is its tensor's memory from an offset, as in
+  // PyTorch: given as the tensor (here the whole of it), and empty_like of it is dense.
   auto r = import_forward(
+      "        (a,) = self.linear(x).split(x.size(0), dim=0)\n        return ext.epilogue(a, 1.0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches[1])[0] == checked_plan(r, p).launches[0].out);
+  // .contiguous() of a view that is not contiguous copies it (PyTorch does too): a buffer.
+  r = import_forward(
       "        y = self.linear(x).transpose(0, 1).contiguous()\n"
       "        return ext.epilogue(y, 1.0)");
   REQUIRE_MESSAGE(r.converted, r.reason);  // (an output of the same element count)
@@ -4547,5 +4553,53 @@ torch: |
   }
   // A tuple and a list do not join (Python raises): not followed.
   auto r = run("(2, 3)", "len(divisor + [7])", "self.pool");
+  CHECK_FALSE(r.converted);
+}
+
+TEST_CASE("import_kernelbench: a contiguous slice given to the extension points into its tensor") {
+  // PyTorch's x[a:b] (dimension 0) is x's memory from row a: its data pointer is x's advanced,
+  // and .contiguous() returns it itself. kernrl passes `x + a * cols`.
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; batch_size 128, 3, 7
+  const std::string cuda = R"(
+__global__ void k(const float* part, const float* y, float* out, int n) {}
+torch::Tensor f(torch::Tensor part, torch::Tensor y) {
+  part = part.contiguous();
+  auto out = torch::empty_like(y);
+  k<<<1, 256>>>(part.data_ptr<float>(), y.data_ptr<float>(), out.data_ptr<float>(),
+                part.size(0) * part.size(1));
+  return out;
+}
+)";
+  auto run = [&](const std::string& forward) {
+    std::string py =
+        "import torch\nimport torch.nn as nn\n"
+        "from torch.utils.cpp_extension import load_inline\n\nsrc = \"\"\"\n"
+        "#include <torch/extension.h>\n" +
+        cuda +
+        "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", "
+        "cuda_sources=src, functions=[\"f\"])\n\nclass ModelNew(nn.Module):\n"
+        "    def __init__(self, input_size, output_size, divisor):\n"
+        "        super().__init__()\n" +
+        std::string(kLinearInit) + "\n\n    def forward(self, x):\n" + forward + "\n";
+    return import_kernelbench(py, p);
+  };
+  auto r = run("        return ext.f(x[1:3], self.linear(x))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[1].args[0].kind == ArgKind::Offset);
+  CHECK(arg_texts(plan.launches[1])[0] == "x + input_size");
+  CHECK(arg_texts(plan.launches[1])[3] == "2 * input_size");
+  // A slice of the whole tensor from its start: the tensor itself.
+  r = run("        return ext.f(x[0:2].contiguous(), self.linear(x))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches[1])[0] == "x");
+  // A slice that is not contiguous, or a slice of a slice: still refused.
+  for (const char* part : {"x[:, 1:3]", "x[1:3][0:1]", "x.t()[0:2]"}) {
+    r = run(std::string("        return ext.f(") + part + ", self.linear(x))");
+    CHECK_FALSE_MESSAGE(r.converted, part);
+  }
+  // A slice reaching beyond the tensor at some size set (batch_size 3): refused.
+  r = run("        return ext.f(x.narrow(0, 2, 2), self.linear(x))");
   CHECK_FALSE(r.converted);
 }
