@@ -284,6 +284,11 @@ class Converter {
   // The tensor whose memory `t` is (through views), and the kernel launches that were given it so
   // far (each may have written it).
   int storage_of(int t) const;
+  // A narrow (`h0[2 * l:2 * l + 2]`) of a dense buffer (or a reshaped view of one) that is
+  // contiguous at every size set: the offset of its first element in storage_of(t), in elements,
+  // so that its data pointer is that buffer's advanced by it, as in PyTorch; nullopt for any
+  // other tensor.
+  std::optional<Val> offset_in_storage(int t) const;
   std::map<int, int> writes;
   // a @ b as a torch step: linear when b is a transposed weight (b.t(), b.T), else mm, matmul or
   // bmm by the shapes, matmul for a batch of products with the same batch dimensions.

@@ -147,7 +147,8 @@ Val Interp::alloc_call(Ex& x, const std::string& s,
     if (vals.empty() || vals[0].kind != Val::Tensor)
       fail("host_logic",
            "`" + what + "` in `" + fr.fn + "`: the _like argument is not a tensor kernrl follows");
-    if (vals[0].elem == "lazy")  // PyTorch keeps the view's strides; kernrl's buffers are dense
+    // PyTorch keeps the view's strides; kernrl's buffers are dense (a contiguous narrow's are).
+    if (vals[0].elem == "lazy" && !C.offset_in_storage(vals[0].tensor))
       fail("library_call",
            "`" + what + "` in `" + fr.fn + "`: a tensor laid out as a view (permute, transpose)");
     const TensorInfo& src = C.tensors[static_cast<size_t>(vals[0].tensor)];

@@ -129,14 +129,20 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
         fail("host_logic", "`" + what + "` in `" + fr.fn +
                                "`: a view contiguous at some size sets only, or whose layout "
                                "kernrl does not know");
+      // PyTorch returns a contiguous view itself: a narrow of a buffer is that buffer's memory
+      // from an offset (its data pointer, below); any other is refused.
+      if (*c && C.offset_in_storage(v.tensor)) return v;
       if (*c)
         fail("library_call", "`" + what + "` in `" + fr.fn +
                                  "`: a view that is already contiguous, which PyTorch returns "
                                  "itself (its pointer into the viewed tensor)");
       return C.copy_of(v, what, "library_call");
     }
+    const bool pointer =
+        m == "data_ptr" || m == "data" || m == "const_data_ptr" || m == "mutable_data_ptr";
     if (v.elem == "lazy" && m != "size" && m != "sizes" && m != "dim" && m != "numel" &&
-        m != "scalar_type" && m != "dtype" && m != "options" && m != "is_cuda" && m != "device")
+        m != "scalar_type" && m != "dtype" && m != "options" && m != "is_cuda" && m != "device" &&
+        !(pointer && C.offset_in_storage(v.tensor)))
       fail("library_call", "`" + what + "` in `" + fr.fn +
                                "` uses a view (permute, transpose) other than through "
                                ".contiguous(): in PyTorch its memory is laid out by its strides "
@@ -162,10 +168,16 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
       return stride_of(
           static_cast<size_t>(dim_index(to_int(a(0), what, fr), t.shape.size(), what, fr)));
     }
-    if (m == "data_ptr" || m == "data" || m == "const_data_ptr" || m == "mutable_data_ptr") {
+    if (pointer) {
       Val p;
       p.kind = Val::Ptr;
       p.tensor = v.tensor;
+      // A contiguous narrow of a buffer: the buffer's pointer advanced to its first element.
+      if (v.elem == "lazy")
+        if (auto off = C.offset_in_storage(v.tensor)) {
+          p.tensor = C.storage_of(v.tensor);
+          if (!(off->k && *off->k == 0)) p.items = {*off};
+        }
       std::string ty = strip_std(resolve_type(fr, targs));
       if (!targs.empty()) {
         std::string want = dtype_of_c(ty);

@@ -1,5 +1,6 @@
 // The Python side (py_side.h): forward()'s expressions and calls.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,11 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       s.kind = Val::Str;
       s.text = e->text;
       s.fstring = e->fstring;
+      if (s.fstring)
+        if (auto v = formatted(env, e->text)) {
+          s.text = *v;
+          s.fstring = false;
+        }
       return s;
     }
     case PyExpr::Const:
@@ -152,6 +158,105 @@ Val PySide::eval(Env& env, const PyExprP& e) {
   fail("host_logic", "host logic in forward: `" + py_text(e) + "`");
 }
 
+std::optional<std::string> PySide::formatted(Env& env, const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c == '}') return std::nullopt;  // a lone `}`: Python rejects the f-string
+    if (c != '{') {
+      out += c;
+      continue;
+    }
+    size_t close = text.find('}', i + 1);
+    if (close == std::string::npos) return std::nullopt;
+    const std::string field = text.substr(i + 1, close - i - 1);
+    // A format spec, a conversion, `=`, a nested field, a string or an index: not followed.
+    if (field.find_first_of("{!:=\"'[\\") != std::string::npos) return std::nullopt;
+    PyExprP fe;
+    try {
+      std::vector<PyLine> ls = py_lines(field);
+      if (ls.size() != 1 || ls[0].toks.empty()) return std::nullopt;
+      fe = py_parse_expr(ls[0].toks, 0, ls[0].toks.size());
+    } catch (const ImportError&) {
+      return std::nullopt;
+    }
+    // Names, numbers and integer arithmetic only; every name is read (a pure look-up) and must
+    // be an integer kernrl knows before any arithmetic runs, so that nothing is computed on
+    // a tensor. A plain string only as the whole field.
+    bool ok = true;
+    std::function<void(const PyExprP&)> check = [&](const PyExprP& x) {
+      if (!ok) return;
+      if (x->kind == PyExpr::Name) {
+        Val v = x->text == "self" ? Val{} : eval(env, x);
+        ok = (v.kind == Val::Int && v.k && !v.floaty) ||
+             (v.kind == Val::Str && !v.fstring && x == fe);
+        return;
+      }
+      if (x->kind == PyExpr::Num) {
+        Val v = number(x->text);
+        ok = v.kind == Val::Int && v.k;
+        return;
+      }
+      if (x->kind == PyExpr::Unary && (x->text == "-" || x->text == "+")) return check(x->kids[0]);
+      if (x->kind == PyExpr::BinOp && (x->text == "+" || x->text == "-" || x->text == "*" ||
+                                       x->text == "//" || x->text == "%")) {
+        check(x->kids[0]);
+        check(x->kids[1]);
+        return;
+      }
+      ok = false;
+    };
+    Val v;
+    try {
+      check(fe);
+      if (!ok) return std::nullopt;
+      v = eval(env, fe);
+    } catch (const ImportError&) {
+      return std::nullopt;
+    }
+    if (v.kind == Val::Int && v.k && !v.floaty)
+      out += std::to_string(*v.k);
+    else if (v.kind == Val::Str && !v.fstring)
+      out += v.text;
+    else
+      return std::nullopt;
+    i = close;
+  }
+  return out;
+}
+
+Val PySide::builtin_getattr(Env& env, const PyExprP& e) {
+  const std::string text = py_text(e);
+  if (e->kids.size() == 4 && e->kwargs.empty())
+    fail("host_logic", "forward calls `getattr` with a default (`" + text +
+                           "`); kernrl follows `getattr(obj, name)` only, as `obj.name`");
+  if (e->kids.size() != 3 || !e->kwargs.empty())
+    fail("host_logic", "forward calls `getattr` with other than two arguments (`" + text + "`)");
+  Val n = eval(env, e->kids[2]);
+  if (n.kind != Val::Str || n.fstring)
+    fail("host_logic", "forward calls `getattr` with a name kernrl cannot compute (`" + text +
+                           "`); kernrl follows a string literal, an f-string of integers it "
+                           "knows, or a concatenation of those");
+  // obj.<name> only where <name> could be written so: an identifier (getattr also finds
+  // attributes no expression can name, which kernrl does not follow).
+  bool ident = !n.text.empty() && !std::isdigit(static_cast<unsigned char>(n.text[0]));
+  for (char c : n.text) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!ident)
+    fail("host_logic", "forward calls `getattr` with the name '" + n.text +
+                           "', which is not an identifier (`" + text + "`)");
+  auto a = std::make_shared<PyExpr>();
+  a->kind = PyExpr::Attr;
+  a->text = n.text;
+  a->kids = {e->kids[1]};
+  a->line = e->line;
+  return attr(env, a);
+}
+
 Val PySide::attr(Env& env, const PyExprP& e) {
   const PyExprP& obj_e = e->kids[0];
   if (obj_e->kind == PyExpr::Name && obj_e->text == "self" && !env.locals.count("self"))
@@ -278,6 +383,36 @@ Val PySide::attr(Env& env, const PyExprP& e) {
         if (c != cfg->end()) return c->second;
       }
       if (e->text == "training") return training_mode("self." + path);
+      // A layer a torch.nn module builds inside itself (`transformer.layers.0.dropout` of an
+      // nn.TransformerEncoderLayer): no constructor call of the file gives its settings.
+      if (!layer_ctor(obj.name) && std::none_of(C.P.parameters.begin(), C.P.parameters.end(),
+                                                [&](const auto& p) { return p.name == e->text; }))
+        for (std::string up = obj.name; up.find('.') != std::string::npos;) {
+          up = up.substr(0, up.rfind('.'));
+          auto m = std::find_if(C.P.modules.begin(), C.P.modules.end(),
+                                [&](const auto& x) { return x.first == up; });
+          if (m == C.P.modules.end() || m->second.empty()) continue;
+          const std::string& cls = m->second.front();
+          if (cls == "Sequential" || cls == "ModuleList" || cls == "ModuleDict" ||
+              cls.find(':') != std::string::npos)
+            continue;
+          fail("host_logic", "forward reads `" + py_text(e) + "` of `self." + obj.name +
+                                 "`, a layer that nn." + cls + " `self." + up +
+                                 "` builds inside itself; kernrl does not know the settings of "
+                                 "the layers torch.nn modules build inside them");
+        }
+      // A layer of the reference's modules that no constructor call of the file kernrl reads
+      // builds (one built in a loop into a list, then `nn.Sequential(*layers)`).
+      if (!layer_ctor(obj.name) &&
+          std::none_of(C.P.parameters.begin(), C.P.parameters.end(),
+                       [&](const auto& p) { return p.name == e->text; }) &&
+          std::any_of(C.P.modules.begin(), C.P.modules.end(),
+                      [&](const auto& x) { return x.first == obj.name; }))
+        fail("host_logic", "forward reads `" + py_text(e) + "` of `self." + obj.name +
+                               "`, which ModelNew's __init__ does not build by a constructor call "
+                               "kernrl reads (an attribute's, or an argument of nn.Sequential(...) "
+                               "or nn.ModuleList([...]) written in place), so kernrl does not know "
+                               "its settings");
       return problem_param(e->text, "self." + path);
     }
     case Val::Func: {
@@ -470,9 +605,65 @@ void PySide::exec_init_assert(Env& env, const PyLine& l) {
                          ", which fails for this problem: PyTorch raises when it builds ModelNew");
 }
 
+Val PySide::module_walk(const PyExprP& e, const std::string& m) {
+  const std::string text = py_text(e);
+  if (e->kids.size() != 1 || !e->kwargs.empty())
+    fail("host_logic",
+         "forward calls `" + text + "` with arguments; kernrl follows `self." + m + "()` only");
+  if (e.get() != walk_ok_)
+    fail("host_logic", "forward calls `" + text +
+                           "` other than as what a generator passed to any() or all() iterates "
+                           "over: it yields a module registered under two names once, which "
+                           "kernrl's list of the reference's modules does not tell");
+  if (!self_path_.empty())
+    fail("host_logic", "the forward of " + self_name() + " calls `" + text +
+                           "`; kernrl follows ModelNew's own only");
+  if (C.P.modules.empty())
+    fail("host_logic", "forward calls `" + text +
+                           "`: kernrl knows the modules on suites built from KernelBench only "
+                           "(problem.yaml's modules; a suite built before kernrl recorded them "
+                           "needs building again)");
+  if (std::string why = layers_built_as_reference(); !why.empty())
+    fail("host_logic",
+         "forward calls `" + text +
+             "`, whose modules kernrl knows from the reference's module only: " + why);
+  if (m == "named_modules" || m == "named_children")
+    fail("host_logic",
+         "forward calls `" + text +
+             "`: it names a module registered under two names "
+             "once, by its first name, which kernrl's list of the reference's modules "
+             "does not tell; kernrl follows self.modules() and self.children()");
+  Val out;
+  out.kind = Val::List;
+  if (m == "modules") {
+    Val self;
+    self.kind = Val::Layer;
+    self.name = "self";
+    out.items.push_back(self);
+  }
+  for (const auto& [path, classes] : C.P.modules) {
+    if (m == "children" && path.find('.') != std::string::npos) continue;
+    Val layer;
+    layer.kind = Val::Layer;
+    layer.name = path;
+    layer.elem = classes.empty() ? "Module" : classes.front();
+    out.items.push_back(layer);
+  }
+  return out;
+}
+
 Val PySide::call(Env& env, const PyExprP& e) {
   const PyExprP& callee_e = e->kids[0];
   std::string text = py_text(e);
+  // self.modules() and the like of ModelNew, unless ModelNew defines or sets that name itself.
+  if (callee_e->kind == PyExpr::Attr && callee_e->kids[0]->kind == PyExpr::Name &&
+      callee_e->kids[0]->text == "self" && !env.locals.count("self")) {
+    const std::string& m = callee_e->text;
+    if ((m == "modules" || m == "children" || m == "named_modules" || m == "named_children") &&
+        !class_defs_.count(m) && !init_attrs_.count(m) && !init_attrs_changed_.count(m) &&
+        !init_attrs_undecided_.count(m) && !init_setattr_)
+      return module_walk(e, m);
+  }
   // Methods of tensors.
   if (callee_e->kind == PyExpr::Attr) {
     Val obj;
@@ -490,7 +681,16 @@ Val PySide::call(Env& env, const PyExprP& e) {
         e->kids[1]->text == "generator expression" && e->kids[1]->kids.size() >= 3 &&
         f.kind == Val::Func &&
         (f.name == "any" || f.name == "all" || f.name == "tuple" || f.name == "list")) {
-      args.push_back(comprehension(env, e->kids[1]));
+      // any() and all() do not depend on how often an item comes: self.modules() is followed.
+      const PyExpr* walk = walk_ok_;
+      if (f.name == "any" || f.name == "all") walk_ok_ = e->kids[1]->kids[2].get();
+      try {
+        args.push_back(comprehension(env, e->kids[1]));
+      } catch (...) {
+        walk_ok_ = walk;
+        throw;
+      }
+      walk_ok_ = walk;
       return;
     }
     for (size_t i = 1; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
@@ -506,6 +706,9 @@ Val PySide::call(Env& env, const PyExprP& e) {
     host_calls.push_back(f.name);
     // A view reaches no kernel, wherever it is in the arguments.
     std::function<void(const Val&)> no_view = [&](const Val& a) {
+      // (A contiguous narrow of a buffer is that buffer from an offset, as in PyTorch: its
+      // data pointer, Converter::offset_in_storage.)
+      if (a.kind == Val::Tensor && a.elem == "lazy" && C.offset_in_storage(a.tensor)) return;
       if (a.kind == Val::Tensor && (a.elem == "lazy" || a.elem == "permuted"))
         fail("torch_op_in_forward",
              "forward passes a view (transpose, permute, narrow, split or chunk, or an operator's "
@@ -574,6 +777,29 @@ Val PySide::call(Env& env, const PyExprP& e) {
     auto d = module_def_headers_.find(name);
     if (d != module_def_headers_.end()) return call_def(env, d->second, false, e);
     fail("host_logic", "forward calls the Python function `" + name + "` of the module");
+  }
+  // getattr(obj, 'name'), as obj.name: Python's where the file only ever calls it (binds it
+  // nowhere: no `getattr = ...`, `def getattr`, `import ... as getattr`, nor by its name in a
+  // string, as `globals()['getattr']` would).
+  if (name == "getattr" && !module_vars_.count(name) && !module_rebound_.count(name)) {
+    for (const auto& l : lines_)
+      for (size_t k = 0; k < l.toks.size(); ++k) {
+        const PyTok& t = l.toks[k];
+        if (t.text != "getattr" || t.kind == PyTok::Op || t.kind == PyTok::Number) continue;
+        const bool called =
+            t.kind == PyTok::Name && k + 1 < l.toks.size() && tok_is(l.toks[k + 1], "(") &&
+            !(k > 0 && (tok_is(l.toks[k - 1], "def") || tok_is(l.toks[k - 1], "class") ||
+                        tok_is(l.toks[k - 1], ".")));
+        if (!called)
+          fail("host_logic",
+               "forward calls `getattr`, which the file names otherwise than "
+               "by calling it (line " +
+                   std::to_string(l.line) +
+                   "), so kernrl does not take it for "
+                   "Python's (`" +
+                   text + "`)");
+      }
+    return builtin_getattr(env, e);
   }
   // Builtins.
   if (name == "int" || name == "float" || name == "bool" || name == "len" || name == "min" ||

@@ -300,6 +300,8 @@ Val PySide::self_attr(const std::string& attr) {
     }
     return make_unknown("`self." + scoped(attr) + "` (not set in __init__)");
   }
+  if (it->second->kind == PyExpr::Name)
+    if (auto listed = listed_layers(attr)) return *listed;
   return init_value(attr, it->second);
 }
 
@@ -1095,6 +1097,33 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
     return v;
   };
   const Val a = as_dtype(a_in), b = as_dtype(b_in);
+  // `"weight_ih_l" + str_name`: two strings known as written (not f-strings kernrl could not
+  // format) join.
+  if (op == "+" && a.kind == Val::Str && b.kind == Val::Str && !a.fstring && !b.fstring) {
+    Val s = a;
+    s.text += b.text;
+    return s;
+  }
+  // `(k,) * 3`, `[0] * n`: a tuple or list repeated a known number of times (none below 1);
+  // `a + b` of two tuples or two lists: joined. (A range or a layer list does neither.)
+  if (op == "*" && ((a.kind == Val::List && a.seq && b.kind == Val::Int && b.k && !b.floaty) ||
+                    (b.kind == Val::List && b.seq && a.kind == Val::Int && a.k && !a.floaty))) {
+    const Val& seq = a.kind == Val::List ? a : b;
+    const int64_t times = *(a.kind == Val::List ? b : a).k;
+    Val r = seq;
+    r.items.clear();
+    if (times > 0 && static_cast<double>(times) * static_cast<double>(seq.items.size()) >
+                         static_cast<double>(kMaxUnrolled))
+      fail("host_logic", "`" + text + "` is longer than kernrl follows");
+    for (int64_t k = 0; k < times; ++k)
+      r.items.insert(r.items.end(), seq.items.begin(), seq.items.end());
+    return r;
+  }
+  if (op == "+" && a.kind == Val::List && b.kind == Val::List && a.seq && a.seq == b.seq) {
+    Val r = a;
+    r.items.insert(r.items.end(), b.items.begin(), b.items.end());
+    return r;
+  }
   // A number known here: a float's value, a constant integer's.
   auto num = [](const Val& v) -> std::optional<double> {
     if (v.kind == Val::Float) return v.f;

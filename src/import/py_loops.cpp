@@ -118,7 +118,111 @@ std::set<std::string> header_params(const std::vector<std::string>& h) {
   return out;
 }
 
+// A list of layers __init__ builds from a container of its own, after the reference's statements:
+//   NAME = []
+//   for V in self.A:
+//       if isinstance(V, nn.Sequential):      (or only `NAME.append(V)`)
+//           NAME.extend(list(V))
+//       else:
+//           NAME.append(V)
+//   self.B = NAME
+// Its statements' count from stmts[i] (0: none such), with NAME, A, B and whether nn.Sequential
+// children are flattened.
+struct LayerListBlock {
+  std::string name, container, attr;
+  bool flatten = false;
+};
+size_t layer_list_block(const std::vector<std::pair<int, std::vector<std::string>>>& s, size_t i,
+                        LayerListBlock* out) {
+  using T = std::vector<std::string>;
+  auto at = [&](size_t k, int indent, const T& t) {
+    return i + k < s.size() && s[i + k].first == indent && s[i + k].second == t;
+  };
+  if (i + 3 >= s.size() || s[i].first != 0 || s[i].second.size() != 4) return 0;
+  const std::string name = s[i].second[0];
+  if (!at(0, 0, {name, "=", "[", "]"})) return 0;
+  const T& f = s[i + 1].second;
+  if (s[i + 1].first != 0 || f.size() != 7 || f[0] != "for" || f[2] != "in" || f[3] != "self" ||
+      f[4] != "." || f[6] != ":")
+    return 0;
+  const std::string v = f[1], a = f[5];
+  size_t n = 0;
+  bool flatten = false;
+  // Indentations in columns: the loop's body deeper than the loop, the branches' deeper still.
+  const int in1 = i + 2 < s.size() ? s[i + 2].first : 0;
+  const int in2 = i + 3 < s.size() ? s[i + 3].first : 0;
+  if (in1 <= 0) return 0;
+  if (in2 > in1 &&
+      at(2, in1, {"if", "isinstance", "(", v, ",", "nn", ".", "Sequential", ")", ":"}) &&
+      at(3, in2, {name, ".", "extend", "(", "list", "(", v, ")", ")"}) &&
+      at(4, in1, {"else", ":"}) && at(5, in2, {name, ".", "append", "(", v, ")"})) {
+    n = 6;
+    flatten = true;
+  } else if (at(2, in1, {name, ".", "append", "(", v, ")"})) {
+    n = 3;
+  } else {
+    return 0;
+  }
+  if (i + n >= s.size() || s[i + n].first != 0 || s[i + n].second.size() != 5) return 0;
+  const T& set = s[i + n].second;
+  if (set[0] != "self" || set[1] != "." || set[3] != "=" || set[4] != name) return 0;
+  // Names only, two locals of their own (not `self`, nor the names the block calls).
+  if (name == v) return 0;
+  for (const std::string& x : {name, v, a, set[2]})
+    if (x.empty() || !(std::isalpha(static_cast<unsigned char>(x[0])) || x[0] == '_') ||
+        x == "self" || x == "nn" || x == "list" || x == "isinstance")
+      return 0;
+  *out = {name, a, set[2], flatten};
+  return n + 1;
+}
+
 }  // namespace
+
+std::optional<Val> PySide::listed_layers(const std::string& attr) {
+  if (!self_path_.empty()) return std::nullopt;
+  auto stmts = init_statements(lines_, "ModelNew");
+  for (size_t i = 0; i < stmts.size(); ++i) {
+    LayerListBlock b;
+    if (!layer_list_block(stmts, i, &b) || b.attr != attr) continue;
+    const std::string text = "self." + attr;
+    // The layers' classes come from the reference (problem.yaml's modules), and list and
+    // isinstance must be Python's.
+    if (std::string why = layers_built_as_reference(); !why.empty())
+      fail("host_logic", "forward reads `" + text + "`, a list of the layers of `self." +
+                             b.container +
+                             "` ModelNew's __init__ builds, which kernrl knows from the "
+                             "reference's module only: " +
+                             why);
+    for (const char* builtin : {"list", "isinstance"})
+      if (module_vars_.count(builtin) || module_defs_.count(builtin) ||
+          module_rebound_.count(builtin))
+        fail("host_logic", "forward reads `" + text + "`, which ModelNew's __init__ builds with `" +
+                               builtin + "`, a name the module binds itself");
+    Val container;
+    container.kind = Val::Layer;
+    container.name = b.container;
+    container.elem = "Module";
+    Val out;
+    out.kind = Val::List;
+    out.seq = 'l';
+    for (const Val& child : layer_children(container, text)) {
+      std::vector<std::string> classes = module_classes(child);
+      bool sequential = std::find(classes.begin(), classes.end(), "Sequential") != classes.end();
+      if (b.flatten && sequential) {
+        // list(m) of an nn.Sequential: its children in order (a subclass may iterate otherwise).
+        if (classes.front() != "Sequential")
+          fail("host_logic", "forward reads `" + text + "`, which lists the layers of `self." +
+                                 child.name + "`, a subclass of nn.Sequential (" + classes.front() +
+                                 ")");
+        for (const Val& g : layer_children(child, text)) out.items.push_back(g);
+      } else {
+        out.items.push_back(child);
+      }
+    }
+    return out;
+  }
+  return std::nullopt;
+}
 
 std::string PySide::plain_module() const {
   // torch and nn are torch's, ModelNew is an nn.Module with one undecorated __init__ and no
@@ -322,11 +426,26 @@ std::string PySide::compare_init_with_reference() const {
   static const std::set<std::string> callable = {"isinstance", "len", "list",  "tuple", "range",
                                                  "enumerate",  "int", "float", "sum",   "zip"};
   size_t r = 0;
-  for (const auto& stmt : mine) {
+  for (size_t si = 0; si < mine.size(); ++si) {
+    const auto& stmt = mine[si];
     if (r < ref.size() && same_statement(stmt, ref[r])) {
       ++r;
       continue;
     }
+    // A list of layers of a container (listed_layers), built after all of the reference's
+    // statements (its names rebound then change none of them) into an attribute of its own.
+    LayerListBlock block;
+    if (r == ref.size())
+      if (size_t n = layer_list_block(mine, si, &block);
+          n && ref_attrs.count(block.container) && !ref_attrs.count(block.attr)) {
+        bool reused = false;  // the list's name read later (it is the attribute's list)
+        for (size_t k = si + n; k < mine.size(); ++k)
+          for (const auto& x : mine[k].second) reused = reused || x == block.name;
+        if (!reused) {
+          si += n - 1;
+          continue;
+        }
+      }
     const auto& t = stmt.second;
     bool own_attr = stmt.first == 0 && t.size() > 4 && t[0] == "self" && t[1] == "." &&
                     t[3] == "=" && !ref_attrs.count(t[2]);
@@ -647,6 +766,13 @@ Val PySide::builtin_isinstance(const std::vector<Val>& args, const std::string& 
       return make_bool(std::any_of(wanted.begin(), wanted.end(),
                                    [&](const auto& w) { return is.count(w) > 0; }));
   }
+  // ModelNew itself (an item of self.modules()): a class of nn.Module's own, no other torch.nn
+  // class.
+  if (v.kind == Val::Layer && v.name == "self" && self_path_.empty() && plain_module().empty() &&
+      std::all_of(wanted.begin(), wanted.end(), [](const std::string& w) {
+        return w.compare(0, 9, "torch.nn.") == 0 && w.find('.', 9) == std::string::npos;
+      }))
+    return make_bool(std::find(wanted.begin(), wanted.end(), "torch.nn.Module") != wanted.end());
   if (v.kind == Val::Layer && v.name != "self") {
     std::vector<std::string> has = module_classes(v);
     bool from_modules = std::any_of(C.P.modules.begin(), C.P.modules.end(),

@@ -278,6 +278,11 @@ class PySide {
   // hooks, torch and nn not rebound), else what is not.
   std::string plain_module() const;
   std::string compare_init_with_reference() const;
+  // `self.<attr>` where ModelNew's __init__ builds it, after the reference's statements, as a
+  // list of the layers of one of its containers (`plan = []`, `for m in self.features:`,
+  // `plan.append(m)`, or `plan.extend(list(m))` for an nn.Sequential child, `self._plan =
+  // plan`): those layers, from problem.yaml's modules; nullopt where __init__ does not.
+  std::optional<Val> listed_layers(const std::string& attr);
   mutable std::optional<std::string> layers_built_;
   std::vector<Val> layer_children(const Val& layer, const std::string& text) const;
   std::vector<Val> items_of(const Val& v, const std::string& text) const;
@@ -366,6 +371,21 @@ class PySide {
   Val binop(const std::string& op, const Val& a, const Val& b, const std::string& text);
 
   Val eval(Env& env, const PyExprP& e);
+  // The value of an f-string of forward (its text as the parser keeps it) whose fields are each
+  // an integer kernrl knows or a plain string, read from names, numbers and integer arithmetic
+  // (`f"weight_ih_l{l}"`, `f"{2 * i + 1}"`); nullopt for any other field, a format spec or a
+  // conversion (`{l:02d}`, `{s!r}`, `{x=}`).
+  std::optional<std::string> formatted(Env& env, const std::string& text);
+  // `getattr(obj, name)` with a name kernrl knows: what `obj.<name>` is.
+  Val builtin_getattr(Env& env, const PyExprP& e);
+  // `self.modules()`, `self.children()` of ModelNew (the call `e`) as the iterable of a
+  // generator that any() or all() consumes (`walk_ok_`): ModelNew, then the reference's
+  // submodules in the order nn.Module registers them (problem.yaml's modules), where ModelNew
+  // builds its layers as the reference does. Elsewhere refused: modules() yields a module
+  // registered under two names once, which `modules` does not tell (any() and all() do not depend
+  // on it); named_modules() and named_children() (their names would) are refused.
+  Val module_walk(const PyExprP& e, const std::string& m);
+  const PyExpr* walk_ok_ = nullptr;
 
   Val attr(Env& env, const PyExprP& e);
 

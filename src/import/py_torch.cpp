@@ -87,6 +87,7 @@ void PySide::bind_init_args() {
             (it->second->kind == PyExpr::Tuple || it->second->kind == PyExpr::List)) {
           Val l;
           l.kind = Val::List;
+          l.seq = it->second->kind == PyExpr::Tuple ? 't' : 'l';  // what isinstance sees
           for (size_t k = 0; k < it->second->kids.size(); ++k) {
             std::string sz = e->text + "_" + std::to_string(k);
             l.items.push_back(C.P.bench.count(sz) ? make_int_expr(sz)
@@ -107,6 +108,7 @@ void PySide::bind_init_args() {
       case PyExpr::List: {
         Val l;
         l.kind = Val::List;
+        l.seq = e->kind == PyExpr::Tuple ? 't' : 'l';
         for (const auto& k : e->kids) l.items.push_back(ref_value(k, depth + 1));
         return l;
       }
@@ -623,6 +625,7 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
       {"torch.cat", "cat"},
       {"torch.concat", "cat"},
       {"torch.concatenate", "cat"},
+      {"torch.stack", "stack"},
   };
   auto it = aliases.find(name);
   if (it == aliases.end()) return std::nullopt;
@@ -659,7 +662,7 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
     if (bias.kind != Val::Void) tensor_of(bias, text);
     return C.linear(args[0], args[1], bias, text, "torch_op_in_forward");
   }
-  if (op == "cat") {
+  if (op == "cat" || op == "stack") {
     // torch.cat([a, b, ...], dim): tensors of one rank and dtype whose other dimensions are equal
     // at every size set (else PyTorch raises); the result is a buffer of its own.
     Val list = !args.empty() ? args[0] : kw("tensors").value_or(Val{});
@@ -668,7 +671,32 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
       if (k != "tensors" && k != "dim" && k != "axis")
         fail("torch_op_in_forward", "`" + text + "`: the keyword argument `" + k + "`");
     if (list.kind != Val::List || list.items.empty())
-      fail("torch_op_in_forward", "`" + text + "`: kernrl maps torch.cat of a list of tensors");
+      fail("torch_op_in_forward",
+           "`" + text + "`: kernrl maps torch." + op + " of a list of tensors");
+    if (op == "stack") {
+      // torch.stack(ts, dim) is torch.cat([t.unsqueeze(dim) for t in ts], dim) (PyTorch's
+      // definition), of tensors of one shape at every size set (else PyTorch raises).
+      const TensorInfo first = tensor_of(list.items[0], text);
+      const int64_t rank = static_cast<int64_t>(first.shape.size()) + 1;
+      if (dim_v.kind != Val::Int || !dim_v.k || *dim_v.k < -rank || *dim_v.k >= rank)
+        fail("torch_op_in_forward", "`" + text + "`: a dimension kernrl cannot compute");
+      const size_t d = static_cast<size_t>(*dim_v.k < 0 ? *dim_v.k + rank : *dim_v.k);
+      for (Val& item : list.items) {
+        const TensorInfo t = tensor_of(item, text);
+        bool same = t.shape.size() == first.shape.size() && t.dtype == first.dtype;
+        for (size_t q = 0; same && q < t.shape.size(); ++q) {
+          auto a = C.per_set(t.shape[q]), b = C.per_set(first.shape[q]);
+          same = a && b && *a == *b;
+        }
+        if (!same)
+          fail("torch_op_in_forward",
+               "`" + text + "`: tensors whose shapes or dtypes differ at some size set");
+        std::vector<Val> shape = t.shape;
+        shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(d), make_int(1));
+        item = C.shaped(item, shape, false, text, "torch_op_in_forward");
+      }
+      dim_v = make_int(static_cast<int64_t>(d));
+    }
     const TensorInfo first = tensor_of(list.items[0], text);
     const int64_t rank = static_cast<int64_t>(first.shape.size());
     if (dim_v.kind != Val::Int || !dim_v.k || *dim_v.k < -rank || *dim_v.k >= rank)

@@ -463,12 +463,24 @@ class Parser {
       return make(PyExpr::Num, t.text, l);
     }
     if (t.kind == PyTok::String) {
-      // Adjacent literals concatenate.
+      // Adjacent literals concatenate. Where f-strings and plain strings do, the plain parts'
+      // braces are doubled, so that the joined text is read as one f-string of the same value.
       PyExprP s = make(PyExpr::Str, "", l);
+      std::vector<std::pair<std::string, bool>> parts;
       while (i_ < end_ && t_[i_].kind == PyTok::String) {
-        s->text += t_[i_].text;
+        parts.push_back({t_[i_].text, t_[i_].fstring});
         s->fstring |= t_[i_].fstring;
         ++i_;
+      }
+      for (const auto& [text, f] : parts) {
+        if (f || !s->fstring) {
+          s->text += text;
+          continue;
+        }
+        for (char c : text) {
+          s->text += c;
+          if (c == '{' || c == '}') s->text += c;
+        }
       }
       return s;
     }

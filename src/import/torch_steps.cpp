@@ -153,6 +153,34 @@ int Converter::storage_of(int t) const {
   return t;
 }
 
+std::optional<Val> Converter::offset_in_storage(int t) const {
+  if (t < 0) return std::nullopt;
+  const TensorInfo& v = tensors[static_cast<size_t>(t)];
+  if (v.view_src < 0 || v.view_op != "narrow" || v.view_args.size() != 3) return std::nullopt;
+  const TensorInfo& src = tensors[static_cast<size_t>(v.view_src)];
+  // The viewed tensor: a buffer laid out in order (a reshaped view of one too), not a view.
+  if (src.view_src >= 0 || !src.layout.empty() || src.layout_unknown) return std::nullopt;
+  auto dense = contiguous(t);
+  if (!dense || !*dense) return std::nullopt;
+  const Val& dim = v.view_args[0];
+  const Val& start = v.view_args[1];
+  if (dim.kind != Val::Int || !dim.k || *dim.k < 0 ||
+      static_cast<size_t>(*dim.k) >= src.shape.size() || start.kind != Val::Int)
+    return std::nullopt;
+  // Within the dimension at every size set (Tensor.narrow counts a negative start from the end).
+  auto st = per_set(start), len = per_set(v.view_args[2]);
+  auto whole = per_set(src.shape[static_cast<size_t>(*dim.k)]);
+  if (!st || !len || !whole || st->size() != whole->size() || len->size() != whole->size())
+    return std::nullopt;
+  for (size_t i = 0; i < st->size(); ++i)
+    if ((*st)[i] < 0 || (*len)[i] < 0 || (*st)[i] + (*len)[i] > (*whole)[i]) return std::nullopt;
+  if (start.k && *start.k == 0) return make_int(0);
+  Val offset = start;
+  for (size_t q = static_cast<size_t>(*dim.k) + 1; q < src.shape.size(); ++q)
+    offset = int_binop("*", offset, src.shape[q], "a narrow's offset");
+  return offset;
+}
+
 std::optional<std::vector<std::vector<int64_t>>> Converter::strides_of(int t) const {
   const TensorInfo& i = tensors[static_cast<size_t>(t)];
   if (i.view_src >= 0) return i.strides;

@@ -356,7 +356,8 @@ def main():
         # checks against the suite problem at every size set and compiles; on kernrl's own
         # problems the same steps are a format_error.
         for name in ("L3_1_Small_MLP.cu", "L3_1_Small_MLP_cat_null.cu", "L3_1_Small_MLP_offsets.cu",
-                     "L3_1_Small_MLP_accessor.cu", "L3_1_Small_MLP_counted.cu", "L3_1_Small_MLP_struct.cu"):
+                     "L3_1_Small_MLP_accessor.cu", "L3_1_Small_MLP_counted.cu",
+                     "L3_1_Small_MLP_struct.cu", "L3_1_Small_MLP_stack.cu"):
             steps = HERE / "torch_steps" / name
             r = subprocess.run([a.kernrl, "eval", str(steps), "--suite", str(out), "--compile-only"],
                                capture_output=True, text=True, check=False)

@@ -964,15 +964,21 @@ TEST_CASE("import_kernelbench: views keep PyTorch's memory semantics") {
   for (const char* forward :
        {"        return ext.epilogue(self.linear(x).transpose(0, 1), 1.0)",
         "        y = self.linear(x)\n        return ext.epilogue(y.narrow(1, 0, 4), 1.0)",
-        "        (a,) = self.linear(x).split(x.size(0), dim=0)\n        return ext.epilogue(a, "
-        "1.0)"}) {
+        "        y = self.linear(x)\n        (a, b) = torch.cat([y, y], dim=1).chunk(2, dim=1)\n"
+        "        return ext.epilogue(a, 1.0)"}) {
     auto r = import_forward(forward);
     CHECK_FALSE_MESSAGE(r.converted, forward);
     CHECK_MESSAGE(r.reason.find("forward passes a view") != std::string::npos, forward, ": ",
                   r.reason);
   }
-  // .contiguous() of a view that is not contiguous copies it (PyTorch does too): a buffer.
+  // A piece of a split that is contiguous (rows) is its tensor's memory from an offset, as in
+  // PyTorch: given as the tensor (here the whole of it), and empty_like of it is dense.
   auto r = import_forward(
+      "        (a,) = self.linear(x).split(x.size(0), dim=0)\n        return ext.epilogue(a, 1.0)");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches[1])[0] == checked_plan(r, p).launches[0].out);
+  // .contiguous() of a view that is not contiguous copies it (PyTorch does too): a buffer.
+  r = import_forward(
       "        y = self.linear(x).transpose(0, 1).contiguous()\n"
       "        return ext.epilogue(y, 1.0)");
   REQUIRE_MESSAGE(r.converted, r.reason);  // (an output of the same element count)
@@ -4104,5 +4110,517 @@ TEST_CASE("import_kernelbench: a Sequential __init__ builds through a method or 
                               "        return nn.Sequential(nn.Linear(i, h), nn.ReLU(), "
                               "nn.Bilinear(h, h, o))\n"),
                          p);
+  CHECK_FALSE(r.converted);
+}
+
+namespace {
+
+// A suite problem with an nn.GRU's parameters by module path (`rnn.weight_ih_l0`, ...): two
+// layers of two directions, each weight [n, n].
+ProblemSpec suite_rnn() {
+  std::string yaml = R"(id: L3_41_GRUBidirectional
+level: 3
+name: GRUBidirectional
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 16, n: 64}
+  test:
+    - {batch_size: 3, n: 5}
+    - {batch_size: 4, n: 7}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, n], init: {uniform: {low: 0, high: 1}}}
+parameters:
+)";
+  for (const char* w :
+       {"weight_ih_l0", "weight_ih_l0_reverse", "weight_ih_l1", "weight_ih_l1_reverse"})
+    yaml += std::string("  - {name: rnn.") + w + ", dtype: float32, shape: [n, n], init: custom}\n";
+  yaml += R"(outputs:
+  - {name: out, dtype: float32, shape: [batch_size, n]}
+modules: {"rnn": ["GRU"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, n):
+          super().__init__()
+          self.rnn = nn.GRU(n, n, 2, bias=False, bidirectional=True)
+      def forward(self, x):
+          return x
+  batch_size = 16
+  n = 64
+  def get_inputs():
+      return [torch.rand(batch_size, n)]
+  def get_init_inputs():
+      return [n]
+)";
+  return parse_problem_yaml(yaml, "suite.yaml");
+}
+
+// ModelNew of suite_rnn: `methods` (indented 4) then forward's body `forward` (indented 8), which
+// may call ext.epilogue(y, divisor) (kScaleGelu).
+std::string rnn_module(const std::string& methods, const std::string& forward) {
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n" +
+         std::string(kScaleGelu) +
+         "\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"epilogue\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, n):\n"
+         "        super().__init__()\n"
+         "        self.rnn = nn.GRU(n, n, 2, bias=False, bidirectional=True)\n\n" +
+         methods + "\n    def forward(self, x):\n" + forward + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: getattr with a name kernrl knows is the attribute, as obj.name") {
+  ProblemSpec p = suite_rnn();
+  auto linear_weights = [&](const KernelBenchImport& r) {
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    std::vector<std::string> w;
+    for (const auto& l : checked_plan(r, p).launches)
+      if (l.torch == "linear") w.push_back(l.args[1].text);
+    return w;
+  };
+  // An f-string of a loop variable, and of a method's argument with a concatenation.
+  const std::string method =
+      "    def _w(self, l, rev):\n"
+      "        g = self.rnn\n"
+      "        return getattr(g, f\"weight_ih_l{l}\" + (\"_reverse\" if rev else \"\"))\n";
+  auto r = import_kernelbench(
+      rnn_module(method,
+                 "        for l in range(2):\n"
+                 "            x = F.linear(x, getattr(self.rnn, f'weight_ih_l{l}'))\n"
+                 "            x = F.linear(x, self._w(l, True))\n"
+                 "        x = F.linear(x, getattr(self.rnn, 'weight_ih_l' + f'{2 - 1}'))\n"
+                 "        return ext.epilogue(x, 1.0)"),
+      p);
+  CHECK(linear_weights(r) ==
+        std::vector<std::string>{"rnn.weight_ih_l0", "rnn.weight_ih_l0_reverse", "rnn.weight_ih_l1",
+                                 "rnn.weight_ih_l1_reverse", "rnn.weight_ih_l1"});
+  // An f-string joined with a plain string keeps the plain part's braces as written.
+  r = import_kernelbench(
+      rnn_module("",
+                 "        x = F.linear(x, getattr(self.rnn, 'weight_ih_l{l}' f'{0}'))\n"
+                 "        return ext.epilogue(x, 1.0)"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("not an identifier") != std::string::npos, r.reason);
+  // What kernrl cannot compute, or getattr does otherwise than obj.name: refused, saying why.
+  const std::pair<const char*, const char*> refused[] = {
+      {"getattr(self.rnn, f'weight_ih_l{x.shape[0]}')", "a name kernrl cannot compute"},
+      {"getattr(self.rnn, f'weight_ih_l{0:d}')", "a name kernrl cannot compute"},
+      {"getattr(self.rnn, f'weight_ih_l{0.5}')", "a name kernrl cannot compute"},
+      {"getattr(self.rnn, 'weight_ih_l0', None)", "with a default"},
+      {"getattr(self.rnn, name='weight_ih_l0')", "other than two arguments"},
+      {"getattr(self.rnn, 'rnn.weight_ih_l0')", "not an identifier"},
+  };
+  for (const auto& [call, why] : refused) {
+    r = import_kernelbench(rnn_module("", std::string("        x = F.linear(x, ") + call +
+                                              ")\n        return ext.epilogue(x, 1.0)"),
+                           p);
+    CHECK_FALSE_MESSAGE(r.converted, call);
+    CHECK_MESSAGE(r.reason.find(why) != std::string::npos, call, ": ", r.reason);
+  }
+  // A getattr the module binds itself is not Python's.
+  std::string py = rnn_module("",
+                              "        x = F.linear(x, getattr(self.rnn, 'weight_ih_l0'))\n"
+                              "        return ext.epilogue(x, 1.0)");
+  py.insert(py.find("class ModelNew"), "getattr = lambda o, n: o\n\n");
+  CHECK_FALSE(import_kernelbench(py, p).converted);
+}
+
+TEST_CASE("import_kernelbench: torch.stack is torch.cat of the tensors unsqueezed") {
+  ProblemSpec p = suite_rnn();
+  auto r = import_kernelbench(
+      rnn_module("",
+                 "        w = torch.stack([self.rnn.weight_ih_l0, self.rnn.weight_ih_l1], "
+                 "dim=1)\n"
+                 "        x = F.linear(x, w.reshape(2 * x.shape[1], -1)[:x.shape[1]])\n"
+                 "        return ext.epilogue(x, 1.0)"),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  const LaunchSpec* cat = nullptr;
+  for (const auto& l : plan.launches)
+    if (l.torch == "cat") cat = &l;
+  REQUIRE(cat != nullptr);
+  CHECK(cat->args[0].kind == ArgKind::TensorList);
+  CHECK(cat->args[1].text == "1");
+  // The result is [n, 2, n]: the pieces [n, 1, n] each.
+  bool found = false;
+  for (const auto& s : plan.scratch)
+    if (s.name == cat->out) {
+      found = true;
+      CHECK(s.shape == std::vector<std::string>{"n", "2", "n"});
+    }
+  CHECK(found);
+  // Tensors of different shapes, or a dimension out of range: refused.
+  for (const char* bad : {"torch.stack([self.rnn.weight_ih_l0, x], dim=0)",
+                          "torch.stack([self.rnn.weight_ih_l0, self.rnn.weight_ih_l1], dim=3)"}) {
+    r = import_kernelbench(
+        rnn_module("", std::string("        w = ") + bad +
+                           "\n        return ext.epilogue(F.linear(x, w[0]), 1.0)"),
+        p);
+    CHECK_FALSE_MESSAGE(r.converted, bad);
+    CHECK(r.category == "torch_op_in_forward");
+  }
+}
+
+TEST_CASE("import_kernelbench: self.modules() in any() and all() is the reference's modules") {
+  ProblemSpec p = suite_mlp(true);  // net: Sequential(Linear, ReLU, Linear)
+  const std::string body =
+      "        y = ext.bias_act(torch.mm(x, self.net[0].weight.t()), self.net[0].bias, True)\n"
+      "        return ext.bias_act(torch.mm(y, self.net[2].weight.t()), self.net[2].bias, False)";
+  // ModelNew itself comes first (an nn.Module, no other torch.nn class), then its layers.
+  for (const char* cond :
+       {"not any(isinstance(m, nn.ReLU) for m in self.modules())",
+        "any(isinstance(m, nn.Dropout) and m.p > 0 for m in self.modules())",
+        "not all(isinstance(m, nn.Module) for m in self.modules())",
+        "not any(isinstance(m, nn.Linear) for m in self.modules())",
+        "not any(isinstance(m, nn.Sequential) for m in self.children())",
+        "any(isinstance(m, nn.ReLU) for m in self.children())",
+
+        "not all(isinstance(m, nn.Linear) and m.out_features > 0 for m in self.net if "
+        "not isinstance(m, nn.ReLU))"}) {
+    auto r = import_kernelbench(
+        mlp_module(std::string("        if ") + cond + ":\n            return x\n" + body), p);
+    CAPTURE(cond);
+    check_mlp_plan(r, p);
+  }
+  // named_modules() names a module registered twice by its first name only: refused.
+  auto r = import_kernelbench(
+      mlp_module("        if any(n == 'net.1' for n, m in self.named_modules()):\n"
+                 "            return x\n" +
+                 body),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("by its first name") != std::string::npos, r.reason);
+  // Anywhere else it could count a module registered under two names twice: refused.
+  for (const char* use :
+       {"        for m in self.modules():\n            pass\n",
+        "        mods = list(self.modules())\n", "        mods = [m for m in self.children()]\n"}) {
+    r = import_kernelbench(mlp_module(use + body), p);
+    CHECK_FALSE_MESSAGE(r.converted, use);
+    CHECK_MESSAGE(r.reason.find("other than as what a generator passed to any() or all()") !=
+                      std::string::npos,
+                  r.reason);
+  }
+  // A method of ModelNew's own of that name is that method (torch's would yield the ReLU).
+  r = import_kernelbench(
+      mlp_module("        if any(isinstance(m, nn.ReLU) for m in self.modules()):\n"
+                 "            return x\n" +
+                 body + "\n\n    def modules(self):\n        return [self.net[0]]"),
+      p);
+  check_mlp_plan(r, p);
+  // Without the reference's modules, or with layers built otherwise: refused.
+  r = import_kernelbench(
+      mlp_module("        if any(isinstance(m, nn.Dropout) for m in self.modules()):\n"
+                 "            return x\n" +
+                 body),
+      suite_mlp(false));
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("suites built from KernelBench only") != std::string::npos, r.reason);
+  r = import_kernelbench(
+      mlp_module("        if any(isinstance(m, nn.Dropout) for m in self.modules()):\n"
+                 "            return x\n" +
+                     body,
+                 "        self.extra = nn.ReLU()\n"),
+      p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("from the reference's module only") != std::string::npos, r.reason);
+}
+
+TEST_CASE("import_kernelbench: settings of layers a torch.nn module builds inside itself") {
+  // nn.TransformerEncoderLayer builds its dropouts itself: kernrl does not model them.
+  ProblemSpec p = parse_problem_yaml(R"(id: L3_28_VisionTransformer
+level: 3
+name: VisionTransformer
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 16, n: 64}
+  test:
+    - {batch_size: 3, n: 8}
+    - {batch_size: 4, n: 16}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, n], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: enc.linear1.weight, dtype: float32, shape: [n, n], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, n]}
+modules: {"enc": ["TransformerEncoderLayer"], "enc.linear1": ["Linear"], "enc.dropout": ["Dropout"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, n):
+          super().__init__()
+          self.enc = nn.TransformerEncoderLayer(d_model=n, nhead=1, dim_feedforward=n, dropout=0.0)
+      def forward(self, x):
+          return x
+  batch_size = 16
+  n = 64
+  def get_inputs():
+      return [torch.rand(batch_size, n)]
+  def get_init_inputs():
+      return [n]
+)",
+                                     "suite.yaml");
+  std::string py = rnn_module("",
+                              "        if any(isinstance(m, nn.Dropout) and m.p > 0 for m in "
+                              "self.modules()):\n"
+                              "            return x\n"
+                              "        return ext.epilogue(F.linear(x, self.enc.linear1.weight), "
+                              "1.0)");
+  py.replace(
+      py.find("        self.rnn = nn.GRU(n, n, 2, bias=False, bidirectional=True)"),
+      std::string("        self.rnn = nn.GRU(n, n, 2, bias=False, bidirectional=True)").size(),
+      "        self.enc = nn.TransformerEncoderLayer(d_model=n, nhead=1, "
+      "dim_feedforward=n, dropout=0.0)");
+  auto r = import_kernelbench(py, p);
+  CHECK_FALSE(r.converted);
+  CHECK(r.category == "host_logic");
+  CHECK_MESSAGE(r.reason.find("`m.p` of `self.enc.dropout`, a layer that "
+                              "nn.TransformerEncoderLayer `self.enc` builds inside itself") !=
+                    std::string::npos,
+                r.reason);
+}
+
+TEST_CASE("import_kernelbench: a list of a container's layers __init__ builds in a loop") {
+  // The MLP's layers listed one by one.
+  ProblemSpec p = suite_mlp(true);
+  const std::string plan_loop =
+      "        for i, m in enumerate(self._plan):\n"
+      "            if isinstance(m, nn.Linear):\n"
+      "                x = ext.bias_act(torch.mm(x, m.weight.t()), m.bias, i == 0)\n"
+      "        return x";
+  const std::string append =
+      "        plan = []\n        for m in self.net:\n            plan.append(m)\n"
+      "        self._plan = plan\n";
+  check_mlp_plan(import_kernelbench(mlp_module(plan_loop, append), p), p);
+  // Nested nn.Sequential children flattened (list(m) of each), other layers appended.
+  ProblemSpec nested = parse_problem_yaml(R"(id: L3_1_MLP
+level: 3
+name: MLP
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, hidden: 256, output_size: 64}
+  test:
+    - {batch_size: 3, input_size: 33, hidden: 17, output_size: 5}
+    - {batch_size: 7, input_size: 64, hidden: 40, output_size: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: net.0.0.weight, dtype: float32, shape: [hidden, input_size], init: custom}
+  - {name: net.0.0.bias, dtype: float32, shape: [hidden], init: custom}
+  - {name: net.1.weight, dtype: float32, shape: [output_size, hidden], init: custom}
+  - {name: net.1.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {"net": ["Sequential"], "net.0": ["Sequential"], "net.0.0": ["Linear"], "net.0.1": ["ReLU"], "net.1": ["Linear"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, input_size, hidden, output_size):
+          super(Model, self).__init__()
+          self.net = nn.Sequential(nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU()),
+                                   nn.Linear(hidden, output_size))
+      def forward(self, x):
+          return self.net(x)
+)",
+                                          "suite.yaml");
+  auto nested_module = [&](const std::string& forward, const std::string& extra) {
+    std::string py = mlp_module(forward, extra);
+    const std::string flat = "nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n";
+    py.replace(py.find(flat), flat.size(),
+               "nn.Sequential(nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU()),\n");
+    return py;
+  };
+  const std::string flatten =
+      "        plan = []\n        for m in self.net:\n"
+      "            if isinstance(m, nn.Sequential):\n                plan.extend(list(m))\n"
+      "            else:\n                plan.append(m)\n        self._plan = plan\n";
+  auto r = import_kernelbench(
+      nested_module("        assert len(self._plan) == 3 and isinstance(self._plan[1], nn.ReLU)\n" +
+                        plan_loop,
+                    flatten),
+      nested);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  std::vector<std::string> steps;
+  for (const auto& l : checked_plan(r, nested).launches)
+    steps.push_back(l.torch.empty() ? l.kernel + ":" + l.args.back().text
+                                    : l.torch + ":" + l.args[1].text);
+  CHECK(steps == std::vector<std::string>{"linear:net.0.0.weight", "bias_act_kernel:1",
+                                          "linear:net.1.weight", "bias_act_kernel:0"});
+  // Appending only: the nested Sequential stays one item.
+  r = import_kernelbench(
+      nested_module("        if len(self._plan) != 2 or not isinstance(self._plan[0], "
+                    "nn.Sequential):\n            return x\n"
+                    "        seq, last = self._plan\n"
+                    "        y = ext.bias_act(torch.mm(x, seq[0].weight.t()), seq[0].bias, True)\n"
+                    "        return ext.bias_act(torch.mm(y, last.weight.t()), last.bias, False)",
+                    append),
+      nested);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  steps.clear();
+  for (const auto& l : checked_plan(r, nested).launches)
+    steps.push_back(l.torch.empty() ? l.kernel + ":" + l.args.back().text
+                                    : l.torch + ":" + l.args[1].text);
+  CHECK(steps == std::vector<std::string>{"linear:net.0.0.weight", "bias_act_kernel:1",
+                                          "linear:net.1.weight", "bias_act_kernel:0"});
+  // The list changed after it is set, the block before a statement of the reference's, or
+  // another loop body: not followed.
+  for (const std::string& extra : std::vector<std::string>{
+           flatten + "        plan.append(self.net[0])\n",
+           "        plan = []\n        for m in self.net:\n            plan.append(m)\n"
+           "            plan.append(m)\n        self._plan = plan\n",
+           "        plan = []\n        for m in self.net:\n            plan.insert(0, m)\n"
+           "        self._plan = plan\n"}) {
+    r = import_kernelbench(nested_module(plan_loop, extra), nested);
+    CHECK_FALSE_MESSAGE(r.converted, extra);
+  }
+  std::string before = nested_module(plan_loop, "");
+  const std::string ctor = "        self.net = nn.Sequential(";
+  before.insert(before.find(ctor), "        self.net = nn.Sequential()\n" + flatten);
+  CHECK_FALSE(import_kernelbench(before, nested).converted);
+}
+
+TEST_CASE("import_kernelbench: tuples and lists of __init__'s arguments, repeated and joined") {
+  // KernelBench passes the reference's constants as written: a tuple stays a tuple.
+  auto pool_problem = [](const std::string& pool) {
+    std::string yaml = std::string(R"(id: L2_86_Matmul_Divide_GELU
+level: 2
+name: Matmul_Divide_GELU
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+  - {name: linear.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  class Model(torch.nn.Module):
+      def __init__(self, input_size, output_size, divisor):
+          super().__init__()
+          self.linear = torch.nn.Linear(input_size, output_size)
+      def forward(self, x):
+          return self.linear(x)
+  batch_size = 128
+  input_size = 512
+  output_size = 1024
+  pool_size = )") + pool +
+                       R"(
+  def get_inputs():
+      return [torch.rand(batch_size, input_size)]
+  def get_init_inputs():
+      return [input_size, output_size, pool_size]
+)";
+    return parse_problem_yaml(yaml, "suite.yaml");
+  };
+  const std::string triple =
+      "def _triple(v):\n"
+      "    if isinstance(v, (tuple, list)):\n"
+      "        return tuple(int(i) for i in v)\n"
+      "    return (int(v),) * 3\n\n"
+      "def _kind(v):\n"
+      "    return 10 if isinstance(v, tuple) else (1 if isinstance(v, list) else 0)\n\n";
+  auto run = [&](const std::string& pool, const std::string& value, const std::string& use) {
+    std::string py = int_attr_module("        self.pool = " + value, use);
+    py.insert(py.find("class ModelNew"), triple);
+    return import_kernelbench(py, pool_problem(pool));
+  };
+  const std::string kdhw =
+      "self.pool[0] * 100 + self.pool[1] * 10 + self.pool[2] + 1000 * len(self.pool)";
+  for (const auto& [pool, expect] : std::vector<std::pair<std::string, std::string>>{
+           {"(2, 3, 4)", "3234"}, {"[2, 3, 4]", "3234"}, {"5", "3555"}}) {
+    auto r = run(pool, "_triple(divisor)", kdhw);
+    CAPTURE(pool);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(checked_plan(r, pool_problem(pool)).launches[0].args[2].text == expect);
+  }
+  // isinstance tells a tuple from a list; + joins two of a kind; * repeats (none below 1).
+  for (const auto& [pool, value, expect] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"(2, 3)", "_kind(divisor)", "10"},
+           {"[2, 3]", "_kind(divisor)", "1"},
+           {"(2, 3)", "len(divisor + (7,)) * 10 + (divisor + (7,))[2]", "37"},
+           {"[2, 3]", "len(divisor * 2) * 10 + len(divisor * 0) + len(-1 * divisor)", "40"}}) {
+    auto r = run(pool, value, "self.pool");
+    CAPTURE(value);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(checked_plan(r, pool_problem(pool)).launches[0].args[2].text == expect);
+  }
+  // A tuple and a list do not join (Python raises): not followed.
+  auto r = run("(2, 3)", "len(divisor + [7])", "self.pool");
+  CHECK_FALSE(r.converted);
+}
+
+TEST_CASE("import_kernelbench: a contiguous slice given to the extension points into its tensor") {
+  // PyTorch's x[a:b] (dimension 0) is x's memory from row a: its data pointer is x's advanced,
+  // and .contiguous() returns it itself. kernrl passes `x + a * cols`.
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; batch_size 128, 3, 7
+  const std::string cuda = R"(
+__global__ void k(const float* part, const float* y, float* out, int n) {}
+torch::Tensor f(torch::Tensor part, torch::Tensor y) {
+  part = part.contiguous();
+  auto out = torch::empty_like(y);
+  k<<<1, 256>>>(part.data_ptr<float>(), y.data_ptr<float>(), out.data_ptr<float>(),
+                part.size(0) * part.size(1));
+  return out;
+}
+)";
+  auto run = [&](const std::string& forward) {
+    std::string py =
+        "import torch\nimport torch.nn as nn\n"
+        "from torch.utils.cpp_extension import load_inline\n\nsrc = \"\"\"\n"
+        "#include <torch/extension.h>\n" +
+        cuda +
+        "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", "
+        "cuda_sources=src, functions=[\"f\"])\n\nclass ModelNew(nn.Module):\n"
+        "    def __init__(self, input_size, output_size, divisor):\n"
+        "        super().__init__()\n" +
+        std::string(kLinearInit) + "\n\n    def forward(self, x):\n" + forward + "\n";
+    return import_kernelbench(py, p);
+  };
+  auto r = run("        return ext.f(x[1:3], self.linear(x))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 2);
+  CHECK(plan.launches[1].args[0].kind == ArgKind::Offset);
+  CHECK(arg_texts(plan.launches[1])[0] == "x + input_size");
+  CHECK(arg_texts(plan.launches[1])[3] == "2 * input_size");
+  // A slice of the whole tensor from its start: the tensor itself.
+  r = run("        return ext.f(x[0:2].contiguous(), self.linear(x))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches[1])[0] == "x");
+  // A slice that is not contiguous, or a slice of a slice: still refused.
+  for (const char* part : {"x[:, 1:3]", "x[1:3][0:1]", "x.t()[0:2]"}) {
+    r = run(std::string("        return ext.f(") + part + ", self.linear(x))");
+    CHECK_FALSE_MESSAGE(r.converted, part);
+  }
+  // A slice reaching beyond the tensor at some size set (batch_size 3): refused.
+  r = run("        return ext.f(x.narrow(0, 2, 2), self.linear(x))");
   CHECK_FALSE(r.converted);
 }
