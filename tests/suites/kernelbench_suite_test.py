@@ -291,7 +291,8 @@ def main():
         check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast", "L1_4_Class_index_targets",
                       "L1_5_Layer_norm", "L1_6_Scaled_cumsum", "L1_7_Scale_by_a_number",
                       "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd", "L2_2_Scale_named_like_a_constant",
-                      "L3_1_Small_MLP", "L3_3_Nested_blocks", "L3_4_Head_attention"], f"converted: {ids}")
+                      "L3_1_Small_MLP", "L3_3_Nested_blocks", "L3_4_Head_attention", "L3_5_Small_LSTM",
+                      "L3_6_Small_GRU_hidden"], f"converted: {ids}")
         # Test sizes where the module needs two constants equal: they shrink together.
         hinge = (out / "problems" / "L1" / "3_Hinge_broadcast" / "problem.yaml").read_text()
         check(hinge.count("test:") == 1 and "- {" in hinge, "a module that needs equal sizes gets test sizes")
@@ -356,7 +357,8 @@ def main():
         # checks against the suite problem at every size set and compiles; on kernrl's own
         # problems the same steps are a format_error.
         for name in ("L3_1_Small_MLP.cu", "L3_1_Small_MLP_cat_null.cu", "L3_1_Small_MLP_offsets.cu",
-                     "L3_1_Small_MLP_accessor.cu", "L3_1_Small_MLP_counted.cu"):
+                     "L3_1_Small_MLP_accessor.cu", "L3_1_Small_MLP_counted.cu", "L3_5_Small_LSTM.cu",
+                     "L3_6_Small_GRU_hidden.cu"):
             steps = HERE / "torch_steps" / name
             r = subprocess.run([a.kernrl, "eval", str(steps), "--suite", str(out), "--compile-only"],
                                capture_output=True, text=True, check=False)
