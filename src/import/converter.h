@@ -153,6 +153,7 @@ struct LaunchOut {
   // A torch step (docs/kernel-format.md, "PyTorch operators"): the operator, its result's tensor.
   std::string torch;
   int out = -1;
+  int result = 0;  // which of the operator's results goes to `out` (`result: N`)
 };
 
 // One load_inline module.

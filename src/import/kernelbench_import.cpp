@@ -762,6 +762,7 @@ std::string Converter::run(const std::string& source_name) {
     if (!L.torch.empty()) {
       o << "  - torch: " << L.torch << "\n    args: [" << join(args)
         << "]\n    out: " << tensors[static_cast<size_t>(L.out)].name << "\n";
+      if (L.result != 0) o << "    result: " << L.result << "\n";
     } else {
       o << "  - kernel: " << L.kernel << "\n";
       o << "    grid: [" << join(L.grid) << "]\n";

@@ -50,7 +50,17 @@ Val PySide::eval(Env& env, const PyExprP& e) {
     case PyExpr::Call:
       return call(env, e);
     case PyExpr::Index: {
+      // `self.gru(x, h0)[0]`: the result of an nn.LSTM / nn.GRU call forward uses (rnn_call).
+      const bool picks = e->kids[0]->kind == PyExpr::Call && e->kids[1]->kind == PyExpr::Num &&
+                         std::all_of(e->kids[1]->text.begin(), e->kids[1]->text.end(),
+                                     [](char c) { return c >= '0' && c <= '9'; });
+      if (picks) {
+        rnn_use_ = RnnUse{};
+        rnn_use_.call = e->kids[0];
+        rnn_use_.index = e->kids[1]->text.size() < 4 ? std::stoi(e->kids[1]->text) : 9999;
+      }
       Val obj = eval(env, e->kids[0]);
+      if (picks) rnn_use_ = RnnUse{};
       if (obj.kind == Val::Tensor) return tensor_index(env, obj, e->kids[1], py_text(e));
       if (e->kids[1]->kind == PyExpr::Other && e->kids[1]->text == "slice" &&
           e->kids[1]->kids.size() == 3)

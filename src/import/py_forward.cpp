@@ -985,7 +985,7 @@ void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int
     return;
   }
   // Only the last '=' carries the value; earlier ones are more targets (a = b = v).
-  Val value = eval(env, py_parse_expr(t, eq + 1, t.size()));
+  PyExprP value_expr = py_parse_expr(t, eq + 1, t.size());
   size_t target_end = eq;
   // Strip an annotation: x: torch.Tensor = ...
   for (size_t i = from; i < eq; ++i)
@@ -993,6 +993,18 @@ void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int
       target_end = i;
       break;
     }
+  // `out, _ = self.lstm(x, (h0, c0))`: the names of the call's results forward uses.
+  if (aug.empty() && value_expr->kind == PyExpr::Call) {
+    PyExprP unpacked;
+    try {
+      unpacked = py_parse_expr(t, from, target_end);
+    } catch (const ImportError&) {
+      // (refused below, as before)
+    }
+    if (unpacked) rnn_unpacking(t, from, target_end, line, unpacked, value_expr);
+  }
+  Val value = eval(env, value_expr);
+  rnn_use_ = RnnUse{};
   PyExprP target = py_parse_expr(t, from, target_end);
   if (!aug.empty()) {
     Val old = eval(env, target);

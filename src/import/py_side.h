@@ -315,6 +315,22 @@ class PySide {
   // A PyTorch operator forward calls, as a torch step (nullopt: not one kernrl maps).
   std::optional<Val> torch_call(Env& env, const std::string& name, const PyExprP& e);
   Val layer_call(Env& env, const Val& layer, const PyExprP& e);
+  // (py_rnn.cpp) A call of an nn.LSTM / nn.GRU layer as one torch step (lstm, gru), its
+  // `result` the one forward uses: the call an assignment unpacks (`target`, with the names of
+  // it that the function's body reads, `used`) or an index picks (`index`). rnn_unpacking sets
+  // rnn_use_ before a tuple assignment's value is evaluated; rnn_call consumes it.
+  struct RnnUse {
+    PyExprP call, target;
+    std::set<std::string> used;
+    int index = -1;
+  };
+  RnnUse rnn_use_;
+  void rnn_unpacking(const std::vector<PyTok>& t, size_t from, size_t eq, int line,
+                     const PyExprP& target, const PyExprP& value);
+  Val rnn_call(Env& env, const Val& layer, const PyExprP& e);
+  // The constructor arguments of an nn.LSTM / nn.GRU layer by name, defaults filled in; nullopt
+  // when kernrl does not read its constructor call.
+  std::optional<std::map<std::string, Val>> rnn_config(const Val& layer, const std::string& text);
   // conv1d/2d/3d on [input, weight, bias, stride, padding, dilation, groups] (stride, padding and
   // dilation an integer or a list of `nd`).
   Val conv_step(const std::string& op, size_t nd, std::vector<Val> a, const std::string& text);

@@ -817,6 +817,8 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
                            ", which kernrl follows only where the generation defines that class "
                            "and its __init__ builds the instance in place with a constructor call "
                            "(not in a loop or through a name)");
+  if (!C.P.torchscript.empty() && (layer.elem == "LSTM" || layer.elem == "GRU"))
+    return rnn_call(env, layer, e);
   if (C.P.torchscript.empty() || !cfg ||
       (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
     fail("torch_op_in_forward",

@@ -23,8 +23,8 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   // channels-last (a conv1d's input is made contiguous first); the layout of another operator's
   // result on a tensor that is not contiguous is not known.
   static const std::set<std::string> contiguous_results = {
-      "linear",  "mm",        "bmm",     "matmul", "addmm", "baddbmm",
-      "reshape", "transpose", "permute", "narrow", "cat"};
+      "linear",    "mm",      "bmm",    "matmul", "addmm", "baddbmm", "reshape",
+      "transpose", "permute", "narrow", "cat",    "lstm",  "gru"};
   static const std::set<std::string> elementwise = {"relu", "gelu",    "sigmoid",
                                                     "tanh", "softmax", "log_softmax"};
   static const std::set<std::string> convolutions = {

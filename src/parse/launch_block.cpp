@@ -249,10 +249,10 @@ class BlockReader {
     if (triton_) fail(n["torch"], "torch steps are for CUDA kernel files");
     for (const auto& kv : n) {
       std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
-      if (k != "torch" && k != "args" && k != "out" && k != "repeat")
+      if (k != "torch" && k != "args" && k != "out" && k != "repeat" && k != "result")
         fail(kv.first, "unknown key '" + printable(k) +
                            "' of a torch step (the keys are torch, "
-                           "args, out, repeat)");
+                           "args, out, result, repeat)");
     }
     LaunchSpec l;
     l.line = line_of(n);
@@ -262,6 +262,7 @@ class BlockReader {
            "torch '" + printable(l.torch) + "' must be an operator name such as linear");
     if (!n["out"]) fail(n, "torch step " + l.torch + " is missing 'out'");
     l.out = scalar(n["out"], "out");
+    if (n["result"]) l.result = torch_result(n["result"]);
     if (auto a = n["args"]; a && !a.IsNull()) {
       if (!a.IsSequence()) fail(a, "'args' of a torch step must be a list");
       for (const auto& item : a) {
@@ -287,6 +288,18 @@ class BlockReader {
     }
     repeat(n, l);
     return l;
+  }
+
+  // `result: N` of a torch step: a non-negative integer literal (checked against the operator's
+  // results by check_torch_step).
+  int torch_result(const YAML::Node& n) {
+    std::string t = scalar(n, "result");
+    if (t.empty() || t.size() > 3 ||
+        !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      fail(n, "result '" + printable(t) +
+                  "' of a torch step must be a non-negative integer (which of the operator's "
+                  "results goes to out)");
+    return std::stoi(t);
   }
 
   // `repeat: {count, var}` of a launch or a torch step: run `count` times, `var` = 0..count-1.
@@ -573,6 +586,20 @@ std::string check_offset_arg(const LaunchArg& a, const LaunchPlan& plan, const P
   }
 }
 
+// A torch step's `result` against its operator's results (torch_step_ops).
+void check_torch_result(const LaunchSpec& l) {
+  for (const auto& o : torch_step_ops()) {
+    if (o.name != l.torch || l.result < o.results) continue;
+    throw FormatError("torch step " + l.torch + ": result " + std::to_string(l.result) +
+                          (o.results == 1 ? " is not its result: aten::" + l.torch +
+                                                " has one result, result 0 (the default)"
+                                          : " is not one of its results: aten::" + l.torch +
+                                                " has " + std::to_string(o.results) +
+                                                ", results 0 to " + std::to_string(o.results - 1)),
+                      l.line);
+  }
+}
+
 // A torch step's operator, out buffer and arguments (classified here) against the problem.
 void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::string>& scratch) {
   const std::string what = "torch step " + l.torch;
@@ -584,6 +611,7 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                       l.line);
   if (std::string why = torch_step_op_problem(l.torch); !why.empty())
     throw FormatError(what + ": " + why, l.line);
+  check_torch_result(l);
   const TensorSpec* out_t = p.find_tensor(l.out);
   bool out_is_output = false;
   if (out_t)

@@ -55,6 +55,8 @@ const std::vector<TorchOp>& torch_step_ops() {
       {"permute", ""},
       {"narrow", ""},
       {"cat", ""},
+      {"lstm", "input", 3},  // output, h_n, c_n
+      {"gru", "input", 2},   // output, h_n
   };
   return t;
 }
@@ -185,6 +187,7 @@ nlohmann::json LaunchPlan::to_json() const {
     if (!l.torch.empty()) {
       ls.back()["torch"] = l.torch;
       ls.back()["out"] = l.out;
+      if (l.result != 0) ls.back()["result"] = l.result;
     }
     if (language == "triton") {
       nlohmann::json c = nlohmann::json::array();
@@ -248,6 +251,7 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
     s.line = l.at("line");
     s.torch = l.value("torch", "");
     s.out = l.value("out", "");
+    s.result = l.value("result", 0);
     if (l.contains("constexprs"))
       for (const auto& c : l.at("constexprs"))
         s.constexprs.emplace_back(c.at(0).get<std::string>(), c.at(1).get<std::string>());

@@ -71,6 +71,9 @@ struct LaunchSpec {
   // A torch step (docs/kernel-format.md, "PyTorch operators"): the ATen operator it calls (`torch`)
   // and the output or scratch buffer its result goes to (`out`); its arguments are `args`.
   std::string torch, out;
+  // Which of the operator's results goes to `out` (`result: N`; an operator returning a tuple,
+  // such as lstm's output, h_n and c_n); 0 for all others.
+  int result = 0;
   std::vector<std::string> grid, block, cluster;
   std::string shared_bytes = "0";
   std::vector<LaunchArg> args;
@@ -118,9 +121,11 @@ struct LaunchPlan {
   static LaunchPlan from_json(const nlohmann::json& j);
 };
 
-// An ATen operator a torch step may call, and the overload of its functional form.
+// An ATen operator a torch step may call, the overload of its functional form, and how many
+// results it returns (a tuple's items: a step's `result` picks one).
 struct TorchOp {
   std::string name, overload;
+  int results = 1;
 };
 // Every operator a torch step may call (docs/kernel-format.md, "PyTorch operators").
 const std::vector<TorchOp>& torch_step_ops();

@@ -136,7 +136,8 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
   // count seen in the result's shape (`return self.fc(h).squeeze(1)`).
   const bool flat = true;
   try {
-    return std::make_shared<TorchStep>(spec.torch, args, tensor(spec.out), flat, where);
+    return std::make_shared<TorchStep>(spec.torch, args, tensor(spec.out), flat, where,
+                                       spec.result);
   } catch (const TorchStepError& e) {
     throw KernelFault{Status::LaunchError, e.what(), spec.line, false};
   }

@@ -70,10 +70,26 @@ c10::IValue convert(const TorchStepArg& a, const c10::Argument& param, const std
   throw TorchStepError(what + " is not supported (only its default)");
 }
 
+// `result` as an index of the schema's returns, which must be a Tensor there.
+size_t checked_result(const c10::FunctionSchema& schema, int result, const std::string& where) {
+  const auto& returns = schema.returns();
+  if (result < 0 || static_cast<size_t>(result) >= returns.size())
+    throw TorchStepError(where + ": result " + std::to_string(result) +
+                         " of aten::" + schema.name().substr(schema.name().find("::") + 2) +
+                         ", which returns " + std::to_string(returns.size()) + " result" +
+                         (returns.size() == 1 ? "" : "s"));
+  const c10::Argument& r = returns[static_cast<size_t>(result)];
+  if (r.type()->kind() != c10::TypeKind::TensorType)
+    throw TorchStepError(where + ": result " + std::to_string(result) +
+                         " of aten::" + schema.name().substr(schema.name().find("::") + 2) +
+                         " is a " + r.type()->str() + ", not a tensor");
+  return static_cast<size_t>(result);
+}
+
 }  // namespace
 
 TorchStep::TorchStep(const std::string& op, std::vector<TorchStepArg> args, torch::Tensor out,
-                     bool flat_out, const std::string& where)
+                     bool flat_out, const std::string& where, int result_index)
     : op_(op), where_(where) {
   if (std::string why = torch_step_op_problem(op); !why.empty())
     throw TorchStepError(where + ": " + why);
@@ -83,6 +99,7 @@ TorchStep::TorchStep(const std::string& op, std::vector<TorchStepArg> args, torc
   auto& dispatcher = c10::Dispatcher::singleton();
   if (auto h = dispatcher.findSchema({"aten::" + op, overload})) fn_ = *h;
   if (!fn_) throw TorchStepError(where + ": this libtorch has no aten::" + op);
+  result_ = checked_result(fn_->schema(), result_index, where);
   const auto& params = fn_->schema().arguments();
   if (args.size() > params.size())
     throw TorchStepError(where + ": aten::" + op + " takes at most " +
@@ -115,12 +132,12 @@ TorchStep::TorchStep(const std::string& op, std::vector<TorchStepArg> args, torc
       }
     }
     fn_->callBoxed(&stack);
-    result = stack.at(0).toTensor();
+    result = stack.at(result_).toTensor();
   } catch (const c10::Error&) {
     try {
       std::vector<c10::IValue> stack = args_;
       fn_->callBoxed(&stack);
-      result = stack.at(0).toTensor();
+      result = stack.at(result_).toTensor();
     } catch (const c10::Error& e) {
       throw TorchStepError(where + ": aten::" + op +
                            " refused its arguments: " + e.what_without_backtrace());
@@ -142,8 +159,13 @@ TorchStep::TorchStep(const std::string& op, std::vector<TorchStepArg> args, torc
   // The `.out` overload, where its arguments are the functional ones and then `out`.
   auto o = dispatcher.findSchema({"aten::" + op, overload.empty() ? "out" : overload + "_out"});
   if (o && o->schema().arguments().size() == params.size() + 1 &&
-      o->schema().arguments().back().name() == "out")
+      o->schema().arguments().back().name() == "out") {
+    // The `.out` overload writes the operator's one result.
+    if (result_ != 0)
+      throw TorchStepError(where + ": result " + std::to_string(result_) + " of aten::" + op +
+                           ", whose .out overload writes its result 0 only");
     out_fn_ = *o;
+  }
 }
 
 void TorchStep::run() {
@@ -160,7 +182,7 @@ void TorchStep::run() {
     }
     std::vector<c10::IValue> stack = args_;
     fn_->callBoxed(&stack);
-    out_.copy_(stack.at(0).toTensor());
+    out_.copy_(stack.at(result_).toTensor());
   } catch (const c10::Error& e) {
     throw TorchStepError(where_ + ": aten::" + op_ + " failed: " + e.what_without_backtrace());
   }

@@ -38,10 +38,11 @@ class TorchStep {
   // Looks the operator up, converts the arguments to its schema (missing trailing ones take the
   // schema's defaults) and checks, by running it once on meta tensors (or, where an operator has
   // no meta kernel, on the real ones), that its result has the shape of `out` (or, for an out
-  // buffer of `flat_out` with the same element count, viewed in the result's shape). Throws
-  // TorchStepError.
+  // buffer of `flat_out` with the same element count, viewed in the result's shape). `result`
+  // picks which of the operator's results goes to `out` (a Tensor of its schema's returns; 0
+  // where its `.out` overload is used). Throws TorchStepError.
   TorchStep(const std::string& op, std::vector<TorchStepArg> args, torch::Tensor out, bool flat_out,
-            const std::string& where);
+            const std::string& where, int result = 0);
   // Enqueues the operator on the current stream; the result lands in `out` (through the
   // operator's `.out` overload where it has one, else copied). Throws TorchStepError.
   void run();
@@ -49,6 +50,7 @@ class TorchStep {
 
  private:
   std::string op_, where_;
+  size_t result_ = 0;              // the index of the result that goes to out_
   std::vector<c10::IValue> args_;  // the functional overload's arguments, defaults filled in
   std::optional<c10::OperatorHandle> fn_, out_fn_;
   torch::Tensor out_;

@@ -169,3 +169,121 @@ TEST_CASE("cat: a list of tensors as a torch step's argument") {
   CHECK(step_error("cat", {tensor(a, "a"), integer(0)}, out).find("needs a list of tensors") !=
         std::string::npos);
 }
+
+namespace {
+
+TorchStepArg tensors(std::vector<torch::Tensor> ts, const std::string& text) {
+  TorchStepArg a;
+  a.kind = TorchStepArg::TensorList;
+  a.tensors = std::move(ts);
+  a.text = text;
+  return a;
+}
+
+TorchStepArg boolean(bool b) {
+  TorchStepArg a;
+  a.kind = TorchStepArg::Bool;
+  a.b = b;
+  a.text = b ? "true" : "false";
+  return a;
+}
+
+TorchStepArg real(double f) {
+  TorchStepArg a;
+  a.kind = TorchStepArg::Float;
+  a.f = f;
+  a.text = std::to_string(f);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("lstm and gru: the result a step's `result` picks goes to its out buffer") {
+  torch::manual_seed(3);
+  // A 2-layer bidirectional LSTM, batch first, as nn.LSTM computes it: its parameters in
+  // PyTorch's flat-weights order (per layer and direction: weight_ih, weight_hh, bias_ih,
+  // bias_hh; the reverse direction after the forward one).
+  const int64_t B = 3, T = 5, I = 4, H = 6, L = 2;
+  torch::nn::LSTM lstm(
+      torch::nn::LSTMOptions(I, H).num_layers(L).batch_first(true).bidirectional(true));
+  std::vector<torch::Tensor> params;
+  for (int64_t l = 0; l < L; ++l)
+    for (const std::string sfx : {"", "_reverse"})
+      for (const char* w : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"})
+        params.push_back(
+            lstm->named_parameters()[std::string(w) + "_l" + std::to_string(l) + sfx].detach());
+  torch::Tensor x = torch::randn({B, T, I}), h0 = torch::randn({2 * L, B, H}),
+                c0 = torch::randn({2 * L, B, H});
+  auto [ref_out, ref_state] = lstm->forward(x, std::make_tuple(h0, c0));
+  const torch::Tensor refs[] = {ref_out.detach(), std::get<0>(ref_state).detach(),
+                                std::get<1>(ref_state).detach()};
+  auto args = [&] {
+    return std::vector<TorchStepArg>{tensor(x, "x"),
+                                     tensors({h0, c0}, "[h0, c0]"),
+                                     tensors(params, "[...]"),
+                                     boolean(true),
+                                     integer(L),
+                                     real(0.0),
+                                     boolean(true),
+                                     boolean(true),
+                                     boolean(true)};
+  };
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    torch::Tensor out = torch::full(refs[r].sizes(), std::nan(""));
+    TorchStep step("lstm", args(), out, false, "torch step lstm (line 3)", r);
+    CHECK(step.result_shape() == refs[r].sizes().vec());
+    step.run();
+    CHECK(torch::allclose(out, refs[r], 1e-5, 1e-5));
+  }
+  // A flat scratch buffer takes the result's shape, as for any step.
+  torch::Tensor flat = torch::zeros({refs[2].numel()});
+  TorchStep c_n("lstm", args(), flat, true, "torch step lstm (line 4)", 2);
+  c_n.run();
+  CHECK(torch::allclose(flat.view(refs[2].sizes()), refs[2], 1e-5, 1e-5));
+  // Result 0 is the default; the out buffer must have the picked result's shape.
+  CHECK(step_error("lstm", args(), torch::zeros({2 * L, B, H}))
+            .find("the result of aten::lstm has shape [3, 5, 12]; its out buffer has shape "
+                  "[4, 3, 6]") != std::string::npos);
+
+  // A GRU without biases, sequence first: hx is one tensor.
+  torch::nn::GRU gru(torch::nn::GRUOptions(I, H).num_layers(1).bias(false));
+  torch::Tensor xs = torch::randn({T, B, I}), g0 = torch::randn({1, B, H});
+  auto [g_out, g_n] = gru->forward(xs, g0);
+  std::vector<TorchStepArg> gargs = {tensor(xs, "x"),
+                                     tensor(g0, "h0"),
+                                     tensors({gru->named_parameters()["weight_ih_l0"].detach(),
+                                              gru->named_parameters()["weight_hh_l0"].detach()},
+                                             "[...]"),
+                                     boolean(false),
+                                     integer(1),
+                                     real(0.0),
+                                     boolean(true),
+                                     boolean(false),
+                                     boolean(false)};
+  torch::Tensor go = torch::zeros({T, B, H}), gh = torch::zeros({1, B, H});
+  TorchStep("gru", gargs, go, false, "torch step gru (line 5)").run();
+  TorchStep("gru", gargs, gh, false, "torch step gru (line 6)", 1).run();
+  CHECK(torch::allclose(go, g_out.detach(), 1e-5, 1e-5));
+  CHECK(torch::allclose(gh, g_n.detach(), 1e-5, 1e-5));
+}
+
+TEST_CASE("a torch step's result must be a tensor among its operator's results") {
+  torch::Tensor x = torch::randn({5, 7}), w = torch::randn({3, 7});
+  // linear returns one tensor: result 1 does not exist.
+  std::string why;
+  try {
+    TorchStep s("linear", {tensor(x, "x"), tensor(w, "weight")}, torch::zeros({5, 3}), false,
+                "torch step linear (line 3)", 1);
+  } catch (const TorchStepError& e) {
+    why = e.what();
+  }
+  CHECK(why == "torch step linear (line 3): result 1 of aten::linear, which returns 1 result");
+  why.clear();
+  try {
+    TorchStep s("gru", {}, torch::zeros({1}), false, "torch step gru (line 4)", 2);
+  } catch (const TorchStepError& e) {
+    why = e.what();
+  }
+  CHECK(why == "torch step gru (line 4): result 2 of aten::gru, which returns 2 results");
+}

@@ -257,6 +257,77 @@ class ModelNew(nn.Module):
         return (att @ v).transpose(1, 2).reshape(B, T, C)
 '''
 
+# A KernelBench-style generation for L3_5 (as answers to KernelBench's 38_LSTMBidirectional do):
+# the LSTM left to PyTorch, the last time step's linear layer a kernel of its own.
+LSTM_TAIL = r'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+__global__ void last_step_linear(const float* seq, const float* w, const float* b, float* out,
+                                 int B, int T, int K, int O) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= B * O) return;
+    int r = i / O, o = i % O;
+    const float* h = seq + ((long long)r * T + (T - 1)) * K;
+    float acc = b[o];
+    for (int k = 0; k < K; ++k) acc += h[k] * w[(long long)o * K + k];
+    out[i] = acc;
+}
+torch::Tensor tail(torch::Tensor seq, torch::Tensor w, torch::Tensor b) {
+    int B = seq.size(0), T = seq.size(1), K = seq.size(2), O = w.size(0);
+    auto out = torch::empty({B, O}, seq.options());
+    last_step_linear<<<(B * O + 127) / 128, 128>>>(seq.data_ptr<float>(), w.data_ptr<float>(),
+        b.data_ptr<float>(), out.data_ptr<float>(), B, T, K, O);
+    return out;
+}
+"""
+ext = load_inline(name="lstm_tail", cpp_sources="torch::Tensor tail(torch::Tensor seq, torch::Tensor w, torch::Tensor b);",
+                  cuda_sources=src, functions=["tail"])
+
+class ModelNew(nn.Module):
+    def __init__(self, input_size, hidden_size, num_layers, output_size, dropout=0.0):
+        super().__init__()
+        self.lstm = nn.LSTM(input_size, hidden_size, num_layers, batch_first=True, dropout=dropout, bidirectional=True)
+        self.fc = nn.Linear(hidden_size * 2, output_size)
+
+    def forward(self, x, h0, c0):
+        out, _ = self.lstm(x, (h0, c0))
+        return ext.tail(out, self.fc.weight, self.fc.bias)
+'''
+
+# A KernelBench-style generation for L3_6: the GRU left to PyTorch, started from zeros (no hx), its
+# final hidden state copied by a kernel. FORWARD is replaced to try other uses of its results.
+GRU_HIDDEN = r'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+__global__ void copy_kernel(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i];
+}
+torch::Tensor copy(torch::Tensor a) {
+    auto out = torch::empty_like(a);
+    int n = a.numel();
+    copy_kernel<<<(n + 255) / 256, 256>>>(a.data_ptr<float>(), out.data_ptr<float>(), n);
+    return out;
+}
+"""
+ext = load_inline(name="gru_copy", cpp_sources="torch::Tensor copy(torch::Tensor a);",
+                  cuda_sources=src, functions=["copy"])
+
+class ModelNew(nn.Module):
+    def __init__(self, input_size, hidden_size, num_layers):
+        super().__init__()
+        self.gru = nn.GRU(input_size, hidden_size, num_layers, bias=True, batch_first=False)
+
+    def forward(self, x):
+        FORWARD
+'''
+
 
 def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what, flush=True)
@@ -291,7 +362,8 @@ def main():
         check(ids == ["L1_1_Row_softmax", "L1_2_Lower_triangular_matmul", "L1_3_Hinge_broadcast", "L1_4_Class_index_targets",
                       "L1_5_Layer_norm", "L1_6_Scaled_cumsum", "L1_7_Scale_by_a_number",
                       "L2_1_Conv2d_BatchNorm_ReLU_BiasAdd", "L2_2_Scale_named_like_a_constant",
-                      "L3_1_Small_MLP", "L3_3_Nested_blocks", "L3_4_Head_attention"], f"converted: {ids}")
+                      "L3_1_Small_MLP", "L3_3_Nested_blocks", "L3_4_Head_attention", "L3_5_Small_LSTM",
+                      "L3_6_Small_GRU_hidden"], f"converted: {ids}")
         # Test sizes where the module needs two constants equal: they shrink together.
         hinge = (out / "problems" / "L1" / "3_Hinge_broadcast" / "problem.yaml").read_text()
         check(hinge.count("test:") == 1 and "- {" in hinge, "a module that needs equal sizes gets test sizes")
@@ -357,7 +429,8 @@ def main():
         # problems the same steps are a format_error.
         for name in ("L3_1_Small_MLP.cu", "L3_1_Small_MLP_cat_null.cu", "L3_1_Small_MLP_offsets.cu",
                      "L3_1_Small_MLP_accessor.cu", "L3_1_Small_MLP_counted.cu",
-                     "L3_1_Small_MLP_struct.cu", "L3_1_Small_MLP_stack.cu"):
+                     "L3_1_Small_MLP_struct.cu", "L3_1_Small_MLP_stack.cu", "L3_5_Small_LSTM.cu",
+                     "L3_6_Small_GRU_hidden.cu"):
             steps = HERE / "torch_steps" / name
             r = subprocess.run([a.kernrl, "eval", str(steps), "--suite", str(out), "--compile-only"],
                                capture_output=True, text=True, check=False)
@@ -406,6 +479,49 @@ def main():
         r = subprocess.run([a.kernrl, "eval", str(att / "level_3_problem_4_sample_0_kernel.cu"), "--suite", str(out),
                             "--compile-only"], capture_output=True, text=True, check=False)
         check(r.returncode == 0, f"the attention file compiles against the suite problem: {r.stdout} {r.stderr}")
+        # nn.LSTM / nn.GRU left in forward: one lstm / gru torch step each, its parameters by
+        # module path in PyTorch's order, `result` the one forward uses (h_n: 1), no hx a zeroed
+        # scratch buffer; two results used, or dropout in training mode, are refused.
+        gen = pathlib.Path(tmp) / "level_3_problem_5_sample_0_kernel.py"
+        gen.write_text(LSTM_TAIL)
+        rnn = pathlib.Path(tmp) / "rnn"
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(rnn)],
+                           capture_output=True, text=True, check=False)
+        text = (rnn / "level_3_problem_5_sample_0_kernel.cu").read_text() if r.returncode == 0 else ""
+        check("- torch: lstm\n    args: [x, [h0, c0], [lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, "
+              "lstm.bias_hh_l0, lstm.weight_ih_l0_reverse, " in text
+              and "lstm.bias_hh_l2_reverse], true, 3, 0.0, true, true, true]\n    out: " in text
+              and "result:" not in text and "shape: [batch_size, sequence_length, 2 * hidden_size]" in text,
+              f"nn.LSTM in forward: an lstm step, its output to the kernel: {r.stdout} {r.stderr} {text[:2500]}")
+        r = subprocess.run([a.kernrl, "eval", str(rnn / "level_3_problem_5_sample_0_kernel.cu"), "--suite", str(out),
+                            "--compile-only"], capture_output=True, text=True, check=False)
+        check(r.returncode == 0, f"the LSTM file compiles against the suite problem: {r.stdout} {r.stderr}")
+        gen = pathlib.Path(tmp) / "level_3_problem_6_sample_0_kernel.py"
+        gen.write_text(GRU_HIDDEN.replace("FORWARD", "_, h_n = self.gru(x)\n        return ext.copy(h_n)"))
+        r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(rnn)],
+                           capture_output=True, text=True, check=False)
+        text = (rnn / "level_3_problem_6_sample_0_kernel.cu").read_text() if r.returncode == 0 else ""
+        block = text.split("/* kernrl", 1)[-1].split("*/", 1)[0]
+        check("- torch: gru\n    args: [x, gru_h0, [gru.weight_ih_l0, gru.weight_hh_l0, gru.bias_ih_l0, gru.bias_hh_l0, "
+              "gru.weight_ih_l1, gru.weight_hh_l1, gru.bias_ih_l1, gru.bias_hh_l1], true, 2, 0.0, true, false, false]"
+              in block and "    result: 1\n" in block and "gru_h0: {dtype: float32, shape: [2, batch_size, hidden_size]}" in block
+              and "kernrl_import_fill" not in text,
+              f"nn.GRU in forward: a gru step, h_n as its result 1, zeros for hx: {r.stdout} {r.stderr} {text[:2500]}")
+        r = subprocess.run([a.kernrl, "eval", str(rnn / "level_3_problem_6_sample_0_kernel.cu"), "--suite", str(out),
+                            "--compile-only"], capture_output=True, text=True, check=False)
+        check(r.returncode == 0, f"the GRU file compiles against the suite problem: {r.stdout} {r.stderr}")
+        for body, why in (("out, h_n = self.gru(x)\n        return ext.copy(h_n + out[-1])", "uses 2 of its results"),
+                          ("y = self.gru(x)\n        return ext.copy(y[1])", "unpacks by an assignment"),
+                          ("_, h_n = self.gru(x)\n        return ext.copy(h_n)", "random in training mode")):
+            src = GRU_HIDDEN.replace("FORWARD", body)
+            if why.startswith("random"):
+                src = src.replace("batch_first=False)", "batch_first=False, dropout=0.5)")
+            gen.write_text(src)
+            r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--json"],
+                               capture_output=True, text=True, check=False)
+            rep = json.loads(r.stdout or "{}")
+            check(not rep.get("converted") and why in rep.get("reason", ""),
+                  f"an nn.GRU call kernrl does not map is refused ({why}): {r.stdout} {r.stderr}")
         # An in-place kernel on the input that forward returns: the output starts as a copy of
         # the input (a reshape step first), the kernel works on the copy.
         gen = pathlib.Path(tmp) / "level_1_problem_1_sample_0_kernel.py"

@@ -546,6 +546,58 @@ TEST_CASE("torch step cat: a list of tensor names, kept apart from lists of inte
   }
 }
 
+TEST_CASE("torch steps lstm and gru: `result` picks which of the operator's results goes to out") {
+  const std::string steps =
+      "launches:\n"
+      "  - {torch: lstm, args: [x, [y, y], [weight, weight, bias, bias], true, 1, 0.0, true, "
+      "false, false], out: h, result: RESULT}\n"
+      "  - {torch: gru, args: [x, y, [weight, weight], false, 1, 0.0, true, false, false], out: "
+      "g}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [h, g]}\n"
+      "scratch:\n  y: {dtype: float32, count: 4}\n  h: {dtype: float32, count: 4}\n"
+      "  g: {dtype: float32, count: 4}\n";
+  auto with = [&](const std::string& result) {
+    std::string b = steps;
+    return b.replace(b.find("RESULT"), 6, result);
+  };
+  LaunchPlan plan = parse(with("2"));
+  check_plan(plan, linear_problem(true), 132);
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].torch == "lstm");
+  CHECK(plan.launches[0].result == 2);
+  CHECK(plan.launches[1].result == 0);  // the default
+  CHECK(plan.launches[0].args[1].kind == ArgKind::TensorList);
+  CHECK(plan.launches[0].args[2].kind == ArgKind::TensorList);
+  CHECK(plan.launches[0].args[5].kind == ArgKind::FloatLiteral);
+  CHECK(plan.launches[1].args[1].kind == ArgKind::Scratch);
+  // Sent to the worker: `result` where it is not 0; a plan without it reads as before.
+  nlohmann::json j = plan.to_json();
+  CHECK(j["launches"][0]["result"] == 2);
+  CHECK_FALSE(j["launches"][1].contains("result"));
+  CHECK_FALSE(j["launches"][2].contains("result"));
+  LaunchPlan back = LaunchPlan::from_json(j);
+  CHECK(back.launches[0].result == 2);
+  CHECK(back.launches[1].result == 0);
+  CHECK(back.to_json() == j);
+  LaunchPlan linear = parse(kLinearThenScale);
+  check_plan(linear, linear_problem(true), 132);
+  CHECK_FALSE(linear.to_json()["launches"][0].contains("result"));
+  CHECK(LaunchPlan::from_json(linear.to_json()).launches[0].result == 0);
+
+  // A result the operator does not return, or not written as a non-negative integer.
+  CHECK_CONTAINS(torch_plan_error(with("3")),
+                 "torch step lstm: result 3 is not one of its results: aten::lstm has 3, results "
+                 "0 to 2");
+  CHECK_CONTAINS(torch_plan_error(with("0")), "no error");
+  for (const char* bad : {"-1", "1.5", "h_n", "1000"})
+    CHECK_CONTAINS(torch_plan_error(with(bad)), "of a torch step must be a non-negative integer");
+  std::string one = kLinearThenScale;
+  CHECK_CONTAINS(
+      torch_plan_error(one.replace(one.find("    out: y"), 10, "    out: y\n    result: 1")),
+      "torch step linear: result 1 is not its result: aten::linear has one result, "
+      "result 0 (the default)");
+}
+
 TEST_CASE("NAME + EXPR: a kernel's pointer into a buffer, checked at every size set") {
   // Classified, kept and sent to the worker as an offset.
   auto plan = parse(
