@@ -290,6 +290,10 @@ class Converter {
   // so that its data pointer is that buffer's advanced by it, as in PyTorch; nullopt for any
   // other tensor.
   std::optional<Val> offset_in_storage(int t) const;
+  // A transpose or permute of a dense buffer (`out.transpose(0, 1)`, the output of an RNN step
+  // with batch_first): that buffer's memory read through PyTorch's strides, each an integer
+  // expression over the sizes; nullopt for any other tensor. Its data pointer is the buffer's.
+  std::optional<std::vector<Val>> reordered_strides(int t) const;
   std::map<int, int> writes;
   // a @ b as a torch step: linear when b is a transposed weight (b.t(), b.T), else mm, matmul or
   // bmm by the shapes, matmul for a batch of products with the same batch dimensions.

@@ -131,7 +131,7 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
                                "kernrl does not know");
       // PyTorch returns a contiguous view itself: a narrow of a buffer is that buffer's memory
       // from an offset (its data pointer, below); any other is refused.
-      if (*c && C.offset_in_storage(v.tensor)) return v;
+      if (*c && (C.offset_in_storage(v.tensor) || C.reordered_strides(v.tensor))) return v;
       if (*c)
         fail("library_call", "`" + what + "` in `" + fr.fn +
                                  "`: a view that is already contiguous, which PyTorch returns "
@@ -140,9 +140,24 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     }
     const bool pointer =
         m == "data_ptr" || m == "data" || m == "const_data_ptr" || m == "mutable_data_ptr";
+    // A transpose or permute of a buffer: its memory, read through PyTorch's strides.
+    const std::optional<std::vector<Val>> reordered =
+        v.elem == "lazy" ? C.reordered_strides(v.tensor) : std::nullopt;
+    if (reordered && (m == "stride" || m == "strides")) {
+      if (args.empty()) return list_of(*reordered);
+      return (*reordered)[static_cast<size_t>(
+          dim_index(to_int(a(0), what, fr), t.shape.size(), what, fr))];
+    }
+    if (reordered && m == "is_contiguous" && args.empty()) {
+      auto c = C.contiguous(v.tensor);
+      if (!c)
+        fail("host_logic", "`" + what + "` in `" + fr.fn +
+                               "`: a view contiguous at some size sets of the problem only");
+      return make_bool(*c);
+    }
     if (v.elem == "lazy" && m != "size" && m != "sizes" && m != "dim" && m != "numel" &&
         m != "scalar_type" && m != "dtype" && m != "options" && m != "is_cuda" && m != "device" &&
-        !(pointer && C.offset_in_storage(v.tensor)))
+        !(pointer && (C.offset_in_storage(v.tensor) || reordered)))
       fail("library_call", "`" + what + "` in `" + fr.fn +
                                "` uses a view (permute, transpose) other than through "
                                ".contiguous(): in PyTorch its memory is laid out by its strides "
@@ -172,8 +187,10 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
       Val p;
       p.kind = Val::Ptr;
       p.tensor = v.tensor;
+      // A transpose or permute of a buffer: the buffer's pointer (its memory as PyTorch's).
+      if (reordered) p.tensor = C.storage_of(v.tensor);
       // A contiguous narrow of a buffer: the buffer's pointer advanced to its first element.
-      if (v.elem == "lazy")
+      if (v.elem == "lazy" && !reordered)
         if (auto off = C.offset_in_storage(v.tensor)) {
           p.tensor = C.storage_of(v.tensor);
           if (!(off->k && *off->k == 0)) p.items = {*off};

@@ -719,6 +719,9 @@ Val PySide::call(Env& env, const PyExprP& e) {
       // (A contiguous narrow of a buffer is that buffer from an offset, as in PyTorch: its
       // data pointer, Converter::offset_in_storage.)
       if (a.kind == Val::Tensor && a.elem == "lazy" && C.offset_in_storage(a.tensor)) return;
+      // (A transpose or permute of a buffer is that buffer's memory read through PyTorch's
+      // strides, Converter::reordered_strides: what the wrapper reads of it is followed.)
+      if (a.kind == Val::Tensor && a.elem == "lazy" && C.reordered_strides(a.tensor)) return;
       if (a.kind == Val::Tensor && (a.elem == "lazy" || a.elem == "permuted"))
         fail("torch_op_in_forward",
              "forward passes a view (transpose, permute, narrow, split or chunk, or an operator's "

@@ -332,6 +332,13 @@ Val PySide::rnn_call(Env& env, const Val& layer, const PyExprP& e) {
     const TensorInfo hi = tensor_of(hs[i], text);
     if (hi.dtype != dtype) refuse("mismatch", what + " is " + hi.dtype + ", its input " + dtype);
     same(hi.shape, state, what);
+    // PyTorch's cuDNN path refuses a state that is not contiguous ("rnn: hx is not contiguous");
+    // nn.LSTM and nn.GRU do not make it so.
+    if (hs[i].kind == Val::Tensor && !hs[i].elem.empty() && hs[i].elem != "reshaped" &&
+        C.contiguous(hs[i].tensor) != std::optional<bool>(true))
+      refuse("mismatch", what +
+                             " is not contiguous at every size set, which PyTorch's RNN "
+                             "refuses (`rnn: hx is not contiguous`)");
   }
   Val hx_arg = hs[0];
   if (lstm) {
@@ -343,7 +350,16 @@ Val PySide::rnn_call(Env& env, const Val& layer, const PyExprP& e) {
 
   // aten::lstm.input / aten::gru.input (input, hx, params, has_biases, num_layers, dropout,
   // train, bidirectional, batch_first).
-  std::vector<Val> args = {x,
+  // With batch_first, PyTorch computes the output time-major and returns it transposed: shape
+  // (B, T, D*H), strides (D*H, B*D*H, 1), not contiguous. So that a kernel given it reads the
+  // memory PyTorch's would, the step runs time-major on the input transposed (the copy PyTorch
+  // makes too) into a (T, B, D*H) buffer, and the output is that buffer's transposed view.
+  const bool time_major_out = batch_first && chosen == 0;
+  const std::string category = "torch_op_in_forward";
+  Val input = time_major_out
+                  ? C.reorder_view("transpose", x, {make_int(0), make_int(1)}, text, category)
+                  : x;
+  std::vector<Val> args = {input,
                            hx_arg,
                            params,
                            make_bool(bias),
@@ -351,12 +367,12 @@ Val PySide::rnn_call(Env& env, const Val& layer, const PyExprP& e) {
                            make_float(0.0),
                            make_bool(true),
                            make_bool(bidirectional),
-                           make_bool(batch_first)};
-  std::vector<Val> shape =
-      chosen == 0 ? std::vector<Val>{batch_first ? batch : steps, batch_first ? steps : batch, dh}
-                  : state;
+                           make_bool(batch_first && !time_major_out)};
+  std::vector<Val> shape = chosen == 0 ? std::vector<Val>{steps, batch, dh} : state;
   Val out = torch_step(lstm ? "lstm" : "gru", args, shape, dtype, text);
   C.launches.back().result = chosen;
+  if (time_major_out)
+    out = C.reorder_view("transpose", out, {make_int(0), make_int(1)}, text, category);
 
   // The call's value: output, (h_n, c_n) (LSTM) or output, h_n (GRU), the result forward uses
   // its step's; reading another refuses.

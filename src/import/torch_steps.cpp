@@ -181,6 +181,47 @@ std::optional<Val> Converter::offset_in_storage(int t) const {
   return offset;
 }
 
+std::optional<std::vector<Val>> Converter::reordered_strides(int t) const {
+  if (t < 0) return std::nullopt;
+  const TensorInfo& v = tensors[static_cast<size_t>(t)];
+  if (v.view_src < 0 || (v.view_op != "transpose" && v.view_op != "permute")) return std::nullopt;
+  const TensorInfo& src = tensors[static_cast<size_t>(v.view_src)];
+  // The viewed tensor: a buffer of its own, laid out in order (not a view, not reshaped).
+  if (src.view_src >= 0 || src.base >= 0 || !src.layout.empty() || src.layout_unknown)
+    return std::nullopt;
+  const size_t rank = src.shape.size();
+  std::vector<Val> dense(rank, make_int(1));
+  for (size_t d = rank; d-- > 1;) dense[d - 1] = int_binop("*", dense[d], src.shape[d], "a stride");
+  std::vector<size_t> order(rank);
+  for (size_t d = 0; d < rank; ++d) order[d] = d;
+  if (v.view_op == "transpose") {
+    if (v.view_args.size() != 2 || !v.view_args[0].k || !v.view_args[1].k) return std::nullopt;
+    const int64_t a = *v.view_args[0].k, b = *v.view_args[1].k;
+    if (a < 0 || b < 0 || static_cast<size_t>(a) >= rank || static_cast<size_t>(b) >= rank)
+      return std::nullopt;
+    std::swap(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
+  } else {
+    if (v.view_args.size() != 1 || v.view_args[0].items.size() != rank) return std::nullopt;
+    for (size_t d = 0; d < rank; ++d) {
+      const Val& k = v.view_args[0].items[d];
+      if (!k.k || *k.k < 0 || static_cast<size_t>(*k.k) >= rank) return std::nullopt;
+      order[d] = static_cast<size_t>(*k.k);
+    }
+  }
+  std::vector<Val> out;
+  for (size_t d = 0; d < rank; ++d) out.push_back(dense[order[d]]);
+  // The same strides as the view's own (per size set), as a check of the reading above.
+  auto per = strides_of(t);
+  if (!per) return std::nullopt;
+  for (size_t d = 0; d < rank; ++d) {
+    auto values = per_set(out[d]);
+    if (!values || values->size() != per->size()) return std::nullopt;
+    for (size_t s = 0; s < per->size(); ++s)
+      if ((*per)[s].size() != rank || (*per)[s][d] != (*values)[s]) return std::nullopt;
+  }
+  return out;
+}
+
 std::optional<std::vector<std::vector<int64_t>>> Converter::strides_of(int t) const {
   const TensorInfo& i = tensors[static_cast<size_t>(t)];
   if (i.view_src >= 0) return i.strides;

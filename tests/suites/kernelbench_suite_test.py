@@ -294,7 +294,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x, h0, c0):
         out, _ = self.lstm(x, (h0, c0))
-        return ext.tail(out, self.fc.weight, self.fc.bias)
+        return ext.tail(out.contiguous(), self.fc.weight, self.fc.bias)
 '''
 
 # A KernelBench-style generation for L3_6: the GRU left to PyTorch, started from zeros (no hx), its
@@ -488,10 +488,14 @@ def main():
         r = subprocess.run([a.kernrl, "--suite", str(out), "import-kernelbench", str(gen), "--out", str(rnn)],
                            capture_output=True, text=True, check=False)
         text = (rnn / "level_3_problem_5_sample_0_kernel.cu").read_text() if r.returncode == 0 else ""
-        check("- torch: lstm\n    args: [x, [h0, c0], [lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, "
+        # batch_first: PyTorch's output is the time-major result transposed (not contiguous), so
+        # the step runs time-major on x transposed, and .contiguous() copies its transposed view.
+        check("- torch: transpose\n    args: [x, 0, 1]\n" in text
+              and "- torch: lstm\n    args: [buf, [h0, c0], [lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, "
               "lstm.bias_hh_l0, lstm.weight_ih_l0_reverse, " in text
-              and "lstm.bias_hh_l2_reverse], true, 3, 0.0, true, true, true]\n    out: " in text
-              and "result:" not in text and "shape: [batch_size, sequence_length, 2 * hidden_size]" in text,
+              and "lstm.bias_hh_l2_reverse], true, 3, 0.0, true, true, false]\n    out: " in text
+              and "result:" not in text and "shape: [sequence_length, batch_size, 2 * hidden_size]" in text
+              and "shape: [batch_size, sequence_length, 2 * hidden_size]" in text,
               f"nn.LSTM in forward: an lstm step, its output to the kernel: {r.stdout} {r.stderr} {text[:2500]}")
         r = subprocess.run([a.kernrl, "eval", str(rnn / "level_3_problem_5_sample_0_kernel.cu"), "--suite", str(out),
                             "--compile-only"], capture_output=True, text=True, check=False)
