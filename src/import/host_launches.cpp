@@ -386,6 +386,10 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
              where + ": the parameter `" + p.type + " " + p.name + "` is " + std::to_string(bytes) +
                  " bytes; kernrl passes integers as 1-, 2-, 4- or 8-byte values");
       Val iv = v.kind == Val::Bool && v.k ? make_int(*v.k ? 1 : 0) : to_int(v, where, fr);
+      // A signed parameter gets the value as C++ converts it: a constant wraps around to its
+      // type, a value of the sizes must fit it at every size set kernrl can evaluate.
+      if (auto c = ptype == "bool" ? std::nullopt : c_int(ptype); c && c->is_signed)
+        iv = narrow_int(iv, *c, ptype, true, where, fr, true);
       if (bytes < 4 && !iv.scalar.empty()) iv.scalar.clear();  // a scalar goes as 4 or 8 bytes
       out.text = !iv.scalar.empty() ? iv.scalar : int_text(iv);
       if (ptype == "bool")  // C++ converts any nonzero value to true (1)

@@ -300,6 +300,10 @@ TEST_CASE("import_kernelbench: a struct field or narrow local holds its value as
                 "at some size set, beyond the range of `int8_t`");
   check_refused(struct_module(decl, set_p + "  a.n = x.numel() * 100000;"),
                 "at some size set, beyond the range of `int`");
+  // So does a signed integer parameter of a kernel.
+  CHECK(converted_arg(read_back_module(decl, set_p, "int", "5000000000LL"), 0, 0) == "705032704");
+  check_refused(read_back_module(decl, set_p, "int", "x.numel() * 100000"),
+                "at some size set, beyond the range of `int`");
   // In a loop run as a launch-block repeat: the field's value at every pass must fit.
   auto loop = [&](const std::string& field) {
     return module(decl +
