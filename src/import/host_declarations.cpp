@@ -154,9 +154,11 @@ size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
       if (t.role == "alloc" && t.name.empty()) t.name = name;  // scratch buffers keep the name
     }
     declare(fr, name, std::move(v));
-    if (!ptr && !array && !ref)
+    if (!ptr && !array && !ref) {
       if (auto c = c_int(strip_std(type)); c && c->bytes < 8 && int_type(strip_std(type)))
         lookup(fr, name)->ctype = strip_std(type);
+      if (strip_std(type) == "float") lookup(fr, name)->ctype = "float";
+    }
     if (ref) {
       // A reference: kernrl holds a copy of what it refers to, which stays the same only while
       // neither is assigned to. The reference (unless const) and the variable it names (`a`,
@@ -331,7 +333,7 @@ Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_
     if (auto c = c_int(t); c && c->bytes < 8) r = narrow_int(r, *c, t, true, what, fr, true);
     return r;
   }
-  if (float_type(t)) return to_float(v, what, fr);
+  if (float_type(t)) return narrow_float(to_float(v, what, fr), t == "float");  // rounded
   if (v.kind == Val::Unknown || v.kind == Val::Void) return v;
   // Other types (a struct of the source): kept as they are.
   return v;

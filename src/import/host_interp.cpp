@@ -205,6 +205,7 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
   // A variable of a narrow integer type holds the value converted to it.
   if (path.empty() && !var->ctype.empty() && v.kind == Val::Int && !is_float)
     if (auto c = c_int(var->ctype)) v = narrow_int(v, *c, var->ctype, true, what, fr, true);
+  if (path.empty() && var->ctype == "float") v = narrow_float(v, true);
   *target = std::move(v);
 }
 

@@ -69,8 +69,8 @@ struct Var {
   // Why an assignment to it is refused ("" where it is not): a reference (`Args& r = a;`), or a
   // variable a reference refers to; kernrl holds values, not references to them.
   std::string ref;
-  // A variable of a C integer type narrower than 64 bits: its type, to which an assignment
-  // converts (`int8_t c; c = 200;` holds -56), "" otherwise.
+  // A variable of a C integer type narrower than 64 bits, or of `float`: its type, to which an
+  // assignment converts (`int8_t c; c = 200;` holds -56), "" otherwise.
   std::string ctype;
 };
 

@@ -295,6 +295,10 @@ TEST_CASE("import_kernelbench: a struct field or narrow local holds its value as
   CHECK(converted_arg(struct_module(decl, set_p + "  int8_t c = 200;\n  short s;\n  s = 70000;\n"
                                                   "  a.n = c + s;"),
                       0, 0) == "struct(ptr x, i8 0, i16 0, i32 4408, f32 0.0, i64 0)");
+  CHECK(converted_arg(read_back_module(decl, set_p + "  float s = 0.1;", "double", "s"), 0, 0) ==
+        "0.10000000149011612");
+  CHECK(converted_arg(read_back_module(decl, set_p + "  float t;\n  t = 0.2;", "double", "t"), 0,
+                      0) == "0.20000000298023224");
   // A value of the sizes beyond the field's range at some size set: refused.
   check_refused(struct_module(decl, set_p + "  a.c = x.size(1);"),
                 "at some size set, beyond the range of `int8_t`");
