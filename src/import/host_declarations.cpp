@@ -69,7 +69,7 @@ size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
   type_end = k;
   (void)type_end;
   std::string type;
-  bool pointer = false, is_const = false;
+  bool pointer = false, is_const = false, reference = false;
   for (const auto& w : type_words) {
     if (w == "const" || w == "constexpr") {
       is_const = true;
@@ -82,7 +82,10 @@ size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
       pointer = true;
       continue;
     }
-    if (w == "&" || w == "&&") continue;
+    if (w == "&" || w == "&&") {
+      reference = !pointer;  // `int*& p` is a reference too; `int&* p` does not exist
+      continue;
+    }
     type += (type.empty() ? "" : " ") + w;
   }
   (void)is_const;
@@ -90,8 +93,10 @@ size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
   // Declarators.
   while (k < e) {
     bool ptr = pointer;
-    while (k < e && (is_punct(T[k], "*") || is_punct(T[k], "&"))) {
+    bool ref = reference;
+    while (k < e && (is_punct(T[k], "*") || is_punct(T[k], "&") || is_punct(T[k], "&&"))) {
       ptr |= is_punct(T[k], "*");
+      ref |= !is_punct(T[k], "*");
       ++k;
     }
     while (k < e && T[k].kind == CTok::Ident &&
@@ -149,6 +154,41 @@ size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
       if (t.role == "alloc" && t.name.empty()) t.name = name;  // scratch buffers keep the name
     }
     declare(fr, name, std::move(v));
+    if (!ptr && !array && !ref) {
+      if (auto c = c_int(strip_std(type)); c && c->bytes < 8 && int_type(strip_std(type)))
+        lookup(fr, name)->ctype = strip_std(type);
+      if (strip_std(type) == "float") lookup(fr, name)->ctype = "float";
+    }
+    if (ref) {
+      // A reference: kernrl holds a copy of what it refers to, which stays the same only while
+      // neither is assigned to. The reference (unless const) and the variable it names (`a`,
+      // `a.n`, `v[0]`) take no assignment from here on.
+      if (!is_const) lookup(fr, name)->ref = "a reference (`" + what + "`)";
+      size_t a = k, b = decl_end;
+      if (a < b && is_punct(T[a], "=")) {
+        ++a;
+      } else if (a < b && (is_punct(T[a], "(") || is_punct(T[a], "{"))) {
+        b = close_of(T, a, b);
+        ++a;
+      }
+      while (a < b && is_punct(T[a], "(") && close_of(T, a, b) + 1 == b) ++a, --b;
+      if (a < b && T[a].kind == CTok::Ident) {
+        bool path = true;  // NAME, NAME.m, NAME[i]: not a call's result
+        for (size_t q = a + 1; q < b && path;) {
+          if ((is_punct(T[q], ".") || is_punct(T[q], "->")) && q + 1 < b &&
+              T[q + 1].kind == CTok::Ident) {
+            q += 2;
+          } else if (is_punct(T[q], "[")) {
+            q = close_of(T, q, b) + 1;
+          } else {
+            path = false;
+          }
+        }
+        Var* target = path && T[a].text != name ? lookup(fr, T[a].text) : nullptr;
+        if (target && target->ref.empty())
+          target->ref = "which the reference `" + name + "` refers to (`" + what + "`)";
+      }
+    }
     k = decl_end;
     if (k < e && is_punct(T[k], ",")) ++k;
   }
@@ -287,9 +327,13 @@ Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_
   }
   if (int_type(t)) {
     Val r = to_int(v, what, fr);
-    return unsigned_int_type(t) ? as_unsigned(r, what, fr) : r;
+    r = unsigned_int_type(t) ? as_unsigned(r, what, fr) : r;
+    // As C++ converts it: a constant wraps around to a narrower type, a value of the sizes must
+    // fit it at every size set.
+    if (auto c = c_int(t); c && c->bytes < 8) r = narrow_int(r, *c, t, true, what, fr, true);
+    return r;
   }
-  if (float_type(t)) return to_float(v, what, fr);
+  if (float_type(t)) return narrow_float(to_float(v, what, fr), t == "float");  // rounded
   if (v.kind == Val::Unknown || v.kind == Val::Void) return v;
   // Other types (a struct of the source): kept as they are.
   return v;

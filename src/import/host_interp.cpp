@@ -132,7 +132,7 @@ int Interp::depth(Frame& fr) {
 }
 
 void Interp::declare(Frame& fr, const std::string& name, Val v) {
-  fr.scopes.back()[name] = Var{std::move(v), depth(fr)};
+  fr.scopes.back()[name] = Var{std::move(v), depth(fr), "", ""};
 }
 
 int Interp::loop_depth(Frame& fr) {
@@ -148,6 +148,9 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
   if (!var)
     fail("host_logic",
          "`" + what + "` in `" + fr.fn + "` assigns to `" + name + "`, which is not declared");
+  if (!var->ref.empty())
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` assigns to `" + name + "`, " +
+                           var->ref + "; kernrl follows copies, not references");
   int ld = loop_depth(fr);
   if (ld >= 0 && var->depth < ld)
     fail("host_logic", "a loop in `" + fr.fn + "` whose trip count depends on the sizes changes `" +
@@ -199,6 +202,10 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
   } else if (target->kind == Val::Int && v.kind != Val::Int) {
     v = to_int(v, what, fr);
   }
+  // A variable of a narrow integer type holds the value converted to it.
+  if (path.empty() && !var->ctype.empty() && v.kind == Val::Int && !is_float)
+    if (auto c = c_int(var->ctype)) v = narrow_int(v, *c, var->ctype, true, what, fr, true);
+  if (path.empty() && var->ctype == "float") v = narrow_float(v, true);
   *target = std::move(v);
 }
 

@@ -66,6 +66,12 @@ inline bool has_offset(const Val& p) {
 struct Var {
   Val v;
   int depth = 0;
+  // Why an assignment to it is refused ("" where it is not): a reference (`Args& r = a;`), or a
+  // variable a reference refers to; kernrl holds values, not references to them.
+  std::string ref;
+  // A variable of a C integer type narrower than 64 bits, or of `float`: its type, to which an
+  // assignment converts (`int8_t c; c = 200;` holds -56), "" otherwise.
+  std::string ctype;
 };
 
 struct Frame {
@@ -140,6 +146,25 @@ class Interp {
   // `v` as the value of field `f` (an integer, a float or a pointer by its type).
   Val struct_field_value(const StructDecl::Field& f, const Val& v, const std::string& what,
                          Frame& fr);
+
+  // A C integer type by any of its spellings (`std::int64_t`, `long int`, `unsigned`, `size_t`):
+  // its size in bytes and signedness; nullopt for none (`char`, a character to pybind11).
+  struct CInt {
+    int bytes = 0;
+    bool is_signed = true;
+  };
+  static std::optional<CInt> c_int(const std::string& written);
+  // `written` without std:: (anywhere), spaces collapsed: "std::int64_t" -> "int64_t".
+  static std::string plain_type(const std::string& written);
+  // Integer `v` as a value of the C integer type `t` (written `ctype`). `wrap`: as C++ converts
+  // it, a constant beyond t's range wraps to it (two's complement); else (pybind11) such a
+  // constant is refused. A value of the sizes must be within t's range at every size set
+  // (`unknown_ok`: one kernrl cannot evaluate at each size set is kept as it is).
+  Val narrow_int(const Val& v, const CInt& t, const std::string& ctype, bool wrap,
+                 const std::string& what, Frame& fr, bool unknown_ok = false);
+  // Float `v` as a value of a C `float` (`f32`) or `double`: a constant rounded to a float's
+  // precision (other values are as they were: a float field read back refuses them).
+  static Val narrow_float(const Val& v, bool f32);
 
   // ---------------------------------------------------------------- variables
   Var* lookup(Frame& fr, const std::string& name);

@@ -34,32 +34,70 @@ Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Fra
     if (auto b = truth(v)) return make_bool(*b);
     return v;
   }
-  // A list of integers from forward (`lo = []; lo.append(k)`, `[a] * n`, a shape) given to a
-  // std::vector<int64_t> / std::vector<int> / IntArrayRef: pybind11 converts each item to the
-  // element type, refusing what is not an integer or does not fit.
-  const bool int64_list = base == "vector<int64_t>" || base == "vector<long>" ||
-                          base == "vector<long long>" || base == "IntArrayRef";
-  const bool int32_list = base == "vector<int>" || base == "vector<int32_t>";
-  if ((int64_list || int32_list) && v.kind == Val::List) {
+  // A list from forward (`lo = []; lo.append(k)`, `[a] * n`, a shape) given to a
+  // std::vector<T> of an integer, floating or bool type, or an IntArrayRef: each item as
+  // pybind11 converts it to T (any spelling of T: `std::int64_t`, `long int`, `unsigned`), a
+  // refusal where pybind11 raises a TypeError.
+  std::string elem;
+  if (base == "IntArrayRef")
+    elem = "int64_t";
+  else if (base.rfind("vector<", 0) == 0 && base.back() == '>')
+    elem = plain_type(base.substr(7, base.size() - 8));
+  else if (strip_std(base).rfind("ArrayRef<", 0) == 0 && base.back() == '>')
+    elem = plain_type(strip_std(base).substr(9, strip_std(base).size() - 10));
+  if (!elem.empty() && v.kind == Val::List) {
     Val out = v;
+    const auto cint = c_int(elem);
+    const bool real = elem == "float" || elem == "double";
+    if (!cint && !real && elem != "bool") {
+      if (contains(elem, "Tensor")) return v;
+      fail("host_logic", what + " is a `" + p.type +
+                             "`; kernrl passes a Python list to a std::vector of integers, "
+                             "float, double or bool only");
+    }
     for (size_t k = 0; k < out.items.size(); ++k) {
       Val& item = out.items[k];
       const std::string of = "item " + std::to_string(k) + " of " + what;
-      if (item.kind == Val::Unknown) fail_value(item, "an integer", of, fr);
+      if (item.kind == Val::Unknown) fail_value(item, "a number", of, fr);
+      if (elem == "bool") {
+        // pybind11 converts what Python's bool() converts: True, False, numbers.
+        std::optional<bool> b;
+        if (item.kind == Val::Bool || item.kind == Val::Int) b = truth(item);
+        if (item.kind == Val::Float && item.f && item.e.empty()) b = *item.f != 0;
+        if (!b)
+          fail("host_logic",
+               of + " (`" + p.type + "`) is not a bool or a number kernrl knows the truth of");
+        item = make_bool(*b);
+        continue;
+      }
       if (item.kind == Val::Bool) item = to_int(item, of, fr);  // a bool is an int: 0 or 1
+      if (real) {
+        // pybind11 takes an int or a float, as a C++ double, then converted to T.
+        if (item.kind != Val::Int && item.kind != Val::Float && item.kind != Val::Ratio)
+          fail("mismatch", of + " (`" + p.type + "`) is not a number: pybind11 refuses it");
+        item = to_float(item, of, fr);
+        if (elem == "float") {
+          if (item.kind == Val::Float && item.f && item.e.empty()) {
+            item = narrow_float(item, true);
+          } else if (item.kind == Val::Int && !item.k) {
+            auto p24 = C.per_set(item);
+            if (!p24 || std::any_of(p24->begin(), p24->end(), [](int64_t n) {
+                  return n < -(int64_t{1} << 24) || n > (int64_t{1} << 24);
+                }))
+              fail("host_logic", of + " (`" + p.type +
+                                     "`) is an integer of the sizes that kernrl cannot tell a "
+                                     "float holds exactly");
+          } else if (!(item.kind == Val::Float && item.f) && !(item.kind == Val::Int && item.k)) {
+            fail("host_logic", of + " (`" + p.type +
+                                   "`) is a value of the sizes that kernrl cannot round to a "
+                                   "float's precision");
+          }
+        }
+        continue;
+      }
       if (item.kind != Val::Int || item.floaty)
         fail("mismatch", of + " (`" + p.type + "`) is not an integer: pybind11 refuses it");
-      if (int32_list) {
-        auto values = item.k ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{*item.k})
-                             : C.per_set(item);
-        if (!values)
-          fail("host_logic", of + " (`" + p.type +
-                                 "`) depends on the GPU; kernrl cannot tell that it fits an int");
-        for (int64_t x : *values)
-          if (x < INT32_MIN || x > INT32_MAX)
-            fail("mismatch", of + " (`" + p.type + "`) is " + std::to_string(x) +
-                                 " at some size set, beyond an int: pybind11 refuses it");
-      }
+      item = narrow_int(item, *cint, elem, false, of + " (`" + p.type + "`)", fr);
     }
     return out;
   }
@@ -118,6 +156,10 @@ Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::s
                              (p.pointer ? "pointer" : "reference") + " (`" + p.type + " " + p.name +
                              "`); kernrl follows structs passed by value");
     if (!p.name.empty()) declare(fr, p.name, bind_param(p, v, it.name, fr));
+    // A reference parameter: an assignment to it would change the caller's variable too.
+    if (!p.name.empty() && p.reference && !contains(p.type, "const"))
+      lookup(fr, p.name)->ref =
+          "a reference parameter of `" + it.name + "` (`" + p.type + " " + p.name + "`)";
   }
   exec_range(fr, it.body_open + 1, it.body_close);
   --call_depth_;
@@ -344,6 +386,10 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
              where + ": the parameter `" + p.type + " " + p.name + "` is " + std::to_string(bytes) +
                  " bytes; kernrl passes integers as 1-, 2-, 4- or 8-byte values");
       Val iv = v.kind == Val::Bool && v.k ? make_int(*v.k ? 1 : 0) : to_int(v, where, fr);
+      // A signed parameter gets the value as C++ converts it: a constant wraps around to its
+      // type, a value of the sizes must fit it at every size set kernrl can evaluate.
+      if (auto c = ptype == "bool" ? std::nullopt : c_int(ptype); c && c->is_signed)
+        iv = narrow_int(iv, *c, ptype, true, where, fr, true);
       if (bytes < 4 && !iv.scalar.empty()) iv.scalar.clear();  // a scalar goes as 4 or 8 bytes
       out.text = !iv.scalar.empty() ? iv.scalar : int_text(iv);
       if (ptype == "bool")  // C++ converts any nonzero value to true (1)
@@ -395,7 +441,9 @@ Val Interp::launch(Ex& x, const std::string& name, size_t targ_open, size_t targ
             else
               fail_value(leaf, "a number", of, fr);
           } else {
-            Val iv = to_int(leaf, of, fr);
+            // In the field's range at every size set, as C++ converts it (store narrowed it).
+            Val iv = narrow_int(to_int(leaf, of, fr), c_int(field.ctype).value_or(CInt{8, true}),
+                                field.ctype, true, of, fr);
             fo.text = !iv.scalar.empty() ? iv.scalar : int_text(iv);
           }
           L.args.push_back(fo);

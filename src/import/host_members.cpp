@@ -30,7 +30,28 @@ Val Interp::field(Ex& x, const Val& v, const std::string& member, const std::str
   if (v.kind == Val::Struct) {  // a data member of a struct of the source
     if (const StructDecl* d = struct_decl(v.name))
       for (size_t k = 0; k < d->fields.size() && k < v.items.size(); ++k)
-        if (d->fields[k].name == member) return v.items[k];
+        if (d->fields[k].name == member) {
+          // A `float` field holds its value rounded to a float's precision: kernrl rounds
+          // constants (and integers up to 2^24 are exact); other values it cannot read back.
+          if (d->fields[k].type == "f32") {
+            std::vector<Val> leaves =
+                d->fields[k].count ? v.items[k].items : std::vector<Val>{v.items[k]};
+            for (const Val& leaf : leaves) {
+              if (leaf.kind == Val::Unknown ||
+                  (leaf.kind == Val::Float && leaf.f && leaf.e.empty() && leaf.scalar.empty()))
+                continue;
+              auto p = leaf.kind == Val::Int ? C.per_set(leaf) : std::nullopt;
+              if (p && std::all_of(p->begin(), p->end(), [](int64_t n) {
+                    return n >= -(int64_t{1} << 24) && n <= (int64_t{1} << 24);
+                  }))
+                continue;
+              fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what +
+                                     "` reads back the `float` field `" + member +
+                                     "`, whose value kernrl cannot round to a float's precision");
+            }
+          }
+          return v.items[k];
+        }
     fail("host_logic", "host logic in `" + x.fr.fn + "`: `" + what + "` reads `" + member +
                            "`, which is not a data member of `" + v.name + "`");
   }

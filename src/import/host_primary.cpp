@@ -76,8 +76,10 @@ Val Interp::postfix(Ex& x) {
       if (v.kind == Val::List) {
         if (!idx.k) fail("host_logic", "`" + what + "` in `" + x.fr.fn + "` indexes with a size");
         int64_t k = *idx.k;
-        if (k < 0) k += static_cast<int64_t>(v.items.size());
-        if (k < 0 || k >= static_cast<int64_t>(v.items.size()))
+        if (k < 0)  // C++ does not count from the end: an index below the first element
+          fail("mismatch", "`" + what + "` in `" + x.fr.fn + "` indexes with the negative value " +
+                               std::to_string(k) + " (undefined behaviour in C++)");
+        if (k >= static_cast<int64_t>(v.items.size()))
           fail("mismatch",
                "`" + what + "` in `" + x.fr.fn + "` indexes past the end for this problem");
         if (!x.lv_name.empty()) x.lv_path.push_back(std::to_string(k));

@@ -1,8 +1,10 @@
 // The host side (host_interp.h): plain structs of the source that the wrapper fills and passes to a
 // kernel by value, as `struct(...)` arguments (docs/kernel-format.md, "Arguments").
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 
+#include "core/expr.h"
 #include "import/host_interp.h"
 
 namespace kernrl::kbimport::host {
@@ -94,8 +96,55 @@ const Interp::StructDecl* Interp::struct_decl(const std::string& written) {
     return refuse("`" + name + "` is not defined as `struct " + name +
                   " { ... };` in the source (a typedef'd or forward-declared struct)");
   if (!d.why.empty()) return &d;
+  // Another definition of the name anywhere in the sources (another namespace, nested in a
+  // struct, local to a function, an enum): which one a use means depends on C++'s scopes, which
+  // kernrl does not resolve. `#pragma pack` changes the layout of the structs after it.
+  int definitions = 0;
+  for (const auto& s : C.exts[ext_].sources) {
+    const auto& toks = s.toks;
+    for (size_t k = 0; k + 1 < toks.size(); ++k) {
+      if (toks[k].kind == CTok::Directive) {
+        std::string dir = toks[k].text;
+        dir.erase(
+            std::remove_if(dir.begin(), dir.end(), [](char c) { return c == ' ' || c == '\t'; }),
+            dir.end());
+        if (dir.rfind("#pragmapack", 0) == 0)
+          return refuse("the source has `" + toks[k].text +
+                        "`, which changes how structs are laid out; kernrl lays out a struct "
+                        "argument as the default alignment does");
+        continue;
+      }
+      if (toks[k].kind == CTok::Ident && (toks[k].text == "_Pragma" || toks[k].text == "__pragma"))
+        return refuse("the source has `" + toks[k].text +
+                      "`, which may change how structs are laid out");
+      if (!(toks[k].kind == CTok::Ident &&
+            (toks[k].text == "struct" || toks[k].text == "class" || toks[k].text == "union" ||
+             toks[k].text == "enum") &&
+            toks[k + 1].text == name))
+        continue;
+      size_t b = k + 2;
+      while (b < toks.size() && !is_punct(toks[b], "{") && !is_punct(toks[b], ";") &&
+             !is_punct(toks[b], "(") && !is_punct(toks[b], ")") && !is_punct(toks[b], "=") &&
+             !is_punct(toks[b], ","))
+        ++b;
+      if (b < toks.size() && is_punct(toks[b], "{")) ++definitions;
+    }
+  }
+  if (definitions > 1)
+    return refuse("`" + name +
+                  "` is defined more than once in the source (in other namespaces, "
+                  "structs or functions); kernrl does not resolve which definition a use of the "
+                  "name means");
   const size_t close = c_match(*T, open, item->last);
   if (close >= item->last) return refuse("the definition of `" + name + "` cannot be read");
+  // Attributes after the definition (`} __attribute__((packed));`) change its layout.
+  for (size_t k = close + 1; k < item->last && k < T->size(); ++k)
+    if ((*T)[k].kind == CTok::Ident &&
+        ((*T)[k].text == "__attribute__" || (*T)[k].text == "__declspec" ||
+         (*T)[k].text == "alignas" || (*T)[k].text == "__align__"))
+      return refuse("the definition of `" + name + "` has `" + (*T)[k].text +
+                    "` after it, which may change its layout; kernrl lays out plain structs "
+                    "with the default alignment only");
   // Its members, one declaration per `;`.
   size_t flat = 0;
   for (size_t i = open + 1; i < close;) {
@@ -203,6 +252,140 @@ const Interp::StructDecl* Interp::struct_decl(const std::string& written) {
   return &d;
 }
 
+std::string Interp::plain_type(const std::string& written) {
+  std::string t = written;
+  for (size_t at; (at = t.find("std::")) != std::string::npos;) t.erase(at, 5);
+  if (t.rfind("::", 0) == 0) t.erase(0, 2);
+  std::string out;
+  for (char c : t) {
+    if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::optional<Interp::CInt> Interp::c_int(const std::string& written) {
+  const std::string t = plain_type(written);
+  static const std::map<std::string, CInt> named = {
+      {"int8_t", {1, true}},     {"uint8_t", {1, false}},  {"int16_t", {2, true}},
+      {"uint16_t", {2, false}},  {"int32_t", {4, true}},   {"uint32_t", {4, false}},
+      {"int64_t", {8, true}},    {"uint64_t", {8, false}}, {"size_t", {8, false}},
+      {"ssize_t", {8, true}},    {"ptrdiff_t", {8, true}}, {"intptr_t", {8, true}},
+      {"uintptr_t", {8, false}}, {"index_t", {8, true}},   {"uint", {4, false}},
+  };
+  if (auto it = named.find(t); it != named.end()) return it->second;
+  // Words of the builtin integer types in any order: `long unsigned int`, `short`, `signed`.
+  int longs = 0, shorts = 0, chars = 0, ints = 0, sign = 0, uns = 0;
+  size_t from = 0;
+  while (from <= t.size()) {
+    size_t sp = t.find(' ', from);
+    std::string w = t.substr(from, sp == std::string::npos ? std::string::npos : sp - from);
+    if (w == "long")
+      ++longs;
+    else if (w == "short")
+      ++shorts;
+    else if (w == "char")
+      ++chars;
+    else if (w == "int")
+      ++ints;
+    else if (w == "signed")
+      ++sign;
+    else if (w == "unsigned")
+      ++uns;
+    else
+      return std::nullopt;
+    if (sp == std::string::npos) break;
+    from = sp + 1;
+  }
+  if (longs > 2 || shorts > 1 || chars > 1 || ints > 1 || sign + uns > 1 ||
+      (shorts && (longs || chars)) || (chars && (longs || ints)))
+    return std::nullopt;
+  if (chars && !sign && !uns) return std::nullopt;  // `char`: a character
+  CInt c;
+  c.is_signed = uns == 0;
+  c.bytes = chars ? 1 : shorts ? 2 : longs ? 8 : 4;
+  return c;
+}
+
+Val Interp::narrow_int(const Val& v, const CInt& t, const std::string& ctype, bool wrap,
+                       const std::string& what, Frame& fr, bool unknown_ok) {
+  if (v.kind != Val::Int) return v;
+  const int bits = t.bytes * 8;
+  const int64_t lo = t.is_signed ? (bits == 64 ? INT64_MIN : -(int64_t{1} << (bits - 1))) : 0;
+  const int64_t hi = bits == 64    ? INT64_MAX
+                     : t.is_signed ? (int64_t{1} << (bits - 1)) - 1
+                                   : (int64_t{1} << bits) - 1;
+  Val r = v;
+  if (!t.is_signed) r.uns = true;
+  if (v.k) {
+    if (*v.k >= lo && *v.k <= hi) return r;
+    if (!wrap)
+      fail("mismatch", what + " is " + std::to_string(*v.k) + ", beyond the range of `" + ctype +
+                           "`: pybind11 refuses it");
+    if (bits == 64)  // a negative value of a 64-bit unsigned type: beyond what kernrl holds
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` gives the `" + ctype +
+                             "` the negative value " + std::to_string(*v.k) +
+                             " (it wraps around in C++; kernrl follows integers as signed values)");
+    uint64_t u = static_cast<uint64_t>(*v.k) & ((uint64_t{1} << bits) - 1);
+    int64_t w = static_cast<int64_t>(u);
+    if (t.is_signed && w > hi) w -= int64_t{1} << bits;
+    r.k = w;
+    r.e.clear();
+    r.scalar.clear();
+    return r;
+  }
+  if (t.is_signed && bits == 64) return r;
+  auto p = C.per_set(v);
+  if (!p && !C.repeat_var_.empty()) {
+    // In a loop run as a launch-block repeat: its value at each pass of each size set.
+    p.emplace();
+    for (const Vars& s : C.size_sets) {
+      Vars vars = s;
+      try {
+        const int64_t n = eval_expr(C.repeat_count_, vars);
+        if (n > (int64_t{1} << 16)) {
+          p.reset();
+          break;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          vars[C.repeat_var_] = i;
+          p->push_back(eval_expr(v.e, vars));
+        }
+      } catch (const ExprError&) {
+        p.reset();
+        break;
+      }
+    }
+  }
+  if (!p && unknown_ok) return r;
+  if (!p)
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                           "` depends on what kernrl cannot evaluate at each size set; kernrl "
+                           "cannot tell that it fits a `" +
+                           ctype + "`");
+  for (int64_t x : *p)
+    if (x < lo || x > hi) {
+      if (!wrap)
+        fail("mismatch", what + " is " + std::to_string(x) +
+                             " at some size set, beyond the range of `" + ctype +
+                             "`: pybind11 refuses it");
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` is " + std::to_string(x) +
+                             " at some size set, beyond the range of `" + ctype +
+                             "` (C++ would wrap it around; kernrl follows values in range)");
+    }
+  return r;
+}
+
+Val Interp::narrow_float(const Val& v, bool f32) {
+  if (!f32 || v.kind != Val::Float || !v.f || !v.e.empty() || !v.scalar.empty()) return v;
+  const double n = static_cast<double>(static_cast<float>(*v.f));
+  return n == *v.f ? v : make_float(n);
+}
+
 Val Interp::new_struct(const StructDecl& d, const std::string& var, bool zero) {
   Val s;
   s.kind = Val::Struct;
@@ -242,8 +425,12 @@ Val Interp::struct_field_value(const StructDecl::Field& f, const Val& v, const s
     }
     fail_value(v, "a tensor's data pointer", what, fr);
   }
-  if (f.type == "f32" || f.type == "f64") return to_float(v, what, fr);
-  return to_int(v, what, fr);
+  if (f.type == "f32" || f.type == "f64")
+    return narrow_float(to_float(v, what, fr), f.type == "f32");
+  // As C++ converts it to the field's type: a constant wraps around, a value of the sizes must
+  // fit at every size set.
+  return narrow_int(to_int(v, what, fr), c_int(f.ctype).value_or(CInt{8, true}), f.ctype, true,
+                    what, fr);
 }
 
 }  // namespace kernrl::kbimport::host

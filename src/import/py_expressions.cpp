@@ -105,8 +105,13 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       if (e->text == "*" && (a.kind == Val::List) != (b.kind == Val::List) &&
           (a.kind == Val::List ? a : b).seq == 'l') {
         const Val& list = a.kind == Val::List ? a : b;
-        const Val& n = a.kind == Val::List ? b : a;
-        if (n.kind != Val::Int || !n.k)
+        Val n = a.kind == Val::List ? b : a;
+        if (n.kind == Val::Bool && n.k) n = make_int(*n.k);  // a bool is an int: 0 or 1
+        if (n.kind == Val::Float || (n.kind == Val::Int && n.floaty))
+          fail("mismatch", "`" + py_text(e) +
+                               "` in forward multiplies a list by a float: Python raises a "
+                               "TypeError");
+        if ((n.kind != Val::Int && n.kind != Val::Bool) || !n.k)
           fail("host_logic", "host logic in forward: `" + py_text(e) +
                                  "` repeats a list a number of times kernrl does not know at "
                                  "every size set");

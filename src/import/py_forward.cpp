@@ -1037,7 +1037,8 @@ bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
                            "(`[]`, `[a, b]`, `[a] * n`)");
   if (env.iterating.count(id))
     fail("host_logic", "host logic in forward: " + what + " appends to `" + name +
-                           "` while a `for` loop iterates over it");
+                           "` while a `for` loop iterates over it (its iterable reads `" + name +
+                           "`: Python would see the items appended)");
   Val item = eval(env, e->kids[1]);
   if (it->second.items.size() >= static_cast<size_t>(kMaxUnrolled))
     fail("host_logic", "host logic in forward: " + what +

@@ -4,6 +4,7 @@
 // from KernelBench records in problem.yaml's `modules`.
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -657,9 +658,30 @@ size_t PySide::exec_for(Env& env, size_t i, size_t next) {
   std::vector<Val> items = items_of(over, py_text(iterable));
   size_t after = next;
   bool broke = false;
-  // A list the body appends to would be iterated further (append_statement refuses it).
-  const bool marks =
-      over.kind == Val::List && over.list_id && env.iterating.insert(over.list_id).second;
+  // A list the body appends to would be iterated further (append_statement refuses it): the
+  // list iterated and every list the iterable reads, which `enumerate(lo)`, `zip(lo, hi)` or
+  // `reversed(lo)` iterate lazily in Python (a list within one included).
+  std::set<int> read;
+  std::function<void(const Val&)> lists = [&](const Val& v) {
+    if (v.kind == Val::List && v.list_id) read.insert(v.list_id);
+    for (const Val& k : v.items) lists(k);
+  };
+  lists(over);
+  std::function<void(const PyExprP&)> names = [&](const PyExprP& e) {
+    if (!e) return;
+    if (e->kind == PyExpr::Name) {
+      if (auto it = env.locals.find(e->text); it != env.locals.end()) lists(it->second);
+    } else if (e->kind == PyExpr::Attr && e->kids.size() == 1 && e->kids[0]->kind == PyExpr::Name &&
+               e->kids[0]->text == "self") {
+      if (auto it = self_overrides_.find(e->text); it != self_overrides_.end()) lists(it->second);
+    }
+    for (const auto& k : e->kids) names(k);
+    for (const auto& kw : e->kwargs) names(kw.second);
+  };
+  names(iterable);
+  std::vector<int> marked;
+  for (int id : read)
+    if (env.iterating.insert(id).second) marked.push_back(id);
   for (const Val& item : items) {
     count_iteration(l.line);
     bind(env, target, item, l.line);
@@ -668,7 +690,7 @@ size_t PySide::exec_for(Env& env, size_t i, size_t next) {
       break;
     }
   }
-  if (marks) env.iterating.erase(over.list_id);
+  for (int id : marked) env.iterating.erase(id);
   // for ... else: the else clause runs when the loop was not ended by a break.
   if (after < lines_.size() && lines_[after].indent == l.indent &&
       tok_is(lines_[after].toks[0], "else")) {
