@@ -1,0 +1,175 @@
+// import_kernelbench: forward's Python values as Python computes them (string escapes in
+// f-strings, lists changed in place, any() and all() stopping early, getattr's names,
+// integer overflow), or a refusal.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/problem.h"
+#include "extract/extract.h"
+#include "grading/prepare.h"
+#include "import/import_error.h"
+#include "import/kernelbench_import.h"
+#include "import/python_reader.h"
+#include "parse/launch_block.h"
+
+using namespace kernrl;
+
+namespace {
+
+// A suite problem (reference TorchScript) of a linear layer then an elementwise epilogue.
+ProblemSpec suite_linear() {
+  return parse_problem_yaml(R"(id: L2_86_Matmul_Divide_GELU
+level: 2
+name: Matmul_Divide_GELU
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+  - {name: linear.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  class Model(torch.nn.Module):
+      def __init__(self, input_size, output_size, divisor):
+          super().__init__()
+          self.linear = torch.nn.Linear(input_size, output_size)
+          self.divisor = divisor
+      def forward(self, x):
+          return torch.nn.functional.gelu(self.linear(x) / self.divisor)
+  batch_size = 128
+  input_size = 512
+  output_size = 1024
+  divisor = 10.0
+  def get_inputs():
+      return [torch.rand(batch_size, input_size)]
+  def get_init_inputs():
+      return [input_size, output_size, divisor]
+)",
+                            "suite.yaml");
+}
+
+const char* kScaleGelu = R"(
+__global__ void scale_gelu(const float* y, float* out, float inv, long long n) {}
+torch::Tensor epilogue(torch::Tensor y, double divisor) {
+  auto out = torch::empty_like(y);
+  long long n = y.numel();
+  int blocks = (int)((n + 255) / 256);
+  if (blocks > 16) blocks = 16;
+  scale_gelu<<<blocks, 256>>>(y.data_ptr<float>(), out.data_ptr<float>(), (float)(1.0 / divisor), n);
+  return out;
+}
+)";
+
+// ModelNew of suite_linear: `methods` (indented 4), then forward's body `forward` (indented 8),
+// which ends in ext.epilogue(y, d) on y = self.linear(x).
+std::string linear_module(const std::string& forward, const std::string& methods = "",
+                          const std::string& cuda = kScaleGelu) {
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n" +
+         cuda +
+         "\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"epilogue\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, input_size, output_size, divisor):\n"
+         "        super().__init__()\n"
+         "        self.linear = nn.Linear(input_size, output_size)\n"
+         "        self.divisor = divisor\n" +
+         methods + "\n    def forward(self, x):\n        y = self.linear(x)\n" + forward + "\n";
+}
+
+LaunchPlan checked_plan(const KernelBenchImport& r, const ProblemSpec& p) {
+  ExtractedSource src = extract_kernel(r.kernel_file, "converted.cu");
+  LaunchPlan plan = parse_launch_block(src);
+  check_plan(plan, p, 132);
+  return plan;
+}
+
+// The `inv` argument (1.0 / divisor) of every scale_gelu launch of the converted module, joined
+// by spaces, or "refused: REASON".
+std::string scales(const std::string& py) {
+  ProblemSpec p = suite_linear();
+  auto r = import_kernelbench(py, p);
+  if (!r.converted) return "refused: " + r.reason;
+  std::string out;
+  for (const auto& l : checked_plan(r, p).launches)
+    if (l.kernel == "scale_gelu") out += (out.empty() ? "" : " ") + l.args.at(2).text;
+  return out;
+}
+
+// The reason a refused conversion gives (empty when it converts).
+std::string refusal(const std::string& s) {
+  return s.rfind("refused: ", 0) == 0 ? s.substr(9) : "";
+}
+
+}  // namespace
+
+TEST_CASE("python reader: a brace written as an escape in an f-string is literal text") {
+  auto text_of = [](const std::string& src) {
+    std::vector<kbimport::PyLine> ls = kbimport::py_lines(src);
+    REQUIRE(ls.size() == 1);
+    REQUIRE(ls[0].toks.size() == 3);
+    return ls[0].toks[2].text;
+  };
+  // In an f-string, literal braces are doubled; fields stay as written.
+  CHECK(text_of(R"(s = f"\x7bk\x7d")") == "{{k}}");
+  CHECK(text_of(R"(s = f"\173k\175")") == "{{k}}");
+  CHECK(text_of(R"(s = f"\u007bk\U0000007d")") == "{{k}}");
+  CHECK(text_of(R"(s = f"{{k}}{k}\x41")") == "{{k}}{k}A");
+  CHECK(text_of(R"(s = f"{k:\x41}")") == R"({k:\x41})");  // (refused where it is formatted)
+  CHECK(text_of(R"(s = f"\{k}")") == R"(\{k})");          // a backslash, then the field
+  // A plain string decodes its escapes to the characters; a raw one keeps them.
+  CHECK(text_of(R"(s = "\x7bk\x7d")") == "{k}");
+  CHECK(text_of(R"(s = rf"\x7bk\x7d")") == R"(\x7bk\x7d)");
+  CHECK(text_of(R"(s = b"\N{X}\u0041")") == R"(\N{X}\u0041)");
+  // A named escape is not decoded, and a truncated one is Python's syntax error: refused.
+  for (const char* bad : {R"(s = f"\N{LEFT CURLY BRACKET}k}")", R"(s = "\N{DIGIT ONE}")",
+                          R"(s = "\x4")", R"(s = "\u12")"})
+    CHECK_THROWS_AS_MESSAGE(kbimport::py_lines(bad), kbimport::ImportError, bad);
+}
+
+TEST_CASE("import_kernelbench: an f-string's escaped braces are literal text") {
+  const std::string tail = "        return ext.epilogue(y, 2.0 if flag else 4.0)";
+  auto with = [&](const std::string& test) {
+    return scales(linear_module("        flag = " + test + "\n" + tail));
+  };
+  // Python: f"\x7b1\x7d" is "{1}", not "1".
+  CHECK(with(R"(f"\x7b1\x7d" == "1")") == "0.25");
+  CHECK(with(R"(f"\x7b1\x7d" == "{1}")") == "0.5");
+  CHECK(with(R"(f"\173{1}\175" == "{1}")") == "0.5");
+  CHECK(with(R"(f"\u007b1\u007d" == "{1}")") == "0.5");
+  CHECK(with(R"(f"{{1}}" == "{1}")") == "0.5");
+  CHECK(with(R"(f"{1}" == "1")") == "0.5");
+  // A field with an escape is Python's syntax error: not formatted, so not compared.
+  CHECK_FALSE(refusal(with(R"(f"{\x31}" == "1")")).empty());
+  CHECK(refusal(with(R"(f"\N{LEFT CURLY BRACKET}1}" == "1")")).find("\\N{...}") !=
+        std::string::npos);
+}
+
+TEST_CASE("import_kernelbench: a CUDA source f-string keeps escaped braces as text") {
+  ProblemSpec p = suite_linear();
+  // The module's CUDA source an f-string of a module constant, with a comment that is
+  // `// {K} 4` in Python (its C++ braces doubled).
+  std::string cuda = "// \\x7bK\\x7d {K}\n";
+  for (const char* c = kScaleGelu; *c; ++c)
+    cuda += *c == '{' ? "{{" : *c == '}' ? "}}" : std::string(1, *c);
+  std::string py = linear_module("        return ext.epilogue(y, 2.0)", "", cuda);
+  py.replace(py.find("src = \"\"\""), 9, "K = 4\nsrc = f\"\"\"");
+  auto r = import_kernelbench(py, p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(r.kernel_file.find("// {K} 4") != std::string::npos);
+  CHECK(r.kernel_file.find("// 4 4") == std::string::npos);
+}
