@@ -1008,6 +1008,8 @@ void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int
   PyExprP target = py_parse_expr(t, from, target_end);
   if (!aug.empty()) {
     Val old = eval(env, target);
+    if (old.kind == Val::List && old.seq == 'l')
+      return list_augmented(env, target, aug, value, line);
     value = binop(aug, old, value, py_text(target) + " " + aug + "= ...");
   }
   bind(env, target, value, line);
@@ -1019,32 +1021,23 @@ Val PySide::own_list(Env& env, Val list) {
   return list;
 }
 
-bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
-  if (e->kind != PyExpr::Call || e->kids.size() != 2 || !e->kwargs.empty() ||
-      e->kids[0]->kind != PyExpr::Attr || e->kids[0]->text != "append" ||
-      e->kids[0]->kids[0]->kind != PyExpr::Name)
-    return false;
-  const std::string name = e->kids[0]->kids[0]->text;
-  auto it = env.locals.find(name);
-  if (it == env.locals.end() || it->second.kind != Val::List) return false;
-  const std::string what = "`" + py_text(e) + "` (line " + std::to_string(line) + ")";
-  const int id = it->second.list_id;
+int PySide::mutable_list(Env& env, const std::string& name, const std::string& what,
+                         const char* verb) {
+  const Val& list = env.locals.at(name);
+  const int id = list.list_id;
   // Python's lists are shared, not copied: kernrl changes a list in place only where it knows
   // every name that holds it, a list made in this function.
-  if (it->second.seq != 'l' || id == 0 || !env.own_lists.count(id))
-    fail("host_logic", "host logic in forward: " + what + " appends to `" + name +
+  if (list.seq != 'l' || id == 0 || !env.own_lists.count(id))
+    fail("host_logic", "host logic in forward: " + what + " " + verb + " `" + name +
                            "`, which is not a list made in the same function by a list display "
                            "(`[]`, `[a, b]`, `[a] * n`)");
   if (env.iterating.count(id))
-    fail("host_logic", "host logic in forward: " + what + " appends to `" + name +
+    fail("host_logic", "host logic in forward: " + what + " " + verb + " `" + name +
                            "` while a `for` loop iterates over it");
-  Val item = eval(env, e->kids[1]);
-  if (it->second.items.size() >= static_cast<size_t>(kMaxUnrolled))
-    fail("host_logic", "host logic in forward: " + what +
-                           " makes a list longer than kernrl "
-                           "follows");
-  Val now = env.locals.at(name);  // (evaluating the item may have changed it)
-  now.items.push_back(item);
+  return id;
+}
+
+void PySide::replace_list(Env& env, int id, const Val& now) {
   // Every value that is this list, in the function's names and in `self`'s attributes.
   std::function<void(Val&)> update = [&](Val& v) {
     if (v.kind == Val::List && v.list_id == id) {
@@ -1055,7 +1048,58 @@ bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
   };
   for (auto& kv : env.locals) update(kv.second);
   for (auto& kv : self_overrides_) update(kv.second);
+}
+
+bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
+  if (e->kind != PyExpr::Call || e->kids.size() != 2 || !e->kwargs.empty() ||
+      e->kids[0]->kind != PyExpr::Attr || e->kids[0]->text != "append" ||
+      e->kids[0]->kids[0]->kind != PyExpr::Name)
+    return false;
+  const std::string name = e->kids[0]->kids[0]->text;
+  auto it = env.locals.find(name);
+  if (it == env.locals.end() || it->second.kind != Val::List) return false;
+  const std::string what = "`" + py_text(e) + "` (line " + std::to_string(line) + ")";
+  const int id = mutable_list(env, name, what, "appends to");
+  Val item = eval(env, e->kids[1]);
+  Val now = env.locals.at(name);  // (evaluating the item may have changed it)
+  if (now.items.size() >= static_cast<size_t>(kMaxUnrolled))
+    fail("host_logic", "host logic in forward: " + what +
+                           " makes a list longer than kernrl "
+                           "follows");
+  now.items.push_back(item);
+  replace_list(env, id, now);
   return true;
+}
+
+void PySide::list_augmented(Env& env, const PyExprP& target, const std::string& op,
+                            const Val& value, int line) {
+  const std::string what =
+      "`" + py_text(target) + " " + op + "= ...` (line " + std::to_string(line) + ")";
+  if (target->kind != PyExpr::Name || !env.locals.count(target->text))
+    fail("host_logic", "host logic in forward: " + what +
+                           " changes a list in place that is not a name of the same function");
+  const int id = mutable_list(env, target->text, what, op == "+" ? "extends" : "repeats");
+  Val now = env.locals.at(target->text);
+  if (op == "+" && value.kind == Val::List && (value.seq == 'l' || value.seq == 't')) {
+    now.items.insert(now.items.end(), value.items.begin(), value.items.end());
+  } else if (op == "*" && value.kind == Val::Int && value.k && !value.floaty) {
+    const std::vector<Val> once = now.items;
+    now.items.clear();
+    if (*value.k > 0 && static_cast<double>(*value.k) * static_cast<double>(once.size()) >
+                            static_cast<double>(kMaxUnrolled))
+      fail("host_logic", "host logic in forward: " + what +
+                             " makes a list longer than kernrl "
+                             "follows");
+    for (int64_t k = 0; k < *value.k; ++k)
+      now.items.insert(now.items.end(), once.begin(), once.end());
+  } else {
+    fail("host_logic", "host logic in forward: " + what +
+                           " on a list, with a value kernrl does not follow there");
+  }
+  if (now.items.size() > static_cast<size_t>(kMaxUnrolled))
+    fail("host_logic",
+         "host logic in forward: " + what + " makes a list longer than kernrl follows");
+  replace_list(env, id, now);
 }
 
 void PySide::bind(Env& env, const PyExprP& target, const Val& value, int line) {

@@ -254,6 +254,16 @@ class PySide {
   // `NAME.append(x)` as a statement of forward (or a function of the file it calls): the list
   // changed in place, in every name and attribute that holds it; false when `e` is no such call.
   bool append_statement(Env& env, const PyExprP& e, int line);
+  // `NAME += items` / `NAME *= n` on a list: Python extends the list in place (every name that
+  // holds it sees the change), so kernrl does so on a list made in this function and refuses
+  // any other.
+  void list_augmented(Env& env, const PyExprP& target, const std::string& op, const Val& value,
+                      int line);
+  // Checks that `name` holds a list `env` may change in place and returns its identity (what:
+  // the statement, and verb: what it does, for errors).
+  int mutable_list(Env& env, const std::string& name, const std::string& what, const char* verb);
+  // Replaces the list `id` by `now` in every name of `env` and attribute of `self` that holds it.
+  void replace_list(Env& env, int id, const Val& now);
 
   // ------------------------------------------------------------- loops over layers
   // (py_loops.cpp) `for`, `while` and list comprehensions in forward, unrolled over what they

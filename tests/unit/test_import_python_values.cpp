@@ -173,3 +173,38 @@ TEST_CASE("import_kernelbench: a CUDA source f-string keeps escaped braces as te
   CHECK(r.kernel_file.find("// {K} 4") != std::string::npos);
   CHECK(r.kernel_file.find("// 4 4") == std::string::npos);
 }
+
+TEST_CASE("import_kernelbench: += and *= change a list in place, as every name sees it") {
+  const std::string ret = "        return ext.epilogue(y, float(len(a)))";
+  // Python: b is a, so a has the items b gets.
+  CHECK(scales(linear_module("        a = [1]\n        b = a\n        b += [2, 3, 4]\n" + ret)) ==
+        "0.25");
+  CHECK(scales(linear_module("        a = [1, 2]\n        b = a\n        b *= 2\n" + ret)) ==
+        "0.25");
+  CHECK(scales(linear_module("        a = [1]\n        c = (a, 0)\n        a += (2,)\n"
+                             "        a = c[0]\n" +
+                             ret)) == "0.5");
+  CHECK(scales(linear_module("        a = [1, 2]\n        b = a\n        b *= 0\n"
+                             "        a.append(1)\n        a.append(2)\n" +
+                             ret)) == "0.5");
+  // A new list bound to b leaves a as it is; tuples are not changed in place.
+  CHECK(scales(linear_module("        a = [1]\n        b = a\n        b = b + [2, 3, 4]\n" +
+                             ret)) == "1.0");
+  CHECK(scales(linear_module("        a = (1,)\n        b = a\n        b += (2, 3, 4)\n" + ret)) ==
+        "1.0");
+  // A list kernrl does not know every name of (a method's argument): refused.
+  std::string why = refusal(scales(
+      linear_module("        a = [1]\n        self._add(a, 2)\n" + ret,
+                    "\n    def _add(self, acc, v):\n        acc += [v]\n        return None\n")));
+  CHECK_MESSAGE(
+      why.find("extends `acc`, which is not a list made in the same function") != std::string::npos,
+      why);
+  // While a loop iterates over it, or with a value kernrl does not follow: refused.
+  why =
+      refusal(scales(linear_module("        a = [1]\n        for i in a:\n"
+                                   "            if len(a) < 3:\n                a += [i]\n" +
+                                   ret)));
+  CHECK_MESSAGE(why.find("while a `for` loop iterates over it") != std::string::npos, why);
+  why = refusal(scales(linear_module("        a = [1]\n        a += 'xy'\n" + ret)));
+  CHECK_MESSAGE(why.find("with a value kernrl does not follow") != std::string::npos, why);
+}
