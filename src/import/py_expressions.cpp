@@ -686,7 +686,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
   auto eval_args = [&]() {
     args.clear();
     // A generator expression as the only argument of a builtin that consumes it at once and in
-    // full (any, all, tuple, list): the items it yields. Anywhere else it is refused (eval).
+    // full (any, all, tuple, list): the items it yields, for any() and all() up to the first
+    // that decides (Python takes no further item). Anywhere else it is refused (eval).
     if (e->kids.size() == 2 && e->kids[1]->kind == PyExpr::Other &&
         e->kids[1]->text == "generator expression" && e->kids[1]->kids.size() >= 3 &&
         f.kind == Val::Func &&
@@ -695,7 +696,9 @@ Val PySide::call(Env& env, const PyExprP& e) {
       const PyExpr* walk = walk_ok_;
       if (f.name == "any" || f.name == "all") walk_ok_ = e->kids[1]->kids[2].get();
       try {
-        args.push_back(comprehension(env, e->kids[1]));
+        args.push_back(f.name == "any" || f.name == "all"
+                           ? comprehension(env, e->kids[1], f.name == "any", text)
+                           : comprehension(env, e->kids[1]));
       } catch (...) {
         walk_ok_ = walk;
         throw;

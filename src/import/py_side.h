@@ -303,7 +303,11 @@ class PySide {
   size_t exec_while(Env& env, size_t i, size_t next);
   // Runs a loop's body once: false when a `break` ended the loop.
   bool loop_body(Env& env, size_t i, size_t next);
-  Val comprehension(Env& env, const PyExprP& e);
+  // With stop_at (a generator consumed by any() or all(), text the call): items are made one at a
+  // time and the first whose truth is *stop_at is the last, as Python stops there; each item's
+  // truth must be known at every size set.
+  Val comprehension(Env& env, const PyExprP& e, std::optional<bool> stop_at = std::nullopt,
+                    const std::string& text = "");
   Val builtin_isinstance(const std::vector<Val>& args, const std::string& text) const;
 
   // ---------------------------------------------------------------- PyTorch operators

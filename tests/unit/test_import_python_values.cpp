@@ -208,3 +208,19 @@ TEST_CASE("import_kernelbench: += and *= change a list in place, as every name s
   why = refusal(scales(linear_module("        a = [1]\n        a += 'xy'\n" + ret)));
   CHECK_MESSAGE(why.find("with a value kernrl does not follow") != std::string::npos, why);
 }
+
+TEST_CASE("import_kernelbench: any() and all() stop at the first item that decides") {
+  // Python: the generator's first item decides, so the extension runs once in any().
+  CHECK(scales(linear_module("        flag = any(ext.epilogue(y, 2.0) is not None for i in "
+                             "range(3))\n"
+                             "        return ext.epilogue(y, 4.0)")) == "0.5 0.25");
+  CHECK(scales(linear_module("        flag = all(ext.epilogue(y, 2.0) is None for i in range(3))\n"
+                             "        return ext.epilogue(y, 4.0 if flag else 8.0)")) ==
+        "0.5 0.125");
+  // Items after the one that decides are never made, even ones kernrl could not follow.
+  CHECK(scales(linear_module("        flag = any(i == 0 or x.tolist() for i in range(2))\n"
+                             "        return ext.epilogue(y, 4.0 if flag else 8.0)")) == "0.25");
+  // tuple() and list() take every item.
+  CHECK(scales(linear_module("        t = tuple(ext.epilogue(y, 2.0) for i in range(2))\n"
+                             "        return ext.epilogue(y, 4.0)")) == "0.5 0.5 0.25");
+}
