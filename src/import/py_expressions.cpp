@@ -259,6 +259,16 @@ Val PySide::builtin_getattr(Env& env, const PyExprP& e) {
   if (!ident)
     fail("host_logic", "forward calls `getattr` with the name '" + n.text +
                            "', which is not an identifier (`" + text + "`)");
+  // Python mangles a private name written in a class (`self.__div` is `self._ModelNew__div`)
+  // but not a name getattr is given: neither the one nor the other is obj.<name> as kernrl
+  // reads it (a name as written in the class).
+  const bool dunder = n.text.size() > 4 && n.text.compare(0, 2, "__") == 0 &&
+                      n.text.compare(n.text.size() - 2, 2, "__") == 0;
+  if (!dunder && n.text[0] == '_' && n.text.find("__") != std::string::npos)
+    fail("host_logic", "forward calls `getattr` with the private name '" + n.text + "' (`" + text +
+                           "`): Python mangles a private name written in a class "
+                           "(`self.__x` is `self._ModelNew__x`) but not one getattr is given, "
+                           "which kernrl does not follow");
   auto a = std::make_shared<PyExpr>();
   a->kind = PyExpr::Attr;
   a->text = n.text;
@@ -269,8 +279,24 @@ Val PySide::builtin_getattr(Env& env, const PyExprP& e) {
 
 Val PySide::attr(Env& env, const PyExprP& e) {
   const PyExprP& obj_e = e->kids[0];
-  if (obj_e->kind == PyExpr::Name && obj_e->text == "self" && !env.locals.count("self"))
-    return self_attr(e->text);
+  // A private name (`__div`): Python mangles it by the class it is written in (`_ModelNew__div`),
+  // so `self.__div` in a method is the attribute its class's __init__ sets as `self.__div`, and
+  // is followed so; written anywhere else (a function of the module, another object) or by its
+  // mangled name, it is another attribute than kernrl's by that name.
+  const std::string& n = e->text;
+  const bool dunder =
+      n.size() > 4 && n.compare(0, 2, "__") == 0 && n.compare(n.size() - 2, 2, "__") == 0;
+  const bool self_in_method =
+      obj_e->kind == PyExpr::Name && obj_e->text == "self" && !env.locals.count("self");
+  if (!dunder && n.compare(0, 2, "__") == 0 && !self_in_method)
+    fail("host_logic", "forward reads the private attribute `" + py_text(e) +
+                           "` outside a method of its class (Python mangles a private name by "
+                           "the class it is written in)");
+  if (!dunder && n.size() > 1 && n[0] == '_' && n[1] != '_' && n.find("__") != std::string::npos)
+    fail("host_logic", "forward reads `" + py_text(e) +
+                           "`, a private attribute by its mangled name, which kernrl does not "
+                           "follow");
+  if (self_in_method) return self_attr(e->text);
   Val obj = eval(env, obj_e);
   switch (obj.kind) {
     case Val::Tensor: {

@@ -224,3 +224,26 @@ TEST_CASE("import_kernelbench: any() and all() stop at the first item that decid
   CHECK(scales(linear_module("        t = tuple(ext.epilogue(y, 2.0) for i in range(2))\n"
                              "        return ext.epilogue(y, 4.0)")) == "0.5 0.5 0.25");
 }
+
+TEST_CASE("import_kernelbench: a private attribute is followed where Python mangles it alike") {
+  const std::string init = "        self.__div = 2.0\n";
+  // In ModelNew's methods `self.__div` is the attribute __init__ sets (both `_ModelNew__div`).
+  CHECK(scales(linear_module("        return ext.epilogue(y, self.__div)", init)) == "0.5");
+  CHECK(scales(linear_module("        return ext.epilogue(y, self._d())",
+                             init + "\n    def _d(self):\n        return self.__div\n")) == "0.5");
+  // getattr is given a name Python does not mangle, and a mangled name is another attribute
+  // than kernrl's by the name written: refused.
+  for (const char* read : {"getattr(self, '__div')", "getattr(self, '_ModelNew__div')"}) {
+    std::string why = refusal(
+        scales(linear_module(std::string("        return ext.epilogue(y, ") + read + ")", init)));
+    CHECK_MESSAGE(why.find("with the private name") != std::string::npos, read, ": ", why);
+  }
+  std::string why =
+      refusal(scales(linear_module("        return ext.epilogue(y, self._ModelNew__div)", init)));
+  CHECK_MESSAGE(why.find("a private attribute by its mangled name") != std::string::npos, why);
+  // A function of the module is outside the class: Python reads `__div` itself there.
+  std::string py = linear_module("        return ext.epilogue(y, hd(self))", init);
+  py.insert(py.find("class ModelNew"), "def hd(m):\n    return m.__div\n\n");
+  why = refusal(scales(py));
+  CHECK_MESSAGE(why.find("outside a method of its class") != std::string::npos, why);
+}
