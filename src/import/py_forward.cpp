@@ -1,10 +1,12 @@
 // The Python side (py_side.h): values of the problem and the module; forward()'s statements.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -534,8 +536,12 @@ Val PySide::number(const std::string& lit) {
              : (starts_with(s, "0o") || starts_with(s, "0O")) ? 8
              : (starts_with(s, "0b") || starts_with(s, "0B")) ? 2
                                                               : 10;
-  return make_int(
-      static_cast<int64_t>(std::strtoull(base == 10 ? s.c_str() : s.c_str() + 2, nullptr, base)));
+  errno = 0;
+  const unsigned long long v = std::strtoull(base == 10 ? s.c_str() : s.c_str() + 2, nullptr, base);
+  // Python's integers have no bound; kernrl's are 64-bit.
+  if (errno == ERANGE || v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()))
+    return make_unknown("the integer " + lit + ", beyond 64 bits");
+  return make_int(static_cast<int64_t>(v));
 }
 
 PySide::Result PySide::run_forward() {
@@ -1219,6 +1225,8 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
       // expression of the sizes must be non-negative at every size set.
       if (a.k && b.k) {
         if (*b.k == 0) fail("host_logic", "`" + text + "` divides by zero");
+        if (*a.k == std::numeric_limits<int64_t>::min() && *b.k == -1)
+          fail("host_logic", "`" + text + "` overflows a 64-bit integer");
         int64_t q = *a.k / *b.k, r = *a.k % *b.k;
         if (r != 0 && ((r < 0) != (*b.k < 0))) {
           --q;

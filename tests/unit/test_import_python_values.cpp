@@ -247,3 +247,21 @@ TEST_CASE("import_kernelbench: a private attribute is followed where Python mang
   why = refusal(scales(py));
   CHECK_MESSAGE(why.find("outside a method of its class") != std::string::npos, why);
 }
+
+TEST_CASE("import_kernelbench: integer arithmetic past 64 bits is refused, not wrapped") {
+  auto with = [](const std::string& k) {
+    return scales(linear_module("        k = " + k +
+                                "\n        return ext.epilogue(y, 2.0 if k > 0 else 4.0)"));
+  };
+  CHECK(with("9223372036854775806 + 1") == "0.5");
+  CHECK(with("-9223372036854775807 - 1") == "0.25");
+  // Python's integers grow: each of these is positive there.
+  for (const char* k : {"9223372036854775807 + 1", "4611686018427387904 * 2",
+                        "-(-9223372036854775807 - 1)", "(-9223372036854775807 - 1) // -1",
+                        "18446744073709551615", "0xFFFFFFFFFFFFFFFF", "99999999999999999999"}) {
+    std::string s = with(k);
+    CHECK_MESSAGE(s.rfind("refused: ", 0) == 0, k, ": ", s);
+  }
+  CHECK(refusal(with("9223372036854775807 + 1")).find("overflows a 64-bit integer") !=
+        std::string::npos);
+}
