@@ -101,11 +101,15 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       }
       Val b = eval(env, e->kids[1]);
       if (e->text == "@") return matmul(a, b, py_text(e));
-      // `[x] * n`, `n * [x]`, `a + b` of lists: a new list (its items the same objects).
+      // `[x] * n`, `n * [x]` (n an integer kernrl knows), `a + b` of lists: a new list of this
+      // function's own (its items the same objects).
       if (e->text == "*" && (a.kind == Val::List) != (b.kind == Val::List) &&
           (a.kind == Val::List ? a : b).seq == 'l') {
         const Val& list = a.kind == Val::List ? a : b;
         const Val& n = a.kind == Val::List ? b : a;
+        if (n.floaty)
+          fail("host_logic", "host logic in forward: `" + py_text(e) +
+                                 "` repeats a list by a float (Python's TypeError)");
         if (n.kind != Val::Int || !n.k)
           fail("host_logic", "host logic in forward: `" + py_text(e) +
                                  "` repeats a list a number of times kernrl does not know at "
@@ -700,6 +704,16 @@ Val PySide::call(Env& env, const PyExprP& e) {
         !init_attrs_undecided_.count(m) && !init_setattr_)
       return module_walk(e, m);
   }
+  // The same methods of anything else (`self.net.modules()`, `model.modules()` in a function of
+  // the module): kernrl knows the modules of ModelNew itself only, as its methods reach them.
+  if (callee_e->kind == PyExpr::Attr &&
+      (callee_e->text == "modules" || callee_e->text == "children" ||
+       callee_e->text == "named_modules" || callee_e->text == "named_children") &&
+      !(callee_e->kids[0]->kind == PyExpr::Name && callee_e->kids[0]->text == "self" &&
+        !env.locals.count("self")))
+    fail("host_logic", "forward calls `" + text + "`; kernrl follows only `self." + callee_e->text +
+                           "()` of ModelNew written in its own methods (as what a generator "
+                           "passed to any() or all() iterates over)");
   // Methods of tensors.
   if (callee_e->kind == PyExpr::Attr) {
     Val obj;

@@ -1166,8 +1166,10 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
     s.text += b.text;
     return s;
   }
-  // `(k,) * 3`, `[0] * n`: a tuple or list repeated a known number of times (none below 1);
-  // `a + b` of two tuples or two lists: joined. (A range or a layer list does neither.)
+  // `(k,) * 3`: a tuple (or list) repeated a known integer number of times (a count below 1
+  // gives an empty one, as in Python); `a + b` of two tuples (or two lists): joined. A range or
+  // a layer list (seq 0) does neither. forward's lists are repeated and joined in eval, as new
+  // lists of the function's own; one reaching here is a new list no name may change in place.
   if (op == "*" && ((a.kind == Val::List && a.seq && b.kind == Val::Int && b.k && !b.floaty) ||
                     (b.kind == Val::List && b.seq && a.kind == Val::Int && a.k && !a.floaty))) {
     const Val& seq = a.kind == Val::List ? a : b;
@@ -1179,11 +1181,13 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
       fail("host_logic", "`" + text + "` is longer than kernrl follows");
     for (int64_t k = 0; k < times; ++k)
       r.items.insert(r.items.end(), seq.items.begin(), seq.items.end());
+    r.list_id = 0;
     return r;
   }
   if (op == "+" && a.kind == Val::List && b.kind == Val::List && a.seq && a.seq == b.seq) {
     Val r = a;
     r.items.insert(r.items.end(), b.items.begin(), b.items.end());
+    r.list_id = 0;
     return r;
   }
   // A number known here: a float's value, a constant integer's.

@@ -265,3 +265,30 @@ TEST_CASE("import_kernelbench: integer arithmetic past 64 bits is refused, not w
   CHECK(refusal(with("9223372036854775807 + 1")).find("overflows a 64-bit integer") !=
         std::string::npos);
 }
+
+TEST_CASE("import_kernelbench: modules() of anything but ModelNew's self is refused, saying so") {
+  ProblemSpec p = suite_linear();
+  p.modules = {{"linear", {"Linear"}}};
+  auto reason = [&](const std::string& py) {
+    auto r = import_kernelbench(py, p);
+    return r.converted ? std::string("converted") : r.reason;
+  };
+  const std::string ret = "\n        return ext.epilogue(y, 2.0 if flag else 4.0)";
+  std::string why = reason(linear_module(
+      "        flag = any(isinstance(m, nn.ReLU) for m in self.linear.modules())" + ret));
+  CHECK_MESSAGE(why.find("kernrl follows only `self.modules()` of ModelNew") != std::string::npos,
+                why);
+  std::string py = linear_module("        flag = has_relu(self)" + ret);
+  py.insert(py.find("class ModelNew"),
+            "def has_relu(model):\n"
+            "    return any(isinstance(m, nn.ReLU) for m in model.modules())\n\n");
+  why = reason(py);
+  CHECK_MESSAGE(
+      why.find("forward calls `model.modules()`; kernrl follows only") != std::string::npos, why);
+  // ModelNew's own, in forward: followed.
+  CHECK(reason(linear_module("        flag = any(isinstance(m, nn.Linear) for m in "
+                             "self.modules())" +
+                             ret)) == "converted");
+  // A list repeated by a float is Python's TypeError.
+  CHECK(reason(linear_module("        flag = len([0] * float(2)) > 1" + ret)) != "converted");
+}
