@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/paths.h"
 #include "core/problem.h"
 #include "extract/extract.h"
 #include "grading/prepare.h"
@@ -291,4 +292,65 @@ TEST_CASE("import_kernelbench: modules() of anything but ModelNew's self is refu
                              ret)) == "converted");
   // A list repeated by a float is Python's TypeError.
   CHECK(reason(linear_module("        flag = len([0] * float(2)) > 1" + ret)) != "converted");
+}
+
+TEST_CASE("import_kernelbench: getattr of names from joined and repeated tuples and strings") {
+  ProblemSpec p =
+      load_problem(find_problem_dir(problems_dir(), "L2_40_Matmul_Scaling_ResidualAdd"));
+  auto module = [](const std::string& names, const std::string& scale) {
+    return R"(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+__global__ void fused(const float* x, const float* w, const float* b, float* out, int batch,
+                      int in_f, int out_f, float scale) {}
+torch::Tensor fused_forward(torch::Tensor x, torch::Tensor w, torch::Tensor b, float s) {
+  auto out = torch::empty({x.size(0), w.size(0)}, x.options());
+  fused<<<dim3((w.size(0) + 15) / 16, (x.size(0) + 15) / 16), dim3(16, 16)>>>(
+      x.data_ptr<float>(), w.data_ptr<float>(), b.data_ptr<float>(), out.data_ptr<float>(),
+      x.size(0), x.size(1), w.size(0), s);
+  return out;
+}
+"""
+
+ext = load_inline(name="ext", cpp_sources="", cuda_sources=src, functions=["fused_forward"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features, scaling_factor):
+        super(ModelNew, self).__init__()
+        self.weight = nn.Parameter(torch.randn(out_features, in_features))
+        self.bias = nn.Parameter(torch.randn(out_features))
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        names = )" +
+           names + R"(
+        w, b = [getattr(self, n) for n in names]
+        return ext.fused_forward(x, w, b, getattr(self, )" +
+           scale + "))\n";
+  };
+  auto r =
+      import_kernelbench(module(R"(("weight",) + ("bias",) * 1)", R"("scaling_" + f"factor")"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  ExtractedSource src = extract_kernel(r.kernel_file, "converted.cu");
+  LaunchPlan plan = parse_launch_block(src);
+  check_plan(plan, p, 132);
+  REQUIRE(plan.launches.size() == 1);
+  std::vector<std::string> args;
+  for (const auto& a : plan.launches[0].args) args.push_back(a.text);
+  CHECK(args == std::vector<std::string>{"x", "weight", "bias", "out", "batch_size", "in_features",
+                                         "out_features", "scaling_factor"});
+  // The tuple repeated no times: one name, two targets.
+  CHECK_FALSE(import_kernelbench(module(R"(("weight",) + ("bias",) * 0)", R"("scaling_factor")"), p)
+                  .converted);
+  // The names in the other order: the weight is the bias and the bias the weight, as in Python.
+  r = import_kernelbench(module(R"(("bias",) + ("weight",))", R"("scaling_factor")"), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  const LaunchSpec swapped =
+      parse_launch_block(extract_kernel(r.kernel_file, "c.cu")).launches.at(0);
+  CHECK(swapped.args.at(1).text == "bias");
+  CHECK(swapped.args.at(2).text == "weight");
 }
