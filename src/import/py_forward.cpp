@@ -476,6 +476,14 @@ Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
 }
 
 Val PySide::module_value(const std::string& name) {
+  // Python mangles a private name (`__scale`, not `__x__`) written in a class body, a plain name
+  // too: ModelNew's methods read `_ModelNew__scale`, not the module's `__scale`. (A module
+  // constant's own expression is outside any class.)
+  if (module_depth_ == 0 && name.size() > 2 && name.compare(0, 2, "__") == 0 &&
+      !(name.size() > 4 && name.compare(name.size() - 2, 2, "__") == 0))
+    return make_unknown(
+        "`" + name + "`, a private name, which Python mangles in a class body (as `_" + "ModelNew" +
+        name + "`), so a method does not read the module's `" + name + "`");
   auto e = ext_by_var_.find(name);
   if (e != ext_by_var_.end()) {
     Val v;

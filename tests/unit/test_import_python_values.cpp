@@ -247,6 +247,17 @@ TEST_CASE("import_kernelbench: a private attribute is followed where Python mang
   py.insert(py.find("class ModelNew"), "def hd(m):\n    return m.__div\n\n");
   why = refusal(scales(py));
   CHECK_MESSAGE(why.find("outside a method of its class") != std::string::npos, why);
+  // A plain private name is mangled in a class body too: a method's `__scale` is not the
+  // module's (Python's NameError), a local one is the method's own.
+  py = linear_module("        return ext.epilogue(y, __scale)");
+  py.insert(py.find("class ModelNew"), "__scale = 2.0\n\n");
+  why = refusal(scales(py));
+  CHECK_MESSAGE(
+      why.find("a private name, which Python mangles in a class body") != std::string::npos, why);
+  py = linear_module("        return ext.epilogue(y, __half(2.0))");
+  py.insert(py.find("class ModelNew"), "def __half(v):\n    return v\n\n");
+  CHECK_FALSE(refusal(scales(py)).empty());
+  CHECK(scales(linear_module("        __s = 2.0\n        return ext.epilogue(y, __s)")) == "0.5");
 }
 
 TEST_CASE("import_kernelbench: integer arithmetic past 64 bits is refused, not wrapped") {
