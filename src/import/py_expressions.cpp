@@ -15,6 +15,18 @@
 
 namespace kernrl::kbimport::py {
 
+namespace {
+
+// An integral double as Python's int() gives it, refused beyond 64 bits (and NaN or infinity,
+// Python's errors) where a C++ cast is undefined.
+int64_t float_to_int64(double f, const std::string& text) {
+  if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+    throw ImportError("host_logic", "`" + text + "` is an integer beyond 64 bits or not a number");
+  return static_cast<int64_t>(f);
+}
+
+}  // namespace
+
 Val PySide::eval(Env& env, const PyExprP& e) {
   switch (e->kind) {
     case PyExpr::Num:
@@ -503,7 +515,7 @@ std::vector<Val> PySide::shape_args(Env& env, const PyExprP& call, size_t first,
 Val PySide::as_int(const Val& v, const std::string& text) {
   if (v.kind == Val::Int) return v;
   if (v.kind == Val::Float && v.f && std::floor(*v.f) == *v.f)
-    return make_int(static_cast<int64_t>(*v.f));
+    return make_int(float_to_int64(*v.f, text));
   if (v.kind == Val::Unknown) fail("host_logic", "forward uses " + v.why + " in `" + text + "`");
   fail("host_logic", "host logic in forward: `" + text + "` needs an integer kernrl can compute");
 }
@@ -948,10 +960,11 @@ Val PySide::call(Env& env, const PyExprP& e) {
       if (step == 0) fail("host_logic", "`" + text + "`: a range with step 0");
       Val l;
       l.kind = Val::List;
-      for (int64_t x = lo; step > 0 ? x < hi : x > hi; x += step) {
+      for (int64_t x = lo; step > 0 ? x < hi : x > hi;) {
         if (l.items.size() >= static_cast<size_t>(kMaxUnrolled))
           fail("host_logic", "`" + text + "` is longer than kernrl unrolls");
         l.items.push_back(make_int(x));
+        if (__builtin_add_overflow(x, step, &x)) break;  // past 64 bits: past hi too
       }
       return l;
     }
@@ -960,7 +973,7 @@ Val PySide::call(Env& env, const PyExprP& e) {
       if (args[0].kind == Val::Ratio)
         return int_binop("/", args[0].items[0], args[0].items[1], text);
       if (args[0].kind == Val::Float && args[0].f)
-        return make_int(static_cast<int64_t>(*args[0].f));
+        return make_int(float_to_int64(std::trunc(*args[0].f), text));
       return as_int(args[0], text);
     }
     if (name == "bool" && args.size() == 1 && args[0].kind != Val::Tensor)

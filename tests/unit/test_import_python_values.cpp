@@ -268,14 +268,18 @@ TEST_CASE("import_kernelbench: integer arithmetic past 64 bits is refused, not w
   CHECK(with("9223372036854775806 + 1") == "0.5");
   CHECK(with("-9223372036854775807 - 1") == "0.25");
   // Python's integers grow: each of these is positive there.
-  for (const char* k : {"9223372036854775807 + 1", "4611686018427387904 * 2",
-                        "-(-9223372036854775807 - 1)", "(-9223372036854775807 - 1) // -1",
-                        "18446744073709551615", "0xFFFFFFFFFFFFFFFF", "99999999999999999999"}) {
+  for (const char* k :
+       {"9223372036854775807 + 1", "4611686018427387904 * 2", "-(-9223372036854775807 - 1)",
+        "(-9223372036854775807 - 1) // -1", "18446744073709551615", "0xFFFFFFFFFFFFFFFF",
+        "99999999999999999999", "int(1e30)", "int(-1e19) * -1"}) {
     std::string s = with(k);
     CHECK_MESSAGE(s.rfind("refused: ", 0) == 0, k, ": ", s);
   }
   CHECK(refusal(with("9223372036854775807 + 1")).find("overflows a 64-bit integer") !=
         std::string::npos);
+  // A range ending near the bound ends there, not past it.
+  CHECK(with("len(range(9223372036854775800, 9223372036854775807, 5))") == "0.5");
+  CHECK(with("int(-2.5)") == "0.25");
 }
 
 TEST_CASE("import_kernelbench: modules() of anything but ModelNew's self is refused, saying so") {
