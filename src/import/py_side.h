@@ -174,6 +174,9 @@ class PySide {
   std::vector<std::string> strings_of(const PyExprP& e, int line);
 
   std::string format_fstring(const std::string& text, int line);
+  // What Python's str() writes for a module constant's literal (a number or a plain string), or
+  // nothing where kernrl does not know it.
+  static std::optional<std::string> field_text(const PyExpr& c);
 
   PyExprP kwarg(const PyExprP& call, const char* name, size_t position);
 

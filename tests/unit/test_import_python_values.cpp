@@ -173,6 +173,24 @@ TEST_CASE("import_kernelbench: a CUDA source f-string keeps escaped braces as te
   REQUIRE_MESSAGE(r.converted, r.reason);
   CHECK(r.kernel_file.find("// {K} 4") != std::string::npos);
   CHECK(r.kernel_file.find("// 4 4") == std::string::npos);
+  // A field's text is what Python's str() gives the constant, or the file is refused.
+  auto comment = [&](const std::string& k) {
+    std::string q = linear_module("        return ext.epilogue(y, 2.0)", "", cuda);
+    q.replace(q.find("src = \"\"\""), 9, "K = " + k + "\nsrc = f\"\"\"");
+    auto c = import_kernelbench(q, p);
+    if (!c.converted) return "refused: " + c.reason;
+    size_t at = c.kernel_file.find("// {K} ");
+    return at == std::string::npos
+               ? std::string("?")
+               : c.kernel_file.substr(at + 7, c.kernel_file.find('\n', at) - at - 7);
+  };
+  CHECK(comment("0x10") == "16");
+  CHECK(comment("1_000") == "1000");
+  CHECK(comment("0.5") == "0.5");
+  CHECK(comment("'ab'") == "ab");
+  for (const char* k : {"2.50", "1e3", "0.00001", "1.", "f'{{x}}'", "99999999999999999999"})
+    CHECK_MESSAGE(comment(k).find("does not write as Python does") != std::string::npos, k, ": ",
+                  comment(k));
 }
 
 TEST_CASE("import_kernelbench: += and *= change a list in place, as every name sees it") {
