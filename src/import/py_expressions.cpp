@@ -128,7 +128,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
                                  "every size set");
         Val out = list;
         out.items.clear();
-        for (int64_t r = 0; r < *n.k; ++r) {
+        for (int64_t r = 0; r < *n.k && !list.items.empty(); ++r) {
           if (out.items.size() + list.items.size() > static_cast<size_t>(kMaxUnrolled))
             fail("host_logic", "`" + py_text(e) + "` is longer than kernrl follows");
           out.items.insert(out.items.end(), list.items.begin(), list.items.end());

@@ -1104,7 +1104,7 @@ void PySide::list_augmented(Env& env, const PyExprP& target, const std::string& 
       fail("host_logic", "host logic in forward: " + what +
                              " makes a list longer than kernrl "
                              "follows");
-    for (int64_t k = 0; k < *value.k; ++k)
+    for (int64_t k = 0; k < *value.k && !once.empty(); ++k)
       now.items.insert(now.items.end(), once.begin(), once.end());
   } else {
     fail("host_logic", "host logic in forward: " + what +
@@ -1187,7 +1187,7 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
     if (times > 0 && static_cast<double>(times) * static_cast<double>(seq.items.size()) >
                          static_cast<double>(kMaxUnrolled))
       fail("host_logic", "`" + text + "` is longer than kernrl follows");
-    for (int64_t k = 0; k < times; ++k)
+    for (int64_t k = 0; k < times && !seq.items.empty(); ++k)
       r.items.insert(r.items.end(), seq.items.begin(), seq.items.end());
     r.list_id = 0;
     return r;

@@ -206,6 +206,12 @@ TEST_CASE("import_kernelbench: += and *= change a list in place, as every name s
   CHECK(scales(linear_module("        a = [1, 2]\n        b = a\n        b *= 0\n"
                              "        a.append(1)\n        a.append(2)\n" +
                              ret)) == "0.5");
+  // An empty list repeated any number of times is empty (and quickly so).
+  CHECK(scales(
+            linear_module("        a = [] * 9223372036854775807\n        a *= 9223372036854775807\n"
+                          "        t = () * 9223372036854775807\n"
+                          "        a.append(len(t))\n" +
+                          ret)) == "1.0");
   // A new list bound to b leaves a as it is; tuples are not changed in place.
   CHECK(scales(linear_module("        a = [1]\n        b = a\n        b = b + [2, 3, 4]\n" +
                              ret)) == "1.0");
