@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include "core/expr.h"
@@ -292,9 +293,15 @@ Val int_binop(const std::string& op, const Val& a, const Val& b, const std::stri
     int64_t x = *a.k, y = *b.k;
     if ((op == "/" || op == "%") && y == 0)
       throw ImportError("host_logic", "`" + what + "` divides by zero");
-    if (op == "+") return make_int(x + y);
-    if (op == "-") return make_int(x - y);
-    if (op == "*") return make_int(x * y);
+    // kernrl computes in 64 bits; past them C++ is undefined and Python's integers grow.
+    int64_t r = 0;
+    const bool overflow =
+        (op == "+" && __builtin_add_overflow(x, y, &r)) ||
+        (op == "-" && __builtin_sub_overflow(x, y, &r)) ||
+        (op == "*" && __builtin_mul_overflow(x, y, &r)) ||
+        ((op == "/" || op == "%") && x == std::numeric_limits<int64_t>::min() && y == -1);
+    if (overflow) throw ImportError("host_logic", "`" + what + "` overflows a 64-bit integer");
+    if (op == "+" || op == "-" || op == "*") return make_int(r);
     if (op == "/") return make_int(x / y);
     if (op == "%") return make_int(x % y);
   }

@@ -15,6 +15,18 @@
 
 namespace kernrl::kbimport::py {
 
+namespace {
+
+// An integral double as Python's int() gives it, refused beyond 64 bits (and NaN or infinity,
+// Python's errors) where a C++ cast is undefined.
+int64_t float_to_int64(double f, const std::string& text) {
+  if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+    throw ImportError("host_logic", "`" + text + "` is an integer beyond 64 bits or not a number");
+  return static_cast<int64_t>(f);
+}
+
+}  // namespace
+
 Val PySide::eval(Env& env, const PyExprP& e) {
   switch (e->kind) {
     case PyExpr::Num:
@@ -101,7 +113,8 @@ Val PySide::eval(Env& env, const PyExprP& e) {
       }
       Val b = eval(env, e->kids[1]);
       if (e->text == "@") return matmul(a, b, py_text(e));
-      // `[x] * n`, `n * [x]`, `a + b` of lists: a new list (its items the same objects).
+      // `[x] * n`, `n * [x]` (n an integer kernrl knows), `a + b` of lists: a new list of this
+      // function's own (its items the same objects).
       if (e->text == "*" && (a.kind == Val::List) != (b.kind == Val::List) &&
           (a.kind == Val::List ? a : b).seq == 'l') {
         const Val& list = a.kind == Val::List ? a : b;
@@ -117,7 +130,7 @@ Val PySide::eval(Env& env, const PyExprP& e) {
                                  "every size set");
         Val out = list;
         out.items.clear();
-        for (int64_t r = 0; r < *n.k; ++r) {
+        for (int64_t r = 0; r < *n.k && !list.items.empty(); ++r) {
           if (out.items.size() + list.items.size() > static_cast<size_t>(kMaxUnrolled))
             fail("host_logic", "`" + py_text(e) + "` is longer than kernrl follows");
           out.items.insert(out.items.end(), list.items.begin(), list.items.end());
@@ -264,6 +277,16 @@ Val PySide::builtin_getattr(Env& env, const PyExprP& e) {
   if (!ident)
     fail("host_logic", "forward calls `getattr` with the name '" + n.text +
                            "', which is not an identifier (`" + text + "`)");
+  // Python mangles a private name written in a class (`self.__div` is `self._ModelNew__div`)
+  // but not a name getattr is given: neither the one nor the other is obj.<name> as kernrl
+  // reads it (a name as written in the class).
+  const bool dunder = n.text.size() > 4 && n.text.compare(0, 2, "__") == 0 &&
+                      n.text.compare(n.text.size() - 2, 2, "__") == 0;
+  if (!dunder && n.text[0] == '_' && n.text.find("__") != std::string::npos)
+    fail("host_logic", "forward calls `getattr` with the private name '" + n.text + "' (`" + text +
+                           "`): Python mangles a private name written in a class "
+                           "(`self.__x` is `self._ModelNew__x`) but not one getattr is given, "
+                           "which kernrl does not follow");
   auto a = std::make_shared<PyExpr>();
   a->kind = PyExpr::Attr;
   a->text = n.text;
@@ -274,8 +297,24 @@ Val PySide::builtin_getattr(Env& env, const PyExprP& e) {
 
 Val PySide::attr(Env& env, const PyExprP& e) {
   const PyExprP& obj_e = e->kids[0];
-  if (obj_e->kind == PyExpr::Name && obj_e->text == "self" && !env.locals.count("self"))
-    return self_attr(e->text);
+  // A private name (`__div`): Python mangles it by the class it is written in (`_ModelNew__div`),
+  // so `self.__div` in a method is the attribute its class's __init__ sets as `self.__div`, and
+  // is followed so; written anywhere else (a function of the module, another object) or by its
+  // mangled name, it is another attribute than kernrl's by that name.
+  const std::string& n = e->text;
+  const bool dunder =
+      n.size() > 4 && n.compare(0, 2, "__") == 0 && n.compare(n.size() - 2, 2, "__") == 0;
+  const bool self_in_method =
+      obj_e->kind == PyExpr::Name && obj_e->text == "self" && !env.locals.count("self");
+  if (!dunder && n.compare(0, 2, "__") == 0 && !self_in_method)
+    fail("host_logic", "forward reads the private attribute `" + py_text(e) +
+                           "` outside a method of its class (Python mangles a private name by "
+                           "the class it is written in)");
+  if (!dunder && n.size() > 1 && n[0] == '_' && n[1] != '_' && n.find("__") != std::string::npos)
+    fail("host_logic", "forward reads `" + py_text(e) +
+                           "`, a private attribute by its mangled name, which kernrl does not "
+                           "follow");
+  if (self_in_method) return self_attr(e->text);
   Val obj = eval(env, obj_e);
   switch (obj.kind) {
     case Val::Tensor: {
@@ -478,7 +517,7 @@ std::vector<Val> PySide::shape_args(Env& env, const PyExprP& call, size_t first,
 Val PySide::as_int(const Val& v, const std::string& text) {
   if (v.kind == Val::Int) return v;
   if (v.kind == Val::Float && v.f && std::floor(*v.f) == *v.f)
-    return make_int(static_cast<int64_t>(*v.f));
+    return make_int(float_to_int64(*v.f, text));
   if (v.kind == Val::Unknown) fail("host_logic", "forward uses " + v.why + " in `" + text + "`");
   fail("host_logic", "host logic in forward: `" + text + "` needs an integer kernrl can compute");
 }
@@ -679,6 +718,16 @@ Val PySide::call(Env& env, const PyExprP& e) {
         !init_attrs_undecided_.count(m) && !init_setattr_)
       return module_walk(e, m);
   }
+  // The same methods of anything else (`self.net.modules()`, `model.modules()` in a function of
+  // the module): kernrl knows the modules of ModelNew itself only, as its methods reach them.
+  if (callee_e->kind == PyExpr::Attr &&
+      (callee_e->text == "modules" || callee_e->text == "children" ||
+       callee_e->text == "named_modules" || callee_e->text == "named_children") &&
+      !(callee_e->kids[0]->kind == PyExpr::Name && callee_e->kids[0]->text == "self" &&
+        !env.locals.count("self")))
+    fail("host_logic", "forward calls `" + text + "`; kernrl follows only `self." + callee_e->text +
+                           "()` of ModelNew written in its own methods (as what a generator "
+                           "passed to any() or all() iterates over)");
   // Methods of tensors.
   if (callee_e->kind == PyExpr::Attr) {
     Val obj;
@@ -691,7 +740,8 @@ Val PySide::call(Env& env, const PyExprP& e) {
   auto eval_args = [&]() {
     args.clear();
     // A generator expression as the only argument of a builtin that consumes it at once and in
-    // full (any, all, tuple, list): the items it yields. Anywhere else it is refused (eval).
+    // full (any, all, tuple, list): the items it yields, for any() and all() up to the first
+    // that decides (Python takes no further item). Anywhere else it is refused (eval).
     if (e->kids.size() == 2 && e->kids[1]->kind == PyExpr::Other &&
         e->kids[1]->text == "generator expression" && e->kids[1]->kids.size() >= 3 &&
         f.kind == Val::Func &&
@@ -700,7 +750,9 @@ Val PySide::call(Env& env, const PyExprP& e) {
       const PyExpr* walk = walk_ok_;
       if (f.name == "any" || f.name == "all") walk_ok_ = e->kids[1]->kids[2].get();
       try {
-        args.push_back(comprehension(env, e->kids[1]));
+        args.push_back(f.name == "any" || f.name == "all"
+                           ? comprehension(env, e->kids[1], f.name == "any", text)
+                           : comprehension(env, e->kids[1]));
       } catch (...) {
         walk_ok_ = walk;
         throw;
@@ -913,10 +965,11 @@ Val PySide::call(Env& env, const PyExprP& e) {
       if (step == 0) fail("host_logic", "`" + text + "`: a range with step 0");
       Val l;
       l.kind = Val::List;
-      for (int64_t x = lo; step > 0 ? x < hi : x > hi; x += step) {
+      for (int64_t x = lo; step > 0 ? x < hi : x > hi;) {
         if (l.items.size() >= static_cast<size_t>(kMaxUnrolled))
           fail("host_logic", "`" + text + "` is longer than kernrl unrolls");
         l.items.push_back(make_int(x));
+        if (__builtin_add_overflow(x, step, &x)) break;  // past 64 bits: past hi too
       }
       return l;
     }
@@ -925,7 +978,7 @@ Val PySide::call(Env& env, const PyExprP& e) {
       if (args[0].kind == Val::Ratio)
         return int_binop("/", args[0].items[0], args[0].items[1], text);
       if (args[0].kind == Val::Float && args[0].f)
-        return make_int(static_cast<int64_t>(*args[0].f));
+        return make_int(float_to_int64(std::trunc(*args[0].f), text));
       return as_int(args[0], text);
     }
     if (name == "bool" && args.size() == 1 && args[0].kind != Val::Tensor)

@@ -1,10 +1,12 @@
 // The Python side (py_side.h): values of the problem and the module; forward()'s statements.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -474,6 +476,14 @@ Val PySide::init_computed(const std::string& attr, const PyExprP& v) {
 }
 
 Val PySide::module_value(const std::string& name) {
+  // Python mangles a private name (`__scale`, not `__x__`) written in a class body, a plain name
+  // too: ModelNew's methods read `_ModelNew__scale`, not the module's `__scale`. (A module
+  // constant's own expression is outside any class.)
+  if (module_depth_ == 0 && name.size() > 2 && name.compare(0, 2, "__") == 0 &&
+      !(name.size() > 4 && name.compare(name.size() - 2, 2, "__") == 0))
+    return make_unknown(
+        "`" + name + "`, a private name, which Python mangles in a class body (as `_" + "ModelNew" +
+        name + "`), so a method does not read the module's `" + name + "`");
   auto e = ext_by_var_.find(name);
   if (e != ext_by_var_.end()) {
     Val v;
@@ -534,8 +544,12 @@ Val PySide::number(const std::string& lit) {
              : (starts_with(s, "0o") || starts_with(s, "0O")) ? 8
              : (starts_with(s, "0b") || starts_with(s, "0B")) ? 2
                                                               : 10;
-  return make_int(
-      static_cast<int64_t>(std::strtoull(base == 10 ? s.c_str() : s.c_str() + 2, nullptr, base)));
+  errno = 0;
+  const unsigned long long v = std::strtoull(base == 10 ? s.c_str() : s.c_str() + 2, nullptr, base);
+  // Python's integers have no bound; kernrl's are 64-bit.
+  if (errno == ERANGE || v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max()))
+    return make_unknown("the integer " + lit + ", beyond 64 bits");
+  return make_int(static_cast<int64_t>(v));
 }
 
 PySide::Result PySide::run_forward() {
@@ -1008,6 +1022,8 @@ void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int
   PyExprP target = py_parse_expr(t, from, target_end);
   if (!aug.empty()) {
     Val old = eval(env, target);
+    if (old.kind == Val::List && old.seq == 'l')
+      return list_augmented(env, target, aug, value, line);
     value = binop(aug, old, value, py_text(target) + " " + aug + "= ...");
   }
   bind(env, target, value, line);
@@ -1019,33 +1035,24 @@ Val PySide::own_list(Env& env, Val list) {
   return list;
 }
 
-bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
-  if (e->kind != PyExpr::Call || e->kids.size() != 2 || !e->kwargs.empty() ||
-      e->kids[0]->kind != PyExpr::Attr || e->kids[0]->text != "append" ||
-      e->kids[0]->kids[0]->kind != PyExpr::Name)
-    return false;
-  const std::string name = e->kids[0]->kids[0]->text;
-  auto it = env.locals.find(name);
-  if (it == env.locals.end() || it->second.kind != Val::List) return false;
-  const std::string what = "`" + py_text(e) + "` (line " + std::to_string(line) + ")";
-  const int id = it->second.list_id;
+int PySide::mutable_list(Env& env, const std::string& name, const std::string& what,
+                         const char* verb) {
+  const Val& list = env.locals.at(name);
+  const int id = list.list_id;
   // Python's lists are shared, not copied: kernrl changes a list in place only where it knows
   // every name that holds it, a list made in this function.
-  if (it->second.seq != 'l' || id == 0 || !env.own_lists.count(id))
-    fail("host_logic", "host logic in forward: " + what + " appends to `" + name +
+  if (list.seq != 'l' || id == 0 || !env.own_lists.count(id))
+    fail("host_logic", "host logic in forward: " + what + " " + verb + " `" + name +
                            "`, which is not a list made in the same function by a list display "
                            "(`[]`, `[a, b]`, `[a] * n`)");
   if (env.iterating.count(id))
-    fail("host_logic", "host logic in forward: " + what + " appends to `" + name +
+    fail("host_logic", "host logic in forward: " + what + " " + verb + " `" + name +
                            "` while a `for` loop iterates over it (its iterable reads `" + name +
-                           "`: Python would see the items appended)");
-  Val item = eval(env, e->kids[1]);
-  if (it->second.items.size() >= static_cast<size_t>(kMaxUnrolled))
-    fail("host_logic", "host logic in forward: " + what +
-                           " makes a list longer than kernrl "
-                           "follows");
-  Val now = env.locals.at(name);  // (evaluating the item may have changed it)
-  now.items.push_back(item);
+                           "`: Python would see the change)");
+  return id;
+}
+
+void PySide::replace_list(Env& env, int id, const Val& now) {
   // Every value that is this list, in the function's names and in `self`'s attributes.
   std::function<void(Val&)> update = [&](Val& v) {
     if (v.kind == Val::List && v.list_id == id) {
@@ -1056,7 +1063,58 @@ bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
   };
   for (auto& kv : env.locals) update(kv.second);
   for (auto& kv : self_overrides_) update(kv.second);
+}
+
+bool PySide::append_statement(Env& env, const PyExprP& e, int line) {
+  if (e->kind != PyExpr::Call || e->kids.size() != 2 || !e->kwargs.empty() ||
+      e->kids[0]->kind != PyExpr::Attr || e->kids[0]->text != "append" ||
+      e->kids[0]->kids[0]->kind != PyExpr::Name)
+    return false;
+  const std::string name = e->kids[0]->kids[0]->text;
+  auto it = env.locals.find(name);
+  if (it == env.locals.end() || it->second.kind != Val::List) return false;
+  const std::string what = "`" + py_text(e) + "` (line " + std::to_string(line) + ")";
+  const int id = mutable_list(env, name, what, "appends to");
+  Val item = eval(env, e->kids[1]);
+  Val now = env.locals.at(name);  // (evaluating the item may have changed it)
+  if (now.items.size() >= static_cast<size_t>(kMaxUnrolled))
+    fail("host_logic", "host logic in forward: " + what +
+                           " makes a list longer than kernrl "
+                           "follows");
+  now.items.push_back(item);
+  replace_list(env, id, now);
   return true;
+}
+
+void PySide::list_augmented(Env& env, const PyExprP& target, const std::string& op,
+                            const Val& value, int line) {
+  const std::string what =
+      "`" + py_text(target) + " " + op + "= ...` (line " + std::to_string(line) + ")";
+  if (target->kind != PyExpr::Name || !env.locals.count(target->text))
+    fail("host_logic", "host logic in forward: " + what +
+                           " changes a list in place that is not a name of the same function");
+  const int id = mutable_list(env, target->text, what, op == "+" ? "extends" : "repeats");
+  Val now = env.locals.at(target->text);
+  if (op == "+" && value.kind == Val::List && (value.seq == 'l' || value.seq == 't')) {
+    now.items.insert(now.items.end(), value.items.begin(), value.items.end());
+  } else if (op == "*" && value.kind == Val::Int && value.k && !value.floaty) {
+    const std::vector<Val> once = now.items;
+    now.items.clear();
+    if (*value.k > 0 && static_cast<double>(*value.k) * static_cast<double>(once.size()) >
+                            static_cast<double>(kMaxUnrolled))
+      fail("host_logic", "host logic in forward: " + what +
+                             " makes a list longer than kernrl "
+                             "follows");
+    for (int64_t k = 0; k < *value.k && !once.empty(); ++k)
+      now.items.insert(now.items.end(), once.begin(), once.end());
+  } else {
+    fail("host_logic", "host logic in forward: " + what +
+                           " on a list, with a value kernrl does not follow there");
+  }
+  if (now.items.size() > static_cast<size_t>(kMaxUnrolled))
+    fail("host_logic",
+         "host logic in forward: " + what + " makes a list longer than kernrl follows");
+  replace_list(env, id, now);
 }
 
 void PySide::bind(Env& env, const PyExprP& target, const Val& value, int line) {
@@ -1117,8 +1175,10 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
     s.text += b.text;
     return s;
   }
-  // `(k,) * 3`, `[0] * n`: a tuple or list repeated a known number of times (none below 1);
-  // `a + b` of two tuples or two lists: joined. (A range or a layer list does neither.)
+  // `(k,) * 3`: a tuple (or list) repeated a known integer number of times (a count below 1
+  // gives an empty one, as in Python); `a + b` of two tuples (or two lists): joined. A range or
+  // a layer list (seq 0) does neither. forward's lists are repeated and joined in eval, as new
+  // lists of the function's own; one reaching here is a new list no name may change in place.
   if (op == "*" && ((a.kind == Val::List && a.seq && b.kind == Val::Int && b.k && !b.floaty) ||
                     (b.kind == Val::List && b.seq && a.kind == Val::Int && a.k && !a.floaty))) {
     const Val& seq = a.kind == Val::List ? a : b;
@@ -1128,13 +1188,15 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
     if (times > 0 && static_cast<double>(times) * static_cast<double>(seq.items.size()) >
                          static_cast<double>(kMaxUnrolled))
       fail("host_logic", "`" + text + "` is longer than kernrl follows");
-    for (int64_t k = 0; k < times; ++k)
+    for (int64_t k = 0; k < times && !seq.items.empty(); ++k)
       r.items.insert(r.items.end(), seq.items.begin(), seq.items.end());
+    r.list_id = 0;
     return r;
   }
   if (op == "+" && a.kind == Val::List && b.kind == Val::List && a.seq && a.seq == b.seq) {
     Val r = a;
     r.items.insert(r.items.end(), b.items.begin(), b.items.end());
+    r.list_id = 0;
     return r;
   }
   // A number known here: a float's value, a constant integer's.
@@ -1176,6 +1238,8 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
       // expression of the sizes must be non-negative at every size set.
       if (a.k && b.k) {
         if (*b.k == 0) fail("host_logic", "`" + text + "` divides by zero");
+        if (*a.k == std::numeric_limits<int64_t>::min() && *b.k == -1)
+          fail("host_logic", "`" + text + "` overflows a 64-bit integer");
         int64_t q = *a.k / *b.k, r = *a.k % *b.k;
         if (r != 0 && ((r < 0) != (*b.k < 0))) {
           --q;

@@ -734,7 +734,8 @@ size_t PySide::exec_while(Env& env, size_t i, size_t next) {
   return next;
 }
 
-Val PySide::comprehension(Env& env, const PyExprP& e) {
+Val PySide::comprehension(Env& env, const PyExprP& e, std::optional<bool> stop_at,
+                          const std::string& text) {
   // kids: the element, the target, the iterable, the condition (optional).
   Val iterable = eval(env, e->kids[2]);
   std::vector<Val> items = items_of(iterable, py_text(e->kids[2]));
@@ -753,6 +754,13 @@ Val PySide::comprehension(Env& env, const PyExprP& e) {
       if (!*keep) continue;
     }
     out.items.push_back(eval(inner, e->kids[0]));
+    if (stop_at) {
+      auto t = truth(out.items.back());
+      if (!t)
+        fail("host_logic",
+             "host logic in forward: an item of `" + text + "` is not the same at every size set");
+      if (*t == *stop_at) break;  // any() and all() take no further item
+    }
   }
   return out;
 }

@@ -150,6 +150,31 @@ std::vector<std::string> PySide::strings_of(const PyExprP& e, int line) {
   return out;
 }
 
+std::optional<std::string> PySide::field_text(const PyExpr& c) {
+  if (c.kind == PyExpr::Str) return c.fstring ? std::nullopt : std::optional<std::string>(c.text);
+  Val v = number(c.text);
+  if (v.kind == Val::Int && v.k) return std::to_string(*v.k);
+  if (v.kind != Val::Float) return std::nullopt;
+  // Python's str() of a float is its shortest round-trip text; a literal `I.F` is that text
+  // where I has no leading zero, F no trailing one (unless it is `0`), the value is at least
+  // 1e-4, and it has at most 15 significant digits.
+  const std::string& t = c.text;
+  size_t dot = t.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == t.size()) return std::nullopt;
+  const std::string ip = t.substr(0, dot), fp = t.substr(dot + 1);
+  auto digits = [](const std::string& s) {
+    return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  };
+  if (!digits(ip) || !digits(fp)) return std::nullopt;
+  if (ip.size() > 1 && ip[0] == '0') return std::nullopt;
+  if (fp.size() > 1 && fp.back() == '0') return std::nullopt;
+  if (ip == "0" && fp.compare(0, 4, "0000") == 0) return std::nullopt;
+  std::string sig = (ip == "0" ? "" : ip) + fp;
+  sig.erase(0, std::min(sig.find_first_not_of('0'), sig.size()));
+  if (sig.size() > 15 || ip.size() > 16) return std::nullopt;
+  return t;
+}
+
 std::string PySide::format_fstring(const std::string& text, int line) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -176,7 +201,14 @@ std::string PySide::format_fstring(const std::string& text, int line) {
         fail("not_kernelbench", "the CUDA source is an f-string with the field {" + name +
                                     "}, which is not a constant of the module (line " +
                                     std::to_string(line) + ")");
-      out += it->second->text;
+      // The text Python's str() gives the constant: a string's value (not an f-string's
+      // source), an integer in decimal, a float only where written as Python writes it.
+      std::optional<std::string> as_python = field_text(*it->second);
+      if (!as_python)
+        fail("not_kernelbench", "the CUDA source is an f-string with the field {" + name +
+                                    "}, whose text kernrl does not write as Python does (line " +
+                                    std::to_string(line) + ")");
+      out += *as_python;
       i = e;
       continue;
     }

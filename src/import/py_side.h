@@ -174,6 +174,9 @@ class PySide {
   std::vector<std::string> strings_of(const PyExprP& e, int line);
 
   std::string format_fstring(const std::string& text, int line);
+  // What Python's str() writes for a module constant's literal (a number or a plain string), or
+  // nothing where kernrl does not know it.
+  static std::optional<std::string> field_text(const PyExpr& c);
 
   PyExprP kwarg(const PyExprP& call, const char* name, size_t position);
 
@@ -254,6 +257,16 @@ class PySide {
   // `NAME.append(x)` as a statement of forward (or a function of the file it calls): the list
   // changed in place, in every name and attribute that holds it; false when `e` is no such call.
   bool append_statement(Env& env, const PyExprP& e, int line);
+  // `NAME += items` / `NAME *= n` on a list: Python extends the list in place (every name that
+  // holds it sees the change), so kernrl does so on a list made in this function and refuses
+  // any other.
+  void list_augmented(Env& env, const PyExprP& target, const std::string& op, const Val& value,
+                      int line);
+  // Checks that `name` holds a list `env` may change in place and returns its identity (what:
+  // the statement, and verb: what it does, for errors).
+  int mutable_list(Env& env, const std::string& name, const std::string& what, const char* verb);
+  // Replaces the list `id` by `now` in every name of `env` and attribute of `self` that holds it.
+  void replace_list(Env& env, int id, const Val& now);
 
   // ------------------------------------------------------------- loops over layers
   // (py_loops.cpp) `for`, `while` and list comprehensions in forward, unrolled over what they
@@ -293,7 +306,11 @@ class PySide {
   size_t exec_while(Env& env, size_t i, size_t next);
   // Runs a loop's body once: false when a `break` ended the loop.
   bool loop_body(Env& env, size_t i, size_t next);
-  Val comprehension(Env& env, const PyExprP& e);
+  // With stop_at (a generator consumed by any() or all(), text the call): items are made one at a
+  // time and the first whose truth is *stop_at is the last, as Python stops there; each item's
+  // truth must be known at every size set.
+  Val comprehension(Env& env, const PyExprP& e, std::optional<bool> stop_at = std::nullopt,
+                    const std::string& text = "");
   Val builtin_isinstance(const std::vector<Val>& args, const std::string& text) const;
 
   // ---------------------------------------------------------------- PyTorch operators

@@ -2,6 +2,7 @@
 // the PyTorch operators forward keeps beside its CUDA kernels, as torch steps of the launch block
 // (docs/kernel-format.md, "PyTorch operators"; allowed on suites built from KernelBench).
 #include <algorithm>
+#include <limits>
 
 #include "import/py_side.h"
 
@@ -185,6 +186,8 @@ Val PySide::init_expr(const PyExprP& e, int depth) {
         // Python floors; kernrl's expressions truncate: the same where neither side is negative.
         if (a.k && b.k) {
           if (*b.k == 0) return make_unknown("`" + py_text(e) + "` (a division by zero)");
+          if (*a.k == std::numeric_limits<int64_t>::min() && *b.k == -1)
+            return make_unknown("`" + py_text(e) + "` (a 64-bit overflow)");
           int64_t q = *a.k / *b.k;
           if ((*a.k % *b.k != 0) && ((*a.k < 0) != (*b.k < 0))) --q;
           return make_int(q);

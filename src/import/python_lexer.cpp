@@ -48,76 +48,124 @@ int hex_value(char c) {
   return -1;
 }
 
-// The value of a string literal's body as Python decodes it.
-std::string decode(const std::string& body, bool raw) {
+// Decodes the escape at body[i] (a backslash) onto out and returns the index of its last
+// character. In an f-string a brace written as an escape (`\x7b`, `\173`, `\u007b`) is literal
+// text, so it is written doubled, as the f-string's own `{{` and `}}` are.
+size_t decode_escape(const std::string& body, size_t i, std::string& out, bool fstr, bool bytes,
+                     int line) {
+  auto put = [&](uint32_t cp) {
+    append_utf8(out, cp);
+    if (fstr && (cp == '{' || cp == '}')) out += static_cast<char>(cp);
+  };
+  char n = body[++i];
+  switch (n) {
+    case '\n':
+      break;  // line continuation inside the string
+    case '\\':
+      out += '\\';
+      break;
+    case '\'':
+      out += '\'';
+      break;
+    case '"':
+      out += '"';
+      break;
+    case 'n':
+      out += '\n';
+      break;
+    case 't':
+      out += '\t';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case 'a':
+      out += '\a';
+      break;
+    case 'b':
+      out += '\b';
+      break;
+    case 'f':
+      out += '\f';
+      break;
+    case 'v':
+      out += '\v';
+      break;
+    case 'N':
+      if (bytes) {
+        out += "\\N";  // not an escape in a bytes literal
+        break;
+      }
+      syntax(line, "a string with a \\N{...} escape, which kernrl does not decode");
+    case 'x':
+    case 'u':
+    case 'U': {
+      if (bytes && n != 'x') {
+        out += std::string("\\") + n;  // not an escape in a bytes literal
+        break;
+      }
+      size_t digits = n == 'x' ? 2 : n == 'u' ? 4 : 8;
+      uint32_t cp = 0;
+      size_t k = 0;
+      for (; k < digits && i + 1 < body.size() && hex_value(body[i + 1]) >= 0; ++k)
+        cp = cp * 16 + static_cast<uint32_t>(hex_value(body[++i]));
+      if (k != digits) syntax(line, std::string("a string with a truncated \\") + n + " escape");
+      put(cp);
+      break;
+    }
+    default:
+      if (n >= '0' && n <= '7') {
+        uint32_t cp = static_cast<uint32_t>(n - '0');
+        for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7';
+             ++k)
+          cp = cp * 8 + static_cast<uint32_t>(body[++i] - '0');
+        put(cp);
+      } else {
+        out += '\\';  // Python keeps unknown escapes as written
+        out += n;
+      }
+  }
+  return i;
+}
+
+// The value of a string literal's body as Python decodes it. For an f-string: its text with
+// the literal parts decoded (literal braces doubled) and every {field} as written, so that
+// an escape inside a field stays a backslash, which the field readers refuse.
+std::string decode(const std::string& body, bool raw, bool fstr, bool bytes, int line) {
   if (raw) return body;
   std::string out;
   for (size_t i = 0; i < body.size(); ++i) {
     char c = body[i];
+    if (fstr && c == '{' && i + 1 < body.size() && body[i + 1] == '{') {
+      out += "{{";
+      ++i;
+      continue;
+    }
+    if (fstr && c == '{') {
+      // A field, up to its matching brace, as written. A quote in it: the rest as written
+      // (the field readers refuse fields with strings).
+      int depth = 0;
+      for (; i < body.size(); ++i) {
+        char d = body[i];
+        if (d == '"' || d == '\'') {
+          out += body.substr(i);
+          return out;
+        }
+        out += d;
+        if (d == '{') ++depth;
+        if (d == '}' && --depth == 0) break;
+      }
+      continue;
+    }
     if (c != '\\' || i + 1 >= body.size()) {
       out += c;
       continue;
     }
-    char n = body[++i];
-    switch (n) {
-      case '\n':
-        break;  // line continuation inside the string
-      case '\\':
-        out += '\\';
-        break;
-      case '\'':
-        out += '\'';
-        break;
-      case '"':
-        out += '"';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 'a':
-        out += '\a';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'v':
-        out += '\v';
-        break;
-      case 'x':
-      case 'u':
-      case 'U': {
-        size_t digits = n == 'x' ? 2 : n == 'u' ? 4 : 8;
-        uint32_t cp = 0;
-        size_t k = 0;
-        for (; k < digits && i + 1 < body.size() && hex_value(body[i + 1]) >= 0; ++k)
-          cp = cp * 16 + static_cast<uint32_t>(hex_value(body[++i]));
-        if (k == digits)
-          append_utf8(out, cp);
-        else
-          out += std::string("\\") + n;
-        break;
-      }
-      default:
-        if (n >= '0' && n <= '7') {
-          uint32_t cp = static_cast<uint32_t>(n - '0');
-          for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7';
-               ++k)
-            cp = cp * 8 + static_cast<uint32_t>(body[++i] - '0');
-          append_utf8(out, cp);
-        } else {
-          out += '\\';  // Python keeps unknown escapes as written
-          out += n;
-        }
+    if (fstr && (body[i + 1] == '{' || body[i + 1] == '}')) {
+      out += c;  // `\{x}`: a backslash, then the field (or brace) as Python reads it
+      continue;
     }
+    i = decode_escape(body, i, out, fstr, bytes, line);
   }
   return out;
 }
@@ -211,7 +259,7 @@ std::vector<PyLine> py_lines(const std::string& text) {
         }
         PyTok t;
         t.kind = PyTok::String;
-        t.text = decode(text.substr(start, j - start), raw);
+        t.text = decode(text.substr(start, j - start), raw, fstr, bytes, start_line);
         t.line = start_line;
         t.fstring = fstr;
         t.bytes = bytes;

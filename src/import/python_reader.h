@@ -10,7 +10,9 @@ namespace kernrl::kbimport {
 
 struct PyTok {
   enum Kind { Name, Number, String, Op } kind = Op;
-  std::string text;  // strings: the decoded value
+  // Strings: the decoded value; an f-string's text is its literal parts decoded, their braces
+  // (`{{`, or an escape as `\x7b`) written doubled, and its {fields} as written.
+  std::string text;
   int line = 0;
   bool fstring = false;  // an f-string (its {fields} are not yet substituted)
   bool bytes = false;
@@ -23,7 +25,8 @@ struct PyLine {
   std::vector<PyTok> toks;
 };
 
-// Throws ImportError("python_syntax") for an unclosed string or bracket.
+// Throws ImportError("python_syntax") for an unclosed string or bracket, and for a string
+// escape kernrl does not decode (`\N{...}`) or Python rejects (a truncated `\x`, `\u`, `\U`).
 std::vector<PyLine> py_lines(const std::string& text);
 
 // Expressions as trees. Operators and calls keep what the converter needs to name them.
