@@ -87,8 +87,9 @@ std::optional<std::map<std::string, Val>> PySide::rnn_config(const Val& layer,
   for (size_t i = 0; i < count; ++i)
     if (i + 1 < call->kids.size()) cfg[params[i].first] = init_expr(call->kids[i + 1]);
   for (const auto& [k, v] : call->kwargs) {
+    const std::string& key = k;  // (a lambda may not capture a structured binding in C++17)
     auto p = std::find_if(params.begin(), params.begin() + static_cast<long>(count),
-                          [&](const auto& q) { return q.first == k; });
+                          [&](const auto& q) { return q.first == key; });
     if (p == params.begin() + static_cast<long>(count))
       fail("torch_op_in_forward",
            ctor + " is built with `" + k + "`, which kernrl does not map (`" + text + "`)");
