@@ -15,8 +15,10 @@
 #include "import/kernelbench_import.h"
 #include "import/python_reader.h"
 #include "parse/launch_block.h"
+#include "suite_problems.h"
 
 using namespace kernrl;
+using kernrl::test::suite_linear;
 
 namespace {
 
@@ -72,49 +74,6 @@ std::vector<std::string> arg_texts(const LaunchSpec& l) {
   std::vector<std::string> v;
   for (const auto& a : l.args) v.push_back(a.text);
   return v;
-}
-
-// A suite problem (reference TorchScript) of a linear layer then an elementwise epilogue, with the
-// reference's constructor list: Model(input_size, output_size, divisor).
-ProblemSpec suite_linear() {
-  return parse_problem_yaml(R"(id: L2_86_Matmul_Divide_GELU
-level: 2
-name: Matmul_Divide_GELU
-description: A suite problem.
-reference: {torchscript: torchscript}
-sizes:
-  bench: {batch_size: 128, input_size: 512, output_size: 1024}
-  test:
-    - {batch_size: 3, input_size: 33, output_size: 17}
-    - {batch_size: 7, input_size: 64, output_size: 40}
-inputs:
-  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
-parameters:
-  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
-  - {name: linear.bias, dtype: float32, shape: [output_size], init: custom}
-outputs:
-  - {name: out, dtype: float32, shape: [batch_size, output_size]}
-flops: "0"
-bytes: auto
-torch: |
-  import torch
-  class Model(torch.nn.Module):
-      def __init__(self, input_size, output_size, divisor):
-          super().__init__()
-          self.linear = torch.nn.Linear(input_size, output_size)
-          self.divisor = divisor
-      def forward(self, x):
-          return torch.nn.functional.gelu(self.linear(x) / self.divisor)
-  batch_size = 128
-  input_size = 512
-  output_size = 1024
-  divisor = 10.0
-  def get_inputs():
-      return [torch.rand(batch_size, input_size)]
-  def get_init_inputs():
-      return [input_size, output_size, divisor]
-)",
-                            "suite.yaml");
 }
 
 }  // namespace
@@ -4520,46 +4479,6 @@ torch: |
 
 TEST_CASE("import_kernelbench: tuples and lists of __init__'s arguments, repeated and joined") {
   // KernelBench passes the reference's constants as written: a tuple stays a tuple.
-  auto pool_problem = [](const std::string& pool) {
-    std::string yaml = std::string(R"(id: L2_86_Matmul_Divide_GELU
-level: 2
-name: Matmul_Divide_GELU
-description: A suite problem.
-reference: {torchscript: torchscript}
-sizes:
-  bench: {batch_size: 128, input_size: 512, output_size: 1024}
-  test:
-    - {batch_size: 3, input_size: 33, output_size: 17}
-    - {batch_size: 7, input_size: 64, output_size: 40}
-inputs:
-  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
-parameters:
-  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
-  - {name: linear.bias, dtype: float32, shape: [output_size], init: custom}
-outputs:
-  - {name: out, dtype: float32, shape: [batch_size, output_size]}
-flops: "0"
-bytes: auto
-torch: |
-  import torch
-  class Model(torch.nn.Module):
-      def __init__(self, input_size, output_size, divisor):
-          super().__init__()
-          self.linear = torch.nn.Linear(input_size, output_size)
-      def forward(self, x):
-          return self.linear(x)
-  batch_size = 128
-  input_size = 512
-  output_size = 1024
-  pool_size = )") + pool +
-                       R"(
-  def get_inputs():
-      return [torch.rand(batch_size, input_size)]
-  def get_init_inputs():
-      return [input_size, output_size, pool_size]
-)";
-    return parse_problem_yaml(yaml, "suite.yaml");
-  };
   const std::string triple =
       "def _triple(v):\n"
       "    if isinstance(v, (tuple, list)):\n"
@@ -4570,7 +4489,7 @@ torch: |
   auto run = [&](const std::string& pool, const std::string& value, const std::string& use) {
     std::string py = int_attr_module("        self.pool = " + value, use);
     py.insert(py.find("class ModelNew"), triple);
-    return import_kernelbench(py, pool_problem(pool));
+    return import_kernelbench(py, suite_linear(pool));
   };
   const std::string kdhw =
       "self.pool[0] * 100 + self.pool[1] * 10 + self.pool[2] + 1000 * len(self.pool)";
@@ -4579,7 +4498,7 @@ torch: |
     auto r = run(pool, "_triple(divisor)", kdhw);
     CAPTURE(pool);
     REQUIRE_MESSAGE(r.converted, r.reason);
-    CHECK(checked_plan(r, pool_problem(pool)).launches[0].args[2].text == expect);
+    CHECK(checked_plan(r, suite_linear(pool)).launches[0].args[2].text == expect);
   }
   // isinstance tells a tuple from a list; + joins two of a kind; * repeats (none below 1).
   for (const auto& [pool, value, expect] :
@@ -4591,7 +4510,7 @@ torch: |
     auto r = run(pool, value, "self.pool");
     CAPTURE(value);
     REQUIRE_MESSAGE(r.converted, r.reason);
-    CHECK(checked_plan(r, pool_problem(pool)).launches[0].args[2].text == expect);
+    CHECK(checked_plan(r, suite_linear(pool)).launches[0].args[2].text == expect);
   }
   // A tuple and a list do not join (Python raises): not followed.
   auto r = run("(2, 3)", "len(divisor + [7])", "self.pool");
