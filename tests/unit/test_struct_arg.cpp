@@ -9,35 +9,19 @@
 #include "core/paths.h"
 #include "core/problem.h"
 #include "parse/launch_block.h"
+#include "plan_checks.h"
 #include "protocol/struct_arg.h"
 #include "worker/launch_args.h"
 
 using namespace kernrl;
+using kernrl::test::checked;
+using kernrl::test::plan_error;
 
 namespace {
 
 const ProblemSpec& softmax() {  // x, out: float32 [batch_size, dim]
   static ProblemSpec p = load_problem(find_problem_dir(problems_dir(), "L1_23_Softmax"));
   return p;
-}
-
-LaunchPlan checked(const std::string& yaml, const ProblemSpec& p) {
-  LaunchPlan plan = parse_launch_block({"/* kernrl\n" + yaml + "*/\n", 1, false});
-  check_plan(plan, p, 132);
-  return plan;
-}
-
-std::string plan_error(const std::string& yaml, const ProblemSpec& p, bool* config = nullptr) {
-  try {
-    checked(yaml, p);
-  } catch (const LaunchConfigError& e) {
-    if (config) *config = true;
-    return e.what();
-  } catch (const FormatError& e) {
-    if (config) *config = false;
-    return e.what();
-  }
-  return "no error";
 }
 
 template <typename T>

@@ -12,9 +12,12 @@
 #include "headers/builtin_headers.h"
 #include "import/kernelbench_import.h"
 #include "parse/launch_block.h"
+#include "plan_checks.h"
 #include "protocol/tensor_accessor.h"
 
 using namespace kernrl;
+using kernrl::test::checked;
+using kernrl::test::plan_error;
 
 namespace {
 
@@ -27,25 +30,6 @@ const ProblemSpec& sum_dim1() {  // x [batch_size, dim1, dim2] -> out [batch_siz
 const ProblemSpec& gelu() {  // x, out [batch_size, dim]
   static ProblemSpec p = load_problem(find_problem_dir(problems_dir(), "L1_26"));
   return p;
-}
-
-LaunchPlan checked(const std::string& yaml, const ProblemSpec& p) {
-  LaunchPlan plan = parse_launch_block({"/* kernrl\n" + yaml + "*/\n", 1, false});
-  check_plan(plan, p, 132);
-  return plan;
-}
-
-std::string plan_error(const std::string& yaml, const ProblemSpec& p, bool* config = nullptr) {
-  try {
-    checked(yaml, p);
-  } catch (const LaunchConfigError& e) {
-    if (config) *config = true;
-    return e.what();
-  } catch (const FormatError& e) {
-    if (config) *config = false;
-    return e.what();
-  }
-  return "no error";
 }
 
 template <typename T>
