@@ -90,19 +90,41 @@ RealVars plan_reals(const ProblemSpec& p) {
   return r;
 }
 
-std::optional<OffsetArg> split_offset_arg(const std::string& text) {
-  auto trim = [](std::string t) {
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(0, 1);
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-    return t;
+std::string trimmed(const std::string& s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+bool is_buffer_name(const std::string& s) {
+  if (s.empty() || s.size() > 256) return false;
+  auto identifier = [](const std::string& part) {
+    return !part.empty() && (std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_') &&
+           std::all_of(part.begin(), part.end(), [](char c) {
+             return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+           });
   };
+  size_t from = 0;
+  while (true) {
+    size_t dot = s.find('.', from);
+    std::string part = s.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    bool digits =
+        !part.empty() && from > 0 && part.find_first_not_of("0123456789") == std::string::npos;
+    if (!identifier(part) && !digits) return false;
+    if (dot == std::string::npos) return true;
+    from = dot + 1;
+  }
+}
+
+std::optional<OffsetArg> split_offset_arg(const std::string& text) {
   int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '(' || c == '[') ++depth;
     if (c == ')' || c == ']') --depth;
     if (c != '+' || depth != 0) continue;
-    OffsetArg o{trim(text.substr(0, i)), trim(text.substr(i + 1))};
+    OffsetArg o{trimmed(text.substr(0, i)), trimmed(text.substr(i + 1))};
     if (o.buffer.empty() || o.offset.empty()) return std::nullopt;
     return o;
   }

@@ -140,6 +140,12 @@ Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms);
 // The problem's float scalars, the double-valued names of real expressions (FloatExpr arguments).
 RealVars plan_reals(const ProblemSpec& p);
 
+// `s` without the white space it starts and ends with.
+std::string trimmed(const std::string& s);
+// Whether `s` is written as a problem's tensor and buffer names are: identifiers joined by dots,
+// a part after the first may be digits (`network.0.weight`), at most 256 characters.
+bool is_buffer_name(const std::string& s);
+
 // An argument `NAME + EXPR` split at its first `+` outside parentheses (NAME and EXPR trimmed);
 // nullopt when it has none, or nothing before or after it. Whether NAME is a buffer is the
 // caller's question.

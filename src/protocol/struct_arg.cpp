@@ -10,13 +10,6 @@
 namespace kernrl {
 namespace {
 
-std::string trimmed(const std::string& s) {
-  size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
-
 // `s` split at its top-level commas (outside parentheses and brackets), untrimmed; an empty
 // string is one empty item.
 std::vector<std::string> top_level_items(const std::string& s) {
@@ -34,26 +27,6 @@ std::vector<std::string> top_level_items(const std::string& s) {
   }
   out.push_back(s.substr(start));
   return out;
-}
-
-// The pointer spellings of a buffer: a name (identifiers joined by dots, as a problem's tensor
-// names may be: `network.0.weight`).
-bool buffer_name(const std::string& s) {
-  if (s.empty() || s.size() > 256) return false;
-  size_t from = 0;
-  while (true) {
-    size_t dot = s.find('.', from);
-    std::string part = s.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
-    bool ident =
-        !part.empty() && (std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_') &&
-        std::all_of(part.begin(), part.end(),
-                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-    bool digits =
-        !part.empty() && from > 0 && part.find_first_not_of("0123456789") == std::string::npos;
-    if (!ident && !digits) return false;
-    if (dot == std::string::npos) return true;
-    from = dot + 1;
-  }
 }
 
 }  // namespace
@@ -160,7 +133,7 @@ std::optional<StructArg> parse_struct_arg(const std::string& text, std::string* 
       if (!is_null_pointer_word(value)) {
         auto o = split_offset_arg(value);
         std::string buffer = o ? o->buffer : value;
-        if (!buffer_name(buffer))
+        if (!is_buffer_name(buffer))
           return no(field +
                     " of the struct: a ptr field is a tensor or scratch name, NAME + EXPR "
                     "or null");

@@ -6,40 +6,6 @@
 #include <stdexcept>
 
 namespace kernrl {
-namespace {
-
-std::string trimmed(const std::string& s) {
-  size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
-
-bool identifier(const std::string& s) {
-  if (s.empty() || s.size() > 256 ||
-      !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
-    return false;
-  for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  return true;
-}
-
-// A problem's tensor names may hold dots (`network.0.weight`): identifiers joined by dots.
-bool buffer_name(const std::string& s) {
-  if (s.empty() || s.size() > 256) return false;
-  size_t from = 0;
-  while (true) {
-    size_t dot = s.find('.', from);
-    std::string part = s.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
-    bool ok = identifier(part) || (!part.empty() && from > 0 &&
-                                   part.find_first_not_of("0123456789") == std::string::npos);
-    if (!ok) return false;
-    if (dot == std::string::npos) return true;
-    from = dot + 1;
-  }
-}
-
-}  // namespace
 
 bool looks_like_accessor_arg(const std::string& text) {
   std::string t = trimmed(text);
@@ -66,7 +32,7 @@ std::optional<AccessorArg> parse_accessor_arg(const std::string& text, std::stri
     return no(form);
   a.buffer = trimmed(inner.substr(0, comma));
   std::string rank = trimmed(inner.substr(comma + 1));
-  if (!buffer_name(a.buffer)) return no(form + ", NAME a tensor or scratch buffer");
+  if (!is_buffer_name(a.buffer)) return no(form + ", NAME a tensor or scratch buffer");
   if (rank.empty() || rank.size() > 2 || rank.find_first_not_of("0123456789") != std::string::npos)
     return no(form + ", RANK a number of dimensions (1 to " + std::to_string(kMaxAccessorRank) +
               ")");
