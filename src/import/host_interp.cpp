@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <numeric>
 
 #include "core/expr.h"
@@ -267,6 +268,140 @@ Val Interp::to_float(const Val& v, const std::string& what, Frame& fr) {
       break;
   }
   fail_value(v, "a number", what, fr);
+}
+
+std::string Interp::plain_type(const std::string& written) {
+  std::string t = written;
+  for (size_t at; (at = t.find("std::")) != std::string::npos;) t.erase(at, 5);
+  if (t.rfind("::", 0) == 0) t.erase(0, 2);
+  std::string out;
+  for (char c : t) {
+    if (c == ' ' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::optional<Interp::CInt> Interp::c_int(const std::string& written) {
+  const std::string t = plain_type(written);
+  static const std::map<std::string, CInt> named = {
+      {"int8_t", {1, true}},     {"uint8_t", {1, false}},  {"int16_t", {2, true}},
+      {"uint16_t", {2, false}},  {"int32_t", {4, true}},   {"uint32_t", {4, false}},
+      {"int64_t", {8, true}},    {"uint64_t", {8, false}}, {"size_t", {8, false}},
+      {"ssize_t", {8, true}},    {"ptrdiff_t", {8, true}}, {"intptr_t", {8, true}},
+      {"uintptr_t", {8, false}}, {"index_t", {8, true}},   {"uint", {4, false}},
+  };
+  if (auto it = named.find(t); it != named.end()) return it->second;
+  // Words of the builtin integer types in any order: `long unsigned int`, `short`, `signed`.
+  int longs = 0, shorts = 0, chars = 0, ints = 0, sign = 0, uns = 0;
+  size_t from = 0;
+  while (from <= t.size()) {
+    size_t sp = t.find(' ', from);
+    std::string w = t.substr(from, sp == std::string::npos ? std::string::npos : sp - from);
+    if (w == "long")
+      ++longs;
+    else if (w == "short")
+      ++shorts;
+    else if (w == "char")
+      ++chars;
+    else if (w == "int")
+      ++ints;
+    else if (w == "signed")
+      ++sign;
+    else if (w == "unsigned")
+      ++uns;
+    else
+      return std::nullopt;
+    if (sp == std::string::npos) break;
+    from = sp + 1;
+  }
+  if (longs > 2 || shorts > 1 || chars > 1 || ints > 1 || sign + uns > 1 ||
+      (shorts && (longs || chars)) || (chars && (longs || ints)))
+    return std::nullopt;
+  if (chars && !sign && !uns) return std::nullopt;  // `char`: a character
+  CInt c;
+  c.is_signed = uns == 0;
+  c.bytes = chars ? 1 : shorts ? 2 : longs ? 8 : 4;
+  return c;
+}
+
+Val Interp::narrow_int(const Val& v, const CInt& t, const std::string& ctype, bool wrap,
+                       const std::string& what, Frame& fr, bool unknown_ok) {
+  if (v.kind != Val::Int) return v;
+  const int bits = t.bytes * 8;
+  const int64_t lo = t.is_signed ? (bits == 64 ? INT64_MIN : -(int64_t{1} << (bits - 1))) : 0;
+  const int64_t hi = bits == 64    ? INT64_MAX
+                     : t.is_signed ? (int64_t{1} << (bits - 1)) - 1
+                                   : (int64_t{1} << bits) - 1;
+  Val r = v;
+  if (!t.is_signed) r.uns = true;
+  if (v.k) {
+    if (*v.k >= lo && *v.k <= hi) return r;
+    if (!wrap)
+      fail("mismatch", what + " is " + std::to_string(*v.k) + ", beyond the range of `" + ctype +
+                           "`: pybind11 refuses it");
+    if (bits == 64)  // a negative value of a 64-bit unsigned type: beyond what kernrl holds
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` gives the `" + ctype +
+                             "` the negative value " + std::to_string(*v.k) +
+                             " (it wraps around in C++; kernrl follows integers as signed values)");
+    uint64_t u = static_cast<uint64_t>(*v.k) & ((uint64_t{1} << bits) - 1);
+    int64_t w = static_cast<int64_t>(u);
+    if (t.is_signed && w > hi) w -= int64_t{1} << bits;
+    r.k = w;
+    r.e.clear();
+    r.scalar.clear();
+    return r;
+  }
+  if (t.is_signed && bits == 64) return r;
+  auto p = C.per_set(v);
+  if (!p && !C.repeat_var_.empty()) {
+    // In a loop run as a launch-block repeat: its value at each pass of each size set.
+    p.emplace();
+    for (const Vars& s : C.size_sets) {
+      Vars vars = s;
+      try {
+        const int64_t n = eval_expr(C.repeat_count_, vars);
+        if (n > (int64_t{1} << 16)) {
+          p.reset();
+          break;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          vars[C.repeat_var_] = i;
+          p->push_back(eval_expr(v.e, vars));
+        }
+      } catch (const ExprError&) {
+        p.reset();
+        break;
+      }
+    }
+  }
+  if (!p && unknown_ok) return r;
+  if (!p)
+    fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                           "` depends on what kernrl cannot evaluate at each size set; kernrl "
+                           "cannot tell that it fits a `" +
+                           ctype + "`");
+  for (int64_t x : *p)
+    if (x < lo || x > hi) {
+      if (!wrap)
+        fail("mismatch", what + " is " + std::to_string(x) +
+                             " at some size set, beyond the range of `" + ctype +
+                             "`: pybind11 refuses it");
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` is " + std::to_string(x) +
+                             " at some size set, beyond the range of `" + ctype +
+                             "` (C++ would wrap it around; kernrl follows values in range)");
+    }
+  return r;
+}
+
+Val Interp::narrow_float(const Val& v, bool f32) {
+  if (!f32 || v.kind != Val::Float || !v.f || !v.e.empty() || !v.scalar.empty()) return v;
+  const double n = static_cast<double>(static_cast<float>(*v.f));
+  return n == *v.f ? v : make_float(n);
 }
 
 void Interp::fail_value(const Val& v, const std::string& wanted, const std::string& what,

@@ -147,6 +147,23 @@ class Interp {
   Val struct_field_value(const StructDecl::Field& f, const Val& v, const std::string& what,
                          Frame& fr);
 
+  // ---------------------------------------------------------------- variables
+  Var* lookup(Frame& fr, const std::string& name);
+  std::string alias(Frame& fr, const std::string& name);
+  int depth(Frame& fr);
+  void declare(Frame& fr, const std::string& name, Val v);
+  int loop_depth(Frame& fr);
+  void store(Frame& fr, const std::string& name, const std::vector<std::string>& path, Val v,
+             const std::string& what);
+
+  // ---------------------------------------------------------------- conversions
+  Val to_int(const Val& v, const std::string& what, Frame& fr);
+  // v as a value of an unsigned C type: refused where it is negative at some size set.
+  Val as_unsigned(Val v, const std::string& what, Frame& fr);
+  Val to_float(const Val& v, const std::string& what, Frame& fr);
+  [[noreturn]] void fail_value(const Val& v, const std::string& wanted, const std::string& what,
+                               Frame& fr);
+
   // A C integer type by any of its spellings (`std::int64_t`, `long int`, `unsigned`, `size_t`):
   // its size in bytes and signedness; nullopt for none (`char`, a character to pybind11).
   struct CInt {
@@ -165,23 +182,6 @@ class Interp {
   // Float `v` as a value of a C `float` (`f32`) or `double`: a constant rounded to a float's
   // precision (other values are as they were: a float field read back refuses them).
   static Val narrow_float(const Val& v, bool f32);
-
-  // ---------------------------------------------------------------- variables
-  Var* lookup(Frame& fr, const std::string& name);
-  std::string alias(Frame& fr, const std::string& name);
-  int depth(Frame& fr);
-  void declare(Frame& fr, const std::string& name, Val v);
-  int loop_depth(Frame& fr);
-  void store(Frame& fr, const std::string& name, const std::vector<std::string>& path, Val v,
-             const std::string& what);
-
-  // ---------------------------------------------------------------- conversions
-  Val to_int(const Val& v, const std::string& what, Frame& fr);
-  // v as a value of an unsigned C type: refused where it is negative at some size set.
-  Val as_unsigned(Val v, const std::string& what, Frame& fr);
-  Val to_float(const Val& v, const std::string& what, Frame& fr);
-  [[noreturn]] void fail_value(const Val& v, const std::string& wanted, const std::string& what,
-                               Frame& fr);
 
   // ---------------------------------------------------------------- integer arithmetic
   Val address_arith(const std::string& op, const Val& a, const Val& b, const std::string& what,
