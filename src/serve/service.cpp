@@ -259,10 +259,14 @@ void Service::answer(Waiter& w, GradeResult r) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kernrl serve: answering a request failed: %s\n", e.what());
   }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    --unanswered_;
-  }
+  // What the callback holds (a connection, whose end touches the network side) is released
+  // before the answer counts as given: the grader may keep the job's callback, and with it this
+  // Waiter, until after the server and this Service are gone.
+  w.done = nullptr;
+  // Notified under the lock: once it is released, wait_answered() may return and this Service be
+  // destroyed, so nothing here may touch it after.
+  std::lock_guard<std::mutex> l(mu_);
+  --unanswered_;
   answered_cv_.notify_all();
 }
 

@@ -5,7 +5,9 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/paths.h"
 #include "serve/api.h"
@@ -40,8 +42,10 @@ class FakeGrader : public Grader {
                 {"compile", {{"ms", 1}}}};
   };
   bool hold = false;
+  bool keep = false;  // keep each callback after calling it, as a grader's job may outlive it
   std::mutex mu;
   std::deque<std::pair<Job, Done>> held;
+  std::vector<Done> kept;
   int submitted = 0;
   bool stopped = false;
 
@@ -66,8 +70,11 @@ class FakeGrader : public Grader {
       std::lock_guard<std::mutex> l(mu);
       h.swap(held);
     }
-    for (auto& [job, done] : h)
+    for (auto& [job, done] : h) {
       done(outcome_of(kind, TraceRecord::from_json(kind == Outcome::Graded ? make(job) : json())));
+      std::lock_guard<std::mutex> l(mu);
+      if (keep) kept.push_back(std::move(done));
+    }
   }
   size_t queued() const override { return 0; }
   size_t running() const override { return 0; }
@@ -393,6 +400,27 @@ TEST_CASE("serve: cache, coalescing, admission, shutdown") {
   CHECK(got[7].kind == GradeResult::Stopped);
   f.svc->wait_answered();
   CHECK(f.svc->health() == "unhealthy");
+}
+
+TEST_CASE("serve: an answered request holds nothing of its caller's once it counts as answered") {
+  // At shutdown the network side is destroyed once every answer is given, while the grader may
+  // still hold the job's callback; the caller's callback (holding its connection) must be gone.
+  Fixture f;
+  f.grader->hold = true;
+  f.grader->keep = true;
+  auto connection = std::make_shared<int>(0);
+  std::weak_ptr<int> alive = connection;
+  int answers = 0;
+  GradeRequest req;
+  req.source = "held";
+  f.svc->grade(req, [&answers, connection](GradeResult) { ++answers; });
+  connection.reset();
+  CHECK(!alive.expired());  // the pending request holds it
+  f.grader->release_all();
+  f.svc->wait_answered();
+  CHECK(answers == 1);
+  CHECK(f.grader->kept.size() == 1);  // the grader still holds the job's callback
+  CHECK(alive.expired());
 }
 
 TEST_CASE("serve: sessions are admitted against capacity") {
