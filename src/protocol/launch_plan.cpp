@@ -50,6 +50,8 @@ const std::vector<TorchOp>& torch_step_ops() {
       {"gelu", ""},
       {"sigmoid", ""},
       {"tanh", ""},
+      {"mul", "Scalar"},  // a tensor times a number (Python's `x * 0.5`)
+      {"div", "Scalar"},  // a tensor divided by a number (`x / n`)
       {"reshape", ""},
       {"transpose", "int"},
       {"permute", ""},

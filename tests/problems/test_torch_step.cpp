@@ -287,3 +287,54 @@ TEST_CASE("a torch step's result must be a tensor among its operator's results")
   }
   CHECK(why == "torch step gru (line 4): result 2 of aten::gru, which returns 2 results");
 }
+
+TEST_CASE("mul and div: a tensor by a number, as PyTorch computes Python's `x * s` and `x / s`") {
+  torch::manual_seed(3);
+  torch::Tensor x = torch::randn({4, 5, 6});
+  // `w * (1.0 / D_out)`: Python computes the number in double; PyTorch holds it as a wrapped
+  // double scalar and multiplies float32 by it rounded to float, each product rounded once.
+  const double s = 1.0 / 7;
+  torch::Tensor out = torch::full({4, 5, 6}, std::nan(""));
+  TorchStep mul("mul", {tensor(x, "w"), real(s)}, out, false, "torch step mul (line 3)");
+  CHECK(mul.result_shape() == std::vector<int64_t>{4, 5, 6});
+  mul.run();
+  CHECK((out.scalar_type() == torch::kFloat32));
+  CHECK(torch::equal(out, x * s));  // libtorch's Tensor * double: Python's path
+  const float* px = x.data_ptr<float>();
+  const float* po = out.data_ptr<float>();
+  bool each = true;
+  for (int64_t i = 0; i < x.numel(); ++i) each = each && po[i] == px[i] * static_cast<float>(s);
+  CHECK(each);
+  // An integer stays an integer scalar (`x * 3`); the result keeps the tensor's dtype.
+  torch::Tensor three = torch::full({4, 5, 6}, std::nan(""));
+  TorchStep("mul", {tensor(x, "w"), integer(3)}, three, false, "torch step mul (line 4)").run();
+  CHECK(torch::equal(three, x * 3));
+  // div: `x / s` and `x / n`, PyTorch's true division.
+  torch::Tensor q = torch::full({4, 5, 6}, std::nan(""));
+  TorchStep("div", {tensor(x, "w"), real(s)}, q, false, "torch step div (line 5)").run();
+  CHECK(torch::equal(q, x / s));
+  TorchStep("div", {tensor(x, "w"), integer(4)}, q, false, "torch step div (line 6)").run();
+  CHECK(torch::equal(q, x / 4));
+  // float64 stays float64: the product in double.
+  torch::Tensor xd = x.to(torch::kFloat64), od = torch::zeros({4, 5, 6}, torch::kFloat64);
+  TorchStep("mul", {tensor(xd, "w"), real(s)}, od, false, "torch step mul (line 7)").run();
+  CHECK(torch::equal(od, xd * s));
+  // A view's strides do not matter: the result lands in the out buffer in order.
+  torch::Tensor xt = x.transpose(0, 2), ot = torch::zeros({6, 5, 4});
+  TorchStep("mul", {tensor(xt, "wt"), real(s)}, ot, false, "torch step mul (line 8)").run();
+  CHECK(torch::equal(ot, xt * s));
+}
+
+TEST_CASE("mul and div take a number, not a tensor; the out buffer has the result's dtype") {
+  torch::Tensor x = torch::randn({2, 3}), y = torch::randn({2, 3});
+  CHECK(step_error("mul", {tensor(x, "x"), tensor(y, "y")}, torch::zeros({2, 3}))
+            .find("argument 'y' for parameter 'other' (Scalar) needs a number") !=
+        std::string::npos);
+  CHECK(step_error("div", {tensor(x, "x"), boolean(true)}, torch::zeros({2, 3}))
+            .find("needs a number") != std::string::npos);
+  // An integer tensor times a float is promoted to float32 by PyTorch: an int64 out buffer is
+  // refused.
+  torch::Tensor n = torch::arange(6).view({2, 3});
+  CHECK(step_error("mul", {tensor(n, "n"), real(0.5)}, torch::zeros({2, 3}, torch::kInt64))
+            .find("gives Float but its out buffer is Long") != std::string::npos);
+}

@@ -493,6 +493,52 @@ TEST_CASE("real expressions as float arguments: checked at every size set, sent 
   CHECK_THROWS(LaunchPlan::from_json(j));
 }
 
+TEST_CASE("torch steps mul and div: a tensor by a number, a real expression evaluated per set") {
+  // The number of `mul` / `div` (ATen's mul.Scalar, div.Scalar) may be a real expression of the
+  // sizes, a scalar of the problem or an integer expression, each classified as for a kernel.
+  LaunchPlan plan = parse(
+      "launches:\n"
+      "  - {torch: linear, args: [x, weight, bias], out: y}\n"
+      "  - {torch: mul, args: [y, 1.0 / (batch_size * out_features)], out: z}\n"
+      "  - {torch: div, args: [z, scaling_factor], out: y}\n"
+      "  - {torch: mul, args: [y, in_features - 1], out: z}\n"
+      "  - {torch: div, args: [z, 0.25], out: y}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [y, out]}\n"
+      "scratch:\n"
+      "  y: {dtype: float32, shape: [batch_size, out_features]}\n"
+      "  z: {dtype: float32, shape: [batch_size, out_features]}\n");
+  check_plan(plan, linear_problem(true), 132);
+  REQUIRE(plan.launches.size() == 6);
+  CHECK(plan.launches[1].torch == "mul");
+  CHECK(plan.launches[1].args[0].kind == ArgKind::Scratch);
+  CHECK(plan.launches[1].args[1].kind == ArgKind::FloatExpr);
+  CHECK(plan.launches[2].torch == "div");
+  CHECK(plan.launches[2].args[1].kind == ArgKind::Scalar);
+  CHECK(plan.launches[3].args[1].kind == ArgKind::IntExpr);
+  CHECK(plan.launches[4].args[1].kind == ArgKind::FloatLiteral);
+  LaunchPlan back = LaunchPlan::from_json(plan.to_json());
+  CHECK(back.launches[1].args[1].kind == ArgKind::FloatExpr);
+  CHECK(back.to_json() == plan.to_json());
+  // The real expression is checked at every size set as a kernel's is: a division by zero at one
+  // of them (in_features is 64 at two of L2_40's sets) or an unknown name is a format error naming
+  // the step's argument.
+  auto step = [](const std::string& arg) {
+    return "launches:\n  - {torch: mul, args: [x, " + arg +
+           "], out: y}\n  - {kernel: k, grid: [1], block: [1], args: [y]}\nscratch:\n"
+           "  y: {dtype: float32, shape: [batch_size, in_features]}\n";
+  };
+  CHECK(torch_plan_error(step("1.0 / in_features")) == "no error");
+  const std::string zero = torch_plan_error(step("1.0 / (in_features - 64)"));
+  CHECK_CONTAINS(zero, "argument '1.0 / (in_features - 64)' of torch step mul");
+  CHECK_CONTAINS(zero, "division by zero");
+  CHECK_CONTAINS(torch_plan_error(step("1.0 / depth")), "unknown name 'depth'");
+  // `mul` and `div` are names of the list only on a suite built from KernelBench.
+  CHECK_CONTAINS(torch_plan_error(step("0.5"), false), "suites built from KernelBench");
+  CHECK(torch_step_op_problem("mul").empty());
+  CHECK(torch_step_op_problem("div").empty());
+  CHECK_CONTAINS(torch_step_op_problem("floor_divide"), "not an operator a torch step may call");
+}
+
 TEST_CASE("null kernel arguments: a null pointer for an optional tensor, in every spelling") {
   for (const std::string word : {"null", "nullptr", "none", "~"}) {
     auto plan = parse(
