@@ -1,5 +1,6 @@
 // The Python side (py_side.h): values of the problem and the module; forward()'s statements.
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "core/expr.h"
 #include "import/nesting.h"
 #include "import/py_side.h"
+#include "protocol/launch_plan.h"
 
 namespace kernrl::kbimport::py {
 
@@ -1024,6 +1026,9 @@ void PySide::exec_simple(Env& env, const std::vector<PyTok>& t, size_t from, int
     Val old = eval(env, target);
     if (old.kind == Val::List && old.seq == 'l')
       return list_augmented(env, target, aug, value, line);
+    // `w *= s` changes the tensor in place (every name, view or parameter that shares it sees
+    // the change): not an out-of-place step.
+    if (old.kind == Val::Tensor) torch_op(aug, py_text(target) + " " + aug + "= ...");
     value = binop(aug, old, value, py_text(target) + " " + aug + "= ...");
   }
   bind(env, target, value, line);
@@ -1230,7 +1235,13 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
       if (answers.size() == 1) return make_bool(*answers.begin());
     }
   }
+  // `w * (1.0 / D_out)`, `0.5 * x`, `x / n`: a tensor by a number, a `mul` or `div` torch step
+  // (on a suite built from KernelBench; else, and for any other operator, refused).
+  if ((op == "*" || op == "/") && (a.kind == Val::Tensor) != (b.kind == Val::Tensor))
+    return scalar_step(op, a.kind == Val::Tensor ? a : b, a.kind == Val::Tensor ? b : a,
+                       b.kind == Val::Tensor, text);
   if (a.kind == Val::Tensor || b.kind == Val::Tensor) torch_op(op, text);
+  if (auto r = real_binop(op, a, b, text)) return *r;
   if (op == "+" || op == "-" || op == "*" || op == "//" || op == "%") {
     if (a.kind == Val::Int && b.kind == Val::Int && (op == "//" || op == "%")) {
       // Python floors (-3 // 2 is -2, -1 % 3 is 2); kernrl's expressions truncate as C does.
@@ -1359,6 +1370,82 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
   if (a.kind == Val::Unknown) fail("host_logic", "forward uses " + a.why + " in `" + text + "`");
   if (b.kind == Val::Unknown) fail("host_logic", "forward uses " + b.why + " in `" + text + "`");
   fail("host_logic", "host logic in forward: `" + text + "`");
+}
+
+std::optional<Val> PySide::real_binop(const std::string& op, const Val& a, const Val& b,
+                                      const std::string& text) {
+  auto number = [](const Val& v) {
+    return v.kind == Val::Int || v.kind == Val::Float || v.kind == Val::Ratio;
+  };
+  if (!number(a) || !number(b)) return std::nullopt;
+  // A float in Python: a Float, a true division of two integers, an integer made a float.
+  auto real = [](const Val& v) { return v.kind != Val::Int || v.floaty; };
+  auto known = [](const Val& v) {
+    return (v.kind == Val::Float && v.f && v.e.empty()) || (v.kind == Val::Int && v.k);
+  };
+  if (!real(a) && !real(b)) return std::nullopt;  // integers: binop's integer arithmetic
+  if (known(a) && known(b)) return std::nullopt;  // folded by binop
+  if (op == "//" || op == "%")
+    fail("host_logic", "`" + text +
+                           "` floors a float computed from the sizes, which kernrl's real "
+                           "expressions do not compute as Python does");
+  if (op != "+" && op != "-" && op != "*" && op != "/") return std::nullopt;
+  // Each operand parenthesised unless it is a name or an unsigned number.
+  auto atom = [](const std::string& t) {
+    bool simple = !t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+    });
+    return simple ? t : "(" + t + ")";
+  };
+  return real_value(atom(real_operand(a, text)) + " " + op + " " + atom(real_operand(b, text)),
+                    text);
+}
+
+std::string PySide::real_operand(const Val& v, const std::string& text) {
+  // An integer beside a float is converted to a double where the operation happens, as Python
+  // converts an int operand of a float operation; its own arithmetic stays integer.
+  if (v.kind == Val::Int && !v.floaty) return int_text(v);
+  // -0.0 keeps its sign (`-0.0` in an expression is 0 - 0.0, which is +0.0).
+  if (v.kind == Val::Float && v.f && v.e.empty() && *v.f == 0 && std::signbit(*v.f))
+    return "-1.0 * 0.0";
+  if (v.kind == Val::Ratio) {
+    // Python divides two integers exactly rounded; C's double division of the two converted
+    // agrees where both convert exactly (up to 2^53).
+    for (const Val& part : v.items) {
+      auto p = C.per_set(part);
+      bool exact = p && std::all_of(p->begin(), p->end(), [](int64_t x) {
+                     return x >= -(int64_t{1} << 53) && x <= (int64_t{1} << 53);
+                   });
+      if (!exact)
+        fail("host_logic", "`" + text +
+                               "` divides integers beyond 2^53 (or not known at every size set) "
+                               "in floating point");
+    }
+  }
+  auto t = real_text(v);
+  if (!t) fail("host_logic", "host logic in forward: `" + text + "`");
+  return *t;
+}
+
+Val PySide::real_value(const std::string& e, const std::string& text) {
+  // Python computes the value when forward runs: a division by zero raises, an overflow of
+  // kernrl's 64-bit integers is a value kernrl cannot compute.
+  const RealVars reals = plan_reals(C.P);
+  for (const Vars& s : C.size_sets) {
+    double v = 0;
+    try {
+      v = eval_real_expr(e, plan_vars(C.P, s, 132), reals);
+    } catch (const ExprError& x) {
+      fail("host_logic", "`" + text + "` cannot be computed at some size set of " + C.P.id + " (" +
+                             x.what() + ")");
+    }
+    if (!std::isfinite(v))
+      fail("host_logic", "`" + text + "` is not a finite number at some size set of " + C.P.id);
+  }
+  Val r;
+  r.kind = Val::Float;
+  r.e = e;
+  return r;
 }
 
 }  // namespace kernrl::kbimport::py

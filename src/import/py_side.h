@@ -402,6 +402,21 @@ class PySide {
   void name_alloc(const Val& v, const std::string& name);
 
   Val binop(const std::string& op, const Val& a, const Val& b, const std::string& text);
+  // Python's `+ - * /` of two numbers, one of them a float or a true division (a Ratio) kernrl
+  // knows only as an expression of the sizes (`1.0 / D_out`, `scale * n`): a real expression
+  // (docs/kernel-format.md) computed as Python does, in double, checked to evaluate at every size
+  // set. nullopt where `op` or an operand is not such (`//` and `%` of a float are refused).
+  std::optional<Val> real_binop(const std::string& op, const Val& a, const Val& b,
+                                const std::string& text);
+  // An operand of such an operation as kernrl expression text (an integer as written: converted
+  // where it meets the double); and the real expression `e` as a Float, refused (`text`) where it
+  // does not evaluate to a finite number at some size set.
+  std::string real_operand(const Val& v, const std::string& text);
+  Val real_value(const std::string& e, const std::string& text);
+  // `x * s`, `s * x`, `x / s` (`scalar_first`: `s * x`): a tensor by a Python number, a `mul` or
+  // `div` torch step on a suite built from KernelBench (torch_op_in_forward otherwise).
+  Val scalar_step(const std::string& op, const Val& tensor, const Val& number, bool scalar_first,
+                  const std::string& text);
 
   Val eval(Env& env, const PyExprP& e);
   // The value of an f-string of forward (its text as the parser keeps it) whose fields are each

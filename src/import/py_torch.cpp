@@ -2,6 +2,7 @@
 // the PyTorch operators forward keeps beside its CUDA kernels, as torch steps of the launch block
 // (docs/kernel-format.md, "PyTorch operators"; allowed on suites built from KernelBench).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "import/py_side.h"
@@ -421,6 +422,41 @@ Val PySide::torch_step(const std::string& op, const std::vector<Val>& args, std:
   // dtype and shape by value: they may name a tensor of C.tensors, which the step's buffer grows.
   note_stat_reads(args);
   return C.torch_step(op, args, std::move(shape), std::move(dtype), text, "torch_op_in_forward");
+}
+
+Val PySide::scalar_step(const std::string& op, const Val& tensor, const Val& number,
+                        bool scalar_first, const std::string& text) {
+  if (C.P.torchscript.empty()) torch_op(op, text);  // kernrl's own problems: kernels only
+  if (number.kind == Val::Unknown)
+    fail("host_logic", "forward uses " + number.why + " in `" + text + "`");
+  // `s / x` is Tensor.__rtruediv__ (a reciprocal, then a product): another operator.
+  if (op == "/" && scalar_first)
+    fail("torch_op_in_forward", "`" + text +
+                                    "`: a number divided by a tensor (Tensor.__rtruediv__), "
+                                    "which kernrl does not map");
+  // The number as Python holds it: an int (passed as an integer, as PyTorch takes it) or a float
+  // (a double: a literal, a scalar of the problem, or a real expression of the sizes).
+  Val n = number;
+  if (n.kind == Val::Ratio || (n.kind == Val::Int && n.floaty))
+    n = real_value(real_operand(n, text), text);
+  const bool is_int = n.kind == Val::Int && !n.floaty;
+  const bool is_float = n.kind == Val::Float && ((n.f && std::isfinite(*n.f)) || !n.e.empty());
+  if (!is_int && !is_float)
+    fail("torch_op_in_forward",
+         "`" + text + "`: a tensor by " +
+             (n.kind == Val::Bool ? std::string("a bool")
+                                  : std::string("a value that is not a number kernrl computes")) +
+             "; kernrl maps a tensor times or divided by an int or a float");
+  const TensorInfo t = tensor_of(tensor, text);
+  // A float tensor by a Python number keeps its dtype (a wrapped number does not promote within
+  // its category); an integer or bool tensor is promoted by PyTorch's rules: not followed.
+  static const std::set<std::string> floating = {"float16", "bfloat16", "float32", "float64"};
+  if (!floating.count(t.dtype))
+    fail("torch_op_in_forward",
+         "`" + text + "`: a " + t.dtype +
+             " tensor by a number; kernrl maps floating tensors only (PyTorch promotes integer "
+             "and bool tensors by its own rules)");
+  return torch_step(op == "*" ? "mul" : "div", {tensor, n}, t.shape, t.dtype, text);
 }
 
 Val PySide::matmul(const Val& a, const Val& b, const std::string& text) {

@@ -25,8 +25,8 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   static const std::set<std::string> contiguous_results = {
       "linear",    "mm",      "bmm",    "matmul", "addmm", "baddbmm", "reshape",
       "transpose", "permute", "narrow", "cat",    "lstm",  "gru"};
-  static const std::set<std::string> elementwise = {"relu", "gelu",    "sigmoid",
-                                                    "tanh", "softmax", "log_softmax"};
+  static const std::set<std::string> elementwise = {"relu",    "gelu",        "sigmoid", "tanh",
+                                                    "softmax", "log_softmax", "mul",     "div"};
   static const std::set<std::string> convolutions = {
       "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"};
   const bool convolution = convolutions.count(op) > 0;
@@ -90,6 +90,8 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
       o.text = int_text(a);
     } else if (a.kind == Val::Float && a.f) {
       o.text = float_literal(*a.f);
+    } else if (a.kind == Val::Float && !a.e.empty()) {
+      o.text = a.e;  // a real expression of the sizes (`1.0 / (depth)`), evaluated per size set
     } else if (a.kind == Val::Bool && a.k) {
       o.text = *a.k ? "true" : "false";
     } else if (a.kind == Val::List && !a.items.empty() && a.items[0].kind == Val::Tensor) {
