@@ -3,6 +3,7 @@
 // (docs/kernel-format.md, "PyTorch operators"; allowed on suites built from KernelBench).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "import/py_side.h"
@@ -656,6 +657,12 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
       {"torch.conv1d", "conv1d"},
       {"torch.conv2d", "conv2d"},
       {"torch.conv3d", "conv3d"},
+      {"torch.nn.functional.conv_transpose1d", "conv_transpose1d"},
+      {"torch.nn.functional.conv_transpose2d", "conv_transpose2d"},
+      {"torch.nn.functional.conv_transpose3d", "conv_transpose3d"},
+      {"torch.conv_transpose1d", "conv_transpose1d"},
+      {"torch.conv_transpose2d", "conv_transpose2d"},
+      {"torch.conv_transpose3d", "conv_transpose3d"},
       {"torch.relu", "relu"},
       {"torch.nn.functional.relu", "relu"},
       {"torch.sigmoid", "sigmoid"},
@@ -757,6 +764,35 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
     }
     list.seq = 'l';
     return torch_step("cat", {list, make_int(static_cast<int64_t>(d))}, shape, first.dtype, text);
+  }
+  if (starts_with(op, "conv_transpose")) {
+    // F.conv_transpose<N>d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+    // groups=1, dilation=1), by position or keyword.
+    size_t nd = static_cast<size_t>(op[14] - '0');  // conv_transpose<N>d
+    static const char* names[] = {"input",   "weight",         "bias",   "stride",
+                                  "padding", "output_padding", "groups", "dilation"};
+    for (const auto& [k, v] : e->kwargs)
+      if (std::find(std::begin(names), std::end(names), k) == std::end(names))
+        fail("torch_op_in_forward", "`" + text + "`: the keyword argument `" + k + "`");
+    if (args.size() > 8)
+      fail("torch_op_in_forward", "`" + text + "`: more arguments than " + op + " takes");
+    std::vector<Val> a(8);
+    for (size_t i = 0; i < 8; ++i) {
+      auto v = kw(names[i]);
+      if (i < args.size() && v)
+        fail("mismatch",
+             "`" + text + "` gives `" + names[i] + "` twice (Python raises a TypeError)");
+      if (i < args.size())
+        a[i] = args[i];
+      else if (v)
+        a[i] = *v;
+    }
+    if (a[3].kind == Val::Void) a[3] = make_int(1);
+    if (a[4].kind == Val::Void) a[4] = make_int(0);
+    if (a[5].kind == Val::Void) a[5] = make_int(0);
+    if (a[6].kind == Val::Void) a[6] = make_int(1);
+    if (a[7].kind == Val::Void) a[7] = make_int(1);
+    return conv_transpose_step(nd, a, text);
   }
   if (starts_with(op, "conv")) {
     size_t nd = static_cast<size_t>(op[4] - '0');  // conv<N>d

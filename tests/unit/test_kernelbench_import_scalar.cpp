@@ -203,3 +203,124 @@ TEST_CASE("import_kernelbench: a tensor by a number is refused where PyTorch dif
   CHECK_FALSE(r.converted);
   CHECK(r.category == "torch_op_in_forward");
 }
+
+namespace {
+
+// A ConvTranspose2d (kernel 4, stride 2, padding 1, output padding 1) then an activation kernel,
+// as a suite records it.
+ProblemSpec suite_conv_transpose() {
+  return parse_problem_yaml(R"(id: L2_5_ConvTranspose2d_Bias_Tanh
+level: 2
+name: ConvTranspose2d_Bias_Tanh
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 16, in_channels: 32, out_channels: 64, height: 16, width: 16}
+  test:
+    - {batch_size: 3, in_channels: 5, out_channels: 7, height: 9, width: 11}
+    - {batch_size: 2, in_channels: 8, out_channels: 3, height: 5, width: 4}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, in_channels, height, width], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: conv_transpose.weight, dtype: float32, shape: [in_channels, out_channels, 4, 4], init: custom}
+  - {name: conv_transpose.bias, dtype: float32, shape: [out_channels], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, out_channels, 2 * height + 1, 2 * width + 1]}
+modules: {"conv_transpose": ["ConvTranspose2d"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, in_channels, out_channels):
+          super().__init__()
+          self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, 4, stride=2, padding=1, output_padding=1)
+      def forward(self, x):
+          return torch.tanh(self.conv_transpose(x))
+  batch_size = 16
+  in_channels = 32
+  out_channels = 64
+  height = 16
+  width = 16
+  def get_inputs():
+      return [torch.rand(batch_size, in_channels, height, width)]
+  def get_init_inputs():
+      return [in_channels, out_channels]
+)",
+                            "suite.yaml");
+}
+
+// ModelNew of that problem whose forward computes `y` with `body`, then the activation kernel.
+std::string conv_transpose_module(const std::string& body) {
+  return R"(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+src = """
+#include <torch/extension.h>
+__global__ void tanh_k(float* y, int n) {}
+torch::Tensor act(torch::Tensor y) {
+  int n = y.numel();
+  tanh_k<<<(n + 255) / 256, 256>>>(y.data_ptr<float>(), n);
+  return y;
+}
+"""
+
+ext = load_inline(name="ext", cpp_sources="", cuda_sources=src, functions=["act"])
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, 4, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        ct = self.conv_transpose
+)" + body +
+         "\n        return ext.act(y)\n";
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: F.conv_transpose2d with a scaled weight is two torch steps") {
+  ProblemSpec p = suite_conv_transpose();
+  // As L2_13's generation: the weight scaled by a number of the sizes, then the functional
+  // transposed convolution with the layer's settings by keyword (a tuple slice is a tuple).
+  for (const char* call :
+       {"F.conv_transpose2d(x, w, ct.bias, stride=ct.stride[0:], padding=ct.padding, "
+        "output_padding=ct.output_padding[-2:], dilation=ct.dilation)",
+        "F.conv_transpose2d(x, w, ct.bias, 2, 1, 1)",
+        "torch.conv_transpose2d(x, w, bias=ct.bias, stride=2, padding=(1, 1), output_padding=1, "
+        "groups=1, dilation=1)"}) {
+    auto r = import_kernelbench(
+        conv_transpose_module("        B, C, H, W = x.shape\n"
+                              "        w = ct.weight * (1.0 / (2 * H + 1))\n        y = " +
+                              std::string(call)),
+        p);
+    REQUIRE_MESSAGE(r.converted, call, ": ", r.reason);
+    LaunchPlan plan = checked(r, p);  // the step's result fits `out` at every size set
+    REQUIRE(plan.launches.size() == 3);
+    CHECK(plan.launches[0].torch == "mul");
+    CHECK(plan.launches[0].args[1].text == "1.0 / (2 * height + 1)");
+    const LaunchSpec& ct = plan.launches[1];
+    CHECK(ct.torch == "conv_transpose2d");
+    std::vector<std::string> args;
+    for (const auto& a : ct.args) args.push_back(a.text);
+    const std::vector<std::string> want = {
+        "x", plan.launches[0].out, "conv_transpose.bias", "2, 2", "1, 1", "1, 1", "1", "1, 1"};
+    CHECK_MESSAGE(args == want, call);
+  }
+  // Near misses: an argument given twice (Python raises), a keyword the function does not take,
+  // a string padding.
+  auto refused = [&](const std::string& call, const std::string& why) {
+    auto r =
+        import_kernelbench(conv_transpose_module("        w = ct.weight\n        y = " + call), p);
+    CHECK_MESSAGE(!r.converted, call);
+    CHECK_MESSAGE(r.reason.find(why) != std::string::npos, call, ": ", r.reason);
+  };
+  refused("F.conv_transpose2d(x, w, ct.bias, 2, stride=2)", "gives `stride` twice");
+  refused("F.conv_transpose2d(x, w, ct.bias, 2, 1, 1, output_size=(9, 9))",
+          "the keyword argument `output_size`");
+  refused("F.conv_transpose2d(x, w, ct.bias, 2, 'same')", "a stride, padding or dilation");
+}
