@@ -76,6 +76,16 @@ bool is_none(const PyExprP& e) {
 
 std::string PySide::torch_class_of(const PyExprP& call) const {
   if (!call || call->kind != PyExpr::Call || call->kids.empty()) return "";
+  // The callee's first name must be the import's: not a class, function or constant of the file.
+  PyExprP head = call->kids[0];
+  while (head->kind == PyExpr::Attr) head = head->kids[0];
+  if (head->kind != PyExpr::Name || module_defs_.count(head->text) ||
+      module_vars_.count(head->text) || module_rebound_.count(head->text))
+    return "";
+  for (const auto& l : lines_)
+    if (l.indent == 0 && l.toks.size() > 1 && tok_is(l.toks[0], "class") &&
+        l.toks[1].text == head->text)
+      return "";
   const std::string named = resolve(py_dotted(call->kids[0]));
   for (const char* prefix : {"torch.nn.", "nn."})
     if (starts_with(named, prefix)) {
