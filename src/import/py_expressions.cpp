@@ -260,10 +260,32 @@ std::optional<std::string> PySide::formatted(Env& env, const std::string& text) 
 
 Val PySide::builtin_getattr(Env& env, const PyExprP& e) {
   const std::string text = py_text(e);
-  if (e->kids.size() == 4 && e->kwargs.empty())
-    fail("host_logic", "forward calls `getattr` with a default (`" + text +
-                           "`); kernrl follows `getattr(obj, name)` only, as `obj.name`");
-  if (e->kids.size() != 3 || !e->kwargs.empty())
+  // With a default: where kernrl knows the layer has the attribute, what it is (the default is
+  // evaluated, as Python does, and not used); anywhere else whether it has it is not decided.
+  const bool with_default = e->kids.size() == 4 && e->kwargs.empty();
+  if (with_default) {
+    // The object is read twice (here and as obj.name): it must be a plain attribute path.
+    std::function<bool(const PyExprP&)> plain = [&](const PyExprP& x) {
+      if (x->kind == PyExpr::Name) return true;
+      if (x->kind == PyExpr::Attr) return plain(x->kids[0]);
+      if (x->kind == PyExpr::Index) return x->kids[1]->kind == PyExpr::Num && plain(x->kids[0]);
+      return false;
+    };
+    Val obj = plain(e->kids[1]) ? eval(env, e->kids[1]) : Val{};
+    Val n = eval(env, e->kids[2]);
+    eval(env, e->kids[3]);
+    std::optional<bool> has;
+    if (obj.kind == Val::Layer && obj.name != "self" && n.kind == Val::Str && !n.fstring)
+      has = has_setting(obj, n.text);
+    if (!has || !*has)
+      fail("host_logic", "forward calls `getattr` with a default (`" + text +
+                             "`); kernrl follows it where it knows the layer has that attribute "
+                             "(a layer a composite builds inside it, or a setting of nn.Linear, "
+                             "nn.LayerNorm, nn.Dropout, nn.MultiheadAttention, "
+                             "nn.TransformerEncoderLayer or nn.TransformerEncoder), else "
+                             "`getattr(obj, name)` only, as `obj.name`");
+  }
+  if (e->kids.size() != 3 + (with_default ? 1 : 0) || !e->kwargs.empty())
     fail("host_logic", "forward calls `getattr` with other than two arguments (`" + text + "`)");
   Val n = eval(env, e->kids[2]);
   if (n.kind != Val::Str || n.fstring)
@@ -398,13 +420,19 @@ Val PySide::attr(Env& env, const PyExprP& e) {
           {"weight", {"affine", "elementwise_affine"}},
           {"running_mean", {"track_running_stats"}},
           {"running_var", {"track_running_stats"}},
-          {"num_batches_tracked", {"track_running_stats"}}};
+          {"num_batches_tracked", {"track_running_stats"}},
+          // nn.MultiheadAttention: a packed projection where kdim == vdim == embed_dim, its bias
+          // where built with one (py_composites.cpp).
+          {"in_proj_weight", {"#qkv_same"}},
+          {"in_proj_bias", {"#bias"}}};
       if (auto fl = flags.find(e->text); fl != flags.end())
         if (auto cfg = layer_config(obj))
           for (const char* k : fl->second) {
             auto c = cfg->find(k);
             if (c == cfg->end()) continue;
             auto on = truth(c->second);
+            if (!on && c->second.kind == Val::Unknown && k[0] == '#')
+              fail("host_logic", "`" + py_text(e) + "` depends on " + c->second.why);
             if (!on)
               fail("host_logic", "`" + py_text(e) + "` depends on the layer's `" + k +
                                      "`, which kernrl cannot decide");
@@ -418,6 +446,19 @@ Val PySide::attr(Env& env, const PyExprP& e) {
           Val sub = obj;
           sub.name = path;
           sub.elem = "Module";
+          return sub;
+        }
+      // A layer a composite torch.nn module builds inside itself (`self.t.layers[0].dropout`,
+      // which has no parameter): a Layer by path, its class the one torch builds.
+      if (!layer_ctor(path))
+        if (auto in = built_inside(path)) {
+          if (!in->why.empty())
+            fail("host_logic",
+                 "forward reads `" + py_text(e) + "`, which " + in->owner +
+                     " builds inside itself; kernrl does not know its settings: " + in->why);
+          Val sub = obj;
+          sub.name = path;
+          sub.elem = in->non_dynamic ? "Module" : in->cls;
           return sub;
         }
       // kernrl's own problems name such parameters with underscores (`conv_weight`,
@@ -440,7 +481,16 @@ Val PySide::attr(Env& env, const PyExprP& e) {
       // A layer a torch.nn module builds inside itself (`transformer.layers.0.dropout` of an
       // nn.TransformerEncoderLayer): no constructor call of the file gives its settings.
       if (!layer_ctor(obj.name) && std::none_of(C.P.parameters.begin(), C.P.parameters.end(),
-                                                [&](const auto& p) { return p.name == e->text; }))
+                                                [&](const auto& p) { return p.name == e->text; })) {
+        // One of a composite whose constructor kernrl follows (nn.TransformerEncoder, ...): a
+        // setting it does not model, or a composite it cannot follow.
+        if (auto in = built_inside(obj.name))
+          fail("host_logic",
+               "forward reads `" + py_text(e) + "` of `self." + obj.name + "`, a layer that " +
+                   in->owner + " builds inside itself; " +
+                   (in->why.empty() ? "kernrl does not know that setting of it (docs/"
+                                      "import-kernelbench.md lists those it knows)"
+                                    : "kernrl does not know its settings: " + in->why));
         for (std::string up = obj.name; up.find('.') != std::string::npos;) {
           up = up.substr(0, up.rfind('.'));
           auto m = std::find_if(C.P.modules.begin(), C.P.modules.end(),
@@ -455,6 +505,7 @@ Val PySide::attr(Env& env, const PyExprP& e) {
                                  "` builds inside itself; kernrl does not know the settings of "
                                  "the layers torch.nn modules build inside them");
         }
+      }
       // A layer of the reference's modules that no constructor call of the file kernrl reads
       // builds (one built in a loop into a list, then `nn.Sequential(*layers)`).
       if (!layer_ctor(obj.name) &&

@@ -286,6 +286,10 @@ Val PySide::self_attr(const std::string& attr) {
                         "'s __init__ sets under " + u->second +
                         " (kernrl follows the branch an `if` of __init__ takes where it can "
                         "decide its condition)");
+  if (auto in = init_attrs_inside_.find(attr); in != init_attrs_inside_.end())
+    return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
+                        "'s __init__ changes by assigning inside it after setting it, " +
+                        in->second + " (kernrl follows an attribute as its one assignment set it)");
   if (init_attrs_changed_.count(attr))
     return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
                         "'s __init__ sets more than once, under a condition or "
@@ -1210,6 +1214,14 @@ Val PySide::binop(const std::string& op, const Val& a_in, const Val& b_in,
     if (v.kind == Val::Int && v.k) return static_cast<double>(*v.k);
     return std::nullopt;
   };
+  // `layer.activation is not F.relu`: torch.nn.functional's relu and gelu are two functions,
+  // each one object however it is named (an nn.TransformerEncoderLayer's activation is one).
+  auto torch_fn = [](const Val& v) {
+    return v.kind == Val::Func &&
+           (v.name == "torch.nn.functional.relu" || v.name == "torch.nn.functional.gelu");
+  };
+  if ((op == "is" || op == "is not") && torch_fn(a) && torch_fn(b))
+    return make_bool((a.name == b.name) == (op == "is"));
   // `self.conv.bias is not None`, `stride is None`: a tensor, a number, a list or a layer is
   // never None (Void is Python's None here); anything kernrl does not know may be.
   auto not_none = [](const Val& v) {

@@ -836,6 +836,21 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
     if (read_register_buffer(lt)) return;
     read_init_call(lt);
     size_t eq = assign_at(lt);
+    // `self.t.layers[0].norm_first = True`, `self.conv.weight = w` assign inside `self.t`, not to
+    // it: what it holds is no longer what its one assignment built (not followed).
+    if (eq > 3 && tok_is(lt[0], "self") && tok_is(lt[1], ".") && lt[2].kind == PyTok::Name &&
+        !tok_is(lt[3], ":")) {
+      init_attrs_mutated_.insert(lt[2].text);
+      init_attrs_changed_.insert(lt[2].text);
+      std::string target = lt[2].text;
+      try {
+        target = py_text(py_parse_expr(lt, 0, eq));
+      } catch (const ImportError&) {
+      }
+      init_attrs_inside_.emplace(
+          lt[2].text, "`" + target + " = ...` (line " + std::to_string(lines_[i].line) + ")");
+      return;
+    }
     if (eq >= 3 && tok_is(lt[0], "self") && tok_is(lt[1], ".") && lt[2].kind == PyTok::Name) {
       PyExprP v;
       try {

@@ -67,6 +67,9 @@ class PySide {
   std::set<std::string> init_attrs_changed_;
   // Attributes __init__ changes in place (`self.sizes.append(n)`, `self.w[0] = 1`).
   std::set<std::string> init_attrs_mutated_;
+  // Attributes __init__ assigns inside after setting them (`self.t.layers[0].norm_first = True`):
+  // that statement and its line, for the message (not followed).
+  std::map<std::string, std::string> init_attrs_inside_;
   // Attributes __init__ sets under an `if` kernrl cannot decide: why not (for the message).
   std::map<std::string, std::string> init_attrs_undecided_;
   bool init_setattr_ = false;  // __init__ calls setattr with a name kernrl cannot read
@@ -107,6 +110,7 @@ class PySide {
   struct SelfScope {
     std::map<std::string, PyExprP> init_attrs;
     std::set<std::string> init_attrs_changed, init_attrs_mutated;
+    std::map<std::string, std::string> init_attrs_inside;
     std::map<std::string, std::string> init_attrs_undecided, init_method_why;
     bool init_setattr = false;
     std::vector<std::string> own_params, kaiming_inits;
@@ -329,6 +333,38 @@ class PySide {
   // null when kernrl cannot tell.
   PyExprP layer_ctor(const std::string& path) const;
   PyExprP rel_layer_ctor(const std::string& path) const;  // `path` relative to the current self
+  // (py_composites.cpp) A layer that a composite torch.nn module (nn.TransformerEncoder,
+  // nn.TransformerEncoderLayer, nn.MultiheadAttention) builds inside itself, at `path`: its class
+  // and a constructor call giving its settings as torch builds it from the composite's own call.
+  struct Inner {
+    std::string cls;           // its torch.nn class
+    PyExprP call;              // its constructor call (null for a TransformerEncoder's layers)
+    PyExprP clones;            // a TransformerEncoder's layers: the encoder layer's call
+    Val count;                 // and their number (num_layers)
+    bool non_dynamic = false;  // MultiheadAttention's out_proj (a Linear subclass)
+    std::string owner;         // `nn.TransformerEncoderLayer `self.t.layers.0``, for messages
+    std::string why;           // kernrl cannot tell its settings: why not
+  };
+  // nullopt where `path` is no layer a composite kernrl models builds.
+  std::optional<Inner> built_inside(const std::string& path, int depth = 0);
+  static bool inner_class_matches(const Inner& in, const std::string& elem);
+  // The torch.nn class a constructor call names (`nn.Linear(...)`: Linear), "" for none.
+  std::string torch_class_of(const PyExprP& call) const;
+  // A composite's constructor arguments by parameter name; nullopt (*why) for a call kernrl does
+  // not bind (an argument it does not model, `*args`).
+  std::optional<std::map<std::string, PyExprP>> composite_args(const std::string& cls,
+                                                               const PyExprP& call,
+                                                               std::string* why) const;
+  // "" where the current self's __init__ changes nothing of its attribute `top` after building
+  // it (reads it once, in its one assignment), else why it may.
+  std::string composite_untouched(const std::string& top) const;
+  // layer_config's settings of a composite: its attributes (the constructor arguments that are
+  // none kept as `#name`), the activation of an nn.TransformerEncoderLayer as F.relu or F.gelu.
+  void composite_settings(const std::string& cls, const PyExprP& call, const std::string& path,
+                          std::map<std::string, Val>& cfg);
+  // Whether the layer certainly has the attribute `name` (getattr with a default): a layer a
+  // composite builds inside it, or a setting of a class whose settings are all attributes.
+  std::optional<bool> has_setting(const Val& layer, const std::string& name);
   // A PyTorch operator forward calls, as a torch step (nullopt: not one kernrl maps).
   std::optional<Val> torch_call(Env& env, const std::string& name, const PyExprP& e);
   Val layer_call(Env& env, const Val& layer, const PyExprP& e);

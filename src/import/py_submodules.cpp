@@ -13,6 +13,7 @@ void PySide::swap_scope(SelfScope& s) {
   std::swap(init_attrs_, s.init_attrs);
   std::swap(init_attrs_changed_, s.init_attrs_changed);
   std::swap(init_attrs_mutated_, s.init_attrs_mutated);
+  std::swap(init_attrs_inside_, s.init_attrs_inside);
   std::swap(init_attrs_undecided_, s.init_attrs_undecided);
   std::swap(init_method_why_, s.init_method_why);
   std::swap(init_setattr_, s.init_setattr);

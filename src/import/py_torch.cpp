@@ -324,20 +324,45 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
         {"kdim", ""},
         {"vdim", ""},
         {"batch_first", "False"}}},
+      // (py_composites.cpp: "@" marks an argument composite_settings reads itself.)
+      {"TransformerEncoderLayer",
+       {{"d_model", ""},
+        {"nhead", ""},
+        {"dim_feedforward", "2048"},
+        {"dropout", "0.1"},
+        {"activation", "@"},
+        {"layer_norm_eps", "1e-05"},
+        {"batch_first", "False"},
+        {"norm_first", "False"}}},
+      {"TransformerEncoder", {{"encoder_layer", "@"}, {"num_layers", ""}, {"norm", "@"}}},
   };
   std::string elem = layer.elem;
   if (elem == "Module") elem = module_class(layer);
-  auto cls = classes.find(elem);
   PyExprP call = layer_ctor(layer.name);
+  if (!call) {
+    // A layer a composite torch.nn module builds inside itself (`transformer.layers.0.norm1`):
+    // the constructor call torch makes, where the class problem.yaml's modules records is its.
+    auto in = built_inside(layer.name);
+    if (!in || !in->why.empty() || !in->call || !inner_class_matches(*in, elem))
+      return std::nullopt;
+    elem = in->cls;
+    call = in->call;
+  } else if (call->kind == PyExpr::Call) {
+    // The constructor must be the class problem.yaml's modules record for that path (or, for
+    // ModelNew's own attribute, the class its call names).
+    std::string named = resolve(py_dotted(call->kids[0]));
+    if (named != "torch.nn." + elem && named != "nn." + elem) return std::nullopt;
+  }
+  auto cls = classes.find(elem);
   if (cls == classes.end() || !call || call->kind != PyExpr::Call) return std::nullopt;
-  // The constructor must be the class problem.yaml's modules record for that path (or, for
-  // ModelNew's own attribute, the class its call names).
-  std::string named = resolve(py_dotted(call->kids[0]));
-  if (named != "torch.nn." + elem && named != "nn." + elem) return std::nullopt;
+  // Arguments unpacked from a sequence or a dict (`nn.Conv2d(*args)`): kernrl cannot bind them.
+  for (const auto& kw : call->kwargs)
+    if (kw.first == "*") return std::nullopt;
   std::map<std::string, Val> cfg;
   const auto& params = cls->second;
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& [pname, def] = params[i];
+    if (def == "@") continue;
     PyExprP given;
     if (i + 1 < call->kids.size()) given = call->kids[i + 1];
     for (const auto& [k, v] : call->kwargs)
@@ -367,6 +392,9 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
         it->second = l;
       }
   }
+  if (elem == "MultiheadAttention" || elem == "TransformerEncoderLayer" ||
+      elem == "TransformerEncoder")
+    composite_settings(elem, call, layer.name, cfg);
   if (elem == "MultiheadAttention" && cfg.count("num_heads")) {
     // The attributes torch sets from them: head_dim = embed_dim // num_heads.
     const Val& e = cfg["embed_dim"];

@@ -4316,9 +4316,20 @@ TEST_CASE("import_kernelbench: self.modules() in any() and all() is the referenc
   CHECK_MESSAGE(r.reason.find("from the reference's module only") != std::string::npos, r.reason);
 }
 
-TEST_CASE("import_kernelbench: settings of layers a torch.nn module builds inside itself") {
-  // nn.TransformerEncoderLayer builds its dropouts itself: kernrl does not model them.
-  ProblemSpec p = parse_problem_yaml(R"(id: L3_28_VisionTransformer
+namespace {
+
+// A suite problem whose reference builds `self.t = <ctor>` (an nn.TransformerEncoder of two
+// nn.TransformerEncoderLayer, d_model n) then runs the statements `init` (one a line, not
+// indented), with some of their parameters and all their modules.
+ProblemSpec suite_transformer(const std::string& ctor, const std::string& init = "") {
+  std::string init_lines;
+  for (size_t at = 0; at < init.size();) {
+    size_t end = init.find('\n', at);
+    if (end == std::string::npos) end = init.size();
+    init_lines += "\n          " + init.substr(at, end - at);
+    at = end + 1;
+  }
+  std::string yaml = R"(id: L3_28_VisionTransformer
 level: 3
 name: VisionTransformer
 description: A suite problem.
@@ -4331,10 +4342,197 @@ sizes:
 inputs:
   - {name: x, dtype: float32, shape: [batch_size, n], init: {uniform: {low: 0, high: 1}}}
 parameters:
-  - {name: enc.linear1.weight, dtype: float32, shape: [n, n], init: custom}
+)";
+  std::string modules = "modules: {\"t\": [\"TransformerEncoder\"], \"t.layers\": [\"ModuleList\"]";
+  for (const char* l : {"0", "1"}) {
+    const std::string at = std::string("t.layers.") + l;
+    yaml += "  - {name: " + at +
+            ".self_attn.in_proj_weight, dtype: float32, shape: [3 * n, n], init: custom}\n";
+    yaml += "  - {name: " + at + ".self_attn.out_proj.weight, dtype: float32, shape: [n, n], " +
+            "init: custom}\n";
+    yaml += "  - {name: " + at + ".self_attn.out_proj.bias, dtype: float32, shape: [n], " +
+            "init: custom}\n";
+    yaml += "  - {name: " + at + ".linear1.weight, dtype: float32, shape: [n, n], init: custom}\n";
+    yaml += "  - {name: " + at + ".linear1.bias, dtype: float32, shape: [n], init: custom}\n";
+    modules += ", \"" + at + "\": [\"TransformerEncoderLayer\"], \"" + at +
+               ".self_attn\": [\"MultiheadAttention\"], \"" + at +
+               ".self_attn.out_proj\": [\"torch.nn.modules.linear:NonDynamicallyQuantizableLinear\""
+               ", \"Linear\"]";
+    for (const char* c : {"linear1:Linear", "dropout:Dropout", "linear2:Linear", "norm1:LayerNorm",
+                          "norm2:LayerNorm", "dropout1:Dropout", "dropout2:Dropout"}) {
+      const std::string cd = c;
+      modules += ", \"" + at + "." + cd.substr(0, cd.find(':')) + "\": [\"" +
+                 cd.substr(cd.find(':') + 1) + "\"]";
+    }
+  }
+  yaml += "outputs:\n  - {name: out, dtype: float32, shape: [batch_size, n]}\n" + modules + "}\n" +
+          R"(flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, n):
+          super().__init__()
+          self.t = )" +
+          ctor + init_lines + R"(
+      def forward(self, x):
+          return x
+  batch_size = 16
+  n = 64
+  def get_inputs():
+      return [torch.rand(batch_size, n)]
+  def get_init_inputs():
+      return [n]
+)";
+  return parse_problem_yaml(yaml, "suite.yaml");
+}
+
+// ModelNew of suite_transformer: `self.t = <ctor>` (then `init`, as there), `methods`, forward's
+// `body`.
+std::string transformer_module(const std::string& ctor, const std::string& body,
+                               const std::string& init = "", const std::string& methods = "") {
+  std::string init_lines;
+  for (size_t at = 0; at < init.size();) {
+    size_t end = init.find('\n', at);
+    if (end == std::string::npos) end = init.size();
+    init_lines += "        " + init.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n" +
+         std::string(kScaleGelu) +
+         "\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"epilogue\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, n):\n"
+         "        super(ModelNew, self).__init__()\n"
+         "        self.t = " +
+         ctor + "\n" + init_lines + "\n" + methods + "\n    def forward(self, x):\n" + body + "\n";
+}
+
+// The launches' arguments of a converted file, in order.
+std::vector<std::vector<std::string>> launch_args(const KernelBenchImport& r,
+                                                  const ProblemSpec& p) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& l : checked_plan(r, p).launches) out.push_back(arg_texts(l));
+  return out;
+}
+
+const char* kEncoder =
+    "nn.TransformerEncoder(nn.TransformerEncoderLayer(d_model=n, nhead=2, dim_feedforward=n, "
+    "dropout=0.0, activation=\"gelu\", layer_norm_eps=1e-6), num_layers=2)";
+
+// The checks a generation makes before its own path (dropout inactive, post-norm, its activation).
+const char* kGuards =
+    "        if self.training and any(isinstance(m, nn.Dropout) and m.p > 0 for m in "
+    "self.modules()):\n"
+    "            return self.t(x)\n"
+    "        if any(getattr(l, 'norm_first', False) or getattr(l.self_attn, 'batch_first', False)"
+    " or getattr(l, 'activation', F.relu) is not F.gelu for l in self.t.layers):\n"
+    "            return self.t(x)\n"
+    "        if self.t.norm is not None:\n"
+    "            return self.t(x)\n";
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: settings of layers a torch.nn module builds inside itself") {
+  // nn.TransformerEncoder copies its encoder layer num_layers times; nn.TransformerEncoderLayer
+  // builds its attention, linears, norms and dropouts from its own arguments; nn.MultiheadAttention
+  // its out_proj. Their settings are those torch gives them.
+  ProblemSpec p = suite_transformer(kEncoder);
+  const std::string settings =
+      "        for l in self.t.layers:\n"
+      "            a = l.self_attn\n"
+      "            x = F.linear(x, l.linear1.weight, l.linear1.bias)\n"
+      "            x = ext.epilogue(x, a.num_heads)\n"
+      "            x = ext.epilogue(x, a.head_dim)\n"
+      "            x = ext.epilogue(x, a.embed_dim + a.kdim + a.vdim)\n"
+      "            x = ext.epilogue(x, l.norm1.eps + l.norm2.eps)\n"
+      "            x = ext.epilogue(x, l.linear1.out_features + l.linear2.in_features)\n"
+      "            x = ext.epilogue(x, a.out_proj.in_features + a.out_proj.out_features)\n"
+      "            x = ext.epilogue(x, 1.0 + l.dropout.p + l.dropout1.p + a.dropout)\n"
+      "            x = F.linear(x, a.out_proj.weight) if a.out_proj.bias is not None else x\n"
+      "            x = F.linear(x, a.in_proj_weight[:x.shape[1]])\n"
+      "        return x";
+  const std::string literal =
+      "        for l in self.t.layers:\n"
+      "            a = l.self_attn\n"
+      "            x = F.linear(x, l.linear1.weight, l.linear1.bias)\n"
+      "            x = ext.epilogue(x, 2)\n"
+      "            x = ext.epilogue(x, x.shape[1] // 2)\n"
+      "            x = ext.epilogue(x, x.shape[1] + x.shape[1] + x.shape[1])\n"
+      "            x = ext.epilogue(x, 1e-6 + 1e-6)\n"
+      "            x = ext.epilogue(x, x.shape[1] + x.shape[1])\n"
+      "            x = ext.epilogue(x, x.shape[1] + x.shape[1])\n"
+      "            x = ext.epilogue(x, 1.0 + 0.0 + 0.0 + 0.0)\n"
+      "            x = F.linear(x, a.out_proj.weight)\n"
+      "            x = F.linear(x, a.in_proj_weight[:x.shape[1]])\n"
+      "        return x";
+  auto r = import_kernelbench(transformer_module(kEncoder, kGuards + settings), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  auto want = import_kernelbench(transformer_module(kEncoder, literal), p);
+  REQUIRE_MESSAGE(want.converted, want.reason);
+  auto args = launch_args(r, p);
+  // Each launch as the literal file's: the arguments joined, so that a difference shows.
+  auto want_args = launch_args(want, p);
+  CHECK(args.size() == want_args.size());
+  for (size_t i = 0; i < args.size() && i < want_args.size(); ++i) {
+    std::string got, wanted;
+    for (const auto& a : args[i]) got += a + " | ";
+    for (const auto& a : want_args[i]) wanted += a + " | ";
+    CHECK(got == wanted);
+  }
+  // Both layers, each by its own module path.
+  bool second = false;
+  for (const auto& a : args)
+    second = second || (a.size() > 1 && a[1] == "t.layers.1.linear1.weight");
+  CHECK(second);
+
+  // The defaults: relu, eps 1e-5, dropout 0.1 (random in training mode, which KernelBench's and
+  // kernrl's references run in: the generation's own guard takes the reference path, refused).
+  const std::string plain = "nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)";
+  p = suite_transformer(plain);
+  r = import_kernelbench(
+      transformer_module(plain, std::string(kGuards) + "        return ext.epilogue(x, 1.0)"), p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(
+      r.reason.find("`self.t` (nn.TransformerEncoder) left in forward") != std::string::npos,
+      r.reason);
+  r = import_kernelbench(
+      transformer_module(plain,
+                         "        if getattr(self.t.layers[1], 'activation', F.gelu) is F.relu:\n"
+                         "            return ext.epilogue(x, self.t.layers[0].norm2.eps)\n"
+                         "        return self.t(x)"),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  want = import_kernelbench(transformer_module(plain, "        return ext.epilogue(x, 1e-05)"), p);
+  REQUIRE_MESSAGE(want.converted, want.reason);
+  CHECK(launch_args(r, p) == launch_args(want, p));
+}
+
+TEST_CASE("import_kernelbench: nn.MultiheadAttention's projections and out_proj") {
+  auto suite = [](const std::string& ctor) {
+    return parse_problem_yaml(R"(id: L3_50_Attention
+level: 3
+name: Attention
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 16, n: 64}
+  test:
+    - {batch_size: 3, n: 8}
+    - {batch_size: 4, n: 16}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, n], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: t.in_proj_weight, dtype: float32, shape: [3 * n, n], init: custom}
+  - {name: t.out_proj.weight, dtype: float32, shape: [n, n], init: custom}
 outputs:
   - {name: out, dtype: float32, shape: [batch_size, n]}
-modules: {"enc": ["TransformerEncoderLayer"], "enc.linear1": ["Linear"], "enc.dropout": ["Dropout"]}
+modules: {"t": ["MultiheadAttention"], "t.out_proj": ["torch.nn.modules.linear:NonDynamicallyQuantizableLinear", "Linear"]}
 flops: "0"
 bytes: auto
 torch: |
@@ -4343,7 +4541,7 @@ torch: |
   class Model(nn.Module):
       def __init__(self, n):
           super().__init__()
-          self.enc = nn.TransformerEncoderLayer(d_model=n, nhead=1, dim_feedforward=n, dropout=0.0)
+          self.t = )" + ctor + R"(
       def forward(self, x):
           return x
   batch_size = 16
@@ -4353,25 +4551,124 @@ torch: |
   def get_init_inputs():
       return [n]
 )",
-                                     "suite.yaml");
-  std::string py = rnn_module("",
-                              "        if any(isinstance(m, nn.Dropout) and m.p > 0 for m in "
-                              "self.modules()):\n"
-                              "            return x\n"
-                              "        return ext.epilogue(F.linear(x, self.enc.linear1.weight), "
-                              "1.0)");
-  py.replace(
-      py.find("        self.rnn = nn.GRU(n, n, 2, bias=False, bidirectional=True)"),
-      std::string("        self.rnn = nn.GRU(n, n, 2, bias=False, bidirectional=True)").size(),
-      "        self.enc = nn.TransformerEncoderLayer(d_model=n, nhead=1, "
-      "dim_feedforward=n, dropout=0.0)");
-  auto r = import_kernelbench(py, p);
+                              "suite.yaml");
+  };
+  // Built without biases: in_proj_bias and out_proj.bias are None, whatever the problem holds.
+  const std::string no_bias = "nn.MultiheadAttention(n, 2, bias=False)";
+  auto r = import_kernelbench(
+      transformer_module(
+          no_bias,
+          "        if self.t.in_proj_bias is None and self.t.out_proj.bias is None:\n"
+          "            x = F.linear(x, self.t.out_proj.weight)\n"
+          "        return ext.epilogue(x, self.t.kdim + self.t.out_proj.in_features)"),
+      suite(no_bias));
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  auto want = import_kernelbench(
+      transformer_module(no_bias,
+                         "        x = F.linear(x, self.t.out_proj.weight)\n"
+                         "        return ext.epilogue(x, x.shape[1] + x.shape[1])"),
+      suite(no_bias));
+  REQUIRE_MESSAGE(want.converted, want.reason);
+  CHECK(launch_args(r, suite(no_bias)) == launch_args(want, suite(no_bias)));
+  // kdim given: whether the projection is packed is not decided; bias is no attribute.
+  const std::string kdim = "nn.MultiheadAttention(n, 2, kdim=n // 2)";
+  r = import_kernelbench(
+      transformer_module(
+          kdim,
+          "        return ext.epilogue(F.linear(x, self.t.in_proj_weight[:x.shape[1]]), 1.0)"),
+      suite(kdim));
   CHECK_FALSE(r.converted);
-  CHECK(r.category == "host_logic");
-  CHECK_MESSAGE(r.reason.find("`m.p` of `self.enc.dropout`, a layer that "
-                              "nn.TransformerEncoderLayer `self.enc` builds inside itself") !=
-                    std::string::npos,
-                r.reason);
+  CHECK_MESSAGE(r.reason.find("packs its projections") != std::string::npos, r.reason);
+  r = import_kernelbench(
+      transformer_module(no_bias, "        return ext.epilogue(x, 1.0 if self.t.bias else 2.0)"),
+      suite(no_bias));
+  CHECK_FALSE(r.converted);
+}
+
+TEST_CASE("import_kernelbench: settings inside a torch.nn module that kernrl cannot be sure of") {
+  const std::string read_eps = "        return ext.epilogue(x, self.t.layers[0].norm1.eps)";
+  struct Case {
+    std::string ctor, init, body, why;
+  };
+  const std::vector<Case> refused = {
+      // torch 2.1's `bias` (torch 1.13 has no such argument): its layers' settings are unknown.
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2, bias=False), 2)", "", read_eps,
+       "torch 2.1 added it"},
+      // A custom activation, a module as the activation, or torch.relu (not F.relu's object).
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2, activation=lambda v: v), 2)", "",
+       "        if self.t.layers[0].activation is F.relu:\n"
+       "            return self.t(x)\n" +
+           read_eps,
+       "the activation `lambda"},
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2, activation=nn.GELU()), 2)", "",
+       "        if self.t.layers[0].activation is F.relu:\n"
+       "            return self.t(x)\n" +
+           read_eps,
+       "`self.t.layers[0].activation is F.relu`"},
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2, activation=torch.relu), 2)", "",
+       "        if self.t.layers[0].activation is not F.relu:\n"
+       "            return self.t(x)\n" +
+           read_eps,
+       "the activation `torch.relu`"},
+      // __init__ changes a setting inside after building the encoder.
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)",
+       "self.t.layers[0].norm_first = True",
+       "        if self.t.layers[0].norm_first:\n"
+       "            return self.t(x)\n" +
+           read_eps,
+       "assigning inside it after setting it, `self.t.layers[0].norm_first = ...`"},
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)", "self._tweak()",
+       "        if self.t.layers[0].norm_first:\n"
+       "            return self.t(x)\n" +
+           read_eps,
+       "calls `self._tweak(...)`"},
+      // A setting kernrl does not model, read or asked for with a default.
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)", "",
+       "        return ext.epilogue(x, self.t.layers[0].activation_relu_or_gelu)",
+       "does not know that setting of it"},
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)", "",
+       "        return ext.epilogue(x, getattr(self.t.layers[0], 'activation_relu_or_gelu', 1))",
+       "with a default"},
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)", "",
+       "        return ext.epilogue(x, getattr(self.t.layers[0], 'd_model', 1))", "with a default"},
+      // A norm kernrl cannot see into.
+      {"nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2, norm=my_norm)", "",
+       "        if self.t.norm is None:\n"
+       "            return self.t(x)\n" +
+           read_eps,
+       "my_norm"},
+  };
+  for (const auto& c : refused) {
+    CAPTURE(c.ctor);
+    CAPTURE(c.init);
+    ProblemSpec p = suite_transformer(c.ctor, c.init);
+    std::string py =
+        transformer_module(c.ctor, c.body, c.init, "    def _tweak(self):\n        pass\n");
+    py.insert(py.find("class ModelNew"), "my_norm = nn.LayerNorm(4)\n\n");
+    auto r = import_kernelbench(py, p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find(c.why) != std::string::npos, r.reason);
+  }
+  // The same files without the near-miss convert (the reference's own norm_first read).
+  ProblemSpec p = suite_transformer("nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)");
+  auto r = import_kernelbench(
+      transformer_module("nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2), 2)",
+                         "        if self.t.layers[0].norm_first:\n"
+                         "            return self.t(x)\n" +
+                             read_eps),
+      p);
+  CHECK_MESSAGE(r.converted, r.reason);
+  // A module that changes a mode anywhere: self.training is not decided.
+  r = import_kernelbench(
+      transformer_module("nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2, dropout=0.0), 2)",
+                         "        if self.training and any(isinstance(m, nn.Dropout) and m.p > 0 "
+                         "for m in self.modules()):\n"
+                         "            return self.t(x)\n" +
+                             read_eps,
+                         "self.t.eval()"),
+      suite_transformer("nn.TransformerEncoder(nn.TransformerEncoderLayer(n, 2, dropout=0.0), 2)",
+                        "self.t.eval()"));
+  CHECK_FALSE(r.converted);
 }
 
 TEST_CASE("import_kernelbench: a list of a container's layers __init__ builds in a loop") {
