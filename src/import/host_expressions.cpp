@@ -363,10 +363,7 @@ Val Interp::cast_to(Frame& fr, const std::string& type_text, const Val& v,
     }
     return a;
   }
-  if (int_type(s)) {
-    Val r = to_int(v, what, fr);
-    return unsigned_int_type(s) ? as_unsigned(r, what, fr) : r;
-  }
+  if (int_type(s)) return to_c_int(v, s, what, fr);  // narrowed as C++ converts it
   if (float_type(s)) return to_float(v, what, fr);
   if (s == "bool") {
     if (auto b = truth(v)) return make_bool(*b);
@@ -461,7 +458,9 @@ Val Interp::unary(Ex& x) {
           fail("host_logic", "host logic in `" + x.fr.fn + "`: sizeof(" + ty + ")");
       }
       x.i = c + 1;
-      return make_int(b);
+      Val n = make_int(b);
+      n.uns = true;  // a size_t: unsigned in comparisons and arithmetic
+      return n;
     }
     fail("host_logic", "host logic in `" + x.fr.fn + "`: sizeof without parentheses");
   }

@@ -360,7 +360,11 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     return v;
   }
   if (v.kind == Val::List) {
-    if (m == "size") return make_int(static_cast<int64_t>(v.items.size()));
+    if (m == "size") {  // a size_t: unsigned in comparisons and arithmetic
+      Val n = make_int(static_cast<int64_t>(v.items.size()));
+      n.uns = true;
+      return n;
+    }
     if ((m == "push_back" || m == "emplace_back") && args.size() == 1 && !x.obj_name.empty()) {
       // A list variable grows by one item (`out_shape.push_back(x.size(d))`).
       Val grown = v;

@@ -131,7 +131,11 @@ Val Interp::number(const std::string& lit) {
     if (!text.empty() && text[0] == '.') text = "0" + text;
     return make_float(v, text);
   }
-  while (!s.empty() && std::strchr("uUlLzZ", s.back())) s.pop_back();
+  bool uns = false;  // `4u`, `1ul`: a literal of an unsigned type
+  while (!s.empty() && std::strchr("uUlLzZ", s.back())) {
+    uns = uns || s.back() == 'u' || s.back() == 'U';
+    s.pop_back();
+  }
   int base = 10;
   std::string digits = s;
   if (hex)
@@ -140,7 +144,9 @@ Val Interp::number(const std::string& lit) {
     base = 2, digits = s.substr(2);
   else if (s.size() > 1 && s[0] == '0')
     base = 8, digits = s.substr(1);
-  return make_int(static_cast<int64_t>(std::strtoull(digits.c_str(), nullptr, base)));
+  Val n = make_int(static_cast<int64_t>(std::strtoull(digits.c_str(), nullptr, base)));
+  n.uns = uns;
+  return n;
 }
 
 std::string Interp::qualified(Ex& x) {
