@@ -77,6 +77,9 @@ struct Val {
   bool created = false;
   bool optional = false;  // a `c10::optional<torch::Tensor>` parameter's value (a Tensor or Void)
   bool uns = false;       // an Int of an unsigned C type (never negative at any size set)
+  // An Int of a C integer type of 32 bits or fewer (`int`, `unsigned`, narrower ones promoted to
+  // `int`, an integer literal that fits an `int`): C++ computes + - * << of two such in 32 bits.
+  bool c32 = false;
   std::vector<Val> items;
   std::vector<std::string> path;  // &var.member[i]: the member/index path of `name`
   std::string why;

@@ -203,7 +203,9 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
   } else if (target->kind == Val::Int && v.kind != Val::Int) {
     v = to_int(v, what, fr);
   }
-  // A variable of a narrow integer type holds the value converted to it.
+  // A variable of a narrow integer type holds the value converted to it; any other (a 64-bit
+  // one, an item of an array or vector) is not known to be 32 bits wide.
+  v.c32 = false;
   if (path.empty() && !var->ctype.empty() && v.kind == Val::Int && !is_float)
     if (auto c = c_int(var->ctype)) v = narrow_int(v, *c, var->ctype, true, what, fr, true);
   if (path.empty() && var->ctype == "float") v = narrow_float(v, true);
@@ -257,6 +259,7 @@ Val Interp::to_float(const Val& v, const std::string& what, Frame& fr) {
       {
         Val r = v;
         r.floaty = true;
+        r.c32 = false;
         return r;
       }
     case Val::Bool:
@@ -339,6 +342,7 @@ Val Interp::narrow_int(const Val& v, const CInt& t, const std::string& ctype, bo
                                    : (int64_t{1} << bits) - 1;
   Val r = v;
   r.uns = !t.is_signed;  // the value of a signed type compares and computes as signed
+  r.c32 = t.bytes <= 4;
   if (v.k) {
     if (*v.k >= lo && *v.k <= hi) return r;
     if (!wrap)

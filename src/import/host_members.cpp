@@ -369,6 +369,7 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
       // A list variable grows by one item (`out_shape.push_back(x.size(d))`).
       Val grown = v;
       grown.items.push_back(eval(fr, x.T, args[0].first, args[0].second));
+      grown.items.back().c32 = false;  // the vector's element type is not followed
       store(fr, x.obj_name, x.obj_path, grown, what);
       return Val{};
     }

@@ -185,3 +185,39 @@ TEST_CASE("import_kernelbench: #if, #ifdef and #ifndef as the host compile sees 
   two.insert(std::string(kHead).size(), other);
   CHECK(converted_arg(two) == "1");
 }
+
+TEST_CASE("import_kernelbench: arithmetic of two 32-bit integers is computed in 32 bits") {
+  const std::string ints = "int n = x.size(0), d = x.size(1);\n  ";
+  // 2^32 at the bench sizes: an `int` product overflows before it is widened.
+  check_refused(wrapper("", ints + "long long t = n * d * 64;", "t"),
+                "is 4294967296 at some size set, beyond the range of `int`, the type C++ "
+                "computes it in");
+  check_refused(wrapper("static long long g(int a, int b) { return a * b * 64; }", ints, "g(n, d)"),
+                "the type C++ computes it in");
+  check_refused(wrapper("", "long long t = 2147483647 + 1;", "t"),
+                "is 2147483648, beyond the range");
+  // An unsigned constant wraps around, as in C++.
+  CHECK(converted_arg(wrapper("", "unsigned u = 4000000000u;\n  long long t = u + 500000000u;",
+                              "t")) == "205032704");
+  // Near misses: one 64-bit operand makes the product 64-bit.
+  CHECK(converted_arg(wrapper("", ints + "long long t = (long long)n * d * 64;", "t")) ==
+        "(batch_size * dim) * 64");
+  CHECK(converted_arg(wrapper("", ints + "long long t = x.size(0) * d * 64;", "t")) ==
+        "(batch_size * dim) * 64");
+  CHECK(converted_arg(wrapper("", ints + "long long t = n * d * 64LL;", "t")) ==
+        "(batch_size * dim) * 64");
+  CHECK(converted_arg(wrapper(
+            "", ints + "long long s[2] = {n, d};\n  long long t = s[0] * s[1] * 64;", "t")) ==
+        "(batch_size * dim) * 64");
+  CHECK(converted_arg(wrapper("", ints + "long long m = n;\n  m = d;\n  long long t = m * n * 64;",
+                              "t")) == "(dim * batch_size) * 64");
+  CHECK(converted_arg(wrapper("", ints + "int t = n * d;", "t")) == "batch_size * dim");
+}
+
+TEST_CASE("import_kernelbench: sizeof of a variable is its declared type's size") {
+  CHECK(converted_arg(wrapper("", "short s = 1;\n  int i = 1;\n  float f = 1;",
+                              "sizeof(s) * 100 + sizeof(i) * 10 + sizeof(f)")) == "244");
+  // A variable whose type kernrl does not hold: refused, not guessed.
+  for (const char* decl : {"long long v = 1;", "double v = 1;", "auto v = x.size(0);"})
+    check_refused(wrapper("", decl, "sizeof(v)"), "sizeof(v)");
+}
