@@ -77,6 +77,9 @@ struct Val {
   bool created = false;
   bool optional = false;  // a `c10::optional<torch::Tensor>` parameter's value (a Tensor or Void)
   bool uns = false;       // an Int of an unsigned C type (never negative at any size set)
+  // An Int of a C integer type of 32 bits or fewer (`int`, `unsigned`, narrower ones promoted to
+  // `int`, an integer literal that fits an `int`): C++ computes + - * << of two such in 32 bits.
+  bool c32 = false;
   std::vector<Val> items;
   std::vector<std::string> path;  // &var.member[i]: the member/index path of `name`
   std::string why;
@@ -161,6 +164,9 @@ struct ExtModule {
   std::string var;  // the Python name it is bound to ("softmax_ext", "self.ext")
   std::vector<std::string> cuda_sources, cpp_sources;
   std::vector<std::string> functions;
+  // The names the -D flags of extra_cuda_cflags (the CUDA sources' compile) and extra_cflags (the
+  // C++ sources') define: what #ifdef sees before the sources' own directives.
+  std::set<std::string> cuda_flag_names, cpp_flag_names;
   int line = 0;
   bool used = false;
   // Parsed sources: one per string.
@@ -214,7 +220,12 @@ class Converter {
   // Macros defined or #undef'd inside #if / #ifdef / #ifndef: kernrl does not evaluate the
   // preprocessor's conditions, so their uses are refused.
   std::set<std::string> conditional_macros;
-  void add_macros(const std::vector<CTok>& toks);
+  // Reads the directives of one source. `defined` holds what the preprocessor knows of each name
+  // in the translation unit the source is part of (load_inline joins a module's CUDA sources into
+  // one, its C++ sources into another): 1 defined, 0 not (#undef'd), -1 not known here (a
+  // directive under a condition kernrl does not evaluate); the source's #define and #undef update
+  // it in order. `cuda`: compiled by nvcc (__CUDACC__ is defined), else by the host compiler.
+  void add_macros(const std::vector<CTok>& toks, std::map<std::string, int>& defined, bool cuda);
 
   // ---- shared helpers ----
   int add_tensor(TensorInfo t);

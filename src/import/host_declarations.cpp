@@ -149,6 +149,16 @@ size_t Interp::exec_decl(Frame& fr, const std::vector<CTok>& T, size_t i, size_t
     } else {
       v = convert_decl(fr, type, ptr, has_init, std::move(v), name, what);
     }
+    if (v.kind == Val::List) {
+      // The items of an array or vector hold values of its element type: of 32 bits only where
+      // that type is (`long long d[2] = {n, c};` holds 64-bit values).
+      std::string elem = strip_std(type);
+      if (elem.rfind("vector<", 0) == 0 && elem.back() == '>')
+        elem = plain_type(elem.substr(7, elem.size() - 8));
+      auto c = c_int(elem);
+      if (!c || c->bytes > 4 || (!array && elem == strip_std(type)))
+        for (Val& item : v.items) item.c32 = false;
+    }
     if (v.kind == Val::Tensor) {
       TensorInfo& t = C.tensors[static_cast<size_t>(v.tensor)];
       if (t.role == "alloc" && t.name.empty()) t.name = name;  // scratch buffers keep the name
@@ -331,6 +341,7 @@ Val Interp::convert_decl(Frame& fr, const std::string& type, bool ptr, bool has_
     // As C++ converts it: a constant wraps around to a narrower type, a value of the sizes must
     // fit it at every size set.
     if (auto c = c_int(t); c && c->bytes < 8) r = narrow_int(r, *c, t, true, what, fr, true);
+    r.c32 = r.c32 && c_int(t) && c_int(t)->bytes <= 4;
     return r;
   }
   if (float_type(t)) return narrow_float(to_float(v, what, fr), t == "float");  // rounded

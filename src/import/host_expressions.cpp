@@ -1,6 +1,7 @@
 // The host side (host_interp.h): expressions, by precedence.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -189,6 +190,7 @@ Val Interp::ternary(Ex& x) {
                            "set of the problem");
   }
   Val r = *cond ? eval(x.fr, x.T, q + 1, colon) : eval(x.fr, x.T, colon + 1, else_end);
+  r.c32 = false;  // the type of `?:` is both branches' common type, which is not followed
   x.i = else_end;
   x.lv_name.clear();
   return r;
@@ -205,6 +207,28 @@ Val Interp::binary(const std::string& op, const Val& a, const Val& b, const std:
     // Arithmetic on an unsigned integer is unsigned (an approximation of C's conversions that
     // can only refuse more): it must not go below zero.
     if ((a.uns || b.uns) && r.kind == Val::Int) r = as_unsigned(r, what, fr);
+    if (r.kind == Val::Int) {
+      // Two integers of 32-bit C types: C++ computes the result in 32 bits (`N * C * H * W` of
+      // `int`s). Where it leaves that range, signed overflow is undefined and unsigned wraps
+      // around: a constant of an unsigned type wraps, anything else is refused.
+      const bool in32 = a.kind == Val::Int && b.kind == Val::Int && a.c32 && b.c32 && !a.floaty &&
+                        !b.floaty && !r.floaty;
+      r.c32 = in32;
+      if (in32 && (op == "+" || op == "-" || op == "*" || op == "<<")) {
+        const bool uns = a.uns || b.uns;
+        if (uns && r.k) return narrow_int(r, CInt{4, false}, "unsigned int", true, what, fr);
+        const int64_t lo = uns ? 0 : INT32_MIN, hi = uns ? int64_t{UINT32_MAX} : INT32_MAX;
+        auto values =
+            r.k ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{*r.k}) : C.per_set(r);
+        for (int64_t v : values ? *values : std::vector<int64_t>{})
+          if (v < lo || v > hi)
+            fail("host_logic", "host logic in `" + fr.fn + "`: `" + what + "` is " +
+                                   std::to_string(v) + (r.k ? "" : " at some size set") +
+                                   ", beyond the range of `" + (uns ? "unsigned int" : "int") +
+                                   "`, the type C++ computes it in (both operands are 32-bit "
+                                   "integers; it overflows)");
+      }
+    }
     return r;
   }
   if (op == "<" || op == ">" || op == "<=" || op == ">=" || op == "==" || op == "!=")
@@ -363,10 +387,7 @@ Val Interp::cast_to(Frame& fr, const std::string& type_text, const Val& v,
     }
     return a;
   }
-  if (int_type(s)) {
-    Val r = to_int(v, what, fr);
-    return unsigned_int_type(s) ? as_unsigned(r, what, fr) : r;
-  }
+  if (int_type(s)) return to_c_int(v, s, what, fr);  // narrowed as C++ converts it
   if (float_type(s)) return to_float(v, what, fr);
   if (s == "bool") {
     if (auto b = truth(v)) return make_bool(*b);
@@ -451,17 +472,20 @@ Val Interp::unary(Ex& x) {
       std::string ty = resolve_type(x.fr, c_text(x.T, x.i + 1, c));
       int b = c_type_bytes(strip_std(ty));
       if (b == 0) {
-        // sizeof(variable)
+        // sizeof(variable): its declared type's size, where kernrl holds it (a variable of a
+        // 64-bit integer type, `auto` or `double` is refused).
         Var* v = c == x.i + 2 ? lookup(x.fr, x.T[x.i + 1].text) : nullptr;
-        if (v && v->v.kind == Val::Int)
-          b = 4;
-        else if (v && v->v.kind == Val::Float)
+        if (v && v->v.kind == Val::Int && !v->ctype.empty() && c_int(v->ctype))
+          b = c_int(v->ctype)->bytes;
+        else if (v && v->v.kind == Val::Float && v->ctype == "float")
           b = 4;
         else
           fail("host_logic", "host logic in `" + x.fr.fn + "`: sizeof(" + ty + ")");
       }
       x.i = c + 1;
-      return make_int(b);
+      Val n = make_int(b);
+      n.uns = true;  // a size_t: unsigned in comparisons and arithmetic
+      return n;
     }
     fail("host_logic", "host logic in `" + x.fr.fn + "`: sizeof without parentheses");
   }

@@ -203,7 +203,9 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
   } else if (target->kind == Val::Int && v.kind != Val::Int) {
     v = to_int(v, what, fr);
   }
-  // A variable of a narrow integer type holds the value converted to it.
+  // A variable of a narrow integer type holds the value converted to it; any other (a 64-bit
+  // one, an item of an array or vector) is not known to be 32 bits wide.
+  v.c32 = false;
   if (path.empty() && !var->ctype.empty() && v.kind == Val::Int && !is_float)
     if (auto c = c_int(var->ctype)) v = narrow_int(v, *c, var->ctype, true, what, fr, true);
   if (path.empty() && var->ctype == "float") v = narrow_float(v, true);
@@ -257,6 +259,7 @@ Val Interp::to_float(const Val& v, const std::string& what, Frame& fr) {
       {
         Val r = v;
         r.floaty = true;
+        r.c32 = false;
         return r;
       }
     case Val::Bool:
@@ -338,7 +341,8 @@ Val Interp::narrow_int(const Val& v, const CInt& t, const std::string& ctype, bo
                      : t.is_signed ? (int64_t{1} << (bits - 1)) - 1
                                    : (int64_t{1} << bits) - 1;
   Val r = v;
-  if (!t.is_signed) r.uns = true;
+  r.uns = !t.is_signed;  // the value of a signed type compares and computes as signed
+  r.c32 = t.bytes <= 4;
   if (v.k) {
     if (*v.k >= lo && *v.k <= hi) return r;
     if (!wrap)
@@ -396,6 +400,26 @@ Val Interp::narrow_int(const Val& v, const CInt& t, const std::string& ctype, bo
                              "` (C++ would wrap it around; kernrl follows values in range)");
     }
   return r;
+}
+
+Val Interp::to_c_int(const Val& v, const std::string& type, const std::string& what, Frame& fr) {
+  const bool from_float = v.kind == Val::Float || v.kind == Val::Ratio;
+  Val r = to_int(v, what, fr);
+  if (unsigned_int_type(type)) r = as_unsigned(r, what, fr);
+  auto c = c_int(type);
+  if (!c) return r;
+  if (from_float && r.k) {
+    // A floating-point value beyond the integer type's range: undefined behaviour in C++.
+    const int bits = c->bytes * 8;
+    const double lo = c->is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
+    const double hi = c->is_signed ? std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits);
+    const double f = v.kind == Val::Float && v.f ? *v.f : static_cast<double>(*r.k);
+    if (!(f > lo - 1.0 && f < hi))
+      fail("host_logic", "host logic in `" + fr.fn + "`: `" + what +
+                             "` converts a floating-point value beyond the range of `" + type +
+                             "` to it (undefined in C++)");
+  }
+  return narrow_int(r, *c, plain_type(type), true, what, fr, true);
 }
 
 Val Interp::narrow_float(const Val& v, bool f32) {
@@ -810,17 +834,39 @@ Val Converter::call_host(int ext, const std::string& fn, const std::vector<Val>&
   return in.call_named(fn, args, kwargs);
 }
 
-void Converter::add_macros(const std::vector<CTok>& toks) {
-  // #if / #ifdef / #ifndef blocks as the host compile sees them: 1 taken, 0 not taken, -1 not
-  // known here (an #if expression, a compiler's predefined name). Directives in a block not taken
-  // are skipped; those under one not known make their macro's uses refused.
-  std::vector<int> blocks;
+void Converter::add_macros(const std::vector<CTok>& toks, std::map<std::string, int>& names,
+                           bool cuda) {
+  // #if / #ifdef / #ifndef blocks as the host compile sees them. Each branch is 1 taken, 0 not
+  // taken, -1 not known here (an #if expression, a compiler's predefined name). An #elif or #else
+  // after a branch taken is not taken; after one not known, it is not known either (unless its own
+  // condition is false). Directives in a branch not taken are skipped; those under one not known
+  // make their macro's uses refused.
+  struct Block {
+    int now = 0;           // the current branch
+    bool taken = false;    // an earlier branch was taken
+    bool unknown = false;  // an earlier branch may have been
+  };
+  std::vector<Block> blocks;
   auto defined = [&](const std::string& n) -> int {
-    if (n == "__CUDA_ARCH__") return 0;  // the host pass of nvcc
-    if (n == "__CUDACC__" || n == "__NVCC__") return 1;
-    if (macros.count(n) || fn_macros.count(n)) return 1;
+    if (auto it = names.find(n); it != names.end()) return it->second;
+    if (n == "__CUDA_ARCH__") return 0;  // the host pass of nvcc, or the host compiler
+    if (n == "__CUDACC__" || n == "__NVCC__") return cuda ? 1 : 0;
+    // load_inline's own -D flags, in both compiles.
+    if (n == "TORCH_EXTENSION_NAME" || n == "TORCH_API_INCLUDE_EXTENSION_H") return 1;
     if (n.rfind("__", 0) == 0 || n.rfind("_", 0) == 0) return -1;  // predefined, perhaps
     return 0;
+  };
+  auto condition = [](std::string rest) {
+    rest.erase(0, rest.find_first_not_of(" \t"));
+    rest.erase(rest.find_last_not_of(" \t\n") + 1);
+    return rest == "0" ? 0 : rest == "1" ? 1 : -1;
+  };
+  auto open = [&](int c) {
+    Block b;
+    b.now = c;
+    b.taken = c == 1;
+    b.unknown = c < 0;
+    blocks.push_back(b);
   };
   for (size_t ti = 0; ti < toks.size(); ++ti) {
     const CTok& t = toks[ti];
@@ -846,34 +892,38 @@ void Converter::add_macros(const std::vector<CTok>& toks) {
       bool neg = joined.compare(p, 6, "ifndef") == 0;
       std::string n = word(neg ? 6 : 5);
       int d = n.empty() ? -1 : defined(n);
-      blocks.push_back(d < 0 ? -1 : neg ? 1 - d : d);
-      continue;
-    }
-    if (joined.compare(p, 2, "if") == 0) {
-      std::string rest = joined.substr(p + 2);
-      rest.erase(0, rest.find_first_not_of(" \t"));
-      rest.erase(rest.find_last_not_of(" \t\n") + 1);
-      blocks.push_back(rest == "0" ? 0 : rest == "1" ? 1 : -1);
+      open(d < 0 ? -1 : neg ? 1 - d : d);
       continue;
     }
     if (joined.compare(p, 4, "elif") == 0 || joined.compare(p, 4, "else") == 0) {
       if (!blocks.empty()) {
-        int& b = blocks.back();
-        bool elif = joined.compare(p, 4, "elif") == 0;
-        b = b == 1 ? 0 : b == 0 ? (elif ? -1 : 1) : -1;
+        Block& b = blocks.back();
+        const int c = joined.compare(p, 4, "else") == 0 ? 1 : condition(joined.substr(p + 4));
+        b.now = b.taken ? 0 : c == 0 ? 0 : b.unknown ? -1 : c;
+        b.taken = b.taken || b.now == 1;
+        b.unknown = b.unknown || b.now < 0;
       }
+      continue;
+    }
+    if (joined.compare(p, 2, "if") == 0) {
+      open(condition(joined.substr(p + 2)));
       continue;
     }
     if (joined.compare(p, 5, "endif") == 0) {
       if (!blocks.empty()) blocks.pop_back();
       continue;
     }
-    if (std::count(blocks.begin(), blocks.end(), 0)) continue;  // a block the host skips
-    const bool unknown = std::count(blocks.begin(), blocks.end(), -1) > 0;
+    bool skipped = false, unknown = false;
+    for (const Block& b : blocks) {
+      skipped = skipped || b.now == 0;
+      unknown = unknown || b.now < 0;
+    }
+    if (skipped) continue;  // a block the host skips
     if (joined.compare(p, 5, "undef") == 0) {
       std::vector<CTok> dt = c_tokens(joined.substr(p + 5));
       if (dt.empty() || dt[0].kind != CTok::Ident) continue;
       if (unknown) conditional_macros.insert(dt[0].text);
+      names[dt[0].text] = unknown ? -1 : 0;
       MacroEvent ev;
       ev.toks = &toks;
       ev.index = ti;
@@ -885,6 +935,7 @@ void Converter::add_macros(const std::vector<CTok>& toks) {
     if (dt.empty() || dt[0].kind != CTok::Ident) continue;
     std::string name = dt[0].text;
     if (unknown) conditional_macros.insert(name);
+    names[name] = unknown ? -1 : 1;
     bool fn_like = dt.size() > 1 && host::is_punct(dt[1], "(") && dt[1].begin == dt[0].end;
     MacroEvent ev;
     ev.toks = &toks;

@@ -179,6 +179,12 @@ class Interp {
   // (`unknown_ok`: one kernrl cannot evaluate at each size set is kept as it is).
   Val narrow_int(const Val& v, const CInt& t, const std::string& ctype, bool wrap,
                  const std::string& what, Frame& fr, bool unknown_ok = false);
+  // `v` converted to the C integer type `type` (int_type) as C++ converts it at a cast, an
+  // argument of a function of the source or a value it returns: an integer as convert_decl
+  // converts it (a constant wraps around to a type narrower than 64 bits, a value of the sizes must
+  // fit it at every size set), a floating-point value truncated (refused where it is beyond the
+  // type's range: undefined in C++).
+  Val to_c_int(const Val& v, const std::string& type, const std::string& what, Frame& fr);
   // Float `v` as a value of a C `float` (`f32`) or `double`: a constant rounded to a float's
   // precision (other values are as they were: a float field read back refuses them).
   static Val narrow_float(const Val& v, bool f32);
@@ -467,7 +473,13 @@ class Interp {
               const std::string& what);
 
   // ---------------------------------------------------------------- function calls
-  Val bind_param(const CParam& p, const Val& v, const std::string& fn, Frame& fr);
+  // `v` as the value of parameter `p` of `fn`: converted as C++ converts an argument, or, where
+  // forward calls `fn` (`from_python`), as pybind11 converts a Python value (refused where it
+  // raises a TypeError).
+  Val bind_param(const CParam& p, const Val& v, const std::string& fn, Frame& fr, bool from_python);
+  // The value a function of the source returns converted to its declared return type (an
+  // integer, floating or bool type; others are kept as they are).
+  Val convert_return(const CItem& it, const Val& v, Frame& fr);
 
   Val call(const FnRef& f, std::vector<Val> args, const std::vector<std::string>& targ_types,
            Frame* caller);

@@ -12,7 +12,8 @@
 
 namespace kernrl::kbimport::host {
 
-Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Frame& fr) {
+Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Frame& fr,
+                       bool from_python) {
   std::string base = strip_std(p.base);
   std::string what = "the argument `" + p.name + "` of `" + fn + "`";
   if (contains(base, "optional")) {
@@ -28,7 +29,19 @@ Val Interp::bind_param(const CParam& p, const Val& v, const std::string& fn, Fra
     return v;
   }
   if (p.pointer) return v;
-  if (int_type(base)) return to_int(v, what, fr);
+  if (int_type(base) && from_python) {
+    // pybind11 takes a Python int (or bool, an int) for an integer parameter and refuses a
+    // float with a TypeError, whatever its value; an int beyond the type's range is refused too.
+    if (v.kind == Val::Float || v.kind == Val::Ratio || (v.kind == Val::Int && v.floaty))
+      fail("mismatch",
+           what + " (`" + p.type + "`) is given a Python float by forward: pybind11 refuses it");
+    if (v.kind != Val::Int && v.kind != Val::Bool) fail_value(v, "an integer", what, fr);
+    Val r = to_int(v, what, fr);
+    if (auto c = c_int(base)) r = narrow_int(r, *c, plain_type(base), false, what, fr);
+    return r;
+  }
+  // As C++ converts an argument: narrowed to the parameter's type.
+  if (int_type(base)) return to_c_int(v, base, p.type + " " + p.name, fr);
   if (float_type(base)) return to_float(v, what, fr);
   if (base == "bool") {
     if (auto b = truth(v)) return make_bool(*b);
@@ -155,7 +168,7 @@ Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::s
       fail("host_logic", "`" + it.name + "` takes the struct `" + v.name + "` by " +
                              (p.pointer ? "pointer" : "reference") + " (`" + p.type + " " + p.name +
                              "`); kernrl follows structs passed by value");
-    if (!p.name.empty()) declare(fr, p.name, bind_param(p, v, it.name, fr));
+    if (!p.name.empty()) declare(fr, p.name, bind_param(p, v, it.name, fr, caller == nullptr));
     // A reference parameter: an assignment to it would change the caller's variable too.
     if (!p.name.empty() && p.reference && !contains(p.type, "const"))
       lookup(fr, p.name)->ref =
@@ -163,7 +176,34 @@ Val Interp::call(const FnRef& f, std::vector<Val> args, const std::vector<std::s
   }
   exec_range(fr, it.body_open + 1, it.body_close);
   --call_depth_;
-  return fr.ret ? *fr.ret : Val{};
+  return fr.ret ? convert_return(it, *fr.ret, fr) : Val{};
+}
+
+Val Interp::convert_return(const CItem& it, const Val& v, Frame& fr) {
+  if (v.kind != Val::Int && v.kind != Val::Bool && v.kind != Val::Float && v.kind != Val::Ratio)
+    return v;
+  // The declared type without its specifiers (`static inline int64_t`, `__host__ int`).
+  std::string type;
+  for (const CTok& t : c_tokens(it.return_type)) {
+    if (t.kind == CTok::Punct &&
+        (t.text == "*" || t.text == "&" || t.text == "&&" || t.text == "<" || t.text == "->"))
+      return v;  // a pointer, a reference, a template's
+    if (t.kind == CTok::Ident &&
+        (t.text == "static" || t.text == "inline" || t.text == "constexpr" ||
+         t.text == "__host__" || t.text == "__device__" || t.text == "__forceinline__" ||
+         t.text == "__inline__" || t.text == "extern" || t.text == "const" ||
+         t.text == "volatile" || t.text == "[[nodiscard]]"))
+      continue;
+    type += (type.empty() || t.kind == CTok::Punct || type.back() == ':' ? "" : " ") + t.text;
+  }
+  type = strip_std(resolve_type(fr, type));
+  const std::string what = "return of " + type + " " + it.name + "(...)";
+  if (int_type(type)) return to_c_int(v, type, what, fr);
+  if (float_type(type)) return to_float(v, what, fr);
+  if (type == "bool") {
+    if (auto b = truth(v)) return make_bool(*b);
+  }
+  return v;
 }
 
 std::optional<Interp::AccessorParam> Interp::accessor_param(const CParam& p) {

@@ -360,11 +360,16 @@ Val Interp::method(Ex& x, const Val& v, const std::string& m, const std::string&
     return v;
   }
   if (v.kind == Val::List) {
-    if (m == "size") return make_int(static_cast<int64_t>(v.items.size()));
+    if (m == "size") {  // a size_t: unsigned in comparisons and arithmetic
+      Val n = make_int(static_cast<int64_t>(v.items.size()));
+      n.uns = true;
+      return n;
+    }
     if ((m == "push_back" || m == "emplace_back") && args.size() == 1 && !x.obj_name.empty()) {
       // A list variable grows by one item (`out_shape.push_back(x.size(d))`).
       Val grown = v;
       grown.items.push_back(eval(fr, x.T, args[0].first, args[0].second));
+      grown.items.back().c32 = false;  // the vector's element type is not followed
       store(fr, x.obj_name, x.obj_path, grown, what);
       return Val{};
     }

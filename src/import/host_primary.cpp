@@ -131,7 +131,13 @@ Val Interp::number(const std::string& lit) {
     if (!text.empty() && text[0] == '.') text = "0" + text;
     return make_float(v, text);
   }
-  while (!s.empty() && std::strchr("uUlLzZ", s.back())) s.pop_back();
+  bool uns = false;   // `4u`, `1ul`: a literal of an unsigned type
+  bool wide = false;  // `1L`, `1ll`, `1z`: of a 64-bit type
+  while (!s.empty() && std::strchr("uUlLzZ", s.back())) {
+    uns = uns || s.back() == 'u' || s.back() == 'U';
+    wide = wide || !(s.back() == 'u' || s.back() == 'U');
+    s.pop_back();
+  }
   int base = 10;
   std::string digits = s;
   if (hex)
@@ -140,7 +146,18 @@ Val Interp::number(const std::string& lit) {
     base = 2, digits = s.substr(2);
   else if (s.size() > 1 && s[0] == '0')
     base = 8, digits = s.substr(1);
-  return make_int(static_cast<int64_t>(std::strtoull(digits.c_str(), nullptr, base)));
+  const uint64_t value = std::strtoull(digits.c_str(), nullptr, base);
+  Val n = make_int(static_cast<int64_t>(value));
+  n.uns = uns;
+  // The literal's type (C++ [lex.icon]): `int` where it fits, else (a hexadecimal or octal one)
+  // `unsigned int` where that fits; an unsigned one `unsigned int` where that fits; else 64 bits.
+  if (!wide && !uns && value <= 0x7fffffffu) {
+    n.c32 = true;
+  } else if (!wide && (uns || base != 10) && value <= 0xffffffffu) {
+    n.c32 = true;
+    n.uns = true;
+  }
+  return n;
 }
 
 std::string Interp::qualified(Ex& x) {

@@ -18,8 +18,15 @@ PySide::Result PySide::run() {
   scan_module();
   // Macros (#define and -D flags) before any host code runs.
   for (const auto& [name, value] : cflag_defines) C.macros[name] = c_tokens(value);
-  for (const ExtModule& m : C.exts)
-    for (const auto& so : m.sources) C.add_macros(so.toks);
+  for (const ExtModule& m : C.exts) {
+    // One translation unit of the module's CUDA sources, one of its C++ sources, each with the
+    // names its compile's -D flags define.
+    std::map<std::string, int> cuda_names, cpp_names;
+    for (const auto& n : m.cuda_flag_names) cuda_names[n] = 1;
+    for (const auto& n : m.cpp_flag_names) cpp_names[n] = 1;
+    for (const auto& so : m.sources)
+      C.add_macros(so.toks, so.cuda ? cuda_names : cpp_names, so.cuda);
+  }
   return run_forward();
 }
 
@@ -248,7 +255,15 @@ int PySide::add_ext(const std::string& var, const PyExprP& call, int line) {
           std::string d = k->text.substr(2);
           size_t eq = d.find('=');
           cflag_defines[d.substr(0, eq)] = eq == std::string::npos ? "1" : d.substr(eq + 1);
+          m.cuda_flag_names.insert(d.substr(0, eq));
         }
+  }
+  // -D flags of the C++ sources' compile (names only: what their #ifdef sees).
+  if (auto e = kwarg(call, "extra_cflags", 4)) {
+    if (e->kind == PyExpr::List || e->kind == PyExpr::Tuple)
+      for (const auto& k : e->kids)
+        if (k->kind == PyExpr::Str && starts_with(k->text, "-D") && k->text.size() > 2)
+          m.cpp_flag_names.insert(k->text.substr(2, k->text.find('=') - 2));
   }
   if (m.cuda_sources.empty())
     fail("not_kernelbench", "load_inline module `" + var + "` (line " + std::to_string(line) +
