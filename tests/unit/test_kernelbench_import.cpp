@@ -4477,6 +4477,114 @@ torch: |
   CHECK_FALSE(import_kernelbench(before, nested).converted);
 }
 
+TEST_CASE("import_kernelbench: plain tensor attributes leave __init__'s layers the reference's") {
+  // torch.empty, torch.zeros and torch.ones set as plain attributes are in no state dict and draw
+  // no random numbers: the layers (and KernelBench's seeded weights) stay the reference's.
+  ProblemSpec p = suite_mlp(true);
+  const std::string plan_loop =
+      "        for i, m in enumerate(self._plan):\n"
+      "            if isinstance(m, nn.Linear):\n"
+      "                x = ext.bias_act(torch.mm(x, m.weight.t()), m.bias, i == 0)\n"
+      "        return x";
+  const std::string plan =
+      "        plan = []\n        for m in self.net:\n            plan.append(m)\n"
+      "        self._plan = plan\n";
+  for (const std::string& attrs : {std::string("        self._empty = torch.empty(0)\n"),
+                                   std::string("        self._z = torch.zeros(3, len(self.net))\n"
+                                               "        self._o = torch.ones(hidden)\n")}) {
+    CAPTURE(attrs);
+    check_mlp_plan(import_kernelbench(mlp_module(plan_loop, plan + attrs), p), p);
+    check_mlp_plan(import_kernelbench(mlp_module(plan_loop, attrs + plan), p), p);
+  }
+  // The tensor itself is no tensor kernrl gives a kernel.
+  {
+    auto r = import_kernelbench(mlp_module("        return ext.bias_act(x, self._empty, True)",
+                                           "        self._empty = torch.empty(0)\n"),
+                                p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(
+        r.reason.find("forward passes `self._empty` (torch.empty(0))") != std::string::npos,
+        r.reason);
+  }
+  // Anything that draws random numbers, registers a parameter or a buffer, or creates a module
+  // may change the reference's weights under KernelBench's seeding: refused.
+  for (const std::string& attr : std::vector<std::string>{
+           "        self._noise = torch.randn(3)\n",
+           "        self._e = torch.empty(3).normal_()\n",
+           "        self._e = torch.empty(0, device='cuda')\n",
+           "        self._e = torch.rand_like(torch.zeros(3))\n",
+           "        self._w = nn.Parameter(torch.zeros(3))\n",
+           "        self.register_buffer('_empty', torch.empty(0))\n",
+           "        self._e = nn.ReLU()\n",
+           "        self._e = self.torch.empty(0)\n",
+           "        self._e = torch.nn.empty(0)\n",
+       }) {
+    auto r = import_kernelbench(mlp_module(plan_loop, plan + attr), p);
+    CHECK_FALSE_MESSAGE(r.converted, attr);
+    CHECK_MESSAGE(
+        r.reason.find("builds its layers otherwise than the reference's") != std::string::npos,
+        r.reason);
+  }
+  // A tensor set under the name of a buffer the reference registers replaces the buffer.
+  std::string yaml = R"(id: L3_1_MLP
+level: 3
+name: MLP
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, hidden: 256, output_size: 64}
+  test:
+    - {batch_size: 3, input_size: 33, hidden: 17, output_size: 5}
+    - {batch_size: 7, input_size: 64, hidden: 40, output_size: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: net.0.weight, dtype: float32, shape: [hidden, input_size], init: custom}
+  - {name: net.0.bias, dtype: float32, shape: [hidden], init: custom}
+  - {name: net.2.weight, dtype: float32, shape: [output_size, hidden], init: custom}
+  - {name: net.2.bias, dtype: float32, shape: [output_size], init: custom}
+  - {name: scale, dtype: float32, shape: [1], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {"net": ["Sequential"], "net.0": ["Linear"], "net.1": ["ReLU"], "net.2": ["Linear"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, input_size, hidden, output_size):
+          super(Model, self).__init__()
+          self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),
+                                   nn.Linear(hidden, output_size))
+          self.register_buffer("scale", torch.ones(1))
+      def forward(self, x):
+          return self.net(x)
+)";
+  ProblemSpec buffered = parse_problem_yaml(yaml, "suite.yaml");
+  const std::string reg = "        self.register_buffer(\"scale\", torch.ones(1))\n";
+  check_mlp_plan(import_kernelbench(mlp_module(plan_loop, reg + plan), buffered), buffered);
+  auto r = import_kernelbench(
+      mlp_module(plan_loop, reg + plan + "        self.scale = torch.zeros(1)\n"), buffered);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("builds its layers otherwise than the reference's (`self . scale") !=
+                    std::string::npos,
+                r.reason);
+  // Listed by the suite only (a buffer registered under a computed name): likewise.
+  yaml.replace(yaml.find("self.register_buffer(\"scale\""),
+               std::string("self.register_buffer(\"scale\"").size(),
+               "self.register_buffer(\"sc\" + \"ale\"");
+  ProblemSpec computed = parse_problem_yaml(yaml, "suite.yaml");
+  r = import_kernelbench(
+      mlp_module(plan_loop, "        self.register_buffer(\"sc\" + \"ale\", torch.ones(1))\n" +
+                                plan + "        self.scale = torch.zeros(1)\n"),
+      computed);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("builds its layers otherwise than the reference's (`self . scale") !=
+                    std::string::npos,
+                r.reason);
+}
+
 TEST_CASE("import_kernelbench: tuples and lists of __init__'s arguments, repeated and joined") {
   // KernelBench passes the reference's constants as written: a tuple stays a tuple.
   const std::string triple =
