@@ -300,6 +300,14 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
       {"AvgPool1d", avg_pool},
       {"AvgPool2d", avg_pool},
       {"AvgPool3d", avg_pool},
+      // Adaptive pooling keeps its output size as given (an int, or a tuple or list that may
+      // hold None).
+      {"AdaptiveAvgPool1d", {{"output_size", ""}}},
+      {"AdaptiveAvgPool2d", {{"output_size", ""}}},
+      {"AdaptiveAvgPool3d", {{"output_size", ""}}},
+      {"AdaptiveMaxPool1d", {{"output_size", ""}, {"return_indices", "False"}}},
+      {"AdaptiveMaxPool2d", {{"output_size", ""}, {"return_indices", "False"}}},
+      {"AdaptiveMaxPool3d", {{"output_size", ""}, {"return_indices", "False"}}},
       {"GroupNorm",
        {{"num_groups", ""}, {"num_channels", ""}, {"eps", "1e-05"}, {"affine", "True"}}},
       {"InstanceNorm2d", instance_norm},
@@ -332,6 +340,9 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
   // ModelNew's own attribute, the class its call names).
   std::string named = resolve(py_dotted(call->kids[0]));
   if (named != "torch.nn." + elem && named != "nn." + elem) return std::nullopt;
+  // Unpacked arguments (`nn.Conv2d(3, 8, *ks)`, `**kw`): which parameter gets what is not read.
+  for (const auto& kw : call->kwargs)
+    if (kw.first == "*") return std::nullopt;
   std::map<std::string, Val> cfg;
   const auto& params = cls->second;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -364,6 +375,16 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
         l.items = {it->second};
         it->second = l;
       }
+  }
+  // Adaptive pooling keeps its output size as given: a tuple written as one stays a tuple, a list
+  // a list (for isinstance).
+  if (starts_with(elem, "Adaptive") && cfg.count("output_size") &&
+      cfg["output_size"].kind == Val::List) {
+    PyExprP given = call->kids.size() > 1 ? call->kids[1] : nullptr;
+    for (const auto& [k, v] : call->kwargs)
+      if (k == "output_size") given = v;
+    if (given && (given->kind == PyExpr::Tuple || given->kind == PyExpr::List))
+      cfg["output_size"].seq = given->kind == PyExpr::Tuple ? 't' : 'l';
   }
   if (elem == "MultiheadAttention" && cfg.count("num_heads")) {
     // The attributes torch sets from them: head_dim = embed_dim // num_heads.

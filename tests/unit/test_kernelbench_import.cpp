@@ -2527,6 +2527,59 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t act, int64_t ks, int
   CHECK_MESSAGE(r.reason.find("ACT_B") != std::string::npos, r.reason);
 }
 
+TEST_CASE("import_kernelbench: adaptive pooling's output size, as its constructor was given it") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]
+  const char* cuda = R"(
+__global__ void k(const float* x, float* y, int a) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t a) {
+  auto y = torch::empty({x.size(0), w.size(0)}, x.options());
+  k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), (int)a);
+  return y;
+}
+)";
+  auto run = [&](const std::string& pool, const std::string& value) {
+    return import_kernelbench(
+        module(cuda, "run", "x", "ext.run(x, self.linear.weight, " + value + ")",
+               "input_size, output_size, divisor: self.linear = nn.Linear(input_size, "
+               "output_size)\n        self.pool = " +
+                   pool),
+        p);
+  };
+  // L3_20's test: a tuple as given, an int as given.
+  const std::string square =
+      "int(tuple(self.pool.output_size if isinstance(self.pool.output_size, (tuple, list)) "
+      "else (self.pool.output_size, self.pool.output_size)) == (1, 1))";
+  for (const auto& [pool, value, want] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"nn.AdaptiveAvgPool2d((1, 1))", square, "1"},
+           {"nn.AdaptiveAvgPool2d(1)", square, "1"},
+           {"nn.AdaptiveAvgPool2d(output_size=(1, 2))", square, "0"},
+           {"nn.AdaptiveAvgPool2d((1, 1))", "int(isinstance(self.pool.output_size, tuple))", "1"},
+           {"nn.AdaptiveAvgPool2d(7)", "int(isinstance(self.pool.output_size, tuple))", "0"},
+           {"nn.AdaptiveAvgPool1d(5)", "self.pool.output_size", "5"},
+           {"nn.AdaptiveAvgPool3d([2, 3, 4])",
+            "self.pool.output_size[2] + len(self.pool.output_size)", "7"},
+           {"nn.AdaptiveMaxPool2d((3, 3))", "int(self.pool.return_indices) + 10", "10"},
+           {"nn.AdaptiveMaxPool1d(3, True)", "int(self.pool.return_indices)", "1"}}) {
+    CAPTURE(pool);
+    CAPTURE(value);
+    auto r = run(pool, value);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(arg_texts(checked_plan(r, p).launches.at(0)).back() == want);
+  }
+  // A setting adaptive pooling does not have, or of a pooling whose constructor kernrl does not
+  // read: not followed.
+  CHECK_FALSE(run("nn.AdaptiveAvgPool2d((1, 1))", "self.pool.return_indices").converted);
+  CHECK_FALSE(run("nn.AdaptiveAvgPool2d((1, 1))", "self.pool.kernel_size").converted);
+  CHECK_FALSE(run("make_pool()", "self.pool.output_size").converted);
+  // Unpacked arguments: which parameter gets what is not read (not the defaults).
+  for (const char* pool : {"nn.AdaptiveMaxPool1d(*[3, True])", "nn.AdaptiveMaxPool1d(3, *[True])",
+                           "nn.AdaptiveMaxPool1d(3, **{'return_indices': True})"}) {
+    auto r = run(pool, "int(self.pool.return_indices)");
+    CHECK_FALSE_MESSAGE(r.converted, pool);
+  }
+}
+
 TEST_CASE("import_kernelbench: __init__ values computed from its arguments") {
   ProblemSpec p = suite_linear();  // Model(input_size, output_size, divisor), divisor 10.0
   const char* cuda = R"(
