@@ -128,6 +128,15 @@ class PySide {
   // replaced by the call's arguments (null where kernrl refuses it, *why saying why).
   std::optional<PyExprP> init_method_sequential(const PyExprP& call, std::string* why);
   void read_init_methods();  // rewrites init_attrs_ so (py_init_methods.cpp)
+  // An attribute ModelNew's __init__ sets to `nn.Sequential(*NAME)` of a list of layers NAME it
+  // builds at its top level (in loops, through functions it defines inside itself): nullopt for
+  // an attribute set otherwise, else the same nn.Sequential built in place (null where kernrl
+  // refuses it, *why saying why; init_list_why_ keeps it). (py_init_lists.cpp) Its layers are
+  // taken as built so (rel_layer_ctor) only where ModelNew builds its layers as the reference
+  // does: their settings are then the reference's, whose parameters the suite has.
+  std::optional<PyExprP> init_list_sequential(const std::string& attr, std::string* why);
+  std::map<std::string, PyExprP> init_list_built_;
+  std::map<std::string, std::string> init_list_why_;
   std::map<std::string, std::string> init_method_why_;  // attributes refused there: why
   // `self.<attr>` as a module path from ModelNew (`features.3.squeeze` for `self.squeeze` of the
   // submodule `features.3`), and a module path as one relative to the current `self` (nullopt

@@ -230,7 +230,14 @@ PyExprP PySide::rel_layer_ctor(const std::string& path) const {
   // ModelNew's own attribute (`self.conv = nn.Conv2d(...)`), or a child of one built in place:
   // `nn.Sequential(a, b)`'s k-th argument, `nn.ModuleList([a, b])`'s k-th item.
   auto it = init_attrs_.find(path);
-  if (it != init_attrs_.end()) return it->second;
+  if (it != init_attrs_.end()) {
+    // `nn.Sequential(*layers)` of a list __init__ builds as the reference's does.
+    auto built = self_path_.empty() ? init_list_built_.find(path) : init_list_built_.end();
+    if (built != init_list_built_.end() && !init_setattr_ && !init_attrs_changed_.count(path) &&
+        !init_attrs_mutated_.count(path) && layers_built_as_reference().empty())
+      return built->second;
+    return it->second;
+  }
   size_t dot = path.rfind('.');
   if (dot == std::string::npos) return nullptr;
   PyExprP parent = rel_layer_ctor(path.substr(0, dot));

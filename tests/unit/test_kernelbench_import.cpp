@@ -4530,6 +4530,172 @@ torch: |
   CHECK_FALSE(import_kernelbench(before, nested).converted);
 }
 
+TEST_CASE(
+    "import_kernelbench: nn.Sequential(*layers) of a list __init__ builds in loops and functions") {
+  // MobileNetV2's way: helper functions defined inside __init__, a table of settings unpacked in
+  // a loop, the layers appended to a list, then `self.net = nn.Sequential(*net)`. Both modules
+  // build them alike; the layers' settings come from the constructor calls kernrl unrolls.
+  const std::string helpers =
+      "        def _make_divisible(v, divisor, min_value=None):\n"
+      "            \"\"\"Rounds to a multiple of divisor.\"\"\"\n"
+      "            if min_value is None:\n"
+      "                min_value = divisor\n"
+      "            new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)\n"
+      "            if new_v < 0.9 * v:\n"
+      "                new_v += divisor\n"
+      "            return new_v\n"
+      "        def _block(inp, oup, expand):\n"
+      "            layers = []\n"
+      "            if expand != 1:\n"
+      "                layers.append(nn.Identity())\n"
+      "            layers.extend([\n"
+      "                nn.Linear(inp, oup),\n"
+      "                nn.ReLU(inplace=True),\n"
+      "            ])\n"
+      "            if expand == 1:\n"
+      "                return nn.Sequential(*layers), True\n"
+      "            else:\n"
+      "                return nn.Sequential(*layers), False\n";
+  const std::string build =
+      "        setting = [[1, 10, 1]]\n"
+      "        net = []\n"
+      "        for t, c, n in setting:\n"
+      "            width = _make_divisible(c, 8)\n"
+      "            for i in range(n):\n"
+      "                stride = t if i == 0 else 1\n"
+      "                net.append(_block(input_size, hidden, expand=stride)[0])\n"
+      "        net.append(nn.Linear(hidden, output_size))\n"
+      "        net.append(nn.Softmax(dim=width // 16))\n"
+      "        self.net = nn.Sequential(*net)\n";
+  auto problem = [](const std::string& init) {
+    std::string torch;
+    size_t from = 0;
+    while (from < init.size()) {
+      size_t nl = init.find('\n', from);
+      torch += "  " + init.substr(from, nl - from + 1);
+      from = nl + 1;
+    }
+    return parse_problem_yaml(R"(id: L3_1_MLP
+level: 3
+name: MLP
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, hidden: 256, output_size: 64}
+  test:
+    - {batch_size: 3, input_size: 33, hidden: 17, output_size: 5}
+    - {batch_size: 7, input_size: 64, hidden: 40, output_size: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: net.0.0.weight, dtype: float32, shape: [hidden, input_size], init: custom}
+  - {name: net.0.0.bias, dtype: float32, shape: [hidden], init: custom}
+  - {name: net.1.weight, dtype: float32, shape: [output_size, hidden], init: custom}
+  - {name: net.1.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {"net": ["Sequential"], "net.0": ["Sequential"], "net.0.0": ["Linear"], "net.0.1": ["ReLU"], "net.1": ["Linear"], "net.2": ["Softmax"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, input_size, hidden, output_size):
+          super(Model, self).__init__()
+)" + torch + R"(      def forward(self, x):
+          return self.net(x)
+)",
+                              "suite.yaml");
+  };
+  // The flags: the block's Linear feeds the last one, the Softmax's dim is 1 (16 // 16, where
+  // _make_divisible(10, 8) is 16: 8 is below 0.9 * 10).
+  const std::string forward =
+      "        seq, last, soft = self.net[0], self.net[1], self.net[2]\n"
+      "        y = ext.bias_act(torch.mm(x, seq[0].weight.t()), seq[0].bias,\n"
+      "                         seq[0].out_features == last.in_features and soft.dim == 1)\n"
+      "        return ext.bias_act(torch.mm(y, last.weight.t()), last.bias,\n"
+      "                            isinstance(seq[1], nn.ReLU) and len(seq) != 2)";
+  auto module = [&](const std::string& init) {
+    std::string py = mlp_module(forward);
+    const std::string ctor =
+        "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))\n";
+    py.replace(py.find(ctor), ctor.size(), init);
+    return py;
+  };
+  auto steps_of = [](const KernelBenchImport& r, const ProblemSpec& p) {
+    std::vector<std::string> steps;
+    for (const auto& l : checked_plan(r, p).launches)
+      steps.push_back(l.torch.empty() ? l.kernel + ":" + l.args.back().text
+                                      : l.torch + ":" + l.args[1].text);
+    return steps;
+  };
+  {
+    ProblemSpec p = problem(helpers + build);
+    auto r = import_kernelbench(module(helpers + build), p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p) == std::vector<std::string>{"linear:net.0.0.weight", "bias_act_kernel:1",
+                                                     "linear:net.1.weight", "bias_act_kernel:0"});
+  }
+  // Attributes of its own set before the list, the list's name read nowhere else: the same.
+  {
+    const std::string init = "        self.scale = 2\n" + helpers + build;
+    ProblemSpec p = problem(init);
+    auto r = import_kernelbench(module(init), p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p).at(1) == "bias_act_kernel:1");
+  }
+  // What kernrl does not follow: a layer changed after it is built, a function reading a local
+  // of __init__, a layer held by a name, a loop that breaks, a call of a module function, an
+  // augmented assignment of a list, a function returning something else.
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string init = helpers + build;
+    size_t at = init.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    init.replace(at, from.size(), to);
+    return init;
+  };
+  for (const std::string& init : std::vector<std::string>{
+           helpers + build + "        net[1].in_features = 3\n",
+           helpers + build + "        for m in self.modules():\n            m.dim = 0\n",
+           helpers + build + "        self.apply(_fix)\n",
+           replaced("                nn.Linear(inp, oup),\n",
+                    "                nn.Linear(inp, width),\n"),
+           replaced("        net.append(nn.Linear(hidden, output_size))\n",
+                    "        last = nn.Linear(hidden, output_size)\n        net.append(last)\n"),
+           replaced("                stride = t if i == 0 else 1\n",
+                    "                stride = t if i == 0 else 1\n                break\n"),
+           replaced("        net.append(nn.Linear(hidden, output_size))\n",
+                    "        net.append(make_linear(hidden, output_size))\n"),
+           replaced("        net.append(nn.Linear(hidden, output_size))\n",
+                    "        net += [nn.Linear(hidden, output_size)]\n"),
+           replaced("            return new_v\n", "            return [new_v]\n"),
+           replaced("        net = []\n", "        net = []\n        del setting[0]\n"),
+           replaced(
+               "            width = _make_divisible(c, 8)\n",
+               "            width = _make_divisible(c, 8)\n            _block = _make_divisible\n"),
+           replaced("        net.append(nn.Softmax(dim=width // 16))\n",
+                    "        net.append(nn.Softmax(dim=width // 16))\n        net.reverse()\n"),
+       }) {
+    CAPTURE(init);
+    ProblemSpec p = problem(init);
+    auto r = import_kernelbench(module(init), p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("(`self.net` is set from a list of layers that __init__ builds ") !=
+                      std::string::npos,
+                  r.reason);
+  }
+  // The attribute set again (in a branch): its layers are not those of the list.
+  {
+    const std::string init =
+        helpers + build +
+        "        if input_size > 0:\n            self.net = nn.Sequential(*net)\n";
+    auto r = import_kernelbench(module(init), problem(init));
+    CHECK_FALSE(r.converted);
+  }
+}
+
 TEST_CASE("import_kernelbench: plain tensor attributes leave __init__'s layers the reference's") {
   // torch.empty, torch.zeros and torch.ones set as plain attributes are in no state dict and draw
   // no random numbers: the layers (and KernelBench's seeded weights) stay the reference's.
