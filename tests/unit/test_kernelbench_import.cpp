@@ -4075,6 +4075,44 @@ TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forw
           "outside that class's forward");
 }
 
+TEST_CASE("import_kernelbench: an item of a list forward makes, replaced in place") {
+  ProblemSpec p = suite_mlp(true);
+  const std::string use =
+      "        y = ext.bias_act(torch.mm(x, self.net[0].weight.t()), self.net[0].bias, flags[0])\n"
+      "        return ext.bias_act(torch.mm(y, self.net[2].weight.t()), self.net[2].bias, "
+      "flags[1])";
+  // Every name that holds the list sees the change, as in Python; a negative index counts from
+  // the end.
+  for (const std::string& set : {std::string("        alias = flags\n        alias[1] = False\n"),
+                                 std::string("        flags[-1] = 0 > 1\n"),
+                                 std::string("        pair = [flags, 1]\n"
+                                             "        pair[0][1] = True\n"
+                                             "        flags[pair[1]] = False\n")}) {
+    CAPTURE(set);
+    auto r = import_kernelbench(mlp_module("        flags = [True, True]\n" + set + use), p);
+    if (set.find("pair[0][1]") != std::string::npos) {
+      // (An item of an item: not followed.)
+      CHECK_FALSE(r.converted);
+      continue;
+    }
+    check_mlp_plan(r, p);
+  }
+  // A tuple (Python raises), an index past the end, a slice, a list a loop iterates over, a list
+  // not made in forward: refused.
+  for (const std::string& set :
+       {std::string("        flags = (True, True)\n        flags[1] = False\n"),
+        std::string("        flags = [True, True]\n        flags[2] = False\n"),
+        std::string("        flags = [True, True]\n        flags[1:] = [False]\n"),
+        std::string("        flags = [True, True]\n        for f in flags:\n"
+                    "            flags[1] = False\n"),
+        std::string("        flags = self.flags\n        flags[1] = False\n"),
+        std::string("        flags = [True, True]\n        flags[x.size(0) - 1] = False\n")}) {
+    CAPTURE(set);
+    auto r = import_kernelbench(mlp_module(set + use, "        self.flags = [True, True]\n"), p);
+    CHECK_FALSE(r.converted);
+  }
+}
+
 TEST_CASE("import_kernelbench: a Sequential __init__ builds through a method or a function") {
   ProblemSpec p = suite_mlp(true);
   const std::string forward =
