@@ -341,6 +341,10 @@ class PySide {
   // A PyTorch operator forward calls, as a torch step (nullopt: not one kernrl maps).
   std::optional<Val> torch_call(Env& env, const std::string& name, const PyExprP& e);
   Val layer_call(Env& env, const Val& layer, const PyExprP& e);
+  // The same, of `input` where not null (a child of an nn.Sequential `e` calls), else of e's
+  // argument.
+  Val layer_call_on(Env& env, const Val& layer, const PyExprP& e, const Val* input,
+                    const std::string& text);
   // (py_rnn.cpp) A call of an nn.LSTM / nn.GRU layer as one torch step (lstm, gru), its
   // `result` the one forward uses: the call an assignment unpacks (`target`, with the names of
   // it that the function's body reads, `used`) or an index picks (`index`). rnn_unpacking sets

@@ -820,7 +820,11 @@ Val PySide::conv_transpose_step(size_t nd, std::vector<Val> a, const std::string
 }
 
 Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
-  std::string text = py_text(e);
+  return layer_call_on(env, called, e, nullptr, py_text(e));
+}
+
+Val PySide::layer_call_on(Env& env, const Val& called, const PyExprP& e, const Val* input,
+                          const std::string& text) {
   // A layer of a container (`self.net[0]`): its class from the reference's modules.
   Val layer = called;
   if (layer.elem == "Module")
@@ -848,8 +852,39 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
                            ", which kernrl follows only where the generation defines that class "
                            "and its __init__ builds the instance in place with a constructor call "
                            "(not in a loop or through a name)");
-  if (!C.P.torchscript.empty() && (layer.elem == "LSTM" || layer.elem == "GRU"))
+  if (!C.P.torchscript.empty() && (layer.elem == "LSTM" || layer.elem == "GRU")) {
+    if (input)
+      fail("torch_op_in_forward", "forward calls `self." + layer.name + "` (nn." + layer.elem +
+                                      "), a layer of an nn.Sequential it calls (`" + text +
+                                      "`); kernrl follows an nn." + layer.elem +
+                                      " called by forward itself");
     return rnn_call(env, layer, e);
+  }
+  // An nn.Sequential called (contract v1, an addition): its children called in turn, each as a
+  // layer forward calls with the tensor the one before gave.
+  if (!C.P.torchscript.empty() && layer.elem == "Sequential" && !C.P.modules.empty()) {
+    if (module_classes(layer).front() != "Sequential")
+      fail("torch_op_in_forward",
+           "forward calls `self." + layer.name + "` (`" + text + "`), a subclass of nn.Sequential");
+    if (!input && (e->kids.size() != 2 || !e->kwargs.empty()))
+      fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
+    Val x = input ? *input : eval(env, e->kids[1]);
+    for (const Val& child : layer_children(layer, text)) x = layer_call_on(env, child, e, &x, text);
+    return x;
+  }
+  // nn.Dropout with p 0 returns its input itself (torch's dropout does, in training mode too).
+  if (!C.P.torchscript.empty() && layer.elem == "Dropout" && cfg && cfg->count("p")) {
+    const Val& pv = cfg->at("p");
+    bool zero = (pv.kind == Val::Float && pv.f && *pv.f == 0.0) ||
+                (pv.kind == Val::Int && pv.k && *pv.k == 0);
+    if (zero) {
+      if (!input && (e->kids.size() != 2 || !e->kwargs.empty()))
+        fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
+      Val x = input ? *input : eval(env, e->kids[1]);
+      tensor_of(x, text);
+      return x;
+    }
+  }
   if (C.P.torchscript.empty() || !cfg ||
       (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
     fail("torch_op_in_forward",
@@ -860,7 +895,7 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
                     "extension"
                   : "kernrl maps nn.Linear, nn.Conv1d/2d/3d and nn.ConvTranspose1d/2d/3d "
                     "modules only"));
-  if (e->kids.size() != 2 || !e->kwargs.empty())
+  if (!input && (e->kids.size() != 2 || !e->kwargs.empty()))
     fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
   // Settings kernrl's step does not carry: only their defaults are mapped.
   if (PyExprP ctor = layer_ctor(layer.name))
@@ -869,7 +904,7 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
           k == "device" || k == "dtype")
         fail("torch_op_in_forward", "`self." + layer.name + "` is built with `" + k +
                                         "`, which kernrl does not map (`" + text + "`)");
-  Val x = eval(env, e->kids[1]);
+  Val x = input ? *input : eval(env, e->kids[1]);
   Val w = problem_param(layer.name + ".weight", "self." + layer.name + ".weight");
   Val bias;
   auto b = cfg->find("bias");

@@ -4075,6 +4075,65 @@ TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forw
           "outside that class's forward");
 }
 
+TEST_CASE("import_kernelbench: an nn.Sequential forward calls runs its children in turn") {
+  // Both modules build net = Sequential(Linear, <middle>, Linear); forward calls it.
+  auto run = [](const std::string& middle, const std::string& forward) {
+    ProblemSpec p =
+        suite_mlp(true,
+                  "{\"net\": [\"Sequential\"], \"net.0\": [\"Linear\"], "
+                  "\"net.1\": [\"" +
+                      middle.substr(3, middle.find('(') - 3) + "\"], \"net.2\": [\"Linear\"]}");
+    const std::string ctor = "nn.Sequential(nn.Linear(input_size, hidden), " + middle +
+                             ",\n                                 nn.Linear(hidden, output_size))";
+    std::string ref = p.torch;
+    const std::string ref_ctor =
+        "nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))";
+    REQUIRE(ref.find(ref_ctor) != std::string::npos);
+    ref.replace(ref.find(ref_ctor), ref_ctor.size(), ctor);
+    p.torch = ref;
+    std::string py = mlp_module(forward);
+    py.replace(py.find(ref_ctor), ref_ctor.size(), ctor);
+    auto r = import_kernelbench(py, p);
+    return std::make_pair(r, p);
+  };
+  auto steps_of = [](const KernelBenchImport& r, const ProblemSpec& p) {
+    std::vector<std::string> steps;
+    for (const auto& l : checked_plan(r, p).launches)
+      steps.push_back(l.torch.empty() ? l.kernel : l.torch + ":" + l.args[1].text);
+    return steps;
+  };
+  const std::string call = "        return ext.bias_act(self.net(x), self.net[2].bias, False)";
+  for (const char* middle : {"nn.Dropout(0.0)", "nn.Dropout(p=0)", "nn.Dropout(0.0, True)"}) {
+    CAPTURE(middle);
+    auto [r, p] = run(middle, call);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p) == std::vector<std::string>{"linear:net.0.weight", "linear:net.2.weight",
+                                                     "bias_act_kernel"});
+  }
+  // The dropout called by itself: its input.
+  {
+    auto [r, p] = run("nn.Dropout(0.0)",
+                      "        y = self.net[1](self.net[0](x))\n"
+                      "        return ext.bias_act(self.net[2](y), self.net[2].bias, False)");
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p).size() == 3);
+  }
+  // A dropout that drops (p > 0: random in training mode), a layer kernrl does not map, two
+  // arguments: refused.
+  for (const auto& [middle, forward] : std::vector<std::pair<std::string, std::string>>{
+           {"nn.Dropout(0.1)", call},
+           {"nn.Dropout()", call},
+           {"nn.ReLU()", call},
+           {"nn.Dropout(0.0)",
+            "        return ext.bias_act(self.net(x, x), self.net[2].bias, False)"}}) {
+    CAPTURE(middle);
+    auto [r, p] = run(middle, forward);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.category == "torch_op_in_forward", r.reason);
+  }
+}
+
 TEST_CASE("import_kernelbench: an item of a list forward makes, replaced in place") {
   ProblemSpec p = suite_mlp(true);
   const std::string use =
