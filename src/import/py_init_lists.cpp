@@ -119,7 +119,7 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
       if (tok_is(x, "setattr") || tok_is(x, "global") || tok_is(x, "nonlocal") ||
           tok_is(x, "lambda") || tok_is(x, "yield") || tok_is(x, ":=") || tok_is(x, "del") ||
           tok_is(x, "with") || tok_is(x, "exec") || tok_is(x, "eval") || tok_is(x, "apply") ||
-          tok_is(x, "__dict__") || tok_is(x, "vars")) {
+          tok_is(x, "__dict__") || tok_is(x, "vars") || tok_is(x, "train")) {
         stop("while it uses `" + x.text + "`", lines_[i].line);
         return refuse();
       }
@@ -419,7 +419,9 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
       // or call a function __init__ defines (which could change one).
       if (!f.nested && lt.size() > 4 && tok_is(lt[0], "self") && tok_is(lt[1], ".") &&
           tok_is(lt[3], "=")) {
-        for (size_t k = 4; k < lt.size(); ++k)
+        // (`self.B = nn.Sequential(*L)` copies the list: it changes nothing.)
+        const std::string copied = starred_sequential(lt, 4);
+        for (size_t k = 4; k < lt.size() && copied.empty(); ++k)
           if (lt[k].kind == PyTok::Name && (f.lists.count(lt[k].text) || defs.count(lt[k].text)))
             return stop("with `self." + lt[2].text + "` set from `" + lt[k].text + "`", line);
         i = next;

@@ -4735,9 +4735,13 @@ torch: |
     CHECK(steps_of(r, p) == std::vector<std::string>{"linear:net.0.0.weight", "bias_act_kernel:1",
                                                      "linear:net.1.weight", "bias_act_kernel:0"});
   }
-  // Attributes of its own set before the list, the list's name read nowhere else: the same.
+  // Attributes of its own set before the list (another container copied from a list among
+  // them): the same.
   {
-    const std::string init = "        self.scale = 2\n" + helpers + build;
+    const std::string init = "        self.scale = 2\n" + helpers +
+                             "        head = [nn.Identity()]\n"
+                             "        self.head = nn.Sequential(*head)\n" +
+                             build;
     ProblemSpec p = problem(init);
     auto r = import_kernelbench(module(init), p);
     REQUIRE_MESSAGE(r.converted, r.reason);
@@ -4757,6 +4761,7 @@ torch: |
            helpers + build + "        net[1].in_features = 3\n",
            helpers + build + "        for m in self.modules():\n            m.dim = 0\n",
            helpers + build + "        self.apply(_fix)\n",
+           helpers + build + "        self.net[2].train(False)\n",
            replaced("                nn.Linear(inp, oup),\n",
                     "                nn.Linear(inp, width),\n"),
            replaced("        net.append(nn.Linear(hidden, output_size))\n",
