@@ -236,7 +236,9 @@ print("torch steps %s: %s (speedup %s) %s" % (sys.argv[1], r.get("status", "no r
   else
     KB_SUITE="${KB_SUITE:-/tmp/kernrl-kb-suite}"  # several GB of weights: not under $OUT
     # (tests/kernelbench/v4/kb-prompt: its L3_18_SqueezeNet converts through a submodule class the
-    # generation defines, FireModule, whose conv2d steps take features.N.* by module path.)
+    # generation defines, FireModule, whose conv2d steps take features.N.* by module path; its
+    # L3_20_MobileNetV2 through the layers __init__ builds in loops into a list, its plan list of
+    # them and its nn.Sequential classifier called from forward.)
     export KB_SUITE KB_GENS="${KB_GENS:-tests/import/generations tests/kernelbench/generations tests/kernelbench/v4/kb-prompt}"
     # The suite built, checked against KernelBench's own modules (the worker's TorchScript path,
     # on the GPU), its torch.compile baselines timed, and KB_GENS graded by KernelBench's eval

@@ -512,12 +512,18 @@ Val PySide::attr(Env& env, const PyExprP& e) {
           std::none_of(C.P.parameters.begin(), C.P.parameters.end(),
                        [&](const auto& p) { return p.name == e->text; }) &&
           std::any_of(C.P.modules.begin(), C.P.modules.end(),
-                      [&](const auto& x) { return x.first == obj.name; }))
-        fail("host_logic", "forward reads `" + py_text(e) + "` of `self." + obj.name +
-                               "`, which ModelNew's __init__ does not build by a constructor call "
-                               "kernrl reads (an attribute's, or an argument of nn.Sequential(...) "
-                               "or nn.ModuleList([...]) written in place), so kernrl does not know "
-                               "its settings");
+                      [&](const auto& x) { return x.first == obj.name; })) {
+        std::string top = obj.name.substr(0, obj.name.find('.'));
+        auto w = self_path_.empty() ? init_list_why_.find(top) : init_list_why_.end();
+        fail("host_logic",
+             "forward reads `" + py_text(e) + "` of `self." + obj.name +
+                 "`, which ModelNew's __init__ does not build by a constructor call "
+                 "kernrl reads (an attribute's, or an argument of nn.Sequential(...) "
+                 "or nn.ModuleList([...]) written in place), so kernrl does not know "
+                 "its settings" +
+                 (w != init_list_why_.end() ? " (`self." + top + "` is set from " + w->second + ")"
+                                            : std::string()));
+      }
       return problem_param(e->text, "self." + path);
     }
     case Val::Func: {

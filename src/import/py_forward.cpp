@@ -1151,6 +1151,38 @@ void PySide::bind(Env& env, const PyExprP& target, const Val& value, int line) {
       bind(env, target->kids[i], value.items[i], line);
     return;
   }
+  if (target->kind == PyExpr::Index && target->kids[0]->kind == PyExpr::Name &&
+      env.locals.count(target->kids[0]->text) &&
+      env.locals.at(target->kids[0]->text).kind == Val::List &&
+      !(target->kids[1]->kind == PyExpr::Other && target->kids[1]->text == "slice")) {
+    // `pending[1] = v` (contract v1, an addition): the item of a list made in this function
+    // replaced in place, in every name and attribute that holds the list, as in Python (which
+    // evaluates the value, then the list, then the index).
+    const std::string name = target->kids[0]->text;
+    const std::string what = "`" + py_text(target) + " = ...` (line " + std::to_string(line) + ")";
+    const int id = mutable_list(env, name, what, "changes an item of");
+    Val idx = eval(env, target->kids[1]);
+    if (idx.kind == Val::Bool && idx.k) idx = make_int(*idx.k);  // a bool is an int
+    if (idx.kind != Val::Int || !idx.k || idx.floaty)
+      fail("host_logic", "host logic in forward: " + what +
+                             " with an index kernrl does not know at every size set");
+    std::function<bool(const Val&)> holds = [&](const Val& v) {
+      if (v.kind == Val::List && v.list_id == id) return true;
+      return std::any_of(v.items.begin(), v.items.end(), holds);
+    };
+    if (holds(value))
+      fail("host_logic", "host logic in forward: " + what + " puts `" + name + "` into itself");
+    Val now = env.locals.at(name);  // (evaluating the index may have changed it)
+    int64_t k = *idx.k;
+    if (k < 0) k += static_cast<int64_t>(now.items.size());
+    if (k < 0 || k >= static_cast<int64_t>(now.items.size()))
+      fail("mismatch", "`" + py_text(target) +
+                           "` in forward assigns past the end of the list "
+                           "(Python raises an IndexError)");
+    now.items[static_cast<size_t>(k)] = value;
+    replace_list(env, id, now);
+    return;
+  }
   fail("host_logic",
        "forward assigns to `" + py_text(target) + "` (line " + std::to_string(line) + ")");
 }

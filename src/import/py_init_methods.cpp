@@ -452,6 +452,18 @@ void PySide::read_init_methods() {
     else
       init_method_why_[attr] = why;
   }
+  // `self.features = nn.Sequential(*features)` of a list __init__ builds: the same built in
+  // place, where kernrl follows how (rel_layer_ctor; else the reason, for messages about its
+  // layers' settings).
+  for (const auto& [attr, v] : init_attrs_) {
+    std::string why;
+    auto built = init_list_sequential(attr, &why);
+    if (!built) continue;
+    if (*built)
+      init_list_built_[attr] = *built;
+    else
+      init_list_why_[attr] = why;
+  }
 }
 
 }  // namespace kernrl::kbimport::py

@@ -423,9 +423,23 @@ std::string PySide::compare_init_with_reference() const {
     from_ref = std::move(bwd);
     return true;
   };
-  // An own attribute's value may call only these (and may not reach private attributes).
+  // An own attribute's value may call only these (and may not reach private attributes), and
+  // `torch.empty`, `torch.zeros`, `torch.ones`: a plain tensor attribute, which is in no state
+  // dict and draws no random numbers (`nn.Parameter(...)`, `register_buffer` and `torch.randn`
+  // are calls of anything else).
   static const std::set<std::string> callable = {"isinstance", "len", "list",  "tuple", "range",
                                                  "enumerate",  "int", "float", "sum",   "zip"};
+  static const std::set<std::string> tensor_ctors = {"empty", "zeros", "ones"};
+  // A tensor set as an attribute of the name of a buffer replaces the buffer (and None one of a
+  // parameter or submodule): an own attribute names none of the reference's parameters, buffers
+  // or submodules (the suite's, by module path), nor a string of the reference's module (a
+  // buffer registered by name, persistent or not).
+  std::set<std::string> ref_names;
+  for (const auto& t : C.P.parameters) ref_names.insert(t.name.substr(0, t.name.find('.')));
+  for (const auto& m : C.P.modules) ref_names.insert(m.first.substr(0, m.first.find('.')));
+  for (const auto& line : py_lines(C.P.torch))
+    for (const auto& x : line.toks)
+      if (x.kind == PyTok::String) ref_names.insert(x.text);
   size_t r = 0;
   for (size_t si = 0; si < mine.size(); ++si) {
     const auto& stmt = mine[si];
@@ -449,7 +463,7 @@ std::string PySide::compare_init_with_reference() const {
       }
     const auto& t = stmt.second;
     bool own_attr = stmt.first == 0 && t.size() > 4 && t[0] == "self" && t[1] == "." &&
-                    t[3] == "=" && !ref_attrs.count(t[2]);
+                    t[3] == "=" && !ref_attrs.count(t[2]) && !ref_names.count(t[2]);
     bool quiet = own_attr;
     for (size_t k = 4; quiet && k < t.size(); ++k) {
       const std::string& x = t[k];
@@ -461,9 +475,12 @@ std::string PySide::compare_init_with_reference() const {
         const std::string& prev = t[k - 1];
         bool call = prev == ")" || prev == "]" ||
                     std::isalnum(static_cast<unsigned char>(prev[0])) || prev[0] == '_';
-        if (call && !(callable.count(prev) && t[k - 2] != "." && !module_vars_.count(prev) &&
-                      !module_defs_.count(prev)))
-          quiet = false;
+        bool builtin = callable.count(prev) && t[k - 2] != "." && !module_vars_.count(prev) &&
+                       !module_defs_.count(prev);
+        // `torch.zeros(` with `torch` itself not an attribute (checked to be torch's above).
+        bool tensor = k >= 7 && tensor_ctors.count(prev) && t[k - 2] == "." &&
+                      t[k - 3] == "torch" && t[k - 4] != ".";
+        if (call && !builtin && !tensor) quiet = false;
       }
     }
     if (!quiet) {

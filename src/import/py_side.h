@@ -132,6 +132,15 @@ class PySide {
   // replaced by the call's arguments (null where kernrl refuses it, *why saying why).
   std::optional<PyExprP> init_method_sequential(const PyExprP& call, std::string* why);
   void read_init_methods();  // rewrites init_attrs_ so (py_init_methods.cpp)
+  // An attribute ModelNew's __init__ sets to `nn.Sequential(*NAME)` of a list of layers NAME it
+  // builds at its top level (in loops, through functions it defines inside itself): nullopt for
+  // an attribute set otherwise, else the same nn.Sequential built in place (null where kernrl
+  // refuses it, *why saying why; init_list_why_ keeps it). (py_init_lists.cpp) Its layers are
+  // taken as built so (rel_layer_ctor) only where ModelNew builds its layers as the reference
+  // does: their settings are then the reference's, whose parameters the suite has.
+  std::optional<PyExprP> init_list_sequential(const std::string& attr, std::string* why);
+  std::map<std::string, PyExprP> init_list_built_;
+  std::map<std::string, std::string> init_list_why_;
   std::map<std::string, std::string> init_method_why_;  // attributes refused there: why
   // `self.<attr>` as a module path from ModelNew (`features.3.squeeze` for `self.squeeze` of the
   // submodule `features.3`), and a module path as one relative to the current `self` (nullopt
@@ -368,6 +377,10 @@ class PySide {
   // A PyTorch operator forward calls, as a torch step (nullopt: not one kernrl maps).
   std::optional<Val> torch_call(Env& env, const std::string& name, const PyExprP& e);
   Val layer_call(Env& env, const Val& layer, const PyExprP& e);
+  // The same, of `input` where not null (a child of an nn.Sequential `e` calls), else of e's
+  // argument.
+  Val layer_call_on(Env& env, const Val& layer, const PyExprP& e, const Val* input,
+                    const std::string& text);
   // (py_rnn.cpp) A call of an nn.LSTM / nn.GRU layer as one torch step (lstm, gru), its
   // `result` the one forward uses: the call an assignment unpacks (`target`, with the names of
   // it that the function's body reads, `used`) or an index picks (`index`). rnn_unpacking sets

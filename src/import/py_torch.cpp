@@ -232,7 +232,14 @@ PyExprP PySide::rel_layer_ctor(const std::string& path) const {
   // ModelNew's own attribute (`self.conv = nn.Conv2d(...)`), or a child of one built in place:
   // `nn.Sequential(a, b)`'s k-th argument, `nn.ModuleList([a, b])`'s k-th item.
   auto it = init_attrs_.find(path);
-  if (it != init_attrs_.end()) return it->second;
+  if (it != init_attrs_.end()) {
+    // `nn.Sequential(*layers)` of a list __init__ builds as the reference's does.
+    auto built = self_path_.empty() ? init_list_built_.find(path) : init_list_built_.end();
+    if (built != init_list_built_.end() && !init_setattr_ && !init_attrs_changed_.count(path) &&
+        !init_attrs_mutated_.count(path) && layers_built_as_reference().empty())
+      return built->second;
+    return it->second;
+  }
   size_t dot = path.rfind('.');
   if (dot == std::string::npos) return nullptr;
   PyExprP parent = rel_layer_ctor(path.substr(0, dot));
@@ -302,6 +309,14 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
       {"AvgPool1d", avg_pool},
       {"AvgPool2d", avg_pool},
       {"AvgPool3d", avg_pool},
+      // Adaptive pooling keeps its output size as given (an int, or a tuple or list that may
+      // hold None).
+      {"AdaptiveAvgPool1d", {{"output_size", ""}}},
+      {"AdaptiveAvgPool2d", {{"output_size", ""}}},
+      {"AdaptiveAvgPool3d", {{"output_size", ""}}},
+      {"AdaptiveMaxPool1d", {{"output_size", ""}, {"return_indices", "False"}}},
+      {"AdaptiveMaxPool2d", {{"output_size", ""}, {"return_indices", "False"}}},
+      {"AdaptiveMaxPool3d", {{"output_size", ""}, {"return_indices", "False"}}},
       {"GroupNorm",
        {{"num_groups", ""}, {"num_channels", ""}, {"eps", "1e-05"}, {"affine", "True"}}},
       {"InstanceNorm2d", instance_norm},
@@ -355,7 +370,8 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
   }
   auto cls = classes.find(elem);
   if (cls == classes.end() || !call || call->kind != PyExpr::Call) return std::nullopt;
-  // Arguments unpacked from a sequence or a dict (`nn.Conv2d(*args)`): kernrl cannot bind them.
+  // Arguments unpacked from a sequence or a dict (`nn.Conv2d(*args)`, `**kw`): kernrl cannot bind
+  // them.
   for (const auto& kw : call->kwargs)
     if (kw.first == "*") return std::nullopt;
   std::map<std::string, Val> cfg;
@@ -395,6 +411,16 @@ std::optional<std::map<std::string, Val>> PySide::layer_config(const Val& layer)
   if (elem == "MultiheadAttention" || elem == "TransformerEncoderLayer" ||
       elem == "TransformerEncoder")
     composite_settings(elem, call, layer.name, cfg);
+  // Adaptive pooling keeps its output size as given: a tuple written as one stays a tuple, a list
+  // a list (for isinstance).
+  if (starts_with(elem, "Adaptive") && cfg.count("output_size") &&
+      cfg["output_size"].kind == Val::List) {
+    PyExprP given = call->kids.size() > 1 ? call->kids[1] : nullptr;
+    for (const auto& [k, v] : call->kwargs)
+      if (k == "output_size") given = v;
+    if (given && (given->kind == PyExpr::Tuple || given->kind == PyExpr::List))
+      cfg["output_size"].seq = given->kind == PyExpr::Tuple ? 't' : 'l';
+  }
   if (elem == "MultiheadAttention" && cfg.count("num_heads")) {
     // The attributes torch sets from them: head_dim = embed_dim // num_heads.
     const Val& e = cfg["embed_dim"];
@@ -892,7 +918,11 @@ Val PySide::conv_transpose_step(size_t nd, std::vector<Val> a, const std::string
 }
 
 Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
-  std::string text = py_text(e);
+  return layer_call_on(env, called, e, nullptr, py_text(e));
+}
+
+Val PySide::layer_call_on(Env& env, const Val& called, const PyExprP& e, const Val* input,
+                          const std::string& text) {
   // A layer of a container (`self.net[0]`): its class from the reference's modules.
   Val layer = called;
   if (layer.elem == "Module")
@@ -920,8 +950,39 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
                            ", which kernrl follows only where the generation defines that class "
                            "and its __init__ builds the instance in place with a constructor call "
                            "(not in a loop or through a name)");
-  if (!C.P.torchscript.empty() && (layer.elem == "LSTM" || layer.elem == "GRU"))
+  if (!C.P.torchscript.empty() && (layer.elem == "LSTM" || layer.elem == "GRU")) {
+    if (input)
+      fail("torch_op_in_forward", "forward calls `self." + layer.name + "` (nn." + layer.elem +
+                                      "), a layer of an nn.Sequential it calls (`" + text +
+                                      "`); kernrl follows an nn." + layer.elem +
+                                      " called by forward itself");
     return rnn_call(env, layer, e);
+  }
+  // An nn.Sequential called (contract v1, an addition): its children called in turn, each as a
+  // layer forward calls with the tensor the one before gave.
+  if (!C.P.torchscript.empty() && layer.elem == "Sequential" && !C.P.modules.empty()) {
+    if (module_classes(layer).front() != "Sequential")
+      fail("torch_op_in_forward",
+           "forward calls `self." + layer.name + "` (`" + text + "`), a subclass of nn.Sequential");
+    if (!input && (e->kids.size() != 2 || !e->kwargs.empty()))
+      fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
+    Val x = input ? *input : eval(env, e->kids[1]);
+    for (const Val& child : layer_children(layer, text)) x = layer_call_on(env, child, e, &x, text);
+    return x;
+  }
+  // nn.Dropout with p 0 returns its input itself (torch's dropout does, in training mode too).
+  if (!C.P.torchscript.empty() && layer.elem == "Dropout" && cfg && cfg->count("p")) {
+    const Val& pv = cfg->at("p");
+    bool zero = (pv.kind == Val::Float && pv.f && *pv.f == 0.0) ||
+                (pv.kind == Val::Int && pv.k && *pv.k == 0);
+    if (zero) {
+      if (!input && (e->kids.size() != 2 || !e->kwargs.empty()))
+        fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
+      Val x = input ? *input : eval(env, e->kids[1]);
+      tensor_of(x, text);
+      return x;
+    }
+  }
   if (C.P.torchscript.empty() || !cfg ||
       (layer.elem != "Linear" && !starts_with(layer.elem, "Conv")))
     fail("torch_op_in_forward",
@@ -932,7 +993,7 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
                     "extension"
                   : "kernrl maps nn.Linear, nn.Conv1d/2d/3d and nn.ConvTranspose1d/2d/3d "
                     "modules only"));
-  if (e->kids.size() != 2 || !e->kwargs.empty())
+  if (!input && (e->kids.size() != 2 || !e->kwargs.empty()))
     fail("torch_op_in_forward", "`" + text + "`: a module called with one tensor only");
   // Settings kernrl's step does not carry: only their defaults are mapped.
   if (PyExprP ctor = layer_ctor(layer.name))
@@ -941,7 +1002,7 @@ Val PySide::layer_call(Env& env, const Val& called, const PyExprP& e) {
           k == "device" || k == "dtype")
         fail("torch_op_in_forward", "`self." + layer.name + "` is built with `" + k +
                                         "`, which kernrl does not map (`" + text + "`)");
-  Val x = eval(env, e->kids[1]);
+  Val x = input ? *input : eval(env, e->kids[1]);
   Val w = problem_param(layer.name + ".weight", "self." + layer.name + ".weight");
   Val bias;
   auto b = cfg->find("bias");

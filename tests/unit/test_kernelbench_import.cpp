@@ -2527,6 +2527,59 @@ torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t act, int64_t ks, int
   CHECK_MESSAGE(r.reason.find("ACT_B") != std::string::npos, r.reason);
 }
 
+TEST_CASE("import_kernelbench: adaptive pooling's output size, as its constructor was given it") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]
+  const char* cuda = R"(
+__global__ void k(const float* x, float* y, int a) {}
+torch::Tensor run(torch::Tensor x, torch::Tensor w, int64_t a) {
+  auto y = torch::empty({x.size(0), w.size(0)}, x.options());
+  k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), (int)a);
+  return y;
+}
+)";
+  auto run = [&](const std::string& pool, const std::string& value) {
+    return import_kernelbench(
+        module(cuda, "run", "x", "ext.run(x, self.linear.weight, " + value + ")",
+               "input_size, output_size, divisor: self.linear = nn.Linear(input_size, "
+               "output_size)\n        self.pool = " +
+                   pool),
+        p);
+  };
+  // L3_20's test: a tuple as given, an int as given.
+  const std::string square =
+      "int(tuple(self.pool.output_size if isinstance(self.pool.output_size, (tuple, list)) "
+      "else (self.pool.output_size, self.pool.output_size)) == (1, 1))";
+  for (const auto& [pool, value, want] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"nn.AdaptiveAvgPool2d((1, 1))", square, "1"},
+           {"nn.AdaptiveAvgPool2d(1)", square, "1"},
+           {"nn.AdaptiveAvgPool2d(output_size=(1, 2))", square, "0"},
+           {"nn.AdaptiveAvgPool2d((1, 1))", "int(isinstance(self.pool.output_size, tuple))", "1"},
+           {"nn.AdaptiveAvgPool2d(7)", "int(isinstance(self.pool.output_size, tuple))", "0"},
+           {"nn.AdaptiveAvgPool1d(5)", "self.pool.output_size", "5"},
+           {"nn.AdaptiveAvgPool3d([2, 3, 4])",
+            "self.pool.output_size[2] + len(self.pool.output_size)", "7"},
+           {"nn.AdaptiveMaxPool2d((3, 3))", "int(self.pool.return_indices) + 10", "10"},
+           {"nn.AdaptiveMaxPool1d(3, True)", "int(self.pool.return_indices)", "1"}}) {
+    CAPTURE(pool);
+    CAPTURE(value);
+    auto r = run(pool, value);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(arg_texts(checked_plan(r, p).launches.at(0)).back() == want);
+  }
+  // A setting adaptive pooling does not have, or of a pooling whose constructor kernrl does not
+  // read: not followed.
+  CHECK_FALSE(run("nn.AdaptiveAvgPool2d((1, 1))", "self.pool.return_indices").converted);
+  CHECK_FALSE(run("nn.AdaptiveAvgPool2d((1, 1))", "self.pool.kernel_size").converted);
+  CHECK_FALSE(run("make_pool()", "self.pool.output_size").converted);
+  // Unpacked arguments: which parameter gets what is not read (not the defaults).
+  for (const char* pool : {"nn.AdaptiveMaxPool1d(*[3, True])", "nn.AdaptiveMaxPool1d(3, *[True])",
+                           "nn.AdaptiveMaxPool1d(3, **{'return_indices': True})"}) {
+    auto r = run(pool, "int(self.pool.return_indices)");
+    CHECK_FALSE_MESSAGE(r.converted, pool);
+  }
+}
+
 TEST_CASE("import_kernelbench: __init__ values computed from its arguments") {
   ProblemSpec p = suite_linear();  // Model(input_size, output_size, divisor), divisor 10.0
   const char* cuda = R"(
@@ -4022,6 +4075,103 @@ TEST_CASE("import_kernelbench: a submodule of the file's own class runs its forw
           "outside that class's forward");
 }
 
+TEST_CASE("import_kernelbench: an nn.Sequential forward calls runs its children in turn") {
+  // Both modules build net = Sequential(Linear, <middle>, Linear); forward calls it.
+  auto run = [](const std::string& middle, const std::string& forward) {
+    ProblemSpec p =
+        suite_mlp(true,
+                  "{\"net\": [\"Sequential\"], \"net.0\": [\"Linear\"], "
+                  "\"net.1\": [\"" +
+                      middle.substr(3, middle.find('(') - 3) + "\"], \"net.2\": [\"Linear\"]}");
+    const std::string ctor = "nn.Sequential(nn.Linear(input_size, hidden), " + middle +
+                             ",\n                                 nn.Linear(hidden, output_size))";
+    std::string ref = p.torch;
+    const std::string ref_ctor =
+        "nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))";
+    REQUIRE(ref.find(ref_ctor) != std::string::npos);
+    ref.replace(ref.find(ref_ctor), ref_ctor.size(), ctor);
+    p.torch = ref;
+    std::string py = mlp_module(forward);
+    py.replace(py.find(ref_ctor), ref_ctor.size(), ctor);
+    auto r = import_kernelbench(py, p);
+    return std::make_pair(r, p);
+  };
+  auto steps_of = [](const KernelBenchImport& r, const ProblemSpec& p) {
+    std::vector<std::string> steps;
+    for (const auto& l : checked_plan(r, p).launches)
+      steps.push_back(l.torch.empty() ? l.kernel : l.torch + ":" + l.args[1].text);
+    return steps;
+  };
+  const std::string call = "        return ext.bias_act(self.net(x), self.net[2].bias, False)";
+  for (const char* middle : {"nn.Dropout(0.0)", "nn.Dropout(p=0)", "nn.Dropout(0.0, True)"}) {
+    CAPTURE(middle);
+    auto [r, p] = run(middle, call);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p) == std::vector<std::string>{"linear:net.0.weight", "linear:net.2.weight",
+                                                     "bias_act_kernel"});
+  }
+  // The dropout called by itself: its input.
+  {
+    auto [r, p] = run("nn.Dropout(0.0)",
+                      "        y = self.net[1](self.net[0](x))\n"
+                      "        return ext.bias_act(self.net[2](y), self.net[2].bias, False)");
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p).size() == 3);
+  }
+  // A dropout that drops (p > 0: random in training mode), a layer kernrl does not map, two
+  // arguments: refused.
+  for (const auto& [middle, forward] : std::vector<std::pair<std::string, std::string>>{
+           {"nn.Dropout(0.1)", call},
+           {"nn.Dropout()", call},
+           {"nn.ReLU()", call},
+           {"nn.Dropout(0.0)",
+            "        return ext.bias_act(self.net(x, x), self.net[2].bias, False)"}}) {
+    CAPTURE(middle);
+    auto [r, p] = run(middle, forward);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.category == "torch_op_in_forward", r.reason);
+  }
+}
+
+TEST_CASE("import_kernelbench: an item of a list forward makes, replaced in place") {
+  ProblemSpec p = suite_mlp(true);
+  const std::string use =
+      "        y = ext.bias_act(torch.mm(x, self.net[0].weight.t()), self.net[0].bias, flags[0])\n"
+      "        return ext.bias_act(torch.mm(y, self.net[2].weight.t()), self.net[2].bias, "
+      "flags[1])";
+  // Every name that holds the list sees the change, as in Python; a negative index counts from
+  // the end.
+  for (const std::string& set : {std::string("        alias = flags\n        alias[1] = False\n"),
+                                 std::string("        flags[-1] = 0 > 1\n"),
+                                 std::string("        pair = [flags, 1]\n"
+                                             "        pair[0][1] = True\n"
+                                             "        flags[pair[1]] = False\n")}) {
+    CAPTURE(set);
+    auto r = import_kernelbench(mlp_module("        flags = [True, True]\n" + set + use), p);
+    if (set.find("pair[0][1]") != std::string::npos) {
+      // (An item of an item: not followed.)
+      CHECK_FALSE(r.converted);
+      continue;
+    }
+    check_mlp_plan(r, p);
+  }
+  // A tuple (Python raises), an index past the end, a slice, a list a loop iterates over, a list
+  // not made in forward: refused.
+  for (const std::string& set :
+       {std::string("        flags = (True, True)\n        flags[1] = False\n"),
+        std::string("        flags = [True, True]\n        flags[2] = False\n"),
+        std::string("        flags = [True, True]\n        flags[1:] = [False]\n"),
+        std::string("        flags = [True, True]\n        for f in flags:\n"
+                    "            flags[1] = False\n"),
+        std::string("        flags = self.flags\n        flags[1] = False\n"),
+        std::string("        flags = [True, True]\n        flags[x.size(0) - 1] = False\n")}) {
+    CAPTURE(set);
+    auto r = import_kernelbench(mlp_module(set + use, "        self.flags = [True, True]\n"), p);
+    CHECK_FALSE(r.converted);
+  }
+}
+
 TEST_CASE("import_kernelbench: a Sequential __init__ builds through a method or a function") {
   ProblemSpec p = suite_mlp(true);
   const std::string forward =
@@ -4772,6 +4922,285 @@ torch: |
   const std::string ctor = "        self.net = nn.Sequential(";
   before.insert(before.find(ctor), "        self.net = nn.Sequential()\n" + flatten);
   CHECK_FALSE(import_kernelbench(before, nested).converted);
+}
+
+TEST_CASE(
+    "import_kernelbench: nn.Sequential(*layers) of a list __init__ builds in loops and functions") {
+  // MobileNetV2's way: helper functions defined inside __init__, a table of settings unpacked in
+  // a loop, the layers appended to a list, then `self.net = nn.Sequential(*net)`. Both modules
+  // build them alike; the layers' settings come from the constructor calls kernrl unrolls.
+  const std::string helpers =
+      "        def _make_divisible(v, divisor, min_value=None):\n"
+      "            \"\"\"Rounds to a multiple of divisor.\"\"\"\n"
+      "            if min_value is None:\n"
+      "                min_value = divisor\n"
+      "            new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)\n"
+      "            if new_v < 0.9 * v:\n"
+      "                new_v += divisor\n"
+      "            return new_v\n"
+      "        def _block(inp, oup, expand):\n"
+      "            layers = []\n"
+      "            if expand != 1:\n"
+      "                layers.append(nn.Identity())\n"
+      "            layers.extend([\n"
+      "                nn.Linear(inp, oup),\n"
+      "                nn.ReLU(inplace=True),\n"
+      "            ])\n"
+      "            if expand == 1:\n"
+      "                return nn.Sequential(*layers), True\n"
+      "            else:\n"
+      "                return nn.Sequential(*layers), False\n";
+  const std::string build =
+      "        setting = [[1, 10, 1]]\n"
+      "        net = []\n"
+      "        for t, c, n in setting:\n"
+      "            width = _make_divisible(c, 8)\n"
+      "            for i in range(n):\n"
+      "                stride = t if i == 0 else 1\n"
+      "                net.append(_block(input_size, hidden, expand=stride)[0])\n"
+      "        net.append(nn.Linear(hidden, output_size))\n"
+      "        net.append(nn.Softmax(dim=width // 16))\n"
+      "        self.net = nn.Sequential(*net)\n";
+  auto problem = [](const std::string& init) {
+    std::string torch;
+    size_t from = 0;
+    while (from < init.size()) {
+      size_t nl = init.find('\n', from);
+      torch += "  " + init.substr(from, nl - from + 1);
+      from = nl + 1;
+    }
+    return parse_problem_yaml(R"(id: L3_1_MLP
+level: 3
+name: MLP
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, hidden: 256, output_size: 64}
+  test:
+    - {batch_size: 3, input_size: 33, hidden: 17, output_size: 5}
+    - {batch_size: 7, input_size: 64, hidden: 40, output_size: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: net.0.0.weight, dtype: float32, shape: [hidden, input_size], init: custom}
+  - {name: net.0.0.bias, dtype: float32, shape: [hidden], init: custom}
+  - {name: net.1.weight, dtype: float32, shape: [output_size, hidden], init: custom}
+  - {name: net.1.bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {"net": ["Sequential"], "net.0": ["Sequential"], "net.0.0": ["Linear"], "net.0.1": ["ReLU"], "net.1": ["Linear"], "net.2": ["Softmax"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, input_size, hidden, output_size):
+          super(Model, self).__init__()
+)" + torch + R"(      def forward(self, x):
+          return self.net(x)
+)",
+                              "suite.yaml");
+  };
+  // The flags: the block's Linear feeds the last one, the Softmax's dim is 1 (16 // 16, where
+  // _make_divisible(10, 8) is 16: 8 is below 0.9 * 10).
+  const std::string forward =
+      "        seq, last, soft = self.net[0], self.net[1], self.net[2]\n"
+      "        y = ext.bias_act(torch.mm(x, seq[0].weight.t()), seq[0].bias,\n"
+      "                         seq[0].out_features == last.in_features and soft.dim == 1)\n"
+      "        return ext.bias_act(torch.mm(y, last.weight.t()), last.bias,\n"
+      "                            isinstance(seq[1], nn.ReLU) and len(seq) != 2)";
+  auto module = [&](const std::string& init) {
+    std::string py = mlp_module(forward);
+    const std::string ctor =
+        "        self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))\n";
+    py.replace(py.find(ctor), ctor.size(), init);
+    return py;
+  };
+  auto steps_of = [](const KernelBenchImport& r, const ProblemSpec& p) {
+    std::vector<std::string> steps;
+    for (const auto& l : checked_plan(r, p).launches)
+      steps.push_back(l.torch.empty() ? l.kernel + ":" + l.args.back().text
+                                      : l.torch + ":" + l.args[1].text);
+    return steps;
+  };
+  {
+    ProblemSpec p = problem(helpers + build);
+    auto r = import_kernelbench(module(helpers + build), p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p) == std::vector<std::string>{"linear:net.0.0.weight", "bias_act_kernel:1",
+                                                     "linear:net.1.weight", "bias_act_kernel:0"});
+  }
+  // Attributes of its own set before the list (another container copied from a list among
+  // them): the same.
+  {
+    const std::string init = "        self.scale = 2\n" + helpers +
+                             "        head = [nn.Identity()]\n"
+                             "        self.head = nn.Sequential(*head)\n" +
+                             build;
+    ProblemSpec p = problem(init);
+    auto r = import_kernelbench(module(init), p);
+    REQUIRE_MESSAGE(r.converted, r.reason);
+    CHECK(steps_of(r, p).at(1) == "bias_act_kernel:1");
+  }
+  // What kernrl does not follow: a layer changed after it is built, a function reading a local
+  // of __init__, a layer held by a name, a loop that breaks, a call of a module function, an
+  // augmented assignment of a list, a function returning something else.
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string init = helpers + build;
+    size_t at = init.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from);
+    init.replace(at, from.size(), to);
+    return init;
+  };
+  for (const std::string& init : std::vector<std::string>{
+           helpers + build + "        net[1].in_features = 3\n",
+           helpers + build + "        for m in self.modules():\n            m.dim = 0\n",
+           helpers + build + "        self.apply(_fix)\n",
+           helpers + build + "        self.net[2].train(False)\n",
+           replaced("                nn.Linear(inp, oup),\n",
+                    "                nn.Linear(inp, width),\n"),
+           replaced("        net.append(nn.Linear(hidden, output_size))\n",
+                    "        last = nn.Linear(hidden, output_size)\n        net.append(last)\n"),
+           replaced("                stride = t if i == 0 else 1\n",
+                    "                stride = t if i == 0 else 1\n                break\n"),
+           replaced("        net.append(nn.Linear(hidden, output_size))\n",
+                    "        net.append(make_linear(hidden, output_size))\n"),
+           replaced("        net.append(nn.Linear(hidden, output_size))\n",
+                    "        net += [nn.Linear(hidden, output_size)]\n"),
+           replaced("            return new_v\n", "            return [new_v]\n"),
+           replaced("        net = []\n", "        net = []\n        del setting[0]\n"),
+           replaced(
+               "            width = _make_divisible(c, 8)\n",
+               "            width = _make_divisible(c, 8)\n            _block = _make_divisible\n"),
+           replaced("        net.append(nn.Softmax(dim=width // 16))\n",
+                    "        net.append(nn.Softmax(dim=width // 16))\n        net.reverse()\n"),
+       }) {
+    CAPTURE(init);
+    ProblemSpec p = problem(init);
+    auto r = import_kernelbench(module(init), p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("(`self.net` is set from a list of layers that __init__ builds ") !=
+                      std::string::npos,
+                  r.reason);
+  }
+  // The attribute set again (in a branch): its layers are not those of the list.
+  {
+    const std::string init =
+        helpers + build +
+        "        if input_size > 0:\n            self.net = nn.Sequential(*net)\n";
+    auto r = import_kernelbench(module(init), problem(init));
+    CHECK_FALSE(r.converted);
+  }
+}
+
+TEST_CASE("import_kernelbench: plain tensor attributes leave __init__'s layers the reference's") {
+  // torch.empty, torch.zeros and torch.ones set as plain attributes are in no state dict and draw
+  // no random numbers: the layers (and KernelBench's seeded weights) stay the reference's.
+  ProblemSpec p = suite_mlp(true);
+  const std::string plan_loop =
+      "        for i, m in enumerate(self._plan):\n"
+      "            if isinstance(m, nn.Linear):\n"
+      "                x = ext.bias_act(torch.mm(x, m.weight.t()), m.bias, i == 0)\n"
+      "        return x";
+  const std::string plan =
+      "        plan = []\n        for m in self.net:\n            plan.append(m)\n"
+      "        self._plan = plan\n";
+  for (const std::string& attrs : {std::string("        self._empty = torch.empty(0)\n"),
+                                   std::string("        self._z = torch.zeros(3, len(self.net))\n"
+                                               "        self._o = torch.ones(hidden)\n")}) {
+    CAPTURE(attrs);
+    check_mlp_plan(import_kernelbench(mlp_module(plan_loop, plan + attrs), p), p);
+    check_mlp_plan(import_kernelbench(mlp_module(plan_loop, attrs + plan), p), p);
+  }
+  // The tensor itself is no tensor kernrl gives a kernel.
+  {
+    auto r = import_kernelbench(mlp_module("        return ext.bias_act(x, self._empty, True)",
+                                           "        self._empty = torch.empty(0)\n"),
+                                p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(
+        r.reason.find("forward passes `self._empty` (torch.empty(0))") != std::string::npos,
+        r.reason);
+  }
+  // Anything that draws random numbers, registers a parameter or a buffer, or creates a module
+  // may change the reference's weights under KernelBench's seeding: refused.
+  for (const std::string& attr : std::vector<std::string>{
+           "        self._noise = torch.randn(3)\n",
+           "        self._e = torch.empty(3).normal_()\n",
+           "        self._e = torch.empty(0, device='cuda')\n",
+           "        self._e = torch.rand_like(torch.zeros(3))\n",
+           "        self._w = nn.Parameter(torch.zeros(3))\n",
+           "        self.register_buffer('_empty', torch.empty(0))\n",
+           "        self._e = nn.ReLU()\n",
+           "        self._e = self.torch.empty(0)\n",
+           "        self._e = torch.nn.empty(0)\n",
+       }) {
+    auto r = import_kernelbench(mlp_module(plan_loop, plan + attr), p);
+    CHECK_FALSE_MESSAGE(r.converted, attr);
+    CHECK_MESSAGE(
+        r.reason.find("builds its layers otherwise than the reference's") != std::string::npos,
+        r.reason);
+  }
+  // A tensor set under the name of a buffer the reference registers replaces the buffer.
+  std::string yaml = R"(id: L3_1_MLP
+level: 3
+name: MLP
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, hidden: 256, output_size: 64}
+  test:
+    - {batch_size: 3, input_size: 33, hidden: 17, output_size: 5}
+    - {batch_size: 7, input_size: 64, hidden: 40, output_size: 9}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: net.0.weight, dtype: float32, shape: [hidden, input_size], init: custom}
+  - {name: net.0.bias, dtype: float32, shape: [hidden], init: custom}
+  - {name: net.2.weight, dtype: float32, shape: [output_size, hidden], init: custom}
+  - {name: net.2.bias, dtype: float32, shape: [output_size], init: custom}
+  - {name: scale, dtype: float32, shape: [1], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {"net": ["Sequential"], "net.0": ["Linear"], "net.1": ["ReLU"], "net.2": ["Linear"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  import torch.nn as nn
+  class Model(nn.Module):
+      def __init__(self, input_size, hidden, output_size):
+          super(Model, self).__init__()
+          self.net = nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),
+                                   nn.Linear(hidden, output_size))
+          self.register_buffer("scale", torch.ones(1))
+      def forward(self, x):
+          return self.net(x)
+)";
+  ProblemSpec buffered = parse_problem_yaml(yaml, "suite.yaml");
+  const std::string reg = "        self.register_buffer(\"scale\", torch.ones(1))\n";
+  check_mlp_plan(import_kernelbench(mlp_module(plan_loop, reg + plan), buffered), buffered);
+  auto r = import_kernelbench(
+      mlp_module(plan_loop, reg + plan + "        self.scale = torch.zeros(1)\n"), buffered);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("builds its layers otherwise than the reference's (`self . scale") !=
+                    std::string::npos,
+                r.reason);
+  // Listed by the suite only (a buffer registered under a computed name): likewise.
+  yaml.replace(yaml.find("self.register_buffer(\"scale\""),
+               std::string("self.register_buffer(\"scale\"").size(),
+               "self.register_buffer(\"sc\" + \"ale\"");
+  ProblemSpec computed = parse_problem_yaml(yaml, "suite.yaml");
+  r = import_kernelbench(
+      mlp_module(plan_loop, "        self.register_buffer(\"sc\" + \"ale\", torch.ones(1))\n" +
+                                plan + "        self.scale = torch.zeros(1)\n"),
+      computed);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("builds its layers otherwise than the reference's (`self . scale") !=
+                    std::string::npos,
+                r.reason);
 }
 
 TEST_CASE("import_kernelbench: tuples and lists of __init__'s arguments, repeated and joined") {
