@@ -304,10 +304,11 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
       }
       callee.env[params[a - 1].first] = v;
     }
-    for (const auto& [k, v] : c->kwargs) {
+    for (const auto& kw : c->kwargs) {
+      const std::string& k = kw.first;
       auto p =
           std::find_if(params.begin(), params.end(), [&](const auto& q) { return q.first == k; });
-      PyExprP val = k == "*" ? nullptr : value_of(v);
+      PyExprP val = k == "*" ? nullptr : value_of(kw.second);
       if (p == params.end() || callee.env.count(k) || !val) {
         stop("from a call of `" + fname + "` with arguments kernrl cannot bind", line);
         return nullptr;
