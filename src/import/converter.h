@@ -319,6 +319,21 @@ class Converter {
   // at one value, such as a head size); nullopt otherwise.
   std::optional<int64_t> one_value(const Val& v) const;
   std::string size_expr(const std::string& shape_entry) const;
+  // Named values of the launch block (`values:`, docs/kernel-format.md): with name_values (set
+  // where a conversion without them made an expression past the length limit), a host integer
+  // whose expression is longer than kValueChars, named where a host variable takes it, stands for
+  // it by its name (docs/import-kernelbench.md), in order. Only those the launch block uses are
+  // written.
+  bool name_values = false;
+  static constexpr size_t kValueChars = 256;
+  std::vector<std::pair<std::string, std::string>> named_values;
+  // `vars` (sizes, perhaps num_sms and a repeat variable) with each value that evaluates there
+  // added, in order: the variables of an expression that may name values.
+  Vars with_values(Vars vars) const;
+  // `v` (an Int, or a Bool's 0-or-1 expression, held by host variable `var`) as a value's name
+  // when its expression is long and a value may hold it (it uses only sizes, integer scalars,
+  // num_sms and values, and evaluates at every size set with num_sms as on an H100); else `v`.
+  Val named_value(const Val& v, const std::string& var);
   std::string repeat_count_, repeat_var_;  // set while a loop runs as a launch-block repeat
   int host_depth_ = 0;
 

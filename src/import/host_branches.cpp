@@ -50,10 +50,9 @@ bool same_value(const Val& a, const Val& b) {
 }
 
 // Why `e` does not evaluate at one of `sets` ("" where it evaluates at each).
-std::string problem_at(const std::string& e, const ProblemSpec& p, const std::vector<Vars>& sets,
-                       const std::string& repeat_var) {
-  for (const Vars& s : sets) {
-    Vars v = plan_vars(p, s, 132);  // as the launch block sees them
+std::string problem_at(const std::string& e, const Converter& c, const std::string& repeat_var) {
+  for (const Vars& s : c.size_sets) {
+    Vars v = c.with_values(plan_vars(c.P, s, 132));  // as the launch block sees them
     if (!repeat_var.empty()) v[repeat_var] = 0;
     try {
       eval_expr(e, v);
@@ -71,12 +70,12 @@ bool Interp::evaluates(const std::string& e) const {
 }
 
 std::string Interp::expr_problem(const std::string& e) const {
-  return problem_at(e, C.P, C.size_sets, C.repeat_var_);
+  return problem_at(e, C, C.repeat_var_);
 }
 
 bool Interp::non_negative(const std::string& e) const {
   for (const Vars& s : C.size_sets) {
-    Vars v = plan_vars(C.P, s, 132);
+    Vars v = C.with_values(plan_vars(C.P, s, 132));
     if (!C.repeat_var_.empty()) v[C.repeat_var_] = 0;
     try {
       if (eval_expr(e, v) < 0) return false;
@@ -220,6 +219,7 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
           undo();
           return false;
         }
+        var.v = C.named_value(var.v, name);
       }
   }
   const std::string not_cond = "1 - (" + cond + ")";
@@ -264,7 +264,7 @@ bool Interp::exec_both_branches(Frame& fr, const std::string& cond, size_t then_
       if (!a.offset.empty()) exprs.push_back(a.offset);
     const std::string& rv = L.repeat_var.empty() ? C.repeat_var_ : L.repeat_var;
     for (const auto& e : exprs)
-      if (!e.empty() && !problem_at(e, C.P, C.size_sets, rv).empty()) {
+      if (!e.empty() && !problem_at(e, C, rv).empty()) {
         undo();
         return false;
       }

@@ -133,7 +133,7 @@ int Interp::depth(Frame& fr) {
 }
 
 void Interp::declare(Frame& fr, const std::string& name, Val v) {
-  fr.scopes.back()[name] = Var{std::move(v), depth(fr), "", ""};
+  fr.scopes.back()[name] = Var{C.named_value(v, name), depth(fr), "", ""};
 }
 
 int Interp::loop_depth(Frame& fr) {
@@ -209,6 +209,7 @@ void Interp::store(Frame& fr, const std::string& name, const std::vector<std::st
   if (path.empty() && !var->ctype.empty() && v.kind == Val::Int && !is_float)
     if (auto c = c_int(var->ctype)) v = narrow_int(v, *c, var->ctype, true, what, fr, true);
   if (path.empty() && var->ctype == "float") v = narrow_float(v, true);
+  if (path.empty()) v = C.named_value(v, name);
   *target = std::move(v);
 }
 
@@ -368,14 +369,14 @@ Val Interp::narrow_int(const Val& v, const CInt& t, const std::string& ctype, bo
     for (const Vars& s : C.size_sets) {
       Vars vars = s;
       try {
-        const int64_t n = eval_expr(C.repeat_count_, vars);
+        const int64_t n = eval_expr(C.repeat_count_, C.with_values(vars));
         if (n > (int64_t{1} << 16)) {
           p.reset();
           break;
         }
         for (int64_t i = 0; i < n; ++i) {
           vars[C.repeat_var_] = i;
-          p->push_back(eval_expr(v.e, vars));
+          p->push_back(eval_expr(v.e, C.with_values(vars)));
         }
       } catch (const ExprError&) {
         p.reset();

@@ -12,6 +12,7 @@
 #include "core/expr.h"
 #include "import/converter.h"
 #include "import/py_side.h"
+#include "protocol/launch_plan.h"
 
 namespace kernrl {
 namespace kbimport {
@@ -404,6 +405,51 @@ void Converter::add_fill(int tensor, const std::string& value) {
   launches.push_back(L);
 }
 
+Vars Converter::with_values(Vars vars) const {
+  for (const auto& [name, expr] : named_values) {
+    try {
+      vars[name] = eval_expr(expr, vars);
+    } catch (const ExprError&) {  // it depends on num_sms where that is not bound
+    }
+  }
+  return vars;
+}
+
+Val Converter::named_value(const Val& v, const std::string& var) {
+  // An integer, or a condition that differs between size sets (its 0-or-1 expression).
+  if (!name_values || (v.kind != Val::Int && v.kind != Val::Bool) || v.k ||
+      v.e.size() <= kValueChars)
+    return v;
+  for (const auto& [name, expr] : named_values)
+    if (expr == v.e) {
+      Val r = v;
+      r.e = name;
+      return r;
+    }
+  try {
+    for (const auto& n : expr_names(v.e)) {
+      bool value = std::any_of(named_values.begin(), named_values.end(),
+                               [&](const auto& nv) { return nv.first == n; });
+      const ScalarSpec* s = P.find_scalar(n);
+      if (!value && n != "num_sms" && !P.bench.count(n) && !(s && !s->is_float())) return v;
+    }
+    for (const Vars& s : size_sets) eval_expr(v.e, with_values(plan_vars(P, s, 132)));
+  } catch (const ExprError&) {
+    return v;
+  }
+  std::string base;
+  for (char c : var) base += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
+  std::string name = base;
+  for (int k = 2; reserved.count(name) || is_builtin_name(name) || is_argument_word(name); ++k)
+    name = base + "_" + std::to_string(k);
+  reserved.insert(name);
+  named_values.emplace_back(name, v.e);
+  Val r = v;
+  r.e = name;
+  return r;
+}
+
 std::optional<std::vector<int64_t>> Converter::per_set(const Val& v) const {
   std::vector<int64_t> out;
   if (v.kind != Val::Int) return std::nullopt;
@@ -413,7 +459,7 @@ std::optional<std::vector<int64_t>> Converter::per_set(const Val& v) const {
       continue;
     }
     try {
-      out.push_back(eval_expr(v.e, s));
+      out.push_back(eval_expr(v.e, with_values(s)));
     } catch (const ExprError&) {
       return std::nullopt;
     }
@@ -729,7 +775,9 @@ std::string Converter::run(const std::string& source_name) {
     << " without its host wrapper (" << join(host_fns)
     << ");\n// the wrapper's launches are the launch block.\n";
   for (const auto& n : notes) o << "// Note: " << n << "\n";
-  o << "/* kernrl\nproblem: " << P.id << "\nlaunches:\n";
+  o << "/* kernrl\nproblem: " << P.id << "\n";
+  const auto block_begin = o.tellp();
+  o << "launches:\n";
   for (size_t l = 0; l < launches.size(); ++l) {
     if (drop[l]) continue;
     const LaunchOut& L = launches[l];
@@ -795,6 +843,39 @@ std::string Converter::run(const std::string& source_name) {
       o << "  " << sname << ": {dtype: " << t.dtype << ", count: " << numel_text(t.shape) << "}\n";
     }
   }
+  // The values the launch block uses (through other values too), before its launches.
+  if (!named_values.empty()) {
+    std::string text = o.str().substr(static_cast<size_t>(block_begin));
+    std::set<std::string> used_names;
+    auto note_names = [&](const std::string& t) {
+      for (size_t i = 0; i < t.size();) {
+        if (!std::isalpha(static_cast<unsigned char>(t[i])) && t[i] != '_') {
+          ++i;
+          continue;
+        }
+        size_t j = i;
+        while (j < t.size() && (std::isalnum(static_cast<unsigned char>(t[j])) || t[j] == '_')) ++j;
+        used_names.insert(t.substr(i, j - i));
+        i = j;
+      }
+    };
+    note_names(text);
+    std::vector<bool> keep(named_values.size(), false);
+    for (size_t k = named_values.size(); k-- > 0;)
+      if (used_names.count(named_values[k].first)) {
+        keep[k] = true;
+        note_names(named_values[k].second);
+      }
+    std::string vs;
+    for (size_t k = 0; k < named_values.size(); ++k)
+      if (keep[k]) vs += "  " + named_values[k].first + ": " + named_values[k].second + "\n";
+    if (!vs.empty()) {
+      std::string head = o.str().substr(0, static_cast<size_t>(block_begin));
+      o.str("");
+      o.clear();
+      o << head << "values:\n" << vs << text;
+    }
+  }
   o << "*/\n";
   if (!py.cflag_defines.empty()) {
     for (const auto& [k, v] : py.cflag_defines) o << "#define " << k << " " << v << "\n";
@@ -816,18 +897,27 @@ std::string Converter::run(const std::string& source_name) {
 
 KernelBenchImport import_kernelbench(const std::string& python, const ProblemSpec& problem,
                                      const std::string& source_name) {
+  // Without named values first: a file whose expressions all fit converts as it always has.
+  // Where an expression is past the length limit, the file is converted again with its long host
+  // integers named (Converter::named_value); its refusal then is that conversion's.
   KernelBenchImport r;
-  kbimport::Converter c(problem, python);
-  try {
-    r.kernel_file = c.run(source_name);
-    r.converted = true;
-    r.notes = c.notes;
-  } catch (const kbimport::ImportError& e) {
-    r.category = e.category;
-    r.reason = e.what();
-  } catch (const std::exception& e) {
-    r.category = "internal";
-    r.reason = std::string("the converter failed on this file: ") + e.what();
+  for (bool name_values : {false, true}) {
+    r = KernelBenchImport{};
+    kbimport::Converter c(problem, python);
+    c.name_values = name_values;
+    try {
+      r.kernel_file = c.run(source_name);
+      r.converted = true;
+      r.notes = c.notes;
+    } catch (const kbimport::ImportError& e) {
+      r.category = e.category;
+      r.reason = e.what();
+    } catch (const std::exception& e) {
+      r.category = "internal";
+      r.reason = std::string("the converter failed on this file: ") + e.what();
+    }
+    const std::string too_long = "characters; the limit is " + std::to_string(kMaxExprChars);
+    if (r.converted || r.reason.find(too_long) == std::string::npos) break;
   }
   return r;
 }

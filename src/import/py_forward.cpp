@@ -157,8 +157,8 @@ std::string PySide::own_params_by_place() {
       for (const Vars& s : sets) {
         if (!same) break;
         try {
-          same =
-              (shape[d].k ? *shape[d].k : eval_expr(shape[d].e, s)) == eval_expr(want.shape[d], s);
+          same = (shape[d].k ? *shape[d].k : eval_expr(shape[d].e, C.with_values(s))) ==
+                 eval_expr(want.shape[d], s);
         } catch (const ExprError&) {
           same = false;
         }

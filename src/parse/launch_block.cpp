@@ -144,9 +144,31 @@ class BlockReader {
     if (triton_) plan.language = "triton";
     for (const auto& kv : root) {
       auto k = kv.first.IsScalar() ? kv.first.Scalar() : "";
-      if (k != "problem" && k != "launches" && k != "scratch")
+      if (k != "problem" && k != "launches" && k != "scratch" && k != "values")
         fail(kv.first, "unknown launch-block key '" + printable(k) +
-                           "' (the keys are problem, launches, scratch)");
+                           "' (the keys are problem, values, launches, scratch)");
+    }
+    if (auto vs = root["values"]; vs && !vs.IsNull()) {
+      if (!vs.IsMap()) fail(vs, "'values' must map names to integer or real expressions");
+      for (const auto& kv : vs) {
+        PlanValue v;
+        v.name = kv.first.IsScalar() ? kv.first.Scalar() : "";
+        v.line = line_of(kv.first);
+        if (!is_identifier(v.name))
+          fail(kv.first,
+               "value name '" + printable(v.name) + "' must be an identifier (letters, digits, _)");
+        if (is_builtin_name(v.name))
+          fail(kv.first, "value '" + v.name + "' shadows the built-in " + v.name +
+                             (v.name == "num_sms" ? "" : "()") + " of expressions");
+        if (is_argument_word(v.name))
+          fail(kv.first, "value '" + v.name + "' would be read as the argument word " + v.name +
+                             " (null, none, None, nullptr, true, false are no names)");
+        for (const auto& before : plan.values)
+          if (before.name == v.name) fail(kv.first, "value '" + v.name + "' defined twice");
+        v.expr = scalar(kv.second, "values." + v.name);
+        if (trimmed(v.expr).empty()) fail(kv.second, "value '" + v.name + "' has no expression");
+        plan.values.push_back(v);
+      }
     }
     if (root["problem"]) {
       plan.problem = scalar(root["problem"], "problem");
@@ -528,7 +550,7 @@ namespace {
 // into one of those), a scalar, a float literal, a real expression (with a float literal or a float
 // scalar), else an integer expression.
 ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
-                 const std::set<std::string>& scratch) {
+                 const std::set<std::string>& scratch, const std::set<std::string>& real_values) {
   if (looks_like_accessor_arg(text)) return ArgKind::Accessor;
   if (looks_like_struct_arg(text)) return ArgKind::Struct;
   if (p.find_tensor(text)) return ArgKind::Tensor;
@@ -540,8 +562,10 @@ ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
   if (is_float_literal(text)) return ArgKind::FloatLiteral;
   if (has_real_literal(text)) return ArgKind::FloatExpr;
   try {
-    for (const auto& n : expr_names(text, true))
+    for (const auto& n : expr_names(text, true)) {
       if (const ScalarSpec* s = p.find_scalar(n); s && s->is_float()) return ArgKind::FloatExpr;
+      if (real_values.count(n)) return ArgKind::FloatExpr;
+    }
   } catch (const ExprError&) {
   }
   return ArgKind::IntExpr;
@@ -549,11 +573,11 @@ ArgKind arg_kind(const std::string& text, const ProblemSpec& p,
 
 // Checks an integer or real expression argument at one size set: its names are the problem's,
 // and it evaluates (no division by zero, overflow, or a value that is not finite).
-void check_value_arg(const LaunchArg& a, const ProblemSpec& p, const Vars& vars,
-                     const std::string& of, int line) {
+void check_value_arg(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p,
+                     const Vars& vars, const std::string& of, int line) {
   bool real = a.kind == ArgKind::FloatExpr;
   try {
-    RealVars reals = real ? plan_reals(p) : RealVars{};
+    RealVars reals = real ? plan_reals(plan, p, vars) : RealVars{};
     for (const auto& n : expr_names(a.text, real))
       if (!vars.count(n) && !reals.count(n))
         throw FormatError("argument '" + a.text + "' of " + of + ": unknown name '" + n +
@@ -601,7 +625,8 @@ void check_torch_result(const LaunchSpec& l) {
 }
 
 // A torch step's operator, out buffer and arguments (classified here) against the problem.
-void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::string>& scratch) {
+void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::string>& scratch,
+                      const std::set<std::string>& real_values) {
   const std::string what = "torch step " + l.torch;
   if (p.torchscript.empty())
     throw FormatError(what +
@@ -638,7 +663,8 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
                             l.line);
       continue;
     }
-    if (a.kind != ArgKind::None && a.kind != ArgKind::Bool) a.kind = arg_kind(a.text, p, scratch);
+    if (a.kind != ArgKind::None && a.kind != ArgKind::Bool)
+      a.kind = arg_kind(a.text, p, scratch, real_values);
     if (a.kind == ArgKind::Offset)
       throw FormatError("argument '" + a.text + "' of " + what +
                             ": a torch step takes whole tensors; NAME + EXPR (a pointer into a "
@@ -659,10 +685,11 @@ void check_torch_step(LaunchSpec& l, const ProblemSpec& p, const std::set<std::s
 
 // A torch step's integer and real arguments at one size set (and pass of its repeat): their
 // names are the problem's, and they evaluate.
-void check_torch_args(const LaunchSpec& l, const ProblemSpec& p, const Vars& vars) {
+void check_torch_args(const LaunchSpec& l, const LaunchPlan& plan, const ProblemSpec& p,
+                      const Vars& vars) {
   const std::string what = "torch step " + l.torch;
   for (const auto& a : l.args) {
-    if (a.kind == ArgKind::FloatExpr) check_value_arg(a, p, vars, what, l.line);
+    if (a.kind == ArgKind::FloatExpr) check_value_arg(a, plan, p, vars, what, l.line);
     std::vector<std::string> exprs;
     if (a.kind == ArgKind::IntExpr) exprs = {a.text};
     if (a.kind == ArgKind::IntList) exprs = split_top_level(a.text);
@@ -762,7 +789,7 @@ std::string check_struct_fields(const StructArg& s, const LaunchArg& a, const La
         auto o = split_offset_arg(f.value);
         names_of = o ? o->offset : "";
       }
-      RealVars reals = real ? plan_reals(p) : RealVars{};
+      RealVars reals = real ? plan_reals(plan, p, vars) : RealVars{};
       if (!names_of.empty())
         for (const auto& n : expr_names(names_of, real))
           if (!vars.count(n) && !reals.count(n))
@@ -780,6 +807,67 @@ std::string check_struct_fields(const StructArg& s, const LaunchArg& a, const La
   return "";
 }
 
+// The plan's values (`values:`): no name shadows a size, scalar, tensor, scratch buffer or repeat
+// variable; each uses only the sizes, scalars, num_sms and the values before it, and evaluates at
+// every size set (FormatError naming the value, and the size set where it does not evaluate).
+// Returns the names of the real values.
+std::set<std::string> check_values(const LaunchPlan& plan, const ProblemSpec& p,
+                                   const std::set<std::string>& scratch,
+                                   const std::vector<Vars>& size_sets, int64_t num_sms) {
+  std::set<std::string> defined, reals;
+  for (size_t i = 0; i < plan.values.size(); ++i) {
+    const PlanValue& v = plan.values[i];
+    const std::string what = "value '" + v.name + "'";
+    std::string shadows;
+    if (is_builtin_name(v.name))
+      shadows = "the built-in " + v.name;
+    else if (p.bench.count(v.name) ||
+             std::find(p.size_names.begin(), p.size_names.end(), v.name) != p.size_names.end())
+      shadows = "the size " + v.name + " of " + p.id;
+    else if (p.find_scalar(v.name))
+      shadows = "the scalar " + v.name + " of " + p.id;
+    else if (p.find_tensor(v.name))
+      shadows = "the tensor " + v.name + " of " + p.id;
+    else if (scratch.count(v.name))
+      shadows = "the scratch buffer " + v.name;
+    for (const auto& l : plan.launches)
+      if (shadows.empty() && l.repeat_var == v.name)
+        shadows = "the repeat variable " + v.name + " of " +
+                  (l.torch.empty() ? l.kernel : "torch step " + l.torch);
+    if (!shadows.empty()) throw FormatError(what + " shadows " + shadows, v.line);
+    try {
+      for (const auto& n : expr_names(v.expr, true)) {
+        if (defined.count(n) || n == "num_sms" || p.find_scalar(n) || p.bench.count(n)) continue;
+        bool later = false;
+        for (size_t k = i; k < plan.values.size(); ++k) later = later || plan.values[k].name == n;
+        throw FormatError(
+            what + ": " +
+                (later ? "'" + n + "' is " +
+                             (n == v.name ? "the value itself" : "a value defined after it") +
+                             "; a value may use the sizes, the scalars, num_sms and the values "
+                             "before it"
+                       : "unknown name '" + n + "' (not a size, scalar or value of " + p.id + ")"),
+            v.line);
+      }
+    } catch (const ExprError& err) {
+      throw FormatError(what + ": " + err.what(), v.line);
+    }
+    defined.insert(v.name);
+  }
+  for (const auto& sizes : size_sets) {
+    Vars vars = plan_vars(p, sizes, num_sms);
+    RealVars r = plan_reals(p);
+    for (const auto& v : plan.values) {
+      try {
+        if (bind_plan_value(v, p, vars, r)) reals.insert(v.name);
+      } catch (const ExprError& err) {
+        throw FormatError(err.what(), v.line);
+      }
+    }
+  }
+  return reals;
+}
+
 }  // namespace
 
 void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
@@ -793,6 +881,8 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   }
   std::vector<Vars> size_sets = p.tests;
   size_sets.push_back(p.bench);
+  const std::set<std::string> real_values =
+      check_values(plan, p, scratch_names, size_sets, num_sms);
   auto check_expr = [&](const std::string& e, const Vars& vars, int line,
                         const std::string& what) -> int64_t {
     try {
@@ -808,16 +898,19 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
   auto cannot_run = [&](const std::string& msg, int line) {
     if (!config_error) config_error = LaunchConfigError(msg, line);
   };
+  // The variables of each size set, values included (evaluated once: they are checked above).
+  std::vector<Vars> set_vars;
+  for (const auto& sizes : size_sets) set_vars.push_back(plan_vars(plan, p, sizes, num_sms));
   for (size_t li = 0; li < plan.launches.size(); ++li) {
     auto& l = plan.launches[li];
     const bool torch = !l.torch.empty();
     const std::string name = torch ? "torch step " + l.torch : l.kernel;
     const std::string launch_name = "launch " + std::to_string(li + 1) + " (" + l.kernel + ")";
     if (torch) {
-      check_torch_step(l, p, scratch_names);
+      check_torch_step(l, p, scratch_names, real_values);
     } else {
       for (auto& a : l.args) {
-        a.kind = arg_kind(a.text, p, scratch_names);
+        a.kind = arg_kind(a.text, p, scratch_names, real_values);
         if (a.kind == ArgKind::Offset && plan.language == "triton")
           throw FormatError("argument '" + a.text + "' of " + l.kernel +
                                 ": NAME + EXPR (a pointer into a buffer) is an argument of CUDA "
@@ -839,8 +932,7 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
         (p.bench.count(l.repeat_var) || l.repeat_var == "num_sms" || p.find_tensor(l.repeat_var) ||
          p.find_scalar(l.repeat_var) || scratch_names.count(l.repeat_var)))
       throw FormatError("repeat var '" + l.repeat_var + "' shadows a name of the problem", l.line);
-    for (const auto& sizes : size_sets) {
-      Vars base = plan_vars(p, sizes, num_sms);
+    for (const Vars& base : set_vars) {
       int64_t reps = check_expr(l.repeat_count, base, l.line, "repeat.count of " + name);
       if (reps < 0 || reps > 100000)
         throw FormatError(
@@ -875,7 +967,7 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
         // A torch step's arguments evaluate at every size set, as a launch's expressions do
         // (its operator and out buffer are checked where it runs, by the worker).
         if (torch) {
-          check_torch_args(l, p, vars);
+          check_torch_args(l, plan, p, vars);
           continue;
         }
         // A launch that runs no time at this size set (count 0) still has to evaluate, not to fit.
@@ -938,7 +1030,7 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
         for (size_t ai = 0; ai < l.args.size(); ++ai) {
           const auto& a = l.args[ai];
           if (a.kind == ArgKind::IntExpr || a.kind == ArgKind::FloatExpr)
-            check_value_arg(a, p, vars, l.kernel, l.line);
+            check_value_arg(a, plan, p, vars, l.kernel, l.line);
           if (a.kind == ArgKind::Struct) {
             std::string why =
                 check_struct_fields(structs.at(ai), a, plan, p, vars, l.kernel, l.line, where());
@@ -959,15 +1051,15 @@ void check_plan(LaunchPlan& plan, const ProblemSpec& p, int64_t num_sms) {
     }
   }
   for (const auto& s : plan.scratch)
-    for (const auto& sizes : size_sets) {
+    for (const Vars& sizes : set_vars) {
       for (const auto& d : s.shape) {
-        int64_t v = check_expr(d, plan_vars(p, sizes, num_sms), s.line, "scratch " + s.name);
+        int64_t v = check_expr(d, sizes, s.line, "scratch " + s.name);
         if (v < 0)
           throw FormatError("scratch " + s.name + " has dimension " + d + " = " +
                                 std::to_string(v) + " at " + size_set_text(p, sizes, ""),
                             s.line);
       }
-      int64_t n = check_expr(s.count, plan_vars(p, sizes, num_sms), s.line, "scratch " + s.name);
+      int64_t n = check_expr(s.count, sizes, s.line, "scratch " + s.name);
       if (n < 0 || n > (int64_t{1} << 34))
         throw FormatError("scratch " + s.name + " has count " + std::to_string(n), s.line);
     }

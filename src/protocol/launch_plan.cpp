@@ -92,6 +92,57 @@ RealVars plan_reals(const ProblemSpec& p) {
   return r;
 }
 
+bool bind_plan_value(const PlanValue& v, const ProblemSpec& p, Vars& vars, RealVars& reals) {
+  try {
+    // Real where a float literal or a real name is in it, as C types the expression.
+    bool real = has_real_literal(v.expr);
+    for (const auto& n : expr_names(v.expr, true)) real = real || reals.count(n) > 0;
+    if (real)
+      reals[v.name] = eval_real_expr(v.expr, vars, reals);
+    else
+      vars[v.name] = eval_expr(v.expr, vars);
+    return real;
+  } catch (const ExprError& err) {
+    std::string at;
+    for (const auto& s : p.size_names)
+      if (auto it = vars.find(s); it != vars.end())
+        at += (at.empty() ? "" : " ") + s + "=" + std::to_string(it->second);
+    throw ExprError("value " + v.name + " at " + (at.empty() ? "(no sizes)" : at) + ": " +
+                    err.what());
+  }
+}
+
+void bind_plan_values(const LaunchPlan& plan, const ProblemSpec& p, Vars& vars, RealVars& reals) {
+  for (const auto& v : plan.values) bind_plan_value(v, p, vars, reals);
+}
+
+Vars plan_vars(const LaunchPlan& plan, const ProblemSpec& p, const Vars& sizes, int64_t num_sms) {
+  Vars v = plan_vars(p, sizes, num_sms);
+  if (plan.values.empty()) return v;
+  RealVars r = plan_reals(p);
+  bind_plan_values(plan, p, v, r);
+  return v;
+}
+
+RealVars plan_reals(const LaunchPlan& plan, const ProblemSpec& p, const Vars& vars) {
+  RealVars r = plan_reals(p);
+  Vars v = vars;
+  // An integer value in `vars` already (plan_vars bound it: no other name may be a value's) is
+  // not evaluated again.
+  for (const auto& value : plan.values)
+    if (!vars.count(value.name)) bind_plan_value(value, p, v, r);
+  return r;
+}
+
+bool is_builtin_name(const std::string& name) {
+  return name == "cdiv" || name == "min" || name == "max" || name == "num_sms";
+}
+
+bool is_argument_word(const std::string& name) {
+  return name == "null" || name == "none" || name == "None" || name == "nullptr" ||
+         name == "true" || name == "false";
+}
+
 std::string trimmed(const std::string& s) {
   size_t a = 0, b = s.size();
   while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
@@ -248,6 +299,12 @@ nlohmann::json LaunchPlan::to_json() const {
   }
   nlohmann::json out = {{"problem", problem}, {"launches", ls}, {"scratch", sc}, {"line", line}};
   if (language != "cuda") out["language"] = language;
+  if (!values.empty()) {
+    nlohmann::json vs = nlohmann::json::array();
+    for (const auto& v : values)
+      vs.push_back({{"name", v.name}, {"expr", v.expr}, {"line", v.line}});
+    out["values"] = vs;
+  }
   return out;
 }
 
@@ -256,6 +313,10 @@ LaunchPlan LaunchPlan::from_json(const nlohmann::json& j) {
   p.problem = j.at("problem");
   p.line = j.at("line");
   p.language = j.value("language", "cuda");
+  if (j.contains("values"))
+    for (const auto& v : j.at("values"))
+      p.values.push_back({v.at("name").get<std::string>(), v.at("expr").get<std::string>(),
+                          v.at("line").get<int>()});
   for (const auto& l : j.at("launches")) {
     LaunchSpec s;
     s.kernel = l.at("kernel");

@@ -108,8 +108,17 @@ struct ScratchSpec {
   int line = 0;
 };
 
+// A named value of the launch block (`values:`): an integer or real expression over the sizes,
+// the scalars, num_sms and the values before it, evaluated in order at each size set; usable by
+// every expression of the block as a size is (a real one where a real expression may be).
+struct PlanValue {
+  std::string name, expr;
+  int line = 0;
+};
+
 struct LaunchPlan {
   std::string problem;  // from the block; may be empty
+  std::vector<PlanValue> values;
   std::vector<LaunchSpec> launches;
   std::vector<ScratchSpec> scratch;
   int line = 0;                   // line of `/* kernrl`
@@ -139,6 +148,24 @@ Vars plan_vars(const Vars& sizes, int64_t num_sms);
 Vars plan_vars(const ProblemSpec& p, const Vars& sizes, int64_t num_sms);
 // The problem's float scalars, the double-valued names of real expressions (FloatExpr arguments).
 RealVars plan_reals(const ProblemSpec& p);
+// The plan's values (`values:`) added in order to `vars` (the sizes, num_sms and integer scalars,
+// as plan_vars makes them) and `reals` (the float scalars): an integer value to `vars`, a real
+// one (with a float literal, a float scalar or a real value in it) to `reals`. Throws ExprError
+// naming the value and the size set where one does not evaluate.
+void bind_plan_values(const LaunchPlan& plan, const ProblemSpec& p, Vars& vars, RealVars& reals);
+// One value of the plan added so (the values before it bound already); true when it is real.
+bool bind_plan_value(const PlanValue& v, const ProblemSpec& p, Vars& vars, RealVars& reals);
+// plan_vars(p, sizes, num_sms) with the plan's integer values: the variables of every integer
+// expression of the plan at one size set. Throws ExprError as bind_plan_values.
+Vars plan_vars(const LaunchPlan& plan, const ProblemSpec& p, const Vars& sizes, int64_t num_sms);
+// The float scalars and the plan's real values at `vars` (plan_vars' variables, with or without
+// a repeat variable): the double-valued names of the plan's real expressions.
+RealVars plan_reals(const LaunchPlan& plan, const ProblemSpec& p, const Vars& vars);
+// The names a value may not take (it would shadow them): the built-ins cdiv, min, max, num_sms.
+bool is_builtin_name(const std::string& name);
+// The words an argument may be that are no names (null pointers, a torch step's booleans): null,
+// none, None, nullptr, true, false. No value may take one.
+bool is_argument_word(const std::string& name);
 
 // `s` without the white space it starts and ends with.
 std::string trimmed(const std::string& s);

@@ -179,7 +179,7 @@ FieldAt struct_field_at(const StructField& field, const LaunchPlan& plan, const 
     return r;
   }
   if (real_field(field.type)) {
-    r.f = eval_real_expr(field.value, vars, plan_reals(p));
+    r.f = eval_real_expr(field.value, vars, plan_reals(plan, p, vars));
     if (field.type == FieldType::F32 && std::fabs(r.f) > FLT_MAX)
       r.problem = "= " + field.value + " is " + std::to_string(r.f) + at +
                   "; an f32 field holds a float (at most 3.4e38 in magnitude)";

@@ -44,7 +44,8 @@ json arg_at(const LaunchArg& a, const LaunchPlan& plan, const ProblemSpec& p, co
       return {{"type", "fp32"}, {"value", std::stod(a.text)}};
     case ArgKind::FloatExpr:
       try {
-        return {{"type", "fp32"}, {"value", eval_real_expr(a.text, vars, plan_reals(p))}};
+        return {{"type", "fp32"},
+                {"value", eval_real_expr(a.text, vars, plan_reals(plan, p, vars))}};
       } catch (const ExprError& e) {
         throw FormatError("argument '" + a.text + "': " + e.what(), line);
       }
@@ -116,7 +117,7 @@ TritonRequest triton_request(const ExtractedSource& src, const std::string& file
     // as Triton's JIT makes it.
     std::vector<bool> tests_divisible(l.args.size(), true);
     for (size_t si = 0; si + 1 < size_sets.size(); ++si) {
-      Vars vars = plan_vars(p, size_sets[si], num_sms);
+      Vars vars = plan_vars(plan, p, size_sets[si], num_sms);
       if (!l.repeat_var.empty()) vars[l.repeat_var] = 0;
       for (size_t ai = 0; ai < l.args.size(); ++ai)
         if (!arg_at(l.args[ai], plan, p, vars, l.line).value("divisible_by_16", false))
@@ -125,7 +126,7 @@ TritonRequest triton_request(const ExtractedSource& src, const std::string& file
     for (size_t si = 0; si < size_sets.size(); ++si) {
       const Vars& sizes = size_sets[si];
       bool bench = si + 1 == size_sets.size();
-      Vars vars = plan_vars(p, sizes, num_sms);
+      Vars vars = plan_vars(plan, p, sizes, num_sms);
       if (!l.repeat_var.empty()) vars[l.repeat_var] = 0;
       json k = {{"kernel", l.kernel}, {"line", l.line}};
       json args = json::array();

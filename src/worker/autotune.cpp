@@ -61,7 +61,7 @@ std::vector<AutotuneChoice> autotune_plan(LaunchPlan& plan, const ProblemSpec& p
   if (groups.empty()) return {};
   Buffers b = make_buffers(p, plan, mod, bench, dev, seed);
   PhaseScope ph("autotune");
-  Vars vars = plan_vars(p, bench, dev.sms);
+  Vars vars = plan_vars(plan, p, bench, dev.sms);
   Config tc = cfg;
   tc.warmup = 1;
   tc.min_samples = tc.max_samples = kAutotuneSamples;

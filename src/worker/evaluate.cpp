@@ -411,8 +411,14 @@ void add_launch_facts(Evaluation& e) {
       check_guards(b, "in the run that measured each launch");
     } else {
       PhaseScope ph("launches");
-      std::vector<trace::Launch> facts = describe_launches(
-          e.plan, launches_without_buffers(e.plan, e.mod, e.p, plan_vars(e.p, e.bench, e.dev.sms)));
+      Vars vars;
+      try {
+        vars = plan_vars(e.plan, e.p, e.bench, e.dev.sms);  // the launch block's values too
+      } catch (const ExprError& x) {
+        throw KernelFault{Status::LaunchError, x.what(), e.plan.line, false};
+      }
+      std::vector<trace::Launch> facts =
+          describe_launches(e.plan, launches_without_buffers(e.plan, e.mod, e.p, vars));
       if (!facts.empty()) res.launches = std::move(facts);
     }
   } catch (const KernelFault& f) {

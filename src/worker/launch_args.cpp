@@ -131,7 +131,7 @@ std::vector<unsigned char> pack_kernel_arg(const LaunchArg& a, size_t w, const L
       double v;
       try {
         v = s                              ? s->value
-            : a.kind == ArgKind::FloatExpr ? eval_real_expr(a.text, vars, plan_reals(p))
+            : a.kind == ArgKind::FloatExpr ? eval_real_expr(a.text, vars, plan_reals(plan, p, vars))
                                            : std::stod(a.text);
       } catch (const ExprError& err) {
         throw ArgError(where + ": " + err.what());

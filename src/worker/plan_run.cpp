@@ -59,8 +59,9 @@ torch::Tensor guarded(const std::vector<int64_t>& shape, const torch::TensorOpti
 
 // The plan's torch step `spec` on the buffers of `b` (docs/kernel-format.md, "PyTorch
 // operators"); a step that does not fit its operator is the file's launch_error.
-std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const ProblemSpec& p,
-                                           const Vars& vars, const Buffers& b) {
+std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const LaunchPlan& plan,
+                                           const ProblemSpec& p, const Vars& vars,
+                                           const Buffers& b) {
   const std::string where =
       "torch step " + spec.torch + " (line " + std::to_string(spec.line) + ")";
   auto tensor = [&](const std::string& n) -> torch::Tensor {
@@ -95,7 +96,7 @@ std::shared_ptr<TorchStep> make_torch_step(const LaunchSpec& spec, const Problem
         break;
       case ArgKind::FloatExpr:
         v.kind = TorchStepArg::Float;
-        v.f = eval_real_expr(a.text, vars, plan_reals(p));
+        v.f = eval_real_expr(a.text, vars, plan_reals(plan, p, vars));
         break;
       case ArgKind::IntExpr:
         v.kind = TorchStepArg::Int;
@@ -158,7 +159,12 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
     b.outputs[t.name] = guarded(p.shape_of(t, sizes),
                                 torch::TensorOptions().dtype(torch_dtype(t.dtype)).device(cuda),
                                 &b.guards["output '" + t.name + "'"]);
-  Vars vars = plan_vars(p, sizes, dev.sms);
+  Vars vars;
+  try {
+    vars = plan_vars(plan, p, sizes, dev.sms);  // the launch block's values too
+  } catch (const ExprError& e) {
+    throw KernelFault{Status::LaunchError, e.what(), plan.line, false};
+  }
   for (const auto& s : plan.scratch) {
     std::vector<int64_t> shape;
     for (const auto& d : s.shape) shape.push_back(eval_expr(d, vars));
@@ -180,7 +186,7 @@ Buffers make_buffers(const ProblemSpec& p, const LaunchPlan& plan, const GpuModu
     if (spec.torch.empty()) continue;
     Vars at = vars;
     if (!spec.repeat_var.empty()) at[spec.repeat_var] = l.pass;
-    l.torch = make_torch_step(spec, p, at, b);
+    l.torch = make_torch_step(spec, plan, p, at, b);
   }
   return b;
 }
