@@ -220,7 +220,7 @@ if want import; then
 fi
 
 if want kernelbench; then
-  log "torch steps: the test suite's small MLP, its linear layers as torch steps, cat and null arguments, pointers into buffers, tensor accessor arguments, counted steps, struct arguments, stacked tensors, tensors scaled by numbers (mul, div), named values; its small LSTM and GRU as lstm and gru steps, result 0 and 1 (expect correct)"
+  log "torch steps: the test suite's small MLP, its linear layers as torch steps, cat and null arguments, pointers into buffers, tensor accessor arguments, counted steps, struct arguments, stacked tensors, tensors scaled by numbers (mul, div), named values, inputs taken apart and put together by the view steps unfold and select; its small LSTM and GRU as lstm and gru steps, result 0 and 1 (expect correct)"
   TS=/tmp/kernrl-torch-steps-suite; rm -rf "$TS"
   KERNRL_PYTHON="$(command -v python3)" "$K" suite add kernelbench tests/suites/kernelbench --out "$TS" --only L3_1,L3_5,L3_6 \
     >"$OUT/torch-steps.log" 2>&1

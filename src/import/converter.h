@@ -112,9 +112,10 @@ struct TensorInfo {
   int line = 0;
   std::string origin;  // "torch::zeros(...)" for messages
   int base = -1;       // a view (x.view(...) in forward): the tensor whose buffer it is
-  // A view of forward that is not a reshape of a buffer (transpose, permute, narrow, split,
-  // chunk, and views of those; Val::elem "lazy"): `view_op` ("transpose", "permute", "narrow" or
-  // "view") with `view_args` on the tensor `view_src`, with PyTorch's strides at each size set.
+  // A view of forward that is not a reshape of a buffer (transpose, permute, narrow, select,
+  // unfold, split, chunk, and views of those; Val::elem "lazy"): `view_op` ("transpose",
+  // "permute", "narrow", "select", "unfold" or "view") with `view_args` on the tensor `view_src`,
+  // with PyTorch's strides at each size set.
   // It has no buffer: where an operator reads it, torch steps copy it into one
   // (Converter::materialized); a kernel is never given one.
   int view_src = -1;
@@ -248,8 +249,10 @@ class Converter {
   // A copy of `v`'s values that is the caller's own, in order: a view copied by its operators, a
   // buffer by a `reshape` torch step.
   Val copy_of(const Val& v, const std::string& text, const std::string& category);
-  // A lazy view (TensorInfo::view_src) of `x` by `op` (transpose, permute, narrow, view) with
-  // `args`, of `shape`; its strides are computed from x's. Nothing is launched.
+  // A lazy view (TensorInfo::view_src) of `x` by `op` (transpose, permute, narrow, select,
+  // unfold, view) with `args` (as the torch step of that name takes them), of `shape`; its
+  // strides are computed from x's, and narrow's, select's and unfold's arguments checked to be
+  // within x at every size set. Nothing is launched.
   Val lazy_view(const std::string& op, const Val& x, const std::vector<Val>& args,
                 std::vector<Val> shape, const std::string& text, const std::string& category);
   // The shape of x.view(dims) / x.reshape(dims) for a tensor of shape `old`: `dims` as given
@@ -296,8 +299,9 @@ class Converter {
   // The tensor whose memory `t` is (through views), and the kernel launches that were given it so
   // far (each may have written it).
   int storage_of(int t) const;
-  // A narrow (`h0[2 * l:2 * l + 2]`) of a dense buffer (or a reshaped view of one) that is
-  // contiguous at every size set: the offset of its first element in storage_of(t), in elements,
+  // A narrow (`h0[2 * l:2 * l + 2]`) or select (`x[0]`) of a dense buffer (or a reshaped view of
+  // one) that is contiguous at every size set: the offset of its first element in storage_of(t),
+  // in elements,
   // so that its data pointer is that buffer's advanced by it, as in PyTorch; nullopt for any
   // other tensor.
   std::optional<Val> offset_in_storage(int t) const;

@@ -1188,7 +1188,7 @@ Val PySide::tensor_method(Env& env, const Val& obj, const std::string& m, const 
     return tr;
   }
   if (m == "transpose" || m == "swapaxes" || m == "permute" || m == "narrow" || m == "split" ||
-      m == "chunk") {
+      m == "chunk" || m == "select" || m == "unfold") {
     std::vector<std::pair<std::string, Val>> kwargs;
     for (const auto& [k, v] : e->kwargs) kwargs.push_back({k, eval(env, v)});
     return view_op(obj, m, args, kwargs, text);

@@ -402,11 +402,17 @@ class PySide {
   Val conv_step(const std::string& op, size_t nd, std::vector<Val> a, const std::string& text);
   Val conv_transpose_step(size_t nd, std::vector<Val> a, const std::string& text);
   Val matmul(const Val& a, const Val& b, const std::string& text);
-  // transpose / swapaxes / permute / narrow / split / chunk of a tensor in forward (a suite's
-  // problem): lazy views (Converter::lazy_view), copied by torch steps where an operator reads
-  // them (split and chunk: a tuple of pieces, their count the same at every size set).
-  // x[a:b], x[:, a:b]: basic slices (step 1) as narrow views; other indexes are refused.
+  // transpose / swapaxes / permute / narrow / select / unfold / split / chunk of a tensor in
+  // forward (a suite's problem): lazy views (Converter::lazy_view), copied by torch steps where
+  // an operator reads them (split and chunk: a tuple of pieces, their count the same at every
+  // size set).
+  // x[a:b], x[:, a:b], x[:, 0], x[..., -1]: basic indexing, slices (step 1) as narrow views,
+  // integers as select views, one `...`; other indexes are refused.
   Val tensor_index(Env& env, const Val& obj, const PyExprP& idx, const std::string& text);
+  // x.select(dim, index), x[..., i]: a select view (Converter::lazy_view), the index known at
+  // every size set, negative at all of them (counted from the end) or at none, within the
+  // dimension (else `mismatch`: PyTorch raises).
+  Val select_view(const Val& obj, const Val& dim, const Val& index, const std::string& text);
   Val view_op(const Val& obj, const std::string& m, std::vector<Val> args,
               const std::vector<std::pair<std::string, Val>>& kwargs, const std::string& text);
   // Appends a torch step of `op` on `args` whose result (a new buffer of `shape`) it returns.

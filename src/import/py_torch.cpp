@@ -554,25 +554,59 @@ Val conv_out(const Val& in, const Val& k, const Val& s, const Val& p, const Val&
 
 Val PySide::tensor_index(Env& env, const Val& obj, const PyExprP& idx, const std::string& text) {
   std::vector<PyExprP> parts;
-  if (idx->kind == PyExpr::Other && idx->text == "slice" && idx->kids.size() == 3)
-    parts = {idx};
-  else if (idx->kind == PyExpr::Other && idx->text == "dims")
+  if (idx->kind == PyExpr::Other && idx->text == "dims")
     parts = idx->kids;
+  else if (!(idx->kind == PyExpr::Other && idx->text == "slice" && idx->kids.size() != 3))
+    parts = {idx};  // one slice, integer or `...` (an opaque index stays empty: refused)
+  auto is_slice = [](const PyExprP& p) {
+    return p->kind == PyExpr::Other && p->text == "slice" && p->kids.size() == 3;
+  };
+  auto is_ellipsis = [](const PyExprP& p) {
+    return p->kind == PyExpr::Const && p->text == "Ellipsis";
+  };
+  // Basic indexing: slices, integers (each a select, below) and one `...`; a list, a tensor, a
+  // mask, None or a bool as an index (advanced indexing, a new dimension) is an operator kernrl
+  // does not map. Python evaluates each part, and an integer part is decided below.
+  size_t ellipses = 0;
   bool basic = !parts.empty();
-  for (const auto& p : parts)
-    basic = basic && p->kind == PyExpr::Other && p->text == "slice" && p->kids.size() == 3;
-  // An integer, a list, a mask, None or `...` as an index: an operator kernrl does not map.
-  if (!basic || C.P.torchscript.empty()) torch_op("Tensor.__getitem__", text);
+  for (const auto& p : parts) {
+    if (is_ellipsis(p)) ++ellipses;
+    basic = basic &&
+            !(p->kind == PyExpr::Const &&
+              (p->text == "None" || p->text == "True" || p->text == "False")) &&
+            p->kind != PyExpr::List &&
+            !(p->kind == PyExpr::Other && p->text == "slice" && !is_slice(p));
+  }
+  if (!basic || ellipses > 1 || C.P.torchscript.empty()) torch_op("Tensor.__getitem__", text);
   const TensorInfo t = tensor_of(obj, text);
-  if (parts.size() > t.shape.size())
+  if (parts.size() - ellipses > t.shape.size())
     fail("mismatch", "`" + text + "` in forward indexes more dimensions than the tensor has");
   auto cannot = [&](const std::string& why) {
     fail("torch_op_in_forward", "`" + text + "`: " + why);
   };
   Val v = obj;
-  for (size_t d = 0; d < parts.size(); ++d) {
-    const auto& k = parts[d]->kids;
-    const Val whole = t.shape[d];
+  size_t d = 0;  // the dimension of `v` the next part indexes
+  for (const auto& part : parts) {
+    const Val whole = tensor_of(v, text).shape.size() > d ? tensor_of(v, text).shape[d] : Val{};
+    if (is_ellipsis(part)) {  // the whole of as many dimensions as the other parts leave
+      d += t.shape.size() - (parts.size() - 1);
+      continue;
+    }
+    if (!is_slice(part)) {
+      // An integer known at every size set (a constant or an expression of the sizes): a select,
+      // the dimension dropped.
+      Val x = eval(env, part);
+      if (x.kind == Val::Bool || (x.kind == Val::Int && x.floaty) || x.kind == Val::Float ||
+          x.kind == Val::Tensor || x.kind == Val::List)
+        torch_op("Tensor.__getitem__", text);
+      if (x.kind != Val::Int)
+        cannot(
+            "an index kernrl cannot compute at every size set (an integer of the sizes or a "
+            "constant)");
+      v = select_view(v, make_int(static_cast<int64_t>(d)), x, text);
+      continue;
+    }
+    const auto& k = part->kids;
     auto value = [&](const PyExprP& b) -> std::optional<Val> {
       if (b->kind == PyExpr::Const && b->text == "None") return std::nullopt;
       Val x = eval(env, b);
@@ -595,7 +629,10 @@ Val PySide::tensor_index(Env& env, const Val& obj, const PyExprP& idx, const std
       return x;
     };
     std::optional<Val> first = bound(k[0]), last = bound(k[1]);
-    if (!first && !last) continue;  // `:`, the whole dimension
+    if (!first && !last) {  // `:`, the whole dimension
+      ++d;
+      continue;
+    }
     Val start = first ? *first : make_int(0);
     Val len = int_binop("-", last ? *last : whole, start, text);
     auto st = C.per_set(start), ln = C.per_set(len), wh = C.per_set(whole);
@@ -608,8 +645,45 @@ Val PySide::tensor_index(Env& env, const Val& obj, const PyExprP& idx, const std
             "a slice that is empty, or reaches beyond the dimension or before its start, at "
             "some size set (kernrl maps slices within the dimension)");
     v = view_op(v, "narrow", {make_int(static_cast<int64_t>(d)), start, len}, {}, text);
+    ++d;
   }
   return v;
+}
+
+Val PySide::select_view(const Val& obj, const Val& dim, const Val& index, const std::string& text) {
+  const TensorInfo t = tensor_of(obj, text);
+  const int64_t rank = static_cast<int64_t>(t.shape.size());
+  auto cannot = [&](const std::string& why) -> Val {
+    fail("torch_op_in_forward", "`" + text + "`: " + why);
+  };
+  const int64_t d = C.dimension(dim, rank, text, "torch_op_in_forward");
+  if (rank < 2) cannot("an index of a 1-dimensional tensor (a 0-dimensional result)");
+  if (index.kind != Val::Int || index.floaty) cannot("an index kernrl cannot compute");
+  const Val& whole = t.shape[static_cast<size_t>(d)];
+  auto at = C.per_set(index), n = C.per_set(whole);
+  if (!at || !n || at->empty())
+    cannot(
+        "an index kernrl cannot compute at every size set (an integer of the sizes or a "
+        "constant)");
+  // As PyTorch: an index in [-n, n), a negative one counted from the end; it must be negative at
+  // every size set or at none (else the select is of another element at each).
+  const bool negative = std::all_of(at->begin(), at->end(), [](int64_t q) { return q < 0; });
+  for (size_t s = 0; s < at->size(); ++s) {
+    if ((*at)[s] < -(*n)[s] || (*at)[s] >= (*n)[s])
+      fail("mismatch", "`" + text + "` in forward: index " + std::to_string((*at)[s]) +
+                           " is out of range for dimension " + std::to_string(d) + " of size " +
+                           std::to_string((*n)[s]) +
+                           " at a size set (PyTorch raises an "
+                           "IndexError)");
+    if (((*at)[s] < 0) != negative)
+      cannot("an index negative at some size sets only (counted from the end there)");
+  }
+  Val i = !negative ? index
+          : index.k ? int_binop("-", whole, make_int(-*index.k), text)
+                    : int_binop("+", whole, index, text);
+  std::vector<Val> shape = t.shape;
+  shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d));
+  return C.lazy_view("select", obj, {make_int(d), i}, shape, text, "torch_op_in_forward");
 }
 
 Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
@@ -638,6 +712,41 @@ Val PySide::view_op(const Val& obj, const std::string& m, std::vector<Val> args,
     std::vector<Val> shape = t.shape;
     shape[static_cast<size_t>(d)] = args[2];
     return C.lazy_view("narrow", obj, {make_int(d), args[1], args[2]}, shape, text,
+                       "torch_op_in_forward");
+  }
+  if (m == "select") {  // Tensor.select(dim, index): x[:, index] for dim 1
+    if (args.size() != 2 || !kwargs.empty()) cannot("select takes a dimension and an index");
+    return select_view(obj, args[0], args[1], text);
+  }
+  if (m == "unfold") {
+    // Tensor.unfold(dimension, size, step), by position or keyword: a view of windows.
+    static const char* names[] = {"dimension", "size", "step"};
+    std::vector<Val> a(3);
+    if (args.size() > 3) cannot("unfold takes a dimension, a size and a step");
+    for (size_t i = 0; i < args.size(); ++i) a[i] = args[i];
+    for (const auto& [k, v] : kwargs) {
+      auto at = std::find(std::begin(names), std::end(names), k);
+      if (at == std::end(names)) cannot("the keyword argument `" + k + "`");
+      const size_t i = static_cast<size_t>(at - std::begin(names));
+      if (i < args.size())
+        fail("mismatch", "`" + text + "` gives `" + k + "` twice (Python raises a TypeError)");
+      a[i] = v;
+    }
+    for (const Val& x : a)
+      if (x.kind != Val::Int || x.floaty)
+        cannot(
+            "unfold with a dimension, size or step kernrl cannot compute (integers of the "
+            "sizes or constants)");
+    const int64_t d = dim_of(a[0]);
+    std::vector<Val> shape = t.shape;
+    // (dim - size) / step + 1 windows (C++ division of a number not negative: the lazy view
+    // checks 1 <= size <= dim and step >= 1 at every size set), and the window's size last.
+    shape[static_cast<size_t>(d)] = int_binop(
+        "+",
+        int_binop("/", int_binop("-", t.shape[static_cast<size_t>(d)], a[1], text), a[2], text),
+        make_int(1), text);
+    shape.push_back(a[1]);
+    return C.lazy_view("unfold", obj, {make_int(d), a[1], a[2]}, shape, text,
                        "torch_op_in_forward");
   }
   // split / chunk: the pieces, each a narrow of its own.
@@ -691,7 +800,8 @@ std::optional<Val> PySide::torch_call(Env& env, const std::string& name, const P
   static const std::map<std::string, std::string> views = {
       {"torch.transpose", "transpose"}, {"torch.swapaxes", "swapaxes"},
       {"torch.permute", "permute"},     {"torch.narrow", "narrow"},
-      {"torch.split", "split"},         {"torch.chunk", "chunk"}};
+      {"torch.split", "split"},         {"torch.chunk", "chunk"},
+      {"torch.select", "select"}};
   if (auto v = views.find(name); v != views.end() && e->kids.size() >= 2) {
     std::vector<Val> args;
     for (size_t i = 2; i < e->kids.size(); ++i) args.push_back(eval(env, e->kids[i]));
@@ -950,6 +1060,19 @@ Val PySide::layer_call_on(Env& env, const Val& called, const PyExprP& e, const V
                            ", which kernrl follows only where the generation defines that class "
                            "and its __init__ builds the instance in place with a constructor call "
                            "(not in a loop or through a name)");
+  // nn.Identity: its forward returns its one argument, the same object (a view stays that view);
+  // the constructor's arguments are ignored by torch and not read here.
+  if (layer.elem == "Identity") {
+    if (input) return *input;  // a child of an nn.Sequential forward calls
+    for (const auto& kw : e->kwargs)
+      if (kw.first == "*")
+        fail("host_logic", "`" + text + "`: nn.Identity called with unpacked arguments");
+    const bool keyword = e->kwargs.size() == 1 && e->kwargs[0].first == "input";
+    if (e->kids.size() + (keyword ? 1 : 0) != 2 || e->kwargs.size() != (keyword ? 1u : 0u))
+      fail("mismatch", "`" + text + "`: nn.Identity's forward takes one argument, `input` " +
+                           "(Python raises a TypeError)");
+    return eval(env, keyword ? e->kwargs[0].second : e->kids[1]);
+  }
   if (!C.P.torchscript.empty() && (layer.elem == "LSTM" || layer.elem == "GRU")) {
     if (input)
       fail("torch_op_in_forward", "forward calls `self." + layer.name + "` (nn." + layer.elem +

@@ -382,8 +382,8 @@ class Parser {
         size_t save = i_;
         // A slice (a:b, a:b:c) is "Other" "slice" with kids start, stop, step (None where left
         // out); a multi-dimensional index (a, b or a:b, c) is "Other" "dims" with a kid per
-        // dimension, each a slice or an expression ("Other" "slice" without kids where a part is
-        // neither: `...`).
+        // dimension, each a slice or an expression (`...` the constant Ellipsis; the index is
+        // "Other" "slice" without kids where a part is neither).
         int depth = 0;
         bool slice = false, comma = false;
         size_t j = i_;
@@ -415,8 +415,11 @@ class Parser {
                 if (dd == 0 && t.kind == PyTok::Op && t.text == ",") break;
                 if (dd == 0 && t.kind == PyTok::Op && t.text == ":") part_slice = true;
               }
-              if (k == i_ || (t_[i_].kind == PyTok::Op && t_[i_].text[0] == '.'))
-                plain = false;  // an empty part or `...`
+              // A part that is `...` alone is the constant Ellipsis; an empty part, or one
+              // that begins with a dot otherwise, leaves the index opaque.
+              if (k == i_ || (t_[i_].kind == PyTok::Op && t_[i_].text[0] == '.' &&
+                              !(t_[i_].text == "..." && k == i_ + 1)))
+                plain = false;
               else
                 dims->kids.push_back(part_slice ? slice_part(l) : expr());
               if (plain && i_ != k) plain = false;  // the part did not end where it should
@@ -560,8 +563,9 @@ std::string py_text(const PyExprP& e) {
   switch (e->kind) {
     case PyExpr::Name:
     case PyExpr::Num:
-    case PyExpr::Const:
       return e->text;
+    case PyExpr::Const:
+      return e->text == "Ellipsis" ? "..." : e->text;
     case PyExpr::Str:
       return "'" + e->text.substr(0, 40) + (e->text.size() > 40 ? "..." : "") + "'";
     case PyExpr::Attr:

@@ -23,8 +23,8 @@ Val Converter::torch_step(const std::string& op, const std::vector<Val>& args,
   // channels-last (a conv1d's input is made contiguous first); the layout of another operator's
   // result on a tensor that is not contiguous is not known.
   static const std::set<std::string> contiguous_results = {
-      "linear",    "mm",      "bmm",    "matmul", "addmm", "baddbmm", "reshape",
-      "transpose", "permute", "narrow", "cat",    "lstm",  "gru"};
+      "linear",  "mm",     "bmm",    "matmul", "addmm", "baddbmm", "reshape", "transpose",
+      "permute", "narrow", "select", "unfold", "cat",   "lstm",    "gru"};
   static const std::set<std::string> elementwise = {"relu",    "gelu",        "sigmoid", "tanh",
                                                     "softmax", "log_softmax", "mul",     "div"};
   static const std::set<std::string> convolutions = {
@@ -158,7 +158,11 @@ int Converter::storage_of(int t) const {
 std::optional<Val> Converter::offset_in_storage(int t) const {
   if (t < 0) return std::nullopt;
   const TensorInfo& v = tensors[static_cast<size_t>(t)];
-  if (v.view_src < 0 || v.view_op != "narrow" || v.view_args.size() != 3) return std::nullopt;
+  // A select (`x[0]`, `x[:, i]` where the dimensions before it have size 1) is the narrow of one
+  // element with that dimension dropped: the same memory from the same offset.
+  const bool select = v.view_op == "select" && v.view_args.size() == 2;
+  if (v.view_src < 0 || ((v.view_op != "narrow" || v.view_args.size() != 3) && !select))
+    return std::nullopt;
   const TensorInfo& src = tensors[static_cast<size_t>(v.view_src)];
   // The viewed tensor: a buffer laid out in order (a reshaped view of one too), not a view.
   if (src.view_src >= 0 || !src.layout.empty() || src.layout_unknown) return std::nullopt;
@@ -170,7 +174,7 @@ std::optional<Val> Converter::offset_in_storage(int t) const {
       static_cast<size_t>(*dim.k) >= src.shape.size() || start.kind != Val::Int)
     return std::nullopt;
   // Within the dimension at every size set (Tensor.narrow counts a negative start from the end).
-  auto st = per_set(start), len = per_set(v.view_args[2]);
+  auto st = per_set(start), len = per_set(select ? make_int(1) : v.view_args[2]);
   auto whole = per_set(src.shape[static_cast<size_t>(*dim.k)]);
   if (!st || !len || !whole || st->size() != whole->size() || len->size() != whole->size())
     return std::nullopt;
@@ -333,7 +337,26 @@ std::vector<std::vector<int64_t>> Converter::layout_like(int t, bool* unknown) c
     all_dense = all_dense && dense;
     out.push_back(layout);
   }
-  if (!all_dense) return {};  // PyTorch lays out a result of a tensor with gaps contiguously
+  if (!all_dense) {
+    // A tensor with gaps or overlaps: PyTorch keeps the order of its dimensions by stride
+    // (TensorIterator's output, infer_dense_strides for empty_like and clone), densely. That is
+    // contiguous where the strides of the dimensions of more than one element decrease (a narrow,
+    // a select); another order (an unfold's window dimension, whose stride is the unfolded
+    // dimension's) or equal strides (overlapping windows) give a layout kernrl does not model.
+    for (size_t s = 0; s < size_sets.size(); ++s) {
+      int64_t last = -1;
+      for (size_t d = 0; d < i.shape.size(); ++d) {
+        if ((*per_set(i.shape[d]))[s] <= 1) continue;
+        const int64_t st = (*strides)[s][d];
+        if (st <= 0 || (last >= 0 && st >= last)) {
+          *unknown = true;
+          return {};
+        }
+        last = st;
+      }
+    }
+    return {};
+  }
   return out;
 }
 
@@ -450,6 +473,42 @@ Val Converter::lazy_view(const std::string& op, const Val& x, const std::vector<
       in_range = (*start)[s] >= 0 && (*length)[s] >= 0 && (*start)[s] + (*length)[s] <= (*dim)[s];
     if (!in_range) fail(category, "`" + text + "`: a range outside the dimension at some size set");
     strides = *from;
+  } else if (op == "select") {
+    // aten::select(dim, index): the dimension dropped, the index (0 <= index < the dimension, at
+    // every size set; the caller counts a negative one from the end, as PyTorch does) moving the
+    // view's start; the other dimensions keep their strides.
+    const size_t d = static_cast<size_t>(*args[0].k);
+    auto dim = per_set(src.shape[d]), index = per_set(args[1]);
+    bool in_range = dim && index && index->size() == dim->size();
+    for (size_t s = 0; in_range && s < dim->size(); ++s)
+      in_range = (*index)[s] >= 0 && (*index)[s] < (*dim)[s];
+    if (!in_range)
+      fail(category, "`" + text + "`: an index outside the dimension at some size set");
+    for (auto st : *from) {
+      st.erase(st.begin() + static_cast<std::ptrdiff_t>(d));
+      strides.push_back(st);
+    }
+  } else if (op == "unfold") {
+    // aten::unfold(dimension, size, step): windows of `size` every `step` elements along the
+    // dimension, (dim - size) / step + 1 of them, each a new last dimension of `size`; PyTorch's
+    // strides: the dimension's stride times step, and the dimension's stride for the new one
+    // (windows overlap where step < size). 1 <= size <= the dimension and step >= 1 at every size
+    // set (PyTorch raises otherwise; an empty window is refused).
+    const size_t d = static_cast<size_t>(*args[0].k);
+    auto dim = per_set(src.shape[d]), size = per_set(args[1]), step = per_set(args[2]);
+    bool ok = dim && size && step && size->size() == dim->size() && step->size() == dim->size();
+    for (size_t s = 0; ok && s < dim->size(); ++s)
+      ok = (*size)[s] >= 1 && (*size)[s] <= (*dim)[s] && (*step)[s] >= 1;
+    if (!ok)
+      fail(category, "`" + text +
+                         "`: a window size outside 1 to the dimension, or a step below 1, at some "
+                         "size set");
+    for (size_t s = 0; s < from->size(); ++s) {
+      std::vector<int64_t> st = (*from)[s];
+      st.push_back(st[d]);
+      st[d] *= (*step)[s];
+      strides.push_back(st);
+    }
   } else {  // transpose / permute: the dimensions' strides in the new order
     std::vector<int64_t> order;
     if (op == "transpose") {
@@ -589,9 +648,12 @@ Val Converter::materialized(const Val& view, const std::string& text, const std:
       m.copy = out.tensor;
       m.copy_writes = w;
     }
+    const bool select = t.view_op == "select" || t.view_op == "unfold";
     const std::string note =
-        "forward's view operators (transpose, permute, narrow, split, chunk and views of them) "
-        "are copied by torch steps where an operator reads them; the copies' time counts in this "
+        std::string(select ? "forward's integer indexes and unfold views (select, unfold)"
+                           : "forward's view operators (transpose, permute, narrow, split, chunk "
+                             "and views of them)") +
+        " are copied by torch steps where an operator reads them; the copies' time counts in this "
         "file's time, where PyTorch's operators read the views in place";
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
     return out;

@@ -56,6 +56,8 @@ const std::vector<TorchOp>& torch_step_ops() {
       {"transpose", "int"},
       {"permute", ""},
       {"narrow", ""},
+      {"select", "int"},  // x[:, i]: the dimension dropped (a view, copied)
+      {"unfold", ""},     // windows along a dimension (a view, copied)
       {"cat", ""},
       {"lstm", "input", 3},  // output, h_n, c_n
       {"gru", "input", 2},   // output, h_n

@@ -338,3 +338,76 @@ TEST_CASE("mul and div take a number, not a tensor; the out buffer has the resul
   CHECK(step_error("mul", {tensor(n, "n"), real(0.5)}, torch::zeros({2, 3}, torch::kInt64))
             .find("gives Float but its out buffer is Long") != std::string::npos);
 }
+
+TEST_CASE("unfold: windows along a dimension, copied in order into the out buffer") {
+  // A vision transformer's patches: img.unfold(2, p, p).unfold(3, p, p).reshape(B, -1, p*p*C).
+  // aten::unfold is a view with PyTorch's strides; the step copies it into a contiguous buffer,
+  // and a `reshape` of that buffer gives what PyTorch's reshape of the view (a copy in row-major
+  // order, the view not being viewable) gives.
+  torch::manual_seed(5);
+  const int64_t B = 2, C = 3, H = 8, W = 12, p = 4;
+  torch::Tensor img = torch::randn({B, C, H, W});
+  torch::Tensor u2 = torch::full({B, C, H / p, W, p}, std::nan(""));
+  TorchStep first("unfold", {tensor(img, "img"), integer(2), integer(p), integer(p)}, u2, false,
+                  "torch step unfold (line 3)");
+  CHECK(first.result_shape() == std::vector<int64_t>{B, C, H / p, W, p});
+  first.run();
+  CHECK(torch::equal(u2, img.unfold(2, p, p)));
+  CHECK(u2.is_contiguous());
+  torch::Tensor u3 = torch::full({B, C, H / p, W / p, p, p}, std::nan(""));
+  TorchStep("unfold", {tensor(u2, "u2"), integer(3), integer(p), integer(p)}, u3, false,
+            "torch step unfold (line 4)")
+      .run();
+  torch::Tensor view = img.unfold(2, p, p).unfold(3, p, p);
+  CHECK_FALSE(view.is_contiguous());
+  CHECK(torch::equal(u3, view));
+  torch::Tensor patches = torch::zeros({B, (H / p) * (W / p), p * p * C});
+  TorchStep("reshape", {tensor(u3, "u3"), ints({B, -1, p * p * C})}, patches, false,
+            "torch step reshape (line 5)")
+      .run();
+  CHECK(torch::equal(patches, view.reshape({B, -1, p * p * C})));
+  // Overlapping windows (step < size) and a size that leaves a remainder: (10 - 3) / 2 + 1 = 4.
+  torch::Tensor x = torch::randn({10, 5});
+  torch::Tensor o = torch::zeros({4, 5, 3});
+  TorchStep("unfold", {tensor(x, "x"), integer(0), integer(3), integer(2)}, o, false,
+            "torch step unfold (line 6)")
+      .run();
+  CHECK(torch::equal(o, x.unfold(0, 3, 2)));
+  CHECK(torch::equal(o.select(2, 1), x.narrow(0, 1, 7).slice(0, 0, 7, 2)));
+  // A window larger than the dimension: PyTorch refuses it, and so does the step.
+  CHECK(step_error("unfold", {tensor(x, "x"), integer(1), integer(6), integer(1)},
+                   torch::zeros({0, 10, 6}))
+            .find("refused its arguments") != std::string::npos);
+}
+
+TEST_CASE("select: x[:, i] and x[i], the dimension dropped, copied into the out buffer") {
+  torch::manual_seed(6);
+  torch::Tensor x = torch::randn({4, 5, 6});
+  torch::Tensor cls = torch::full({4, 6}, std::nan(""));
+  TorchStep sel("select", {tensor(x, "x"), integer(1), integer(0)}, cls, false,
+                "torch step select (line 3)");
+  CHECK(sel.result_shape() == std::vector<int64_t>{4, 6});
+  sel.run();
+  CHECK(torch::equal(cls, x.index({torch::indexing::Slice(), 0})));
+  // A negative index counts from the end, as PyTorch does.
+  TorchStep("select", {tensor(x, "x"), integer(1), integer(-1)}, cls, false,
+            "torch step select (line 4)")
+      .run();
+  CHECK(torch::equal(cls, x.index({torch::indexing::Slice(), 4})));
+  torch::Tensor row = torch::zeros({5, 6});
+  TorchStep("select", {tensor(x, "x"), integer(0), integer(2)}, row, false,
+            "torch step select (line 5)")
+      .run();
+  CHECK(torch::equal(row, x[2]));
+  torch::Tensor last = torch::zeros({4, 5});
+  TorchStep("select", {tensor(x, "x"), integer(-1), integer(3)}, last, false,
+            "torch step select (line 6)")
+      .run();
+  CHECK(torch::equal(last, x.index({torch::indexing::Ellipsis, 3})));
+  // An index out of range: PyTorch raises, the step refuses.
+  CHECK(step_error("select", {tensor(x, "x"), integer(1), integer(5)}, torch::zeros({4, 6}))
+            .find("refused its arguments") != std::string::npos);
+  // The out buffer must have the result's shape.
+  CHECK(step_error("select", {tensor(x, "x"), integer(1), integer(0)}, torch::zeros({4, 5}))
+            .find("has shape [4, 6]") != std::string::npos);
+}

@@ -430,7 +430,8 @@ def main():
         for name in ("L3_1_Small_MLP.cu", "L3_1_Small_MLP_cat_null.cu", "L3_1_Small_MLP_offsets.cu",
                      "L3_1_Small_MLP_accessor.cu", "L3_1_Small_MLP_counted.cu",
                      "L3_1_Small_MLP_struct.cu", "L3_1_Small_MLP_stack.cu", "L3_1_Small_MLP_scaled.cu",
-                     "L3_1_Small_MLP_values.cu", "L3_5_Small_LSTM.cu", "L3_6_Small_GRU_hidden.cu"):
+                     "L3_1_Small_MLP_values.cu", "L3_1_Small_MLP_unfold_select.cu",
+                     "L3_5_Small_LSTM.cu", "L3_6_Small_GRU_hidden.cu"):
             steps = HERE / "torch_steps" / name
             r = subprocess.run([a.kernrl, "eval", str(steps), "--suite", str(out), "--compile-only"],
                                capture_output=True, text=True, check=False)

@@ -3075,15 +3075,24 @@ TEST_CASE("import_kernelbench: basic slices of a tensor in forward are narrow vi
   r = import_y("x[1:]");
   CHECK_FALSE(r.converted);
   CHECK_MESSAGE(r.reason.find("elements") != std::string::npos, r.reason);
-  // What PyTorch would clamp, a step, an integer index, or `...`: refused, saying why.
+  // `...` stands for the dimensions the other parts leave.
+  r = import_y("x[..., 0:x.size(1)]");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  plan = checked_plan(r, p);
+  CHECK(arg_texts(plan.launches[0]) == std::vector<std::string>{"x", "1", "0", "input_size"});
+  // What PyTorch would clamp, a step, advanced indexing (None, a list, a bool), two `...`:
+  // refused, saying why.
   for (const auto& [y, why] :
        std::vector<std::pair<std::string, std::string>>{{"x[:, :40]", "beyond the dimension"},
                                                         {"x[2:1]", "is empty"},
                                                         {"x[:, ::-1]", "a step"},
                                                         {"x[::2]", "a step"},
-                                                        {"x[0]", "Tensor.__getitem__"},
-                                                        {"x[..., 1:]", "Tensor.__getitem__"},
-                                                        {"x[:, :, :]", "more dimensions"}}) {
+                                                        {"x[None]", "Tensor.__getitem__"},
+                                                        {"x[[0, 1]]", "Tensor.__getitem__"},
+                                                        {"x[True]", "Tensor.__getitem__"},
+                                                        {"x[..., ...]", "Tensor.__getitem__"},
+                                                        {"x[:, :, :]", "more dimensions"},
+                                                        {"x[..., :, :, :]", "more dimensions"}}) {
     r = import_y(y);
     CHECK_FALSE_MESSAGE(r.converted, y);
     CHECK_MESSAGE(r.reason.find(why) != std::string::npos, y, ": ", r.reason);
@@ -3093,6 +3102,302 @@ TEST_CASE("import_kernelbench: basic slices of a tensor in forward are narrow vi
                          problem("L2_86_Matmul_Divide_GELU"));
   CHECK_FALSE(r.converted);
   CHECK(r.category == "torch_op_in_forward");
+}
+
+TEST_CASE("import_kernelbench: an integer index in forward is a select view") {
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; batch_size 128, 3, 7
+  const std::string init = kLinearInit;
+  // xx: [batch_size, 2, input_size]; xx[:, i] is strided (not contiguous): a `select` step copies
+  // it where the linear layer reads it.
+  auto import_y = [&](const std::string& y) {
+    return import_kernelbench(suite_module("        xx = torch.stack([x, x], 1)\n        y = " + y +
+                                               "\n        return ext.epilogue(self.linear(y), 1.0)",
+                                           init),
+                              p);
+  };
+  auto select_of = [](const LaunchPlan& plan) -> const LaunchSpec* {
+    for (const auto& l : plan.launches)
+      if (l.torch == "select") return &l;
+    return nullptr;
+  };
+  for (const auto& [y, index] : std::vector<std::pair<std::string, std::string>>{
+           {"xx[:, 1]", "1"},
+           {"xx[:, -1]", "1"},  // counted from the end, as PyTorch does
+           {"xx[..., 0, :]", "0"},
+           {"xx.select(1, 1)", "1"},
+           {"torch.select(xx, -2, 0)", "0"},
+           {"xx[:, x.shape[0] % 2]", "batch_size % 2"}}) {  // 0, 1, 1: an index of the sizes
+    auto r = import_y(y);
+    REQUIRE_MESSAGE(r.converted, y, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    const LaunchSpec* sel = select_of(plan);
+    REQUIRE_MESSAGE(sel, y);
+    CHECK_MESSAGE(arg_texts(*sel).at(1) == "1", y);
+    CHECK_MESSAGE(arg_texts(*sel).at(2) == index, y);
+    bool found = false;
+    for (const auto& s : plan.scratch)
+      if (s.name == sel->out) {
+        found = true;
+        CHECK(s.shape == std::vector<std::string>{"batch_size", "input_size"});
+      }
+    CHECK(found);
+    // The linear step reads the select's copy.
+    CHECK(plan.launches[plan.launches.size() - 2].torch == "linear");
+    CHECK(arg_texts(plan.launches[plan.launches.size() - 2]).at(0) == sel->out);
+  }
+  // Refused: an index kernrl does not know at every size set, one out of range at some size set
+  // (PyTorch raises), one negative at some size sets only, a float, a 0-dimensional result.
+  for (const auto& [y, why] : std::vector<std::pair<std::string, std::string>>{
+           {"xx[:, 2]", "out of range for dimension 1 of size 2"},
+           {"xx[:, -3]", "out of range"},
+           {"xx[:, :, 40]", "out of range for dimension 2 of size 33"},
+           {"xx[:, 0, x.shape[1] - 40]", "negative at some size sets only"},
+           {"xx[:, len(self.missing)]", "missing"},
+           {"xx[:, 1.0]", "Tensor.__getitem__"},
+           {"x[0][0]", "0-dimensional"}}) {
+    auto r = import_y(y);
+    CHECK_FALSE_MESSAGE(r.converted, y);
+    CHECK_MESSAGE(r.reason.find(why) != std::string::npos, y, ": ", r.reason);
+  }
+  CHECK(import_y("xx[:, 2]").category == "mismatch");
+  // On kernrl's own problems the kernels do all of the work.
+  auto r =
+      import_kernelbench(suite_module("        return ext.epilogue(self.linear(x[0]), 1.0)", init),
+                         problem("L2_86_Matmul_Divide_GELU"));
+  CHECK_FALSE(r.converted);
+  CHECK(r.category == "torch_op_in_forward");
+}
+
+TEST_CASE("import_kernelbench: a contiguous select given to the extension points into its tensor") {
+  // As a contiguous narrow: x[i] of a buffer is its memory from row i (PyTorch's data pointer);
+  // a select that is not contiguous (x[:, i]) is refused as any view is.
+  ProblemSpec p = suite_linear();  // x: [batch_size, input_size]
+  const std::string cuda = R"(
+__global__ void k(const float* row, const float* y, float* out, int n) {}
+torch::Tensor f(torch::Tensor row, torch::Tensor y) {
+  row = row.contiguous();
+  auto out = torch::empty_like(y);
+  k<<<1, 256>>>(row.data_ptr<float>(), y.data_ptr<float>(), out.data_ptr<float>(), row.numel());
+  return out;
+}
+)";
+  auto run = [&](const std::string& forward) {
+    std::string py =
+        "import torch\nimport torch.nn as nn\n"
+        "from torch.utils.cpp_extension import load_inline\n\nsrc = \"\"\"\n"
+        "#include <torch/extension.h>\n" +
+        cuda +
+        "\"\"\"\n\next = load_inline(name=\"ext\", cpp_sources=\"\", "
+        "cuda_sources=src, functions=[\"f\"])\n\nclass ModelNew(nn.Module):\n"
+        "    def __init__(self, input_size, output_size, divisor):\n"
+        "        super().__init__()\n" +
+        std::string(kLinearInit) + "\n\n    def forward(self, x):\n" + forward + "\n";
+    return import_kernelbench(py, p);
+  };
+  for (const auto& [part, offset] : std::vector<std::pair<std::string, std::string>>{
+           {"x[2]", "x + 2 * input_size"}, {"x[-1]", "x + (batch_size - 1) * input_size"}}) {
+    auto r = run("        return ext.f(" + part + ", self.linear(x))");
+    REQUIRE_MESSAGE(r.converted, part, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    REQUIRE(plan.launches.size() == 2);
+    CHECK(plan.launches[1].args[0].kind == ArgKind::Offset);
+    CHECK_MESSAGE(arg_texts(plan.launches[1])[0] == offset, arg_texts(plan.launches[1])[0]);
+    CHECK(arg_texts(plan.launches[1])[3] == "input_size");
+  }
+  auto r = run("        return ext.f(x[0], self.linear(x))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  CHECK(arg_texts(checked_plan(r, p).launches[1])[0] == "x");
+  // Strided, or a select of a view: refused.
+  for (const char* part : {"x[:, 1]", "x[..., 0]", "x[1:3][0]"}) {
+    r = run(std::string("        return ext.f(") + part + ", self.linear(x))");
+    CHECK_FALSE_MESSAGE(r.converted, part);
+    CHECK_MESSAGE(r.reason.find("forward passes a view") != std::string::npos, part, ": ",
+                  r.reason);
+  }
+  r = run("        return ext.f(x.t()[0], self.linear(x))");
+  CHECK_FALSE(r.converted);
+  // An elementwise operator's result on a strided select is laid out contiguously by PyTorch
+  // (the view's strides decrease): a buffer the kernel may be given.
+  r = run("        return ext.f(torch.relu(torch.stack([x, x], 1)[:, 1]), self.linear(x))");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan relu_plan = checked_plan(r, p);
+  std::string relu_out;
+  for (const auto& l : relu_plan.launches)
+    if (l.torch == "relu") relu_out = l.out;
+  CHECK(arg_texts(relu_plan.launches.back())[0] == relu_out);
+  // A row beyond the tensor at some size set (batch_size 3): refused.
+  r = run("        return ext.f(x[5], self.linear(x))");
+  CHECK_FALSE(r.converted);
+  CHECK(r.category == "mismatch");
+}
+
+namespace {
+
+// A vision transformer's patch embedding: img [batch_size, channels, image_size, image_size]
+// cut into patch_size x patch_size patches, each a row of patch_dim (channels * patch_size^2)
+// values, embedded by a linear layer: out [batch_size, num_patches, dim].
+ProblemSpec suite_patches() {
+  return parse_problem_yaml(R"(id: L3_928_Patches
+level: 3
+name: Patches
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 2, channels: 3, image_size: 32, patch_size: 8, num_patches: 16, patch_dim: 192, dim: 64}
+  test:
+    - {batch_size: 1, channels: 3, image_size: 8, patch_size: 4, num_patches: 4, patch_dim: 48, dim: 16}
+    - {batch_size: 3, channels: 1, image_size: 12, patch_size: 4, num_patches: 9, patch_dim: 16, dim: 8}
+inputs:
+  - {name: img, dtype: float32, shape: [batch_size, channels, image_size, image_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: patch_to_embedding.weight, dtype: float32, shape: [dim, patch_dim], init: custom}
+  - {name: patch_to_embedding.bias, dtype: float32, shape: [dim], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, num_patches, dim]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  class Model(torch.nn.Module):
+      def __init__(self, channels, patch_size, patch_dim, dim):
+          super().__init__()
+          self.patch_size = patch_size
+          self.patch_to_embedding = torch.nn.Linear(patch_dim, dim)
+      def forward(self, img):
+          p = self.patch_size
+          x = img.unfold(2, p, p).unfold(3, p, p).reshape(img.shape[0], -1, p * p * img.shape[1])
+          return self.patch_to_embedding(x)
+  batch_size = 2
+  channels = 3
+  image_size = 32
+  patch_size = 8
+  patch_dim = 192
+  dim = 64
+  def get_inputs():
+      return [torch.rand(batch_size, channels, image_size, image_size)]
+  def get_init_inputs():
+      return [channels, patch_size, patch_dim, dim]
+)",
+                            "suite.yaml");
+}
+
+std::string patches_module(const std::string& forward, const std::string& init_extra = "") {
+  return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+         "from torch.utils.cpp_extension import load_inline\n\n"
+         "src = \"\"\"\n#include <torch/extension.h>\n" +
+         std::string(kScaleGelu) +
+         "\"\"\"\n\n"
+         "ext = load_inline(name=\"ext\", cpp_sources=\"\", cuda_sources=src, "
+         "functions=[\"epilogue\"])\n\n"
+         "class ModelNew(nn.Module):\n"
+         "    def __init__(self, channels, patch_size, patch_dim, dim):\n"
+         "        super().__init__()\n"
+         "        self.patch_size = patch_size\n"
+         "        self.patch_to_embedding = nn.Linear(patch_dim, dim)\n" +
+         init_extra + "\n    def forward(self, img):\n" + forward + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: Tensor.unfold is a view, copied by unfold steps where it is read") {
+  ProblemSpec p = suite_patches();
+  // img.unfold(2, p, p).unfold(3, p, p) is not viewable as [B, -1, p * p * C]: PyTorch's reshape
+  // copies it in row-major order; kernrl copies each unfold into a contiguous buffer (the same
+  // values in the same order) and reshapes the last.
+  auto r = import_kernelbench(
+      patches_module("        p = self.patch_size\n"
+                     "        x = img.unfold(2, p, p).unfold(3, p, p).reshape(img.shape[0], -1, "
+                     "p * p * img.shape[1])\n"
+                     "        return ext.epilogue(self.patch_to_embedding(x), 1.0)"),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  LaunchPlan plan = checked_plan(r, p);
+  REQUIRE(plan.launches.size() == 5);
+  CHECK(plan.launches[0].torch == "unfold");
+  CHECK(arg_texts(plan.launches[0]) ==
+        std::vector<std::string>{"img", "2", "patch_size", "patch_size"});
+  CHECK(plan.launches[1].torch == "unfold");
+  CHECK(arg_texts(plan.launches[1]) ==
+        std::vector<std::string>{plan.launches[0].out, "3", "patch_size", "patch_size"});
+  CHECK(plan.launches[2].torch == "reshape");
+  CHECK(arg_texts(plan.launches[2])[0] == plan.launches[1].out);
+  CHECK(plan.launches[3].torch == "linear");
+  for (const auto& s : plan.scratch)
+    if (s.name == plan.launches[1].out)
+      CHECK(s.shape == std::vector<std::string>{"batch_size", "channels",
+                                                "(image_size - patch_size) / patch_size + 1",
+                                                "(image_size - patch_size) / patch_size + 1",
+                                                "patch_size", "patch_size"});
+  // By keyword; a window of the whole dimension is one window.
+  r = import_kernelbench(
+      patches_module("        x = img.unfold(dimension=2, size=self.patch_size, "
+                     "step=self.patch_size).unfold(3, self.patch_size, self.patch_size)\n"
+                     "        x = x.reshape(img.shape[0], -1, img.shape[1] * self.patch_size * "
+                     "self.patch_size)\n"
+                     "        return ext.epilogue(self.patch_to_embedding(x), 1.0)"),
+      p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  // A window larger than the dimension (PyTorch raises), a step below 1, a size kernrl cannot
+  // compute, the window as a float: refused.
+  for (const auto& [u, why] : std::vector<std::pair<std::string, std::string>>{
+           {"img.unfold(2, img.shape[2] + 1, 1)", "a window size outside 1 to the dimension"},
+           {"img.unfold(2, 4, 0)", "a step below 1"},
+           {"img.unfold(2, 9, 9)", "a window size outside"},  // image_size 8 at a size set
+           {"img.unfold(4, 2, 2)", "dimension 4 of a tensor of rank 4"},
+           {"img.unfold(2, 2.0, 2)", "kernrl cannot compute"},
+           {"img.unfold(2, 2, 2, 2)", "unfold takes a dimension, a size and a step"},
+           {"img.unfold(2, 2, step=2, size=2)", "twice"}}) {
+    r = import_kernelbench(
+        patches_module("        x = " + u + "\n        return ext.epilogue(x, 1.0)"), p);
+    CHECK_FALSE_MESSAGE(r.converted, u);
+    CHECK_MESSAGE(r.reason.find(why) != std::string::npos, u, ": ", r.reason);
+  }
+  // Never given to a kernel as it is: its memory is laid out by its strides (windows overlap).
+  r = import_kernelbench(patches_module("        return ext.epilogue(img.unfold(3, 2, 1), 1.0)"),
+                         p);
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("forward passes a view") != std::string::npos, r.reason);
+  // An elementwise operator's result on it: PyTorch lays it out in the order of the view's
+  // strides (the window dimension's stride below the unfolded one's), which kernrl does not
+  // model where the view has gaps (image_size 32 in windows of 3) or overlaps: it reaches no
+  // kernel.
+  for (const char* u : {"img.unfold(2, 3, 3)", "img.unfold(3, 2, 1)"}) {
+    r = import_kernelbench(
+        patches_module(std::string("        return ext.epilogue(torch.relu(") + u + "), 1.0)"), p);
+    CHECK_FALSE_MESSAGE(r.converted, u);
+    CHECK_MESSAGE(r.reason.find("an operator's result laid out as one") != std::string::npos, u,
+                  ": ", r.reason);
+  }
+}
+
+TEST_CASE("import_kernelbench: calling an nn.Identity returns its argument itself") {
+  ProblemSpec p = suite_patches();
+  const std::string forward =
+      "        p = self.patch_size\n"
+      "        x = img.unfold(2, p, p).unfold(3, p, p).reshape(img.shape[0], -1, p * p * "
+      "img.shape[1])\n";
+  // nn.Identity(*args, **kwargs) ignores its arguments; its forward returns its input, the same
+  // object: the view stays a view (copied once, where the linear layer reads it).
+  for (const char* call : {"self.same(x)", "self.same(input=x)", "self.same(self.same(x))"}) {
+    auto r = import_kernelbench(
+        patches_module(forward + "        x = " + call +
+                           "\n        return ext.epilogue(self.patch_to_embedding(x), 1.0)",
+                       "        self.same = nn.Identity(54, unused='yes')\n"),
+        p);
+    REQUIRE_MESSAGE(r.converted, call, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    CHECK(plan.launches.size() == 5);
+  }
+  // Python raises calling it with other than one argument.
+  for (const char* call : {"self.same(x, x)", "self.same()", "self.same(x=x)"}) {
+    auto r = import_kernelbench(
+        patches_module(forward + "        x = " + call +
+                           "\n        return ext.epilogue(self.patch_to_embedding(x), 1.0)",
+                       "        self.same = nn.Identity()\n"),
+        p);
+    CHECK_FALSE_MESSAGE(r.converted, call);
+    CHECK_MESSAGE(r.reason.find("takes one argument") != std::string::npos, call, ": ", r.reason);
+  }
 }
 
 TEST_CASE("import_kernelbench: any() and all() of a generator expression, decided per size set") {

@@ -539,6 +539,34 @@ TEST_CASE("torch steps mul and div: a tensor by a number, a real expression eval
   CHECK_CONTAINS(torch_step_op_problem("floor_divide"), "not an operator a torch step may call");
 }
 
+TEST_CASE("torch steps select and unfold: view operators, their integers checked per set") {
+  // x.unfold(1, 4, 2) then the windows' last element (x[..., -1]), as ATen's unfold and
+  // select.int take them: a tensor and integer expressions.
+  LaunchPlan plan = parse(
+      "launches:\n"
+      "  - {torch: unfold, args: [x, 1, 4, 2], out: w}\n"
+      "  - {torch: select, args: [w, -1, in_features / in_features - 2], out: y}\n"
+      "  - {kernel: k, grid: [1], block: [1], args: [y, out]}\n"
+      "scratch:\n"
+      "  w: {dtype: float32, shape: [batch_size, (in_features - 4) / 2 + 1, 4]}\n"
+      "  y: {dtype: float32, shape: [batch_size, (in_features - 4) / 2 + 1]}\n");
+  check_plan(plan, linear_problem(true), 132);
+  REQUIRE(plan.launches.size() == 3);
+  CHECK(plan.launches[0].torch == "unfold");
+  CHECK(plan.launches[1].torch == "select");
+  CHECK(plan.launches[1].args[0].kind == ArgKind::Scratch);
+  CHECK(plan.launches[1].args[2].kind == ArgKind::IntExpr);
+  CHECK(LaunchPlan::from_json(plan.to_json()).to_json() == plan.to_json());
+  CHECK(torch_step_op_problem("select").empty());
+  CHECK(torch_step_op_problem("unfold").empty());
+  // Names of the list only on a suite built from KernelBench.
+  CHECK_CONTAINS(torch_plan_error("launches:\n  - {torch: select, args: [x, 0, 0], out: y}\n"
+                                  "  - {kernel: k, grid: [1], block: [1], args: [y]}\n"
+                                  "scratch:\n  y: {dtype: float32, shape: [in_features]}\n",
+                                  false),
+                 "suites built from KernelBench");
+}
+
 TEST_CASE("null kernel arguments: a null pointer for an optional tensor, in every spelling") {
   for (const std::string word : {"null", "nullptr", "none", "~"}) {
     auto plan = parse(
