@@ -426,6 +426,11 @@ int PySide::add_ext(const std::string& var, const PyExprP& call, int line) {
       for (const auto& k : e->kids)
         if (k->kind == PyExpr::Str) m.functions.push_back(k->text);
   }
+  for (const auto& kw : call->kwargs)
+    if (kw.first == "*")
+      fail("not_kernelbench", "load_inline module `" + var + "` (line " + std::to_string(line) +
+                                  ") is built with `*` or `**` arguments: kernrl cannot see its "
+                                  "sources and flags");
   // -D and -U flags: extra_cuda_cflags for the CUDA sources' compile, extra_cflags for the C++
   // sources' (torch compiles each with its own only).
   if (auto e = kwarg(call, "extra_cuda_cflags", 5))

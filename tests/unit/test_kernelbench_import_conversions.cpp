@@ -234,6 +234,18 @@ TEST_CASE("import_kernelbench: -D and -U flags as the compile reads them") {
   check_refused(flag_module(", extra_cuda_cflags=['-Xcompiler', '-DG=4']"),
                 "pass `-DG=4` on with `-Xcompiler`");
   check_refused(flag_module(", extra_cuda_cflags=['-O3', '-D']"), "no macro after it");
+  check_refused(flag_module(", **opts", "opts = dict(extra_cuda_cflags=['-DG=4'])\n"),
+                "is built with `*` or `**` arguments");
+  // Two modules used whose CUDA sources have different -D flags: one file cannot hold both.
+  std::string two = flag_module(", extra_cuda_cflags=['-DG=4']");
+  two.insert(std::string(kHead).size(),
+             "src1 = \"\"\"\n#include <torch/extension.h>\n__global__ void k2(float* y) {}\n"
+             "torch::Tensor g(torch::Tensor x) {\n  k2<<<1, 1>>>(x.data_ptr<float>());\n"
+             "  return x;\n}\n\"\"\"\n"
+             "base = load_inline(name=\"base\", cpp_sources=\"\", cuda_sources=src1, "
+             "functions=[\"g\"], extra_cuda_cflags=['-DG=8'])\n");
+  two.replace(two.find("return ext.f(x)"), 15, "return ext.f(base.g(x))");
+  check_refused(two, "compile their CUDA sources with different -D flags");
 }
 
 TEST_CASE("import_kernelbench: each translation unit sees its own -D flags") {
