@@ -165,9 +165,10 @@ struct ExtModule {
   std::string var;  // the Python name it is bound to ("softmax_ext", "self.ext")
   std::vector<std::string> cuda_sources, cpp_sources;
   std::vector<std::string> functions;
-  // The names the -D flags of extra_cuda_cflags (the CUDA sources' compile) and extra_cflags (the
-  // C++ sources') define: what #ifdef sees before the sources' own directives.
-  std::set<std::string> cuda_flag_names, cpp_flag_names;
+  // The macros the -D flags of extra_cuda_cflags (the CUDA sources' compile) and of extra_cflags
+  // (the C++ sources') define, NAME -> value: what each translation unit sees before its own
+  // directives (load_inline compiles each with its own flags only).
+  std::map<std::string, std::string> cuda_flag_macros, cpp_flag_macros;
   int line = 0;
   bool used = false;
   // Parsed sources: one per string.
@@ -227,6 +228,11 @@ class Converter {
   // directive under a condition kernrl does not evaluate); the source's #define and #undef update
   // it in order. `cuda`: compiled by nvcc (__CUDACC__ is defined), else by the host compiler.
   void add_macros(const std::vector<CTok>& toks, std::map<std::string, int>& defined, bool cuda);
+  // What the headers every load_inline translation unit includes (torch's, CUDA's, the C and C++
+  // library's) make of a name the source does not define: 1 defined, with the value kernrl uses
+  // (M_PI, INT_MAX ...); -1 perhaps defined (a name of a list kernrl keeps: C10_*, CUDA_VERSION,
+  // FLT_MAX ...); 0 not defined (any other name, such as BLOCK_SIZE).
+  static int header_macro(const std::string& name);
 
   // ---- shared helpers ----
   int add_tensor(TensorInfo t);

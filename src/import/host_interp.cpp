@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "core/expr.h"
 
@@ -835,6 +837,89 @@ Val Converter::call_host(int ext, const std::string& fn, const std::vector<Val>&
   return in.call_named(fn, args, kwargs);
 }
 
+int Converter::header_macro(const std::string& n) {
+  // Defined, with the value the host side uses for them (host_primary.cpp).
+  static const std::set<std::string> known = {"M_PI",      "INT_MAX",    "INT32_MAX", "INT_MIN",
+                                              "INT32_MIN", "UINT16_MAX", "USHRT_MAX", "UINT32_MAX",
+                                              "UINT_MAX",  "INT64_MAX",  "LLONG_MAX", "LONG_MAX"};
+  if (known.count(n)) return 1;
+  // Perhaps defined: the prefixes of torch's, CUDA's, pybind11's and Python's macros, and the C
+  // library's constants and macros.
+  static const char* const prefixes[] = {
+      "C10_",   "AT_",     "TORCH_",   "CAFFE",    "PYBIND11_", "Py",       "PY",
+      "HAVE_",  "SIZEOF_", "ALIGNOF_", "THRUST_",  "CUB_",      "CCCL_",    "LIBCUDACXX_",
+      "NV",     "CU_",     "CUDART_",  "CUBLAS",   "CUSPARSE",  "CUSOLVER", "CUFFT",
+      "CURAND", "CUDNN",   "NCCL",     "GLOG_",    "GOOGLE_",   "GFLAGS_",  "FLT_",
+      "DBL_",   "LDBL_",   "FP_",      "HUGE_VAL", "PRI",       "SCN",      "PTHREAD_",
+      "EXIT_",  "cuda"};
+  for (const char* p : prefixes)
+    if (n.rfind(p, 0) == 0) return -1;
+  // <cmath>'s constants: M_E, M_PI_2, M_SQRT1_2 ... and their M_PIl, M_PIf128 forms.
+  for (const char* c : {"E", "LOG2E", "LOG10E", "LN2", "LN10", "PI", "PI_2", "PI_4", "1_PI", "2_PI",
+                        "2_SQRTPI", "SQRT2", "SQRT1_2"}) {
+    const std::string m = std::string("M_") + c;
+    if (n == m || n == m + "l" || n.rfind(m + "f", 0) == 0) return -1;
+  }
+  static const std::set<std::string> names = {"CUDA_VERSION",
+                                              "CUDA_KERNEL_ASSERT",
+                                              "CUDA_KERNEL_LOOP",
+                                              "CUDA_KERNEL_LOOP_TYPE",
+                                              "INFINITY",
+                                              "NAN",
+                                              "NULL",
+                                              "EOF",
+                                              "RAND_MAX",
+                                              "CHECK",
+                                              "CHECK_EQ",
+                                              "CHECK_NE",
+                                              "CHECK_LE",
+                                              "CHECK_LT",
+                                              "CHECK_GE",
+                                              "CHECK_GT",
+                                              "CHECK_NOTNULL",
+                                              "DCHECK",
+                                              "LOG",
+                                              "VLOG",
+                                              "PLOG",
+                                              "DLOG",
+                                              "assert",
+                                              "errno",
+                                              "offsetof",
+                                              "MAXFLOAT",
+                                              "BYTE_ORDER",
+                                              "LITTLE_ENDIAN",
+                                              "BIG_ENDIAN",
+                                              "PDP_ENDIAN",
+                                              "CLOCKS_PER_SEC",
+                                              "PATH_MAX",
+                                              "BUFSIZ",
+                                              "FILENAME_MAX",
+                                              "CHAR_BIT",
+                                              "MB_LEN_MAX",
+                                              "LONG_BIT",
+                                              "WORD_BIT",
+                                              "linux",
+                                              "unix",
+                                              "i386",
+                                              "stdin",
+                                              "stdout",
+                                              "stderr"};
+  if (names.count(n)) return -1;
+  // <climits> and <cstdint>: CHAR_MAX, INT8_MIN, UINT_LEAST16_MAX, SIZE_MAX, INT64_C ...
+  for (const char* suffix : {"_MAX", "_MIN", "_C", "_WIDTH"}) {
+    const size_t k = std::strlen(suffix);
+    if (n.size() <= k || n.compare(n.size() - k, k, suffix) != 0) continue;
+    std::string head = n.substr(0, n.size() - k);
+    static const std::set<std::string> types = {"CHAR", "SCHAR", "UCHAR", "SHRT",    "USHRT",
+                                                "LONG", "ULONG", "LLONG", "ULLONG",  "WCHAR",
+                                                "WINT", "SIZE",  "SSIZE", "PTRDIFF", "SIG_ATOMIC"};
+    if (types.count(head)) return -1;
+    if (head.rfind("U", 0) == 0) head = head.substr(1);
+    if (head.rfind("INT", 0) == 0) return -1;  // INT, INT8, INT_LEAST32, INTMAX, INTPTR ...
+  }
+  return 0;
+}
+
 void Converter::add_macros(const std::vector<CTok>& toks, std::map<std::string, int>& names,
                            bool cuda) {
   // #if / #ifdef / #ifndef blocks as the host compile sees them. Each branch is 1 taken, 0 not
@@ -855,7 +940,9 @@ void Converter::add_macros(const std::vector<CTok>& toks, std::map<std::string, 
     // load_inline's own -D flags, in both compiles.
     if (n == "TORCH_EXTENSION_NAME" || n == "TORCH_API_INCLUDE_EXTENSION_H") return 1;
     if (n.rfind("__", 0) == 0 || n.rfind("_", 0) == 0) return -1;  // predefined, perhaps
-    return 0;
+    // torch/extension.h (or torch/types.h, cuda.h and cuda_runtime.h) comes first in both
+    // translation units: what its headers define is defined from the source's first line.
+    return header_macro(n);
   };
   auto condition = [](std::string rest) {
     rest.erase(0, rest.find_first_not_of(" \t"));

@@ -418,6 +418,8 @@ class Interp {
   // Where the tokens of a macro's expansion were used: the source tokens and the index of the
   // outermost macro name (an expansion's own uses are expanded where the outermost one is).
   std::map<const std::vector<CTok>*, std::pair<const std::vector<CTok>*, size_t>> macro_site_;
+  // The tokens of the -D flag macros used (by compile, CUDA or C++, and name).
+  std::map<std::pair<bool, std::string>, std::vector<CTok>> flag_toks_;
   // The tokens of the function-like macro `m` used at T[at] with arguments `args` (token ranges
   // of T): its body with each parameter replaced by its argument's tokens, as the preprocessor
   // substitutes them; `#` and `##` and variadic macros are refused.

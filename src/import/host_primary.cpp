@@ -361,8 +361,58 @@ Interp::MacroRef Interp::find_macro(const std::string& name, const std::vector<C
                                  "` is defined or #undef'd under #if/#ifdef/#ifndef; kernrl does "
                                  "not evaluate the preprocessor's conditions");
   auto ev = C.macro_events.find(name);
+  // A name of a -D flag of some module: what the use's translation unit sees (load_inline
+  // compiles its CUDA sources with extra_cuda_cflags, its C++ sources with extra_cflags).
+  bool flagged = false;
+  for (const ExtModule& m : C.exts)
+    flagged = flagged || m.cuda_flag_macros.count(name) || m.cpp_flag_macros.count(name);
+  if (flagged) {
+    const std::vector<CTok>* st = &T;
+    size_t si = i;
+    if (auto s = macro_site_.find(&T); s != macro_site_.end()) {
+      st = s->second.first;
+      si = s->second.second;
+    }
+    const ExtModule& m = C.exts[static_cast<size_t>(ext_)];
+    const ExtModule::Source* use = nullptr;
+    for (const auto& so : m.sources)
+      if (&so.toks == st) use = &so;
+    const int line = i < T.size() ? T[i].line : 0;
+    if (!use)
+      fail("unsupported_cuda", "the macro `" + name + "` (used at line " + std::to_string(line) +
+                                   ") is defined by a -D flag, and kernrl does not know which "
+                                   "translation unit the use is in");
+    // The directives of the same translation unit: all in the use's source, or refused.
+    std::vector<const Converter::MacroEvent*> own;
+    if (ev != C.macro_events.end())
+      for (const auto& e : ev->second)
+        for (const auto& so : m.sources)
+          if (so.cuda == use->cuda && &so.toks == e.toks) own.push_back(&e);
+    for (const auto* e : own)
+      if (e->toks != st)
+        fail("unsupported_cuda", "the macro `" + name + "` (used at line " + std::to_string(line) +
+                                     ") is defined by a -D flag and by another source of its "
+                                     "translation unit: which definition applies is unknown");
+    const Converter::MacroEvent* last = nullptr;
+    for (const auto* e : own)
+      if (e->index < si) last = e;
+    if (last) {
+      if (last->fn_like)
+        r.fn = &last->fn;
+      else if (last->define)
+        r.object = &last->body;
+      return r;
+    }
+    const auto& flags = use->cuda ? m.cuda_flag_macros : m.cpp_flag_macros;
+    if (auto f = flags.find(name); f != flags.end()) {
+      auto& toks = flag_toks_[{use->cuda, name}];
+      toks = c_tokens(f->second);
+      r.object = &toks;
+    }
+    return r;
+  }
   if (ev == C.macro_events.end() || (ev->second.size() == 1 && ev->second[0].define)) {
-    // Defined once (or by a -D flag) and never #undef'd: the same macro at every use.
+    // Defined once and never #undef'd: the same macro at every use.
     if (auto m = C.macros.find(name); m != C.macros.end())
       r.object = &m->second;
     else if (auto f = C.fn_macros.find(name); f != C.fn_macros.end())

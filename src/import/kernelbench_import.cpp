@@ -756,8 +756,14 @@ std::string Converter::run(const std::string& source_name) {
   // The device code of the modules forward uses.
   std::string code;
   std::vector<std::string> used_exts, host_fns = py.host_calls;
+  const ExtModule* first_used = nullptr;
   for (const ExtModule& m : exts) {
     if (!m.used) continue;
+    if (!first_used) first_used = &m;
+    if (m.cuda_flag_macros != first_used->cuda_flag_macros)
+      fail("unsupported_cuda", "load_inline modules " + used_exts[0] + " and " + m.var +
+                                   " compile their CUDA sources with different -D flags; "
+                                   "kernrl writes them into one file");
     used_exts.push_back(m.var);
     for (const auto& s : m.sources)
       if (s.cuda) code += device_code(m, s) + "\n";
@@ -877,9 +883,10 @@ std::string Converter::run(const std::string& source_name) {
     }
   }
   o << "*/\n";
-  if (!py.cflag_defines.empty()) {
-    for (const auto& [k, v] : py.cflag_defines) o << "#define " << k << " " << v << "\n";
-  }
+  // The -D flags of the CUDA sources' compile (of every module used: the same).
+  if (first_used)
+    for (const auto& [k, v] : first_used->cuda_flag_macros)
+      o << "#define " << k << " " << v << "\n";
   if (fills_kept.count("float16")) o << "#include <cuda_fp16.h>\n";
   if (fills_kept.count("bfloat16")) o << "#include <cuda_bf16.h>\n";
   // PyTorch's packed accessors, which the kernels take (docs/import-kernelbench.md).

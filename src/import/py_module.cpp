@@ -17,13 +17,12 @@ PySide::Result PySide::run() {
   lines_ = py_lines(src_);
   scan_module();
   // Macros (#define and -D flags) before any host code runs.
-  for (const auto& [name, value] : cflag_defines) C.macros[name] = c_tokens(value);
   for (const ExtModule& m : C.exts) {
     // One translation unit of the module's CUDA sources, one of its C++ sources, each with the
     // names its compile's -D flags define.
     std::map<std::string, int> cuda_names, cpp_names;
-    for (const auto& n : m.cuda_flag_names) cuda_names[n] = 1;
-    for (const auto& n : m.cpp_flag_names) cpp_names[n] = 1;
+    for (const auto& f : m.cuda_flag_macros) cuda_names[f.first] = 1;
+    for (const auto& f : m.cpp_flag_macros) cpp_names[f.first] = 1;
     for (const auto& so : m.sources)
       C.add_macros(so.toks, so.cuda ? cuda_names : cpp_names, so.cuda);
   }
@@ -231,6 +230,185 @@ PyExprP PySide::kwarg(const PyExprP& call, const char* name, size_t position) {
   return nullptr;
 }
 
+std::vector<std::string> PySide::flag_items(const PyExprP& e, const std::string& what, int line) {
+  const std::string where = "the " + what + " of load_inline (line " + std::to_string(line) + ")";
+  if (++module_eval_depth_ > 64) fail("python_syntax", where + " refer to each other in a loop");
+  std::vector<std::string> out;
+  switch (e->kind) {
+    case PyExpr::List:
+    case PyExpr::Tuple:
+      for (const auto& k : e->kids) {
+        if (k->kind != PyExpr::Str || k->fstring)
+          fail("not_kernelbench", where + " hold `" + py_text(k) +
+                                      "`, not a string: kernrl reads a list of strings, to "
+                                      "know the macros its -D and -U flags define");
+        out.push_back(k->text);
+      }
+      break;
+    case PyExpr::Name: {
+      // A name bound once at module level to a list, changed nowhere.
+      auto it = module_vars_.find(e->text);
+      if (it == module_vars_.end())
+        fail("not_kernelbench", where + " are `" + e->text +
+                                    "`, not a list bound once at module level: kernrl cannot "
+                                    "read the macros its -D and -U flags define");
+      // Its uses: its binding, and keyword values (`extra_cflags=flags`) or operands of `+`;
+      // anything else (a method, a subscript, `del`, another name for it, an argument) may
+      // change it.
+      for (const auto& l : lines_) {
+        const auto& t = l.toks;
+        int depth = 0;
+        for (size_t k = 0; k < t.size(); ++k) {
+          if (tok_is(t[k], "(") || tok_is(t[k], "[") || tok_is(t[k], "{")) ++depth;
+          if (tok_is(t[k], ")") || tok_is(t[k], "]") || tok_is(t[k], "}")) --depth;
+          if (t[k].kind != PyTok::Name || t[k].text != e->text || (k > 0 && tok_is(t[k - 1], ".")))
+            continue;
+          const bool binding = l.indent == 0 && k == 0 && t.size() > 1 && tok_is(t[1], "=");
+          const bool next_ok = k + 1 == t.size() || tok_is(t[k + 1], ",") ||
+                               tok_is(t[k + 1], ")") || tok_is(t[k + 1], "+");
+          const bool keyword = k > 0 && tok_is(t[k - 1], "=") && depth > 0;
+          const bool operand =
+              (k > 0 && tok_is(t[k - 1], "+")) || (k + 1 < t.size() && tok_is(t[k + 1], "+"));
+          if (!binding && !((keyword || operand) && next_ok))
+            fail("not_kernelbench", where + " are `" + e->text + "`, which line " +
+                                        std::to_string(l.line) +
+                                        " may change: kernrl reads a list bound once and used "
+                                        "only as load_inline's flags");
+        }
+      }
+      out = flag_items(it->second, what, line);
+      break;
+    }
+    case PyExpr::BinOp:
+      if (e->text == "+") {
+        out = flag_items(e->kids[0], what, line);
+        auto b = flag_items(e->kids[1], what, line);
+        out.insert(out.end(), b.begin(), b.end());
+        break;
+      }
+      [[fallthrough]];
+    case PyExpr::Const:
+      if (e->kind == PyExpr::Const && e->text == "None") break;
+      [[fallthrough]];
+    default:
+      fail("not_kernelbench", where + " are `" + py_text(e) +
+                                  "`: kernrl reads a list of strings (or a name bound once to "
+                                  "one), to know the macros its -D and -U flags define");
+  }
+  --module_eval_depth_;
+  return out;
+}
+
+std::map<std::string, std::string> PySide::flag_macros(const std::vector<std::string>& items,
+                                                       bool nvcc, int line) {
+  // torch writes the flags, each stripped, into a ninja file joined by spaces, and ninja runs
+  // the command through the shell: the compiler's arguments are the shell's words of the line.
+  const std::string what = nvcc ? "extra_cuda_cflags" : "extra_cflags";
+  const std::string where = "the " + what + " of load_inline (line " + std::to_string(line) + ")";
+  std::string joined;
+  for (const auto& i : items) joined += i + " ";
+  auto refuse = [&](const std::string& why) { fail("unsupported_cuda", where + " " + why); };
+  // Words that may define or undefine a macro other than as -D and -U flags kernrl reads.
+  auto macro_word = [](const std::string& w) {
+    for (const char* p : {"-D", "-U", "define", "undef", "-include", "imacros"})
+      if (w.find(p) != std::string::npos) return true;
+    return false;
+  };
+  const std::string shell = "\"'\\$`;&|<>()*?[]{}#~!\n\r";
+  if (joined.find_first_of(shell) != std::string::npos) {
+    std::string plain;
+    for (char c : joined)
+      if (shell.find(c) == std::string::npos) plain += c;
+    std::istringstream ws(plain);
+    for (std::string w; ws >> w;)
+      if (macro_word(w) || joined.find_first_of("$`\n\r") != std::string::npos)
+        refuse(
+            "hold characters the shell reads (quotes, `$`, `\\` ...) with -D or -U flags: "
+            "kernrl does not evaluate the shell's words");
+  }
+  std::vector<std::string> words;
+  {
+    std::istringstream ws(joined);
+    for (std::string w; ws >> w;)
+      if (w.find_first_of(shell) == std::string::npos) words.push_back(w);
+  }
+  std::map<std::string, std::string> defs;
+  std::set<std::string> undefs;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    std::string arg;
+    bool define = false, flag = false;
+    for (const char* opt : {"-D", "--define-macro", "-U", "--undefine-macro"}) {
+      const std::string o = opt;
+      const bool d = o == "-D" || o == "--define-macro";
+      if (w == o) {
+        if (i + 1 >= words.size()) refuse("end with `" + w + "` and no macro after it");
+        arg = words[++i];
+      } else if (starts_with(w, (o + "=").c_str()) && (nvcc || o.size() > 2)) {
+        arg = w.substr(o.size() + 1);  // nvcc's -D=X; --define-macro=X
+      } else if (o.size() == 2 && starts_with(w, o.c_str()) && w.size() > 2) {
+        arg = w.substr(2);
+      } else {
+        continue;
+      }
+      define = d;
+      flag = true;
+      break;
+    }
+    if (!flag) {
+      // An option whose next word is its argument, passed on to another tool (nvcc's
+      // -Xcompiler, --compiler-options ...; gcc's -Xpreprocessor ...).
+      const bool passes = starts_with(w, "-X") || w == "--compiler-options" ||
+                          w == "--linker-options" || w == "--ptxas-options" ||
+                          w == "--nvlink-options" || w == "--archive-options";
+      if (passes && w.find('=') == std::string::npos && i + 1 < words.size()) {
+        if (macro_word(words[i + 1]))
+          refuse("pass `" + words[i + 1] + "` on with `" + w +
+                 "`: kernrl does not read macros given to one compile pass only");
+        ++i;
+        continue;
+      }
+      if (macro_word(w))
+        refuse("hold `" + w +
+               "`, which may define or undefine macros in a way kernrl does not "
+               "read");
+      continue;
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    bool ident = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!ident || (!define && eq != std::string::npos))
+      refuse("hold the macro flag `" + w + "`, whose macro name kernrl does not read" +
+             (nvcc ? " (nvcc reads commas as separating macros)" : ""));
+    const std::string value = eq == std::string::npos ? "1" : arg.substr(eq + 1);
+    if (nvcc && value.find(',') != std::string::npos)
+      refuse("define `" + name + "` as `" + value +
+             "`: nvcc reads the commas of -D as separating macros");
+    const bool header = name[0] == '_' || Converter::header_macro(name) != 0 ||
+                        name == "TORCH_EXTENSION_NAME" || name == "TORCH_API_INCLUDE_EXTENSION_H";
+    if (!define) {
+      // -U undoes only the command line's definitions: one of these flags (refused below), or a
+      // name the compiler or torch's flags may define, which stays unknown.
+      if (name == "TORCH_EXTENSION_NAME" || name == "TORCH_API_INCLUDE_EXTENSION_H")
+        refuse("undefine `" + name + "`, which torch's own flags define");
+      undefs.insert(name);
+      continue;
+    }
+    if (header)
+      refuse("define `" + name +
+             "`, a name the compiler, torch's flags or the headers may define too: which "
+             "definition the source sees is not known here");
+    if (auto d = defs.find(name); d != defs.end() && d->second != value)
+      refuse("define `" + name + "` twice, as `" + d->second + "` and as `" + value + "`");
+    defs[name] = value;
+  }
+  for (const auto& n : undefs)
+    if (defs.count(n))
+      refuse("both define and undefine `" + n + "`: kernrl does not follow their order");
+  return defs;
+}
+
 int PySide::add_ext(const std::string& var, const PyExprP& call, int line) {
   auto known = ext_by_var_.find(var);
   if (known != ext_by_var_.end()) return known->second;
@@ -248,23 +426,17 @@ int PySide::add_ext(const std::string& var, const PyExprP& call, int line) {
       for (const auto& k : e->kids)
         if (k->kind == PyExpr::Str) m.functions.push_back(k->text);
   }
-  if (auto e = kwarg(call, "extra_cuda_cflags", 5)) {
-    if (e->kind == PyExpr::List || e->kind == PyExpr::Tuple)
-      for (const auto& k : e->kids)
-        if (k->kind == PyExpr::Str && starts_with(k->text, "-D") && k->text.size() > 2) {
-          std::string d = k->text.substr(2);
-          size_t eq = d.find('=');
-          cflag_defines[d.substr(0, eq)] = eq == std::string::npos ? "1" : d.substr(eq + 1);
-          m.cuda_flag_names.insert(d.substr(0, eq));
-        }
-  }
-  // -D flags of the C++ sources' compile (names only: what their #ifdef sees).
-  if (auto e = kwarg(call, "extra_cflags", 4)) {
-    if (e->kind == PyExpr::List || e->kind == PyExpr::Tuple)
-      for (const auto& k : e->kids)
-        if (k->kind == PyExpr::Str && starts_with(k->text, "-D") && k->text.size() > 2)
-          m.cpp_flag_names.insert(k->text.substr(2, k->text.find('=') - 2));
-  }
+  for (const auto& kw : call->kwargs)
+    if (kw.first == "*")
+      fail("not_kernelbench", "load_inline module `" + var + "` (line " + std::to_string(line) +
+                                  ") is built with `*` or `**` arguments: kernrl cannot see its "
+                                  "sources and flags");
+  // -D and -U flags: extra_cuda_cflags for the CUDA sources' compile, extra_cflags for the C++
+  // sources' (torch compiles each with its own only).
+  if (auto e = kwarg(call, "extra_cuda_cflags", 5))
+    m.cuda_flag_macros = flag_macros(flag_items(e, "extra_cuda_cflags", line), true, line);
+  if (auto e = kwarg(call, "extra_cflags", 4))
+    m.cpp_flag_macros = flag_macros(flag_items(e, "extra_cflags", line), false, line);
   if (m.cuda_sources.empty())
     fail("not_kernelbench", "load_inline module `" + var + "` (line " + std::to_string(line) +
                                 ") has no cuda_sources");

@@ -53,7 +53,6 @@ class PySide {
   Result run();
 
   std::vector<std::string> host_calls;
-  std::map<std::string, std::string> cflag_defines;  // -DNAME=VALUE of extra_cuda_cflags
 
  private:
   Converter& C;
@@ -194,6 +193,13 @@ class PySide {
   PyExprP kwarg(const PyExprP& call, const char* name, size_t position);
 
   int add_ext(const std::string& var, const PyExprP& call, int line);
+  // The strings of load_inline's flags argument `what` (a list or tuple of strings, a name bound
+  // once at module level to one, `+` of them), and the macros their -D and -U flags leave
+  // defined (NAME -> value) as the shell, nvcc (`nvcc`) or the host compiler read them; refused
+  // where kernrl cannot tell.
+  std::vector<std::string> flag_items(const PyExprP& e, const std::string& what, int line);
+  std::map<std::string, std::string> flag_macros(const std::vector<std::string>& items, bool nvcc,
+                                                 int line);
 
   // Splits "target = value" at the top-level '='.
   static size_t assign_at(const std::vector<PyTok>& t);

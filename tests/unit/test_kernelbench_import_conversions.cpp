@@ -186,6 +186,113 @@ TEST_CASE("import_kernelbench: #if, #ifdef and #ifndef as the host compile sees 
   CHECK(converted_arg(two) == "1");
 }
 
+namespace {
+
+// macro_module with `#ifndef G / #define G 2 / #endif`, load_inline given `flags`, and `pre`
+// before the module's source.
+std::string flag_module(const std::string& flags, const std::string& pre = "") {
+  std::string m = macro_module("#ifndef G\n#define G 2\n#endif", flags);
+  m.insert(std::string(kHead).size(), pre);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("import_kernelbench: -D and -U flags as the compile reads them") {
+  // A literal list, a name bound once to a list, `-D NAME` as two items, one item of several
+  // flags (torch joins the flags into one shell command line), --define-macro.
+  for (const char* f :
+       {", extra_cuda_cflags=['-O3', '-DG=4']", ", extra_cuda_cflags=flags",
+        ", extra_cuda_cflags=['-O3', '-D', 'G=4']", ", extra_cuda_cflags=['-O3 -DG=4']",
+        ", extra_cuda_cflags=base + ['-DG=4']", ", extra_cuda_cflags=('--define-macro=G=4',)"}) {
+    const std::string src =
+        flag_module(f, "flags = ['-O3', '-DG=4']\nbase = ['-O3', '--use_fast_math']\n");
+    CHECK_MESSAGE(converted_arg(src) == "4", f);
+    // The kernel file defines it as the CUDA compile did.
+    auto r = import_kernelbench(src, gelu(), "gen.py");
+    CHECK(r.kernel_file.find("#define G 4\n") != std::string::npos);
+  }
+  // extra_cflags are the C++ sources' flags only; -U of a name no flag defines changes nothing.
+  CHECK(converted_arg(flag_module(", extra_cflags=['-DG=4']")) == "2");
+  CHECK(converted_arg(flag_module(", extra_cuda_cflags=['-UG']")) == "2");
+  CHECK(converted_arg(flag_module(", extra_cuda_cflags=['-DH']")) == "2");
+  // Near misses: flags kernrl cannot read are refused, not taken as none.
+  check_refused(flag_module(", extra_cuda_cflags=get_flags()"), "kernrl reads a list of strings");
+  check_refused(
+      flag_module(", extra_cuda_cflags=flags", "flags = ['-O3']\nflags.append('-DG=4')\n"),
+      "which line 5 may change");
+  check_refused(flag_module(", extra_cuda_cflags=flags", "import os\nflags = os.environ['F']\n"),
+                "kernrl reads a list of strings");
+  check_refused(flag_module(", extra_cuda_cflags=[\"'-DG=4'\"]"),
+                "hold characters the shell reads");
+  check_refused(flag_module(", extra_cuda_cflags=['-DG=4', '-UG']"),
+                "both define and undefine `G`");
+  check_refused(flag_module(", extra_cuda_cflags=['-DG=4', '-DG=8']"), "define `G` twice");
+  check_refused(flag_module(", extra_cuda_cflags=['-DG=4,H=1']"),
+                "nvcc reads the commas of -D as separating macros");
+  check_refused(flag_module(", extra_cuda_cflags=['-DM_PI=3']"), "the headers may define too");
+  check_refused(flag_module(", extra_cuda_cflags=['-Xcompiler', '-DG=4']"),
+                "pass `-DG=4` on with `-Xcompiler`");
+  check_refused(flag_module(", extra_cuda_cflags=['-O3', '-D']"), "no macro after it");
+  check_refused(flag_module(", **opts", "opts = dict(extra_cuda_cflags=['-DG=4'])\n"),
+                "is built with `*` or `**` arguments");
+  // Two modules used whose CUDA sources have different -D flags: one file cannot hold both.
+  std::string two = flag_module(", extra_cuda_cflags=['-DG=4']");
+  two.insert(std::string(kHead).size(),
+             "src1 = \"\"\"\n#include <torch/extension.h>\n__global__ void k2(float* y) {}\n"
+             "torch::Tensor g(torch::Tensor x) {\n  k2<<<1, 1>>>(x.data_ptr<float>());\n"
+             "  return x;\n}\n\"\"\"\n"
+             "base = load_inline(name=\"base\", cpp_sources=\"\", cuda_sources=src1, "
+             "functions=[\"g\"], extra_cuda_cflags=['-DG=8'])\n");
+  two.replace(two.find("return ext.f(x)"), 15, "return ext.f(base.g(x))");
+  check_refused(two, "compile their CUDA sources with different -D flags");
+}
+
+TEST_CASE("import_kernelbench: each translation unit sees its own -D flags") {
+  // The wrapper f is a C++ source's: extra_cflags define its G, extra_cuda_cflags do not.
+  auto module = [](const std::string& flags) {
+    return std::string(kHead) +
+           "src = \"\"\"\n#include <torch/extension.h>\n__global__ void k(long long v, float* y) "
+           "{}\ntorch::Tensor f_cuda(torch::Tensor x, long long v) {\n  auto y = "
+           "torch::empty_like(x);\n  k<<<1, 1>>>(v, y.data_ptr<float>());\n  return y;\n}\n"
+           "\"\"\"\ncpp = \"\"\"\ntorch::Tensor f_cuda(torch::Tensor x, long long v);\n"
+           "torch::Tensor f(torch::Tensor x) { return f_cuda(x, G); }\n\"\"\"\n"
+           "ext = load_inline(name=\"ext\", cpp_sources=cpp, cuda_sources=src, "
+           "functions=[\"f\"]" +
+           flags +
+           ")\n\nclass ModelNew(nn.Module):\n    def __init__(self, *args):\n"
+           "        super().__init__()\n\n    def forward(self, x):\n        return ext.f(x)\n";
+  };
+  CHECK(converted_arg(module(", extra_cflags=['-DG=4']")) == "4");
+  CHECK(converted_arg(module(", extra_cflags=['-DG=4'], extra_cuda_cflags=['-DG=8']")) == "4");
+  // Near miss: G only in the CUDA compile's flags is no macro of the C++ source.
+  check_refused(module(", extra_cuda_cflags=['-DG=8']"), "needs an integer kernrl can compute");
+}
+
+TEST_CASE("import_kernelbench: #ifndef of a name the headers define") {
+  // torch/extension.h includes <cmath>: M_PI is its value, not the source's fallback.
+  CHECK(converted_arg(wrapper("#ifndef M_PI\n#define M_PI 3.14f\n#endif", "", "(float)M_PI",
+                              "float")) == "3.14159265358979323846");
+  CHECK(converted_arg(macro_module("#ifndef INT_MAX\n#define G 1\n#else\n#define G 2\n#endif")) ==
+        "2");
+  // A name torch or CUDA may define, with a value kernrl does not know: refused where used.
+  for (const char* n : {"CUDA_VERSION", "C10_WARP_SIZE", "FLT_MAX", "M_E", "INFINITY"})
+    check_refused(macro_module(std::string("#ifndef ") + n + "\n#define G 1\n#else\n#define G 2\n" +
+                               "#endif"),
+                  "is defined or #undef'd under #if/#ifdef/#ifndef");
+  // Names no header defines: a default and an include guard still convert.
+  CHECK(converted_arg(macro_module("#ifndef BLOCK_SIZE\n#define BLOCK_SIZE 256\n#endif\n"
+                                   "#define G BLOCK_SIZE")) == "256");
+  CHECK(converted_arg(
+            macro_module("#ifndef M_TILE\n#define M_TILE 64\n#endif\n#define G M_TILE")) == "64");
+  // An include path is no macro flag.
+  CHECK(converted_arg(flag_module(", extra_cflags=['-I/usr/local/include'], "
+                                  "extra_cuda_cflags=['-Xptxas=-v', '-Xcompiler', '-fPIC']")) ==
+        "2");
+  CHECK(converted_arg(macro_module("#ifndef MY_KERNELS_H\n#define MY_KERNELS_H\n#define G 3\n"
+                                   "#endif")) == "3");
+}
+
 TEST_CASE("import_kernelbench: arithmetic of two 32-bit integers is computed in 32 bits") {
   const std::string ints = "int n = x.size(0), d = x.size(1);\n  ";
   // 2^32 at the bench sizes: an `int` product overflows before it is widened.
