@@ -11,10 +11,6 @@ namespace kernrl::kbimport::py {
 
 namespace {
 
-bool is_sequential_name(const std::string& f) {
-  return f == "torch.nn.Sequential" || f == "nn.Sequential";
-}
-
 PyExprP num_expr(int64_t v, int line) {
   auto n = std::make_shared<PyExpr>();
   n->kind = PyExpr::Num;
@@ -44,7 +40,7 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
       if (t[k].kind != PyTok::Name && !tok_is(t[k], ".")) return "";
       callee += t[k].text;
     }
-    return is_sequential_name(resolve(callee)) ? t[n - 2].text : "";
+    return is_sequential(resolve(callee)) ? t[n - 2].text : "";
   };
   size_t at = 0;
   std::string list_name;
@@ -125,44 +121,8 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
       }
   }
 
-  // Values only: arithmetic, comparisons and pure builtins.
-  static const std::set<std::string> pure = {"int", "float", "bool", "min", "max", "abs", "round"};
-  std::function<bool(const PyExprP&)> value_expr = [&](const PyExprP& x) {
-    if (x->kind == PyExpr::Call) {
-      std::string f = resolve(py_dotted(x->kids[0]));
-      if ((!pure.count(f) && !starts_with(f, "math.")) || module_vars_.count(f) ||
-          module_defs_.count(f) || !x->kwargs.empty())
-        return false;
-    }
-    if (x->kind == PyExpr::Other && x->text != "conditional expression") return false;
-    if (x->kind == PyExpr::Name && x->text == "self") return false;
-    for (size_t k = x->kind == PyExpr::Call ? 1 : 0; k < x->kids.size(); ++k)
-      if (!value_expr(x->kids[k])) return false;
-    return true;
-  };
-  // A standard layer's constructor of values, or an nn.Sequential of such.
-  std::function<bool(const PyExprP&)> layer_expr = [&](const PyExprP& x) {
-    if (x->kind != PyExpr::Call) return false;
-    std::string f = resolve(py_dotted(x->kids[0]));
-    if (!starts_with(f, "torch.nn.") && !starts_with(f, "nn.")) return false;
-    std::string cls = f.substr(starts_with(f, "torch.nn.") ? 9 : 3);
-    if (cls.empty() || cls.find('.') != std::string::npos ||
-        !std::isupper(static_cast<unsigned char>(cls[0])) || cls == "Parameter" ||
-        cls == "ModuleList" || cls == "ModuleDict" || cls == "ParameterList" ||
-        cls == "ParameterDict" || cls == "Module")
-      return false;
-    if (is_sequential_name(f)) {
-      if (!x->kwargs.empty()) return false;
-      for (size_t k = 1; k < x->kids.size(); ++k)
-        if (!layer_expr(x->kids[k])) return false;
-      return true;
-    }
-    for (size_t k = 1; k < x->kids.size(); ++k)
-      if (!value_expr(x->kids[k])) return false;
-    for (const auto& kw : x->kwargs)
-      if (kw.first == "*" || !value_expr(kw.second)) return false;
-    return true;
-  };
+  auto value_expr = [&](const PyExprP& x) { return init_value_expr(x); };
+  auto layer_expr = [&](const PyExprP& x) { return init_layer_expr(x); };
   auto parse = [&](const std::vector<PyTok>& lt, size_t a, size_t z) -> PyExprP {
     try {
       return py_parse_expr(lt, a, z);

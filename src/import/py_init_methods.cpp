@@ -9,13 +9,43 @@
 
 namespace kernrl::kbimport::py {
 
-namespace {
-
-bool is_sequential(const std::string& f) {
-  return f == "torch.nn.Sequential" || f == "nn.Sequential";
+bool PySide::init_value_expr(const PyExprP& x) const {
+  static const std::set<std::string> pure = {"int", "float", "bool", "min", "max", "abs", "round"};
+  if (x->kind == PyExpr::Call) {
+    std::string f = resolve(py_dotted(x->kids[0]));
+    if ((!pure.count(f) && !starts_with(f, "math.")) || module_vars_.count(f) ||
+        module_defs_.count(f) || !x->kwargs.empty())
+      return false;
+  }
+  if (x->kind == PyExpr::Other && x->text != "conditional expression") return false;
+  if (x->kind == PyExpr::Name && x->text == "self") return false;
+  for (size_t k = x->kind == PyExpr::Call ? 1 : 0; k < x->kids.size(); ++k)
+    if (!init_value_expr(x->kids[k])) return false;
+  return true;
 }
 
-}  // namespace
+bool PySide::init_layer_expr(const PyExprP& x) const {
+  if (x->kind != PyExpr::Call) return false;
+  std::string f = resolve(py_dotted(x->kids[0]));
+  if (!starts_with(f, "torch.nn.") && !starts_with(f, "nn.")) return false;
+  std::string cls = f.substr(starts_with(f, "torch.nn.") ? 9 : 3);
+  if (cls.empty() || cls.find('.') != std::string::npos ||
+      !std::isupper(static_cast<unsigned char>(cls[0])) || cls == "Parameter" ||
+      cls == "ModuleList" || cls == "ModuleDict" || cls == "ParameterList" ||
+      cls == "ParameterDict" || cls == "Module")
+    return false;
+  if (is_sequential(f)) {
+    if (!x->kwargs.empty()) return false;
+    for (size_t k = 1; k < x->kids.size(); ++k)
+      if (!init_layer_expr(x->kids[k])) return false;
+    return true;
+  }
+  for (size_t k = 1; k < x->kids.size(); ++k)
+    if (!init_value_expr(x->kids[k])) return false;
+  for (const auto& kw : x->kwargs)
+    if (kw.first == "*" || !init_value_expr(kw.second)) return false;
+  return true;
+}
 
 std::optional<PyExprP> PySide::init_method_sequential(const PyExprP& call, std::string* why) {
   // Which function: `self.M(...)` (a method of the class) or `f(...)` (a function of the module).
@@ -163,40 +193,8 @@ std::optional<PyExprP> PySide::init_method_sequential(const PyExprP& call, std::
     for (auto& kw : y->kwargs) kw.second = subst(kw.second);
     return y;
   };
-  // Values only: arithmetic and pure builtins.
-  static const std::set<std::string> pure = {"int", "float", "bool", "min", "max", "abs", "round"};
-  std::function<bool(const PyExprP&)> value_expr = [&](const PyExprP& x) {
-    if (x->kind == PyExpr::Call) {
-      std::string f = resolve(py_dotted(x->kids[0]));
-      if (!pure.count(f) && !starts_with(f, "math.")) return false;
-      if (!x->kwargs.empty()) return false;
-    }
-    if (x->kind == PyExpr::Other && x->text != "conditional expression") return false;
-    for (size_t k = x->kind == PyExpr::Call ? 1 : 0; k < x->kids.size(); ++k)
-      if (!value_expr(x->kids[k])) return false;
-    return true;
-  };
-  // A standard layer's constructor: nn.X(values), or a nested nn.Sequential of such.
-  std::function<bool(const PyExprP&)> layer_expr = [&](const PyExprP& x) {
-    if (x->kind != PyExpr::Call) return false;
-    std::string f = resolve(py_dotted(x->kids[0]));
-    if (!starts_with(f, "torch.nn.") && !starts_with(f, "nn.")) return false;
-    if (starts_with(f, "torch.nn.init") || starts_with(f, "torch.nn.functional") ||
-        starts_with(f, "nn.init") || starts_with(f, "nn.functional") || f == "nn.Parameter" ||
-        f == "torch.nn.Parameter" || f == "torch.nn.ModuleList" || f == "nn.ModuleList")
-      return false;
-    if (is_sequential(f)) {
-      if (!x->kwargs.empty()) return false;
-      for (size_t k = 1; k < x->kids.size(); ++k)
-        if (!layer_expr(x->kids[k])) return false;
-      return true;
-    }
-    for (size_t k = 1; k < x->kids.size(); ++k)
-      if (!value_expr(x->kids[k])) return false;
-    for (const auto& kw : x->kwargs)
-      if (kw.first == "*" || !value_expr(kw.second)) return false;
-    return true;
-  };
+  auto value_expr = [&](const PyExprP& x) { return init_value_expr(x); };
+  auto layer_expr = [&](const PyExprP& x) { return init_layer_expr(x); };
   auto parse = [&](const std::vector<PyTok>& lt, size_t a, size_t z) -> PyExprP {
     try {
       return py_parse_expr(lt, a, z);

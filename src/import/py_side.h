@@ -17,6 +17,11 @@ inline bool tok_is(const PyTok& t, const char* text) {
   return t.text == text && (t.kind == PyTok::Op || t.kind == PyTok::Name);
 }
 
+// `torch.nn.Sequential` or `nn.Sequential`, a resolved dotted name.
+inline bool is_sequential(const std::string& f) {
+  return f == "torch.nn.Sequential" || f == "nn.Sequential";
+}
+
 // A Python block: a def's or a class's body lines.
 struct Block {
   size_t begin = 0, end = 0;  // indices into lines
@@ -91,6 +96,14 @@ class PySide {
   // s`, `(k - 1) // 2`, `1.0 / math.sqrt(d)`): arithmetic, comparisons and pure builtins only;
   // Unknown otherwise.
   Val init_computed(const std::string& attr, const PyExprP& v);
+  // The expressions the readers of layers __init__ builds through functions and loops
+  // (py_init_methods.cpp, py_init_lists.cpp) take: a value of arithmetic, comparisons,
+  // `a if c else b` and the pure builtins (`int`, `float`, `bool`, `min`, `max`, `abs`, `round`,
+  // `math.*`) that the module does not bind itself, never `self`; and a standard torch.nn layer's
+  // constructor call of such values (a class name, not a container, a parameter or `nn.init` /
+  // `nn.functional`), or an nn.Sequential of such calls.
+  bool init_value_expr(const PyExprP& x) const;
+  bool init_layer_expr(const PyExprP& x) const;
   // ModelNew.__init__'s parameters in order, each with its default's tokens (empty: none), and
   // the value each takes when KernelBench builds ModelNew(*get_init_inputs()) (py_torch.cpp).
   std::vector<std::pair<std::string, std::vector<PyTok>>> init_signature_;
