@@ -508,19 +508,7 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
         continue;
       }
       if (tok_is(lt[0], "if")) {
-        std::vector<std::pair<size_t, size_t>> clauses;
-        size_t h = i;
-        while (h < to) {
-          const auto& ct = lines_[h].toks;
-          if (lines_[h].indent != lines_[i].indent ||
-              !(h == i ? tok_is(ct[0], "if") : tok_is(ct[0], "elif") || tok_is(ct[0], "else")))
-            break;
-          size_t e = h + 1;
-          while (e < to && lines_[e].indent > lines_[i].indent) ++e;
-          clauses.push_back({h, e});
-          h = e;
-          if (tok_is(ct[0], "else")) break;
-        }
+        const auto clauses = if_chain(lines_, i, to);
         for (const auto& [ch, ce] : clauses) {
           const auto& ct = lines_[ch].toks;
           size_t colon = header_colon(ct);
@@ -543,7 +531,7 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
           }
         }
         if (f.ret) return true;
-        i = h;
+        i = clauses.back().second;
         continue;
       }
       // L.append(layer), L.extend([layers]) of a list of layers.

@@ -314,19 +314,7 @@ std::optional<PyExprP> PySide::init_method_sequential(const PyExprP& call, std::
       }
       if (tok_is(lt[0], "if")) {
         // The chain's clauses: the first whose condition holds runs.
-        std::vector<std::pair<size_t, size_t>> clauses;
-        size_t h = i;
-        while (h < to) {
-          const auto& ct = lines_[h].toks;
-          if (lines_[h].indent != lines_[i].indent ||
-              !(h == i ? tok_is(ct[0], "if") : tok_is(ct[0], "elif") || tok_is(ct[0], "else")))
-            break;
-          size_t e = h + 1;
-          while (e < to && lines_[e].indent > lines_[i].indent) ++e;
-          clauses.push_back({h, e});
-          h = e;
-          if (tok_is(ct[0], "else")) break;
-        }
+        const auto clauses = if_chain(lines_, i, to);
         bool ran = false;
         for (const auto& [ch, ce] : clauses) {
           const auto& ct = lines_[ch].toks;
@@ -356,7 +344,7 @@ std::optional<PyExprP> PySide::init_method_sequential(const PyExprP& call, std::
           }
         }
         (void)ran;
-        i = h;
+        i = clauses.back().second;
         continue;
       }
       size_t eq = assign_at(lt);

@@ -33,6 +33,26 @@ inline Block body_of(const std::vector<PyLine>& lines, size_t header) {
   return b;
 }
 
+// The clauses of the `if`/`elif`/`else` chain whose `if` is lines[i], within lines[0, to): each
+// clause's header line and the end of its body.
+inline std::vector<std::pair<size_t, size_t>> if_chain(const std::vector<PyLine>& lines, size_t i,
+                                                       size_t to) {
+  std::vector<std::pair<size_t, size_t>> clauses;
+  size_t h = i;
+  while (h < to) {
+    const auto& ct = lines[h].toks;
+    if (lines[h].indent != lines[i].indent ||
+        !(h == i ? tok_is(ct[0], "if") : tok_is(ct[0], "elif") || tok_is(ct[0], "else")))
+      break;
+    size_t e = h + 1;
+    while (e < to && lines[e].indent > lines[i].indent) ++e;
+    clauses.push_back({h, e});
+    h = e;
+    if (tok_is(ct[0], "else")) break;
+  }
+  return clauses;
+}
+
 // The index of the first top-level ':' of a compound statement's header (0 when none).
 inline size_t header_colon(const std::vector<PyTok>& toks) {
   int d = 0;
