@@ -12,4 +12,8 @@ namespace kernrl::test {
 // text of the module constant get_init_inputs passes third (a tuple stays a tuple).
 ProblemSpec suite_linear(const std::string& divisor = "10.0");
 
+// A ConvTranspose2d (kernel 4, stride 2, padding 1, output padding 1) then an activation kernel,
+// as a suite records it.
+ProblemSpec suite_conv_transpose();
+
 }  // namespace kernrl::test

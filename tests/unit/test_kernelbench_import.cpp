@@ -2439,46 +2439,7 @@ TEST_CASE("import_kernelbench: ModelNew's own methods and the module's functions
 
 TEST_CASE(
     "import_kernelbench: ConvTranspose layers as torch steps, their settings as torch keeps them") {
-  ProblemSpec p = parse_problem_yaml(R"(id: L2_5_ConvTranspose2d_Bias_Tanh
-level: 2
-name: ConvTranspose2d_Bias_Tanh
-description: A suite problem.
-reference: {torchscript: torchscript}
-sizes:
-  bench: {batch_size: 16, in_channels: 32, out_channels: 64, height: 16, width: 16}
-  test:
-    - {batch_size: 3, in_channels: 5, out_channels: 7, height: 9, width: 11}
-    - {batch_size: 2, in_channels: 8, out_channels: 3, height: 5, width: 4}
-inputs:
-  - {name: x, dtype: float32, shape: [batch_size, in_channels, height, width], init: {uniform: {low: 0, high: 1}}}
-parameters:
-  - {name: conv_transpose.weight, dtype: float32, shape: [in_channels, out_channels, 4, 4], init: custom}
-  - {name: conv_transpose.bias, dtype: float32, shape: [out_channels], init: custom}
-outputs:
-  - {name: out, dtype: float32, shape: [batch_size, out_channels, 2 * height + 1, 2 * width + 1]}
-modules: {"conv_transpose": ["ConvTranspose2d"]}
-flops: "0"
-bytes: auto
-torch: |
-  import torch
-  import torch.nn as nn
-  class Model(nn.Module):
-      def __init__(self, in_channels, out_channels):
-          super().__init__()
-          self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, 4, stride=2, padding=1, output_padding=1)
-      def forward(self, x):
-          return torch.tanh(self.conv_transpose(x))
-  batch_size = 16
-  in_channels = 32
-  out_channels = 64
-  height = 16
-  width = 16
-  def get_inputs():
-      return [torch.rand(batch_size, in_channels, height, width)]
-  def get_init_inputs():
-      return [in_channels, out_channels]
-)",
-                                     "suite.yaml");
+  ProblemSpec p = test::suite_conv_transpose();
   const char* cuda = R"(
 __global__ void tanh_k(float* y, int n, int s) {}
 torch::Tensor act(torch::Tensor y, int64_t s) {
