@@ -123,13 +123,7 @@ std::optional<PyExprP> PySide::init_list_sequential(const std::string& attr, std
 
   auto value_expr = [&](const PyExprP& x) { return init_value_expr(x); };
   auto layer_expr = [&](const PyExprP& x) { return init_layer_expr(x); };
-  auto parse = [&](const std::vector<PyTok>& lt, size_t a, size_t z) -> PyExprP {
-    try {
-      return py_parse_expr(lt, a, z);
-    } catch (const ImportError&) {
-      return nullptr;
-    }
-  };
+  const auto parse = &try_parse_expr;
 
   // One function's (or __init__'s) state.
   struct Frame {

@@ -195,13 +195,7 @@ std::optional<PyExprP> PySide::init_method_sequential(const PyExprP& call, std::
   };
   auto value_expr = [&](const PyExprP& x) { return init_value_expr(x); };
   auto layer_expr = [&](const PyExprP& x) { return init_layer_expr(x); };
-  auto parse = [&](const std::vector<PyTok>& lt, size_t a, size_t z) -> PyExprP {
-    try {
-      return py_parse_expr(lt, a, z);
-    } catch (const ImportError&) {
-      return nullptr;
-    }
-  };
+  const auto parse = &try_parse_expr;
   std::map<std::string, std::vector<PyExprP>> lists;
   std::optional<std::vector<PyExprP>> result;
   PyExprP seq_callee;

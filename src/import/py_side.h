@@ -22,6 +22,15 @@ inline bool is_sequential(const std::string& f) {
   return f == "torch.nn.Sequential" || f == "nn.Sequential";
 }
 
+// The expression of toks[begin, end), or nullptr where it does not parse.
+inline PyExprP try_parse_expr(const std::vector<PyTok>& toks, size_t begin, size_t end) {
+  try {
+    return py_parse_expr(toks, begin, end);
+  } catch (const ImportError&) {
+    return nullptr;
+  }
+}
+
 // A Python block: a def's or a class's body lines.
 struct Block {
   size_t begin = 0, end = 0;  // indices into lines
