@@ -496,36 +496,46 @@ std::string PySide::init_change_why(const std::string& attr) const {
     it = m.find("*");
     return it != m.end() ? it->second : "";
   };
-  std::string settings = find(init_settings_changed_);
-  std::string values = find(init_values_changed_);
-  if (!self_path_.empty()) {
-    if (settings.empty()) settings = model_settings_all_;
+  // The change and whose __init__ makes it: the current `self`'s, or (in a submodule) ModelNew's
+  // to all of its modules.
+  std::string settings = find(init_settings_changed_), values = find(init_values_changed_);
+  std::string settings_by = self_name(), values_by = self_name();
+  const bool sub = !self_path_.empty();
+  if (sub && settings.empty() && !model_settings_all_.empty()) {
+    settings = model_settings_all_;
+    settings_by = "ModelNew";
   }
-  if (settings.empty() && values.empty() && (self_path_.empty() || model_values_all_.empty()))
-    return "";
+  bool model_values = false;
+  if (sub && values.empty() && !model_values_all_.empty()) {
+    values = model_values_all_;
+    values_by = "ModelNew";
+    model_values = true;
+  }
+  if (settings.empty() && values.empty()) return "";
   // ModelNew's own weight mapped by place, whose initialisation own_params_by_place checks.
-  if (self_path_.empty() &&
-      std::find(own_params_.begin(), own_params_.end(), attr) != own_params_.end() &&
+  if (!sub && std::find(own_params_.begin(), own_params_.end(), attr) != own_params_.end() &&
       !is_parameter(C.P, attr))
     return "";
   const std::string a = "`self." + scoped(attr) + "`";
   if (!settings.empty())
-    return a + ", which " + self_name() + "'s __init__ changes after building it, by " + settings +
+    return a + ", which " + settings_by + "'s __init__ changes after building it, by " + settings +
            " (kernrl reads a layer's settings from its constructor and its tensors from the "
            "reference, as built)";
   // The suite's tensors are the reference's after its __init__: the same as ModelNew's where
-  // its __init__ is the reference's.
-  const std::string as_ref = layers_built_as_reference();
-  if (!values.empty() && self_path_.empty() && as_ref.empty()) return "";
-  if (values.empty()) {
+  // its __init__ is the reference's. (A submodule's own change is never compared.)
+  const bool comparable = !sub || model_values;
+  std::string as_ref;
+  if (comparable) {
+    as_ref = layers_built_as_reference();
     if (as_ref.empty()) return "";
-    values = model_values_all_;
   }
-  return a + ", whose tensors " + self_name() + "'s __init__ changes in place after building it, " +
-         "by " + values +
-         " (kernrl gives them the reference's values: it follows such a change only where "
-         "ModelNew's __init__ is the reference's" +
-         (as_ref.empty() ? std::string() : ", and " + as_ref) + ")";
+  return a + ", whose tensors " + values_by + "'s __init__ changes in place after building it, " +
+         "by " + values + " (kernrl gives them the reference's values" +
+         (comparable ? ": it follows such a change only where ModelNew's __init__ is the "
+                       "reference's, and " +
+                           as_ref
+                     : std::string()) +
+         ")";
 }
 
 }  // namespace kernrl::kbimport::py

@@ -5798,3 +5798,39 @@ torch::Tensor f(torch::Tensor part, torch::Tensor y) {
   r = run("        return ext.f(x.narrow(0, 2, 2), self.linear(x))");
   CHECK_FALSE(r.converted);
 }
+
+TEST_CASE("import_kernelbench: a submodule's __init__ changing its layer, or ModelNew's all") {
+  const std::string block_init =
+      "        self.linear = nn.Linear(i, o, bias=use_bias)\n        self.scale = scale";
+  const std::string block_forward =
+      "        return ext.epilogue(self.linear(x), float(self.scale))";
+  ProblemSpec p = suite_submodule(false);
+  auto run = [&](const std::string& block_extra, const std::string& model_extra) {
+    return import_kernelbench(
+        submodule_module(
+            "i, o, scale=2.0, use_bias=True", block_init + block_extra, block_forward,
+            "        self.block = Block(input_size, o=output_size, scale=divisor)" + model_extra,
+            "        return self.block(x)"),
+        p);
+  };
+  auto r = run("", "");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  // Block's own __init__ scales its weight; ModelNew's changes every module's.
+  r = run("\n        self.linear.weight.data.mul_(2.0)", "");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("`self.block.linear`, whose tensors Block (`self.block`)'s "
+                              "__init__ changes in place after building it, by "
+                              "`self.linear.weight.data.mul_(2.0)` (line 27) (kernrl gives them "
+                              "the reference's values)") != std::string::npos,
+                r.reason);
+  r = run("",
+          "\n        for m in self.modules():\n            if isinstance(m, nn.Linear):\n"
+          "                nn.init.zeros_(m.bias)");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("by `nn.init.zeros_(m.bias)`") != std::string::npos, r.reason);
+  r = run("", "\n        for m in self.modules():\n            m.scale = 3.0");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("which ModelNew's __init__ changes after building it, by "
+                              "`m.scale = 3.0`") != std::string::npos,
+                r.reason);
+}
