@@ -136,6 +136,7 @@ std::string PySide::composite_untouched(const std::string& top) const {
   if (init_setattr_) return self_name() + "'s __init__ calls setattr";
   if (init_attrs_changed_.count(top) || init_attrs_mutated_.count(top))
     return self_name() + "'s __init__ sets " + attr + " more than once or changes it in place";
+  if (std::string why = init_change_why(top); !why.empty()) return why;
   auto init = method_headers_.find("__init__");
   if (init == method_headers_.end()) return "";
   const Block b = body_of(lines_, init->second);

@@ -290,6 +290,7 @@ Val PySide::self_attr(const std::string& attr) {
     return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
                         "'s __init__ changes by assigning inside it after setting it, " +
                         in->second + " (kernrl follows an attribute as its one assignment set it)");
+  if (std::string why = init_change_why(attr); !why.empty()) return make_unknown(why);
   if (init_attrs_changed_.count(attr))
     return make_unknown("`self." + scoped(attr) + "`, which " + self_name() +
                         "'s __init__ sets more than once, under a condition or "

@@ -764,6 +764,8 @@ void PySide::read_class(size_t cls_line, bool* any_inline, bool* load_files,
       }
     }
   }
+  // What __init__ changes in place after building it.
+  scan_init_changes();
 }
 
 // `self.register_buffer("name", tensor[, persistent])`: `self.name` is a tensor of the module, as
@@ -830,6 +832,7 @@ void PySide::read_init_call(const std::vector<PyTok>& lt) {
     if (w->kind == PyExpr::Attr && !w->kids.empty() && w->kids[0]->kind == PyExpr::Name &&
         w->kids[0]->text == "self" && sqrt5 && !other_kw && e->kids.size() <= 3) {
       kaiming_inits_.push_back(w->text);
+      init_kaiming_lines_.insert(lt[0].line);
       return;
     }
   }
@@ -995,6 +998,7 @@ void PySide::read_init(size_t header, const Block& b, bool* any_inline, bool* lo
   std::vector<std::string> undecided(b.end - b.begin);
   // One statement's tokens: `top` when it is a statement at the top of __init__.
   auto read_statement = [&](const std::vector<PyTok>& lt, size_t i, bool top) {
+    init_read_.push_back({lines_[i].line, lt});
     // An attribute __init__ sets more than once, under a block or a one-line `if`, by an
     // augmented assignment or anywhere but at the start of a statement: its value is not the one
     // expression kernrl would read (PySide::self_attr refuses it).

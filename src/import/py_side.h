@@ -113,6 +113,19 @@ class PySide {
   // other call of nn.init or of a random draw in __init__.
   std::vector<std::string> own_params_, kaiming_inits_;
   bool other_inits_ = false;
+  // What __init__ (ModelNew's, or a submodule class's) does to an attribute after building it
+  // other than by assigning it again (py_init_changes.cpp): attribute ("*": all of `self`) -> the
+  // statement and its line. Values: an in-place tensor method or an nn.init function given it
+  // (which the suite's tensors reflect where ModelNew's __init__ is the reference's); settings:
+  // any other change (an assignment inside it, also through another name or a loop over
+  // self.modules(), self.apply, a function of the file given it).
+  std::map<std::string, std::string> init_values_changed_, init_settings_changed_;
+  std::string model_values_all_, model_settings_all_;          // ModelNew's "*" entries
+  std::vector<std::pair<int, std::vector<PyTok>>> init_read_;  // __init__'s statements read
+  std::set<int> init_kaiming_lines_;  // the lines of the kaiming_inits_ statements
+  void scan_init_changes();
+  // Why forward cannot read `self.attr` after those changes ("" when it can).
+  std::string init_change_why(const std::string& attr) const;
   std::set<std::string> init_params_;
   // Names ModelNew's __init__ binds itself: the expression of one bound once at its top by
   // `name = value`, else null (not followed). See init_local.
@@ -156,6 +169,7 @@ class PySide {
     bool init_setattr = false;
     std::vector<std::string> own_params, kaiming_inits;
     bool other_inits = false;
+    std::map<std::string, std::string> init_values_changed, init_settings_changed;
     std::set<std::string> init_params;
     std::map<std::string, PyExprP> init_locals;
     std::vector<std::pair<std::string, std::vector<PyTok>>> init_signature;

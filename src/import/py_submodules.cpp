@@ -20,6 +20,8 @@ void PySide::swap_scope(SelfScope& s) {
   std::swap(own_params_, s.own_params);
   std::swap(kaiming_inits_, s.kaiming_inits);
   std::swap(other_inits_, s.other_inits);
+  std::swap(init_values_changed_, s.init_values_changed);
+  std::swap(init_settings_changed_, s.init_settings_changed);
   std::swap(init_params_, s.init_params);
   std::swap(init_locals_, s.init_locals);
   std::swap(init_signature_, s.init_signature);

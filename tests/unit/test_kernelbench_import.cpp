@@ -3756,6 +3756,176 @@ TEST_CASE("import_kernelbench: a convolution of a view gives a contiguous tensor
   }
 }
 
+TEST_CASE("import_kernelbench: __init__ changing a layer's tensors or settings after building it") {
+  ProblemSpec p = suite_conv();
+  const std::string forward = "        return ext.relu(self.conv(x))";
+  // ModelNew with `extra` after `self.conv = ...` (and `before` ahead of the class).
+  auto with_init = [&](const std::string& extra, const std::string& before = "") {
+    std::string py = conv_module(forward);
+    const std::string ctor = "padding=1)\n";
+    py.insert(py.find(ctor) + ctor.size(), extra);
+    py.insert(py.find("class ModelNew"), before);
+    return py;
+  };
+  auto r = import_kernelbench(with_init(""), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  struct Case {
+    std::string extra, why, before = "";
+  };
+  const std::string tensors = "whose tensors ModelNew's __init__ changes in place";
+  const std::string settings = "which ModelNew's __init__ changes after building it";
+  const std::vector<Case> refused = {
+      // In-place methods and nn.init on the layer's tensors (also under torch.no_grad()).
+      {"        with torch.no_grad():\n            self.conv.weight.mul_(2.0)\n"
+       "            self.conv.bias.mul_(2.0)\n",
+       tensors + " after building it, by `self.conv.weight.mul_(2.0)` (line 24)"},
+      {"        with torch.no_grad(): self.conv.weight.mul_(2.0)\n", tensors},
+      {"        self.conv.weight.data.mul_(2)\n", "by `self.conv.weight.data.mul_(2)`"},
+      {"        self.conv.bias.data.zero_()\n", "by `self.conv.bias.data.zero_()`"},
+      {"        self.conv.weight.detach().fill_(1.0)\n", "by `self.conv.weight.detach().fill_("},
+      {"        nn.init.zeros_(self.conv.bias)\n", "by `nn.init.zeros_(self.conv.bias)`"},
+      {"        torch.nn.init.constant_(self.conv.bias, 1.0)\n", tensors},
+      {"        for m in self.modules():\n            if isinstance(m, nn.Conv2d):\n"
+       "                nn.init.zeros_(m.bias)\n",
+       "by `nn.init.zeros_(m.bias)`"},
+      {"        w = self.conv.weight.detach()\n        w.mul_(2)\n", "by `w.mul_(2)`"},
+      {"        self._init()\n\n    def _init(self):\n        for m in self.modules():\n"
+       "            nn.init.ones_(m.weight)\n",
+       "by `nn.init.ones_(m.weight)`"},
+      // Augmented assignments, assignments through another name or a loop, registrations.
+      {"        self.conv.weight.data *= 2.0\n",
+       settings + ", by `self.conv.weight.data *= 2.0` (line 23)"},
+      {"        c = self.conv\n        c.bias = None\n", "by `c.bias = None`"},
+      {"        w = self.conv.weight\n        w += 1.0\n", "by `w += 1.0`"},
+      {"        self.conv.register_parameter('bias', None)\n",
+       "by `self.conv.register_parameter('bias', None)`"},
+      {"        for m in self.modules():\n            if isinstance(m, nn.Conv2d):\n"
+       "                m.padding_mode = 'circular'\n",
+       "by `m.padding_mode = 'circular'`"},
+      {"        for m in self.children():\n            m.stride = (2, 2)\n",
+       "by `m.stride = (2, 2)`"},
+      {"        layers = [self.conv]\n        for l in layers:\n            l.padding = (0, 0)\n",
+       "by `l.padding = (0, 0)`"},
+      {"        self.apply(lambda m: None)\n", "by `self.apply(lambda m: None)`"},
+      {"        fix(self.conv)\n", "by `fix(self.conv)`", "def fix(m):\n    m.bias = None\n\n"},
+      {"        fix(self)\n", "by `fix(self)`", "def fix(m):\n    m.conv.bias = None\n\n"},
+      {"        torch.nn.utils.weight_norm(self.conv)\n", settings},
+      {"        self.conv.half()\n", "by `self.conv.half()`"},
+  };
+  for (const auto& c : refused) {
+    CAPTURE(c.extra);
+    r = import_kernelbench(with_init(c.extra, c.before), p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find(c.why) != std::string::npos, r.reason);
+  }
+  // What reads the layer without changing it converts.
+  for (const char* extra : {
+           "        w = self.conv.weight\n        n = w.shape[0]\n",
+           "        c = self.conv\n        k = c.kernel_size\n",
+           "        for m in self.modules():\n            if isinstance(m, nn.Conv2d):\n"
+           "                print(m.padding)\n",
+           "        fan_in, _ = nn.init._calculate_fan_in_and_fan_out(self.conv.weight)\n",
+           "        with torch.no_grad():\n            t = torch.zeros(3)\n            "
+           "t.add_(1.0)\n",
+           "        self.w = self.conv.weight.detach().clone()\n",
+           "        self.w = self.conv.weight.to(torch.float16)\n",
+       }) {
+    CAPTURE(extra);
+    r = import_kernelbench(with_init(extra), p);
+    CHECK_MESSAGE(r.converted, r.reason);
+  }
+  // An in-place change the reference's __init__ makes too: the suite's tensors are its values.
+  // (A change of settings is refused all the same: kernrl reads them from the constructor.)
+  for (const auto& [extra, converts] : std::vector<std::pair<std::string, bool>>{
+           {"        nn.init.zeros_(self.conv.bias)\n", true},
+           {"        self.conv.weight.data.mul_(2.0)\n", true},
+           {"        self.conv.weight.data *= 2.0\n", false}}) {
+    CAPTURE(extra);
+    ProblemSpec same = p;
+    const std::string ref_ctor = "padding=1)\n";
+    same.torch.insert(same.torch.find(ref_ctor) + ref_ctor.size(), extra);
+    r = import_kernelbench(with_init(extra), same);
+    CHECK_MESSAGE(r.converted == converts, r.reason);
+    // The same change without it in the reference: refused.
+    r = import_kernelbench(with_init(extra), p);
+    CHECK_FALSE(r.converted);
+  }
+}
+
+TEST_CASE("import_kernelbench: __init__ changing a dropout's p through another name") {
+  auto run = [](const std::string& init_extra) {
+    ProblemSpec p = suite_mlp(true,
+                              "{\"net\": [\"Sequential\"], \"net.0\": [\"Linear\"], "
+                              "\"net.1\": [\"Dropout\"], \"net.2\": [\"Linear\"]}");
+    const std::string ctor =
+        "nn.Sequential(nn.Linear(input_size, hidden), nn.Dropout(0.0),\n"
+        "                                 nn.Linear(hidden, output_size))";
+    const std::string ref_ctor =
+        "nn.Sequential(nn.Linear(input_size, hidden), nn.ReLU(),\n"
+        "                                 nn.Linear(hidden, output_size))";
+    std::string ref = p.torch;
+    ref.replace(ref.find(ref_ctor), ref_ctor.size(), ctor);
+    p.torch = ref;
+    std::string py = mlp_module(
+        "        y = self.net[1](self.net[0](x))\n"
+        "        return ext.bias_act(self.net[2](y), self.net[2].bias, False)",
+        init_extra);
+    py.replace(py.find(ref_ctor), ref_ctor.size(), ctor);
+    return import_kernelbench(py, p);
+  };
+  auto r = run("");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  for (const auto& [extra, why] : std::vector<std::pair<std::string, std::string>>{
+           {"        for m in self.modules():\n            if isinstance(m, nn.Dropout):\n"
+            "                m.p = 0.5\n",
+            "by `m.p = 0.5`"},
+           {"        d = self.net[1]\n        d.p = 0.5\n", "by `d.p = 0.5`"},
+           {"        for m in self.net:\n            m.p = 0.5\n", "by `m.p = 0.5`"},
+           {"        d = [m for m in self.modules() if isinstance(m, nn.Dropout)][0]\n"
+            "        d.p = 0.5\n",
+            "by `d.p = 0.5`"}}) {
+    CAPTURE(extra);
+    r = run(extra);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(
+        r.reason.find("`self.net`, which ModelNew's __init__ changes after building it, " + why) !=
+            std::string::npos,
+        r.reason);
+  }
+  // Reads of it convert.
+  for (const char* extra :
+       {"        for m in self.modules():\n            if isinstance(m, nn.Dropout):\n"
+        "                print(m.p)\n",
+        "        d = self.net[1]\n        q = d.p\n"}) {
+    CAPTURE(extra);
+    r = run(extra);
+    CHECK_MESSAGE(r.converted, r.reason);
+  }
+}
+
+TEST_CASE("import_kernelbench: __init__ changing ModelNew's own parameter in place") {
+  // kernrl's own problem, its `bias` given the output's shape (the epilogue's input).
+  ProblemSpec p = problem("L2_86_Matmul_Divide_GELU");
+  for (auto& t : p.parameters)
+    if (t.name == "bias") t.shape = p.outputs.at(0).shape;
+  const std::string forward = "        return ext.epilogue(self.bias, float(self.divisor))";
+  const std::string init =
+      "        self.weight = nn.Parameter(torch.empty(output_size, input_size))\n"
+      "        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))\n"
+      "        self.bias = nn.Parameter(torch.zeros(8, output_size))\n"
+      "        self.divisor = divisor\n";
+  auto r = import_kernelbench("import math\n" + suite_module(forward, init), p);
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  for (const char* extra : {"        with torch.no_grad():\n            self.bias.mul_(2.0)\n",
+                            "        self.bias.data += 1.0\n", "        nn.init.ones_(self.bias)\n",
+                            "        b = self.bias\n        b.data.fill_(1.0)\n"}) {
+    CAPTURE(extra);
+    r = import_kernelbench("import math\n" + suite_module(forward, init + extra), p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("`self.bias`, ") != std::string::npos, r.reason);
+  }
+}
+
 namespace {
 
 // An L1_26 module (x: [batch_size, dim] -> out of its shape) whose wrapper allocates y, names
@@ -5343,8 +5513,6 @@ torch: |
   };
   for (const std::string& init : std::vector<std::string>{
            helpers + build + "        net[1].in_features = 3\n",
-           helpers + build + "        for m in self.modules():\n            m.dim = 0\n",
-           helpers + build + "        self.apply(_fix)\n",
            helpers + build + "        self.net[2].train(False)\n",
            replaced("                nn.Linear(inp, oup),\n",
                     "                nn.Linear(inp, width),\n"),
@@ -5370,6 +5538,20 @@ torch: |
     CHECK_FALSE(r.converted);
     CHECK_MESSAGE(r.reason.find("(`self.net` is set from a list of layers that __init__ builds ") !=
                       std::string::npos,
+                  r.reason);
+  }
+  // A layer changed through self.modules() or self.apply: what __init__ changes is named.
+  for (const auto& [init, what] : std::vector<std::pair<std::string, std::string>>{
+           {helpers + build + "        for m in self.modules():\n            m.dim = 0\n",
+            "`m.dim = 0`"},
+           {helpers + build + "        self.apply(_fix)\n", "`self.apply(_fix)`"}}) {
+    CAPTURE(init);
+    ProblemSpec p = problem(init);
+    auto r = import_kernelbench(module(init), p);
+    CHECK_FALSE(r.converted);
+    CHECK_MESSAGE(r.reason.find("`self.net`, which ModelNew's __init__ changes after building it, "
+                                "by " +
+                                what) != std::string::npos,
                   r.reason);
   }
   // The attribute set again (in a branch): its layers are not those of the list.
@@ -5576,4 +5758,40 @@ torch::Tensor f(torch::Tensor part, torch::Tensor y) {
   // A slice reaching beyond the tensor at some size set (batch_size 3): refused.
   r = run("        return ext.f(x.narrow(0, 2, 2), self.linear(x))");
   CHECK_FALSE(r.converted);
+}
+
+TEST_CASE("import_kernelbench: a submodule's __init__ changing its layer, or ModelNew's all") {
+  const std::string block_init =
+      "        self.linear = nn.Linear(i, o, bias=use_bias)\n        self.scale = scale";
+  const std::string block_forward =
+      "        return ext.epilogue(self.linear(x), float(self.scale))";
+  ProblemSpec p = suite_submodule(false);
+  auto run = [&](const std::string& block_extra, const std::string& model_extra) {
+    return import_kernelbench(
+        submodule_module(
+            "i, o, scale=2.0, use_bias=True", block_init + block_extra, block_forward,
+            "        self.block = Block(input_size, o=output_size, scale=divisor)" + model_extra,
+            "        return self.block(x)"),
+        p);
+  };
+  auto r = run("", "");
+  REQUIRE_MESSAGE(r.converted, r.reason);
+  // Block's own __init__ scales its weight; ModelNew's changes every module's.
+  r = run("\n        self.linear.weight.data.mul_(2.0)", "");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("`self.block.linear`, whose tensors Block (`self.block`)'s "
+                              "__init__ changes in place after building it, by "
+                              "`self.linear.weight.data.mul_(2.0)` (line 27) (kernrl gives them "
+                              "the reference's values)") != std::string::npos,
+                r.reason);
+  r = run("",
+          "\n        for m in self.modules():\n            if isinstance(m, nn.Linear):\n"
+          "                nn.init.zeros_(m.bias)");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("by `nn.init.zeros_(m.bias)`") != std::string::npos, r.reason);
+  r = run("", "\n        for m in self.modules():\n            m.scale = 3.0");
+  CHECK_FALSE(r.converted);
+  CHECK_MESSAGE(r.reason.find("which ModelNew's __init__ changes after building it, by "
+                              "`m.scale = 3.0`") != std::string::npos,
+                r.reason);
 }
