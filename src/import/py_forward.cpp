@@ -359,6 +359,21 @@ Val PySide::init_value(const std::string& attr, const PyExprP& v) {
         // A submodule's parameter: the problem's of its module path (`features.3.weight`).
         if (!self_path_.empty()) return problem_param(scoped(attr), "self." + scoped(attr));
         if (auto p = positional_param(attr, v)) return problem_param(*p, "self." + attr);
+        // On a suite built from KernelBench, the problem's tensor of that name has the values the
+        // reference's __init__ gives it: ModelNew's must be created the same way.
+        if (!C.P.torchscript.empty() && is_parameter(C.P, attr)) {
+          auto known = own_param_by_name_why_.find(attr);
+          if (known == own_param_by_name_why_.end())
+            known = own_param_by_name_why_.emplace(attr, own_param_by_name(attr)).first;
+          if (!known->second.empty())
+            fail("mismatch", "ModelNew's own parameter `self." + attr + "` is not the problem's `" +
+                                 attr +
+                                 "`: under KernelBench's seeding its values are not the "
+                                 "reference's: " +
+                                 known->second);
+          note_once("ModelNew's own parameter `self." + attr + "` is the problem's `" + attr +
+                    "`: created as the reference creates it, after the same random draws");
+        }
         return problem_param(attr, "self." + attr);
       }
       if (d == "bool" && v->kids.size() == 2) {

@@ -331,6 +331,267 @@ std::string PySide::own_params_drawn_as_reference() const {
   return "";
 }
 
+std::string PySide::own_param_by_name(const std::string& attr) {
+  // KernelBench seeds torch before building Model and again before building ModelNew: the
+  // problem's tensor is what the reference's __init__ creates for `self.<attr>`, ModelNew's is
+  // what its own __init__ creates. They are the same only where both create it the same way
+  // (`nn.Parameter(torch.<f>(shape))`, f one of randn, rand, zeros, ones, no keyword arguments,
+  // the same shape at every size set; or the reference's text of torch.tensor or torch.full)
+  // and, for a drawn one, at the same place in the random stream: every statement before it
+  // that could draw (any call) is the reference's, in order.
+  if (std::string why = plain_module(); !why.empty()) return why;
+  const std::string self_attr = "`self." + attr + "`";
+  std::vector<PyLine> ref_lines;
+  try {
+    ref_lines = py_lines(C.P.torch);
+  } catch (const ImportError&) {
+    return "the reference's module cannot be read";
+  }
+  if (init_header(ref_lines, "Model") != init_header(lines_, "ModelNew"))
+    return "ModelNew's __init__ takes other parameters than the reference's";
+  const auto ref = init_statements(ref_lines, "Model");
+  const auto mine = init_statements(lines_, "ModelNew");
+  // The one statement of each __init__ that names `self.<attr>` (one that reads it again, or
+  // reaches the parameters otherwise, could change its values).
+  static const std::set<std::string> reaching = {"parameters",  "named_parameters",
+                                                 "modules",     "named_modules",
+                                                 "children",    "apply",
+                                                 "state_dict",  "load_state_dict",
+                                                 "_parameters", "__dict__",
+                                                 "setattr",     "register_parameter",
+                                                 "vars",        "data",
+                                                 "copy_"};
+  auto place = [&](const std::vector<std::pair<int, std::vector<std::string>>>& stmts,
+                   const std::string& who, size_t* at) -> std::string {
+    std::optional<size_t> found;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      const auto& t = stmts[i].second;
+      bool names = false;
+      for (size_t k = 0; k < t.size(); ++k) {
+        if (k + 2 < t.size() && t[k] == "self" && t[k + 1] == "." && t[k + 2] == attr) names = true;
+        if (reaching.count(t[k]))
+          return who + "'s __init__ reaches its parameters otherwise than by creating them (`" +
+                 t[k] + "`)";
+      }
+      if (!names) continue;
+      if (found || stmts[i].first != 0 || t.size() < 5 || t[0] != "self" || t[2] != attr ||
+          t[3] != "=")
+        return who + "'s __init__ sets " + self_attr +
+               " otherwise than by one assignment at its top level";
+      found = i;
+    }
+    if (!found) return who + "'s __init__ does not create " + self_attr;
+    *at = *found;
+    return "";
+  };
+  size_t ref_at = 0, my_at = 0;
+  if (std::string why = place(ref, "the reference", &ref_at); !why.empty()) return why;
+  if (std::string why = place(mine, "ModelNew", &my_at); !why.empty()) return why;
+  if (init_setattr_) return "ModelNew's __init__ calls setattr";
+  // The creating expressions: the reference's parsed from its line.
+  PyExprP ref_rhs;
+  if (std::optional<size_t> d = init_def(ref_lines, "Model")) {
+    Block body = body_of(ref_lines, *d);
+    for (size_t i = body.begin; i < body.end && !ref_rhs; ++i) {
+      const auto& lt = ref_lines[i].toks;
+      if (ref_lines[i].indent == ref_lines[body.begin].indent && lt.size() > 4 &&
+          tok_is(lt[0], "self") && tok_is(lt[1], ".") && lt[2].text == attr && tok_is(lt[3], "="))
+        ref_rhs = try_parse_expr(lt, 4, lt.size());
+    }
+  }
+  auto my_rhs = init_attrs_.find(attr);
+  // `nn.Parameter(torch.<f>(dims))` (requires_grad changes no value): f, or "" when not so.
+  auto creation = [](const PyExprP& v, bool resolved, const PySide& side) -> std::string {
+    if (!v || v->kind != PyExpr::Call || v->kids.size() != 2) return "";
+    for (const auto& kw : v->kwargs)
+      if (kw.first != "requires_grad") return "";
+    auto name = [&](const PyExprP& e) {
+      std::string d = py_dotted(e);
+      return resolved ? side.resolve(d) : d;
+    };
+    std::string p = name(v->kids[0]);
+    if (p != "torch.nn.Parameter" && p != "nn.Parameter" && p != "torch.nn.parameter.Parameter" &&
+        !(resolved && p == "Parameter"))
+      return "";
+    const PyExprP& t = v->kids[1];
+    if (t->kind != PyExpr::Call || t->kids.size() < 2 || !t->kwargs.empty()) return "";
+    std::string f = name(t->kids[0]);
+    for (const char* ok : {"randn", "rand", "zeros", "ones"})
+      if (f == std::string("torch.") + ok) return ok;
+    if (f == "torch.tensor" || f == "torch.full") return f.substr(6);
+    return "";
+  };
+  const std::string ref_how = creation(ref_rhs, false, *this);
+  const std::string my_how =
+      my_rhs == init_attrs_.end() ? "" : creation(my_rhs->second, true, *this);
+  // `torch.tensor(v)`, `torch.full(shape, v)` (no draw) written as the reference writes it, of
+  // numbers and the constructor's parameters, which neither __init__ rebinds: the same values.
+  if ((my_how == "tensor" || my_how == "full") && my_how == ref_how) {
+    const PyExprP &x = my_rhs->second->kids[1], &y = ref_rhs->kids[1];
+    std::set<std::string> names;
+    std::function<void(const PyExprP&)> collect = [&](const PyExprP& e) {
+      if (e->kind == PyExpr::Name) names.insert(e->text);
+      for (const auto& k : e->kids) collect(k);
+      for (const auto& kw : e->kwargs) collect(kw.second);
+    };
+    for (size_t k = 1; k < x->kids.size(); ++k) collect(x->kids[k]);
+    for (const auto& kw : x->kwargs) collect(kw.second);
+    const std::set<std::string> params = header_params(init_header(lines_, "ModelNew"));
+    bool same = x->kids.size() == y->kids.size() && x->kwargs.size() == y->kwargs.size() &&
+                py_text(x).substr(py_text(x).find('(')) == py_text(y).substr(py_text(y).find('('));
+    for (const auto& n : names) {
+      bool rebound = false;
+      for (const auto* stmts : {&ref, &mine})
+        for (const auto& [indent, s] : *stmts)
+          for (size_t k = 0; k + 1 < s.size(); ++k)
+            rebound = rebound || (s[k] == n && (k == 0 || s[k - 1] != ".") &&
+                                  (s[k + 1] == "=" || s[k + 1] == "in" || s[k + 1] == ","));
+      if (n != "torch" && (!params.count(n) || rebound)) same = false;
+    }
+    if (same) return "";
+    return "ModelNew creates " + self_attr + " otherwise than the reference (`" +
+           py_text(my_rhs->second) + "` against `" + py_text(ref_rhs) + "`)";
+  }
+  if (ref_how.empty())
+    return "the reference creates " + self_attr +
+           " otherwise than as nn.Parameter(torch.randn/rand/zeros/ones(shape)), which kernrl "
+           "does not compare";
+  if (my_how.empty())
+    return "ModelNew creates " + self_attr +
+           " otherwise than as nn.Parameter(torch.randn/rand/zeros/ones(shape)), which kernrl "
+           "does not compare";
+  if (my_how != ref_how)
+    return "ModelNew creates " + self_attr + " with torch." + my_how +
+           ", the reference with torch." + ref_how;
+  // Of the problem's shape at every size set.
+  const TensorSpec* want = nullptr;
+  for (const auto& p : C.P.parameters)
+    if (p.name == attr) want = &p;
+  if (!want) return "the problem has no parameter `" + attr + "`";
+  bool same_text = false;  // the shape is known the same only from its text
+  std::set<std::string> shape_names;
+  {
+    const PyExprP& t = my_rhs->second->kids[1];
+    std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
+    std::vector<Val> shape;
+    if (dims.size() == 1) {
+      Val one = init_expr(dims[0]);
+      if (one.kind == Val::List) shape = one.items;
+    }
+    if (shape.empty())
+      for (const auto& d : dims) shape.push_back(init_expr(d));
+    std::vector<Vars> sets = C.P.tests;
+    sets.push_back(C.P.bench);
+    bool same = shape.size() == want->shape.size();
+    for (size_t d = 0; same && d < shape.size(); ++d) {
+      if (shape[d].kind != Val::Int) same = false;
+      for (const Vars& s : sets) {
+        if (!same) break;
+        try {
+          same = (shape[d].k ? *shape[d].k : eval_expr(shape[d].e, C.with_values(s))) ==
+                 eval_expr(want->shape[d], s);
+        } catch (const ExprError&) {
+          same = false;
+        }
+      }
+    }
+    // Else the reference's text, of names the statements before it bind as the reference's do
+    // (compared below, then also for a tensor that draws nothing).
+    const PyExprP& r = ref_rhs->kids[1];
+    same_text = t->kids.size() == r->kids.size();
+    for (size_t k = 1; same_text && k < t->kids.size(); ++k) {
+      same_text = py_text(t->kids[k]) == py_text(r->kids[k]);
+      std::function<void(const PyExprP&)> collect = [&](const PyExprP& e) {
+        if (e->kind == PyExpr::Name) shape_names.insert(e->text);
+        for (const auto& x : e->kids) collect(x);
+        for (const auto& kw : e->kwargs) collect(kw.second);
+      };
+      collect(t->kids[k]);
+    }
+    if (!same && !same_text)
+      return "ModelNew creates " + self_attr + " of another shape than the reference";
+    if (same) same_text = false;
+  }
+  // No draw: its place does not matter.
+  if ((my_how == "zeros" || my_how == "ones") && !same_text) return "";
+  // A drawn one: the statements before it, but for asserts and attributes set without a call
+  // or with tensors of zeros, ones or values (torch.tensor, torch.full), are the reference's, in
+  // order, token for token; and what they call is torch's or a builtin's.
+  auto skippable = [&](const std::pair<int, std::vector<std::string>>& s) {
+    const auto& t = s.second;
+    bool check = s.first == 0 && !t.empty() && t[0] == "assert";
+    if (std::find(t.begin(), t.end(), ":=") != t.end()) return false;
+    if (!check && (s.first != 0 || t.size() < 5 || t[0] != "self" || t[1] != "." || t[3] != "="))
+      return false;
+    for (size_t k = 1; k < t.size(); ++k) {
+      if (t[k] != "(") continue;
+      const std::string& b = t[k - 1];
+      bool name = !b.empty() && (std::isalnum(static_cast<unsigned char>(b[0])) || b[0] == '_');
+      static const std::set<std::string> keywords = {"and", "or", "not",  "in",
+                                                     "is",  "if", "else", "assert"};
+      // `nn.Parameter(torch.zeros(...))`, `torch.ones(...)`, `torch.tensor(...)`: no draw.
+      bool no_draw = k >= 3 && t[k - 2] == "." &&
+                     ((b == "Parameter" && t[k - 3] == "nn") ||
+                      ((b == "zeros" || b == "ones" || b == "tensor" || b == "full") &&
+                       t[k - 3] == "torch")) &&
+                     (k < 4 || t[k - 4] != ".");
+      if (((name && !keywords.count(b)) || b == ")" || b == "]") && !no_draw) return false;
+    }
+    return true;
+  };
+  std::vector<const std::pair<int, std::vector<std::string>>*> a, b;
+  for (size_t i = 0; i < my_at; ++i)
+    if (!skippable(mine[i])) a.push_back(&mine[i]);
+  for (size_t i = 0; i < ref_at; ++i)
+    if (!skippable(ref[i])) b.push_back(&ref[i]);
+  const std::string before =
+      "a random draw before " + self_attr +
+      " in ModelNew's __init__ is not the reference's (KernelBench's seeding gives it other "
+      "values)";
+  if (a.size() != b.size()) return before;
+  // Their names: the constructor's parameters, locals they bind, or torch's and builtins (which
+  // the generation must not rebind).
+  std::set<std::string> bound = header_params(init_header(lines_, "ModelNew"));
+  static const std::set<std::string> builtins = {"self",  "nn",    "torch", "range", "len", "int",
+                                                 "float", "tuple", "list",  "min",   "max", "abs",
+                                                 "True",  "False", "None",  "in",    "for", "if",
+                                                 "else",  "not",   "and",   "or",    "is"};
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (*a[i] != *b[i]) return before;
+    const auto& t = a[i]->second;
+    if (t.size() > 1 && t[1] == "=") bound.insert(t[0]);
+    if (!t.empty() && t[0] == "for")
+      for (size_t k = 1; k < t.size() && t[k] != "in"; ++k) bound.insert(t[k]);
+  }
+  for (const auto* s : a) {
+    const auto& t = s->second;
+    for (size_t k = 0; k < t.size(); ++k) {
+      const std::string& x = t[k];
+      bool name = !x.empty() && (std::isalpha(static_cast<unsigned char>(x[0])) || x[0] == '_');
+      bool attr_or_kw =
+          (k > 0 && t[k - 1] == ".") ||
+          (k + 1 < t.size() && t[k + 1] == "=" && k > 0 && (t[k - 1] == "(" || t[k - 1] == ","));
+      // `self.x` read (set by a statement the comparison skips, or a method of the class's own):
+      // only `self.<name> = ...` is compared.
+      if (x == "self" && !(k == 0 && t.size() > 3 && t[1] == "." && t[3] == "="))
+        return "a statement before " + self_attr + " in ModelNew's __init__ reads `self`, which " +
+               "kernrl does not compare with the reference's";
+      if (!name || attr_or_kw || bound.count(x)) continue;
+      if (!builtins.count(x))
+        return "a statement before " + self_attr + " in ModelNew's __init__ reads `" + x +
+               "`, which kernrl does not compare with the reference's";
+      if (x != "self" && x != "nn" && x != "torch" &&
+          (module_vars_.count(x) || module_defs_.count(x)))
+        return "the generation binds `" + x + "` at its top level, which __init__ reads";
+    }
+  }
+  for (const auto& n : shape_names)
+    if (!bound.count(n))
+      return "ModelNew creates " + self_attr + " of a shape of `" + n +
+             "`, which kernrl does not compare with the reference's";
+  return "";
+}
+
 std::string PySide::layers_built_as_reference() const {
   if (!layers_built_) layers_built_ = compare_init_with_reference();
   return *layers_built_;

@@ -362,6 +362,11 @@ class PySide {
   // "" when KernelBench's seeding gives ModelNew's own weights the reference's values (see
   // positional_param), else why not.
   std::string own_params_drawn_as_reference() const;
+  // "" when ModelNew's own parameter `self.<attr>`, the problem's parameter of that name, has the
+  // reference's values under KernelBench's seeding: created as the reference creates it and,
+  // when drawn, after the same draws; else why not (cached per attribute).
+  std::string own_param_by_name(const std::string& attr);
+  std::map<std::string, std::string> own_param_by_name_why_;
   // "" when ModelNew is a plain nn.Module of torch's (one undecorated __init__, no attribute
   // hooks, torch and nn not rebound), else what is not.
   std::string plain_module() const;

@@ -882,6 +882,144 @@ torch: |
         std::string::npos);
 }
 
+TEST_CASE("import_kernelbench: an own parameter by name is created as the reference's") {
+  // The reference: a Linear, then a bias of zeros and one drawn after the Linear's draws.
+  std::string yaml = R"(id: L2_901_Linear_Bias
+level: 2
+name: Linear_Bias
+description: A suite problem.
+reference: {torchscript: torchscript}
+sizes:
+  bench: {batch_size: 128, input_size: 512, output_size: 1024}
+  test:
+    - {batch_size: 3, input_size: 33, output_size: 17}
+    - {batch_size: 7, input_size: 64, output_size: 40}
+inputs:
+  - {name: x, dtype: float32, shape: [batch_size, input_size], init: {uniform: {low: 0, high: 1}}}
+parameters:
+  - {name: linear.weight, dtype: float32, shape: [output_size, input_size], init: custom}
+  - {name: linear.bias, dtype: float32, shape: [output_size], init: custom}
+  - {name: shift, dtype: float32, shape: [output_size], init: custom}
+  - {name: bias, dtype: float32, shape: [output_size], init: custom}
+outputs:
+  - {name: out, dtype: float32, shape: [batch_size, output_size]}
+modules: {"linear": ["Linear"]}
+flops: "0"
+bytes: auto
+torch: |
+  import torch
+  class Model(torch.nn.Module):
+      def __init__(self, input_size, output_size, divisor):
+          super().__init__()
+          self.linear = torch.nn.Linear(input_size, output_size)
+          self.shift = torch.nn.Parameter(torch.zeros(output_size))
+          self.bias = torch.nn.Parameter(torch.randn(output_size))
+          self.divisor = divisor
+      def forward(self, x):
+          return torch.nn.functional.gelu((self.linear(x) + self.shift + self.bias) / self.divisor)
+  batch_size = 128
+  input_size = 512
+  output_size = 1024
+  divisor = 10.0
+  def get_inputs():
+      return [torch.rand(batch_size, input_size)]
+  def get_init_inputs():
+      return [input_size, output_size, divisor]
+)";
+  ProblemSpec p = parse_problem_yaml(yaml, "suite.yaml");
+  const std::string forward =
+      "        y = F.linear(x, self.linear.weight, self.bias)\n"
+      "        s = ext.epilogue(self.shift, 1.0)\n"
+      "        return ext.epilogue(y, float(self.divisor))";
+  const std::string linear = "        self.linear = nn.Linear(input_size, output_size)\n";
+  const std::string shift = "        self.shift = nn.Parameter(torch.zeros(output_size))\n";
+  const std::string bias = "        self.bias = nn.Parameter(torch.randn(output_size))\n";
+  const std::string divisor = "        self.divisor = divisor";
+  auto convert = [&](const std::string& init) {
+    return import_kernelbench(suite_module(forward, init), p);
+  };
+  // Created as the reference creates them: the problem's tensors by name.
+  for (const auto& init :
+       {linear + shift + bias + divisor,
+        // Another shape expression of the same shape; another order of a tensor of zeros, which
+        // draws nothing; attributes set without a call in between.
+        linear + "        self.shift = nn.Parameter(torch.zeros((output_size,)))\n" +
+            "        self.n = output_size\n" +
+            "        self.bias = nn.Parameter(torch.randn(self.n * 1), requires_grad=True)\n" +
+            divisor,
+        shift + linear + bias + divisor, linear + bias + shift + divisor}) {
+    auto r = convert(init);
+    REQUIRE_MESSAGE(r.converted, init, ": ", r.reason);
+    LaunchPlan plan = checked_plan(r, p);
+    bool noted = false;
+    for (const auto& n : r.notes)
+      noted = noted || n.find(
+                           "`self.bias` is the problem's `bias`: created as the reference "
+                           "creates it") != std::string::npos;
+    CHECK_MESSAGE(noted, init);
+  }
+  // Not the reference's values under KernelBench's seeding: refused, naming the attribute.
+  const std::pair<std::string, std::string> refused[] = {
+      {linear + shift + "        self.bias = nn.Parameter(torch.zeros(output_size))\n" + divisor,
+       "ModelNew creates `self.bias` with torch.zeros, the reference with torch.randn"},
+      {linear + shift + "        self.bias = nn.Parameter(torch.rand(output_size))\n" + divisor,
+       "with torch.rand, the reference with torch.randn"},
+      {linear + "        self.shift = nn.Parameter(torch.ones(output_size))\n" + bias + divisor,
+       "ModelNew creates `self.shift` with torch.ones, the reference with torch.zeros"},
+      {linear + shift + "        self.bias = nn.Parameter(torch.randn(output_size) * 0.1)\n" +
+           divisor,
+       "ModelNew creates `self.bias` otherwise than as nn.Parameter"},
+      {linear + shift + "        self.bias = nn.Parameter(torch.randn(input_size))\n" + divisor,
+       "`self.bias` of another shape"},
+      // An extra draw before the drawn bias: a layer, a random tensor.
+      {linear + "        self.extra = nn.Linear(input_size, 4)\n" + shift + bias + divisor,
+       "a random draw before `self.bias`"},
+      {linear + "        self.noise = torch.randn(3)\n" + shift + bias + divisor,
+       "a random draw before `self.bias`"},
+      {"        torch.manual_seed(0)\n" + linear + shift + bias + divisor,
+       "a random draw before `self.bias`"},
+      // A layer of another size, from an attribute set otherwise than in the reference.
+      {"        self.n = input_size + 1\n"
+       "        self.linear = nn.Linear(self.n, output_size)\n" +
+           shift + bias + divisor,
+       "a random draw before `self.bias`"},
+      // The drawn bias moved before the Linear's draws.
+      {bias + linear + shift + divisor, "a random draw before `self.bias`"},
+      // Changed after it is created (refused before its creation is compared).
+      {linear + shift + bias + "        nn.init.zeros_(self.bias)\n" + divisor, ""},
+      {linear + shift + bias + "        self.bias.data.zero_()\n" + divisor, ""},
+  };
+  for (const auto& [init, why] : refused) {
+    auto r = convert(init);
+    CHECK_FALSE_MESSAGE(r.converted, init);
+    CHECK_MESSAGE(r.reason.find(why) != std::string::npos, init, ": ", r.reason);
+  }
+  // A tensor of a constructor argument, written as the reference writes it: the same values.
+  std::string with_tensor = yaml;
+  const std::string zeros_line = "self.shift = torch.nn.Parameter(torch.zeros(output_size))";
+  with_tensor.replace(with_tensor.find(zeros_line), zeros_line.size(),
+                      "self.shift = torch.nn.Parameter(torch.tensor(divisor))");
+  const std::string shift_shape = "{name: shift, dtype: float32, shape: [output_size]";
+  with_tensor.replace(with_tensor.find(shift_shape), shift_shape.size(),
+                      "{name: shift, dtype: float32, shape: []");
+  ProblemSpec q = parse_problem_yaml(with_tensor, "suite.yaml");
+  auto r = import_kernelbench(
+      suite_module(forward, linear + "        self.shift = nn.Parameter(torch.tensor(divisor))\n" +
+                                bias + divisor),
+      q);
+  CHECK_MESSAGE(r.converted, r.reason);
+  for (std::string other : {"torch.tensor(divisor * 2)", "torch.tensor(1.0)"}) {
+    r = import_kernelbench(
+        suite_module(forward, linear + bias + "        self.shift = nn.Parameter(" + other + ")\n" +
+                                  divisor),
+        q);
+    CHECK_FALSE_MESSAGE(r.converted, other);
+    CHECK_MESSAGE(r.reason.find("ModelNew creates `self.shift` otherwise than the reference") !=
+                      std::string::npos,
+                  other, ": ", r.reason);
+  }
+}
+
 TEST_CASE("import_kernelbench: view operators in forward become torch steps that copy") {
   ProblemSpec p = suite_linear();  // x: [batch_size, input_size]; input_size 512, 33, 64
   const std::string init = kLinearInit;
