@@ -121,8 +121,6 @@ std::string PySide::own_params_by_place() {
                           [&](const auto& x) { return x.first == layer; });
     return m == C.P.modules.end() || m->second.empty() ? "" : m->second.front();
   };
-  std::vector<Vars> sets = C.P.tests;
-  sets.push_back(C.P.bench);
   for (size_t i = 0; i < own_params_.size(); ++i) {
     const TensorSpec& want = C.P.parameters[ref[i]];
     const std::string& n = want.name;
@@ -142,31 +140,37 @@ std::string PySide::own_params_by_place() {
     }
     // Of the parameter's shape at every size set (a weight of another size before it would draw
     // other numbers for it).
-    const PyExprP& t = init_attrs_.at(own)->kids[1];
-    std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
-    std::vector<Val> shape;
-    if (dims.size() == 1) {
-      Val one = init_expr(dims[0]);
-      if (one.kind == Val::List) shape = one.items;
-    }
-    if (shape.empty())
-      for (const auto& d : dims) shape.push_back(init_expr(d));
-    bool same = shape.size() == want.shape.size();
-    for (size_t d = 0; same && d < shape.size(); ++d) {
-      if (shape[d].kind != Val::Int) same = false;
-      for (const Vars& s : sets) {
-        if (!same) break;
-        try {
-          same = (shape[d].k ? *shape[d].k : eval_expr(shape[d].e, C.with_values(s))) ==
-                 eval_expr(want.shape[d], s);
-        } catch (const ExprError&) {
-          same = false;
-        }
-      }
-    }
-    if (!same) return pair + ": not of the same shape at every size set";
+    if (!creates_shape(init_attrs_.at(own)->kids[1], want))
+      return pair + ": not of the same shape at every size set";
   }
   return "";
+}
+
+bool PySide::creates_shape(const PyExprP& t, const TensorSpec& want) {
+  std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
+  std::vector<Val> shape;
+  if (dims.size() == 1) {
+    Val one = init_expr(dims[0]);
+    if (one.kind == Val::List) shape = one.items;
+  }
+  if (shape.empty())
+    for (const auto& d : dims) shape.push_back(init_expr(d));
+  std::vector<Vars> sets = C.P.tests;
+  sets.push_back(C.P.bench);
+  bool same = shape.size() == want.shape.size();
+  for (size_t d = 0; same && d < shape.size(); ++d) {
+    if (shape[d].kind != Val::Int) same = false;
+    for (const Vars& s : sets) {
+      if (!same) break;
+      try {
+        same = (shape[d].k ? *shape[d].k : eval_expr(shape[d].e, C.with_values(s))) ==
+               eval_expr(want.shape[d], s);
+      } catch (const ExprError&) {
+        same = false;
+      }
+    }
+  }
+  return same;
 }
 
 const std::set<std::string>& PySide::kaiming_layers() {

@@ -472,29 +472,7 @@ std::string PySide::own_param_by_name(const std::string& attr) {
   std::set<std::string> shape_names;
   {
     const PyExprP& t = my_rhs->second->kids[1];
-    std::vector<PyExprP> dims(t->kids.begin() + 1, t->kids.end());
-    std::vector<Val> shape;
-    if (dims.size() == 1) {
-      Val one = init_expr(dims[0]);
-      if (one.kind == Val::List) shape = one.items;
-    }
-    if (shape.empty())
-      for (const auto& d : dims) shape.push_back(init_expr(d));
-    std::vector<Vars> sets = C.P.tests;
-    sets.push_back(C.P.bench);
-    bool same = shape.size() == want->shape.size();
-    for (size_t d = 0; same && d < shape.size(); ++d) {
-      if (shape[d].kind != Val::Int) same = false;
-      for (const Vars& s : sets) {
-        if (!same) break;
-        try {
-          same = (shape[d].k ? *shape[d].k : eval_expr(shape[d].e, C.with_values(s))) ==
-                 eval_expr(want->shape[d], s);
-        } catch (const ExprError&) {
-          same = false;
-        }
-      }
-    }
+    bool same = creates_shape(t, *want);
     // Else the reference's text, of names the statements before it bind as the reference's do
     // (compared below, then also for a tensor that draws nothing).
     const PyExprP& r = ref_rhs->kids[1];

@@ -145,6 +145,9 @@ class PySide {
   // constructor call of such values (a class name, not a container, a parameter or `nn.init` /
   // `nn.functional`), or an nn.Sequential of such calls.
   bool init_value_expr(const PyExprP& x) const;
+  // Whether the tensor a creation call `torch.F(dims...)` (or `torch.F((dims))`) of __init__
+  // makes has `want`'s shape at every size set of the problem.
+  bool creates_shape(const PyExprP& creation, const TensorSpec& want);
   bool init_layer_expr(const PyExprP& x) const;
   // ModelNew.__init__'s parameters in order, each with its default's tokens (empty: none), and
   // the value each takes when KernelBench builds ModelNew(*get_init_inputs()) (py_torch.cpp).

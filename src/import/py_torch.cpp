@@ -249,7 +249,7 @@ PyExprP PySide::rel_layer_ctor(const std::string& path) const {
     return nullptr;
   const size_t k = std::stoul(idx);
   const std::string f = resolve(py_dotted(parent->kids[0]));
-  if ((f == "torch.nn.Sequential" || f == "nn.Sequential") && parent->kwargs.empty()) {
+  if (is_sequential(f) && parent->kwargs.empty()) {
     bool starred = std::any_of(parent->kids.begin() + 1, parent->kids.end(),
                                [](const PyExprP& a) { return a->kind != PyExpr::Call; });
     if (!starred && k + 1 < parent->kids.size()) return parent->kids[k + 1];
